@@ -1,0 +1,37 @@
+# Two commands set everything up on a fresh machine: `make book` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export MPLBACKEND := Agg
+# The DSL compiles for the GPU it finds; without one it must be told the target.
+export CUTE_DSL_ARCH ?= sm_90a
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: setup book test gpu-test lab clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	@echo "Open the book: file://$(CURDIR)/_build/html/index.html"
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadgroup --nbmake -m "not gpu" tests chapters exercises/source
+
+gpu-test: $(STAMP)
+	CUTE_DSL_ARCH= $(PY) -m pytest -n 2 --nbmake -m gpu tests chapters
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab
+
+clean:
+	rm -rf _build .pytest_cache

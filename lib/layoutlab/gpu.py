@@ -1,0 +1,101 @@
+"""Is there a usable CUDA GPU here, and which one?
+
+The course runs on a laptop; only the kernel chapters need a GPU. This module answers without importing a
+GPU library at module import time, and never raises: notebooks and tests ask :func:`available` and show
+:func:`reason` when the answer is no.
+
+Example::
+
+    >>> from layoutlab import gpu
+    >>> gpu.available(), gpu.compute_capability()     # on a laptop
+    (False, None)
+    >>> gpu.reason()
+    'no CUDA driver found (libcuda.so could not be loaded)'
+"""
+
+import ctypes
+import datetime
+import functools
+import json
+import os
+import platform
+from pathlib import Path
+
+__all__ = ["available", "compute_capability", "name", "reason", "is_hopper", "is_ampere_or_newer",
+           "RESULTS_DIR", "load_result", "recorded_note"]
+
+RESULTS_DIR = Path(__file__).resolve().parents[2] / "results"
+
+
+@functools.lru_cache(maxsize=None)
+def _probe():
+    """(cc, name, reason) from the CUDA driver API; cc is None when no GPU can be used."""
+    if os.environ.get("LAYOUTLAB_NO_GPU"):
+        return None, None, "disabled by LAYOUTLAB_NO_GPU"
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1" if platform.system() == "Linux" else "nvcuda.dll")
+    except OSError:
+        return None, None, "no CUDA driver found (libcuda.so could not be loaded)"
+    if cuda.cuInit(0) != 0:
+        return None, None, "the CUDA driver is present but cuInit failed (no usable GPU)"
+    count = ctypes.c_int(0)
+    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return None, None, "the CUDA driver found no GPU"
+    dev = ctypes.c_int(0)
+    cuda.cuDeviceGet(ctypes.byref(dev), 0)
+    major, minor = ctypes.c_int(0), ctypes.c_int(0)
+    cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, dev)  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+    cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev)  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+    buf = ctypes.create_string_buffer(256)
+    cuda.cuDeviceGetName(buf, 256, dev)
+    return (major.value, minor.value), buf.value.decode(), ""
+
+
+def available(min_cc=None):
+    """True when a CUDA GPU can be used (and, given ``min_cc=(major, minor)``, is at least that)."""
+    cc = _probe()[0]
+    return cc is not None and (min_cc is None or cc >= tuple(min_cc))
+
+
+def compute_capability():
+    """``(major, minor)`` of GPU 0, e.g. ``(9, 0)`` for an H100, or None."""
+    return _probe()[0]
+
+
+def name():
+    """The GPU's name (e.g. ``'NVIDIA H100 80GB HBM3'``) or None."""
+    return _probe()[1]
+
+
+def reason():
+    """Why :func:`available` is False ('' when a GPU is there)."""
+    return _probe()[2]
+
+
+def is_hopper():
+    """A GPU with the sm_90a features (wgmma, TMA) is present."""
+    return compute_capability() == (9, 0)
+
+
+def is_ampere_or_newer():
+    """A GPU with mma.sync m16n8k16, ldmatrix and cp.async (sm_80+) is present."""
+    return available(min_cc=(8, 0))
+
+
+def load_result(name):
+    """A result recorded on a real GPU: ``results/<name>.json`` as a dict (with 'gpu', 'date', 'versions')."""
+    path = RESULTS_DIR / f"{name}.json"
+    if not path.exists():
+        raise FileNotFoundError(f"no recorded result {path.name} under {RESULTS_DIR}")
+    return json.loads(path.read_text())
+
+
+def recorded_note(result):
+    """One line to show above a recorded result, so a reader never mistakes it for a live measurement."""
+    when = result.get("date", "unknown date")
+    try:
+        when = datetime.date.fromisoformat(str(when)[:10]).isoformat()
+    except ValueError:
+        pass
+    return (f"Recorded on {result.get('gpu', 'an unknown GPU')} on {when} — not measured now"
+            + ("" if available() else f" ({reason()})") + ".")

@@ -1,0 +1,1 @@
+"""Fixtures shared by the test files (the GPU gating hooks live in layoutlab_pytest.py)."""
