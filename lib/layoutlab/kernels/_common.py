@@ -73,119 +73,192 @@ def gemm_problem(A, B, C=None, dtypes=None):
 # ---------------------------------------------------------------------------------------------------------
 # Launching CuTe DSL GEMMs from array operands (used by sgemm_simple, sgemm_fast, gemm_ampere).
 # The kernels take raw pointers plus sizes and leading dimensions, so that one compiled kernel serves every
-# problem size; what must be known at compile time (majorness, dtype, the vector width that the leading
+# problem size; what must be known at compile time (dtype, majorness, the vector width that the leading
 # dimensions and base addresses allow) is the cache key.
 # ---------------------------------------------------------------------------------------------------------
 
-def vector_width(problem, arrays, itemsize, max_elems):
-    """Largest power-of-two element count ``v <= max_elems`` such that every operand's base address is
-    ``v * itemsize``-byte aligned, every leading dimension is a multiple of ``v`` and the contiguous extent
-    of every operand is a multiple of ``v`` (so a predicated vector is either wholly inside or wholly
-    outside the matrix). Example: fp16, K-major A and B with K = 72 -> 8 (16-byte vectors); K = 70 -> 2.
+@dataclass(frozen=True)
+class DeviceOperand:
+    """A 2-D GPU array seen through what a kernel needs: shape, byte strides, dtype and base address.
+
+    Built by :func:`device_operand` from a cupy array or a torch tensor (torch is how bfloat16 arrives:
+    numpy has no bfloat16, so it is described with ``ml_dtypes.bfloat16``)."""
+
+    array: object
+    shape: tuple
+    strides: tuple
+    itemsize: int
+    dtype: object
+    ptr: int
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+
+def device_operand(x, name):
+    """Wrap a cupy ndarray or a torch CUDA tensor as a :class:`DeviceOperand`, or raise LayoutError."""
+    if hasattr(x, "data_ptr") and hasattr(x, "element_size"):  # torch
+        import torch
+
+        if not x.is_cuda:
+            raise LayoutError(f"gemm: {name} is a CPU torch tensor; pass a CUDA tensor")
+        table = {torch.float32: np.dtype("float32"), torch.float16: np.dtype("float16")}
+        if x.dtype == torch.bfloat16:
+            import ml_dtypes
+
+            table[torch.bfloat16] = np.dtype(ml_dtypes.bfloat16)
+        if x.dtype not in table:
+            raise LayoutError(f"gemm: {name} has dtype {x.dtype}; use float32, float16 or bfloat16")
+        size = x.element_size()
+        return DeviceOperand(x, tuple(x.shape), tuple(s * size for s in x.stride()), size, table[x.dtype],
+                             x.data_ptr())
+    try:
+        import cupy as cp
+    except ImportError:  # pragma: no cover - no GPU stack
+        cp = None
+    if cp is not None and isinstance(x, cp.ndarray):
+        return DeviceOperand(x, tuple(x.shape), tuple(x.strides), x.itemsize, np.dtype(x.dtype), x.data.ptr)
+    raise LayoutError(f"gemm: {name} must be a cupy array or a torch CUDA tensor, got {type(x).__name__}")
+
+
+def vector_width(operands, max_elems):
+    """Largest power of two ``v <= max_elems`` such that, for every ``(operand, ld, contiguous_extent)``,
+    the base address is ``v * itemsize``-byte aligned, the leading dimension is a multiple of ``v`` and
+    the contiguous extent is a multiple of ``v`` (so a predicated vector lies wholly inside or wholly
+    outside the matrix). Example: fp16 K-major A and B with K = 72 -> 8 (16-byte copies); K = 70 -> 2.
     """
     v = max_elems
-    while v > 1:
-        ok = True
-        for arr, ld, extent in arrays:
-            if arr.data.ptr % (v * itemsize) or ld % v or extent % v:
-                ok = False
-        if ok:
-            return v
+    while v > 1 and any(op.ptr % (v * op.itemsize) or ld % v or extent % v for op, ld, extent in operands):
         v //= 2
-    return 1
+    return max(v, 1)
 
 
-def _leading_dim(array, contiguous_mode_is_col):
-    """Element stride of the non-contiguous mode (the 'leading dimension' in BLAS terms), at least 1."""
-    s_row, s_col = (s // array.itemsize for s in array.strides)
+def leading_dim(op, contiguous_mode_is_col):
+    """Element stride of the non-contiguous mode (BLAS's leading dimension); 1 for a single row/column."""
+    s_row, s_col = (s // op.itemsize for s in op.strides)
     return max(1, s_row if contiguous_mode_is_col else s_col)
 
 
-class GemmLauncher:
-    """Validate operands, pick (and cache) a compiled kernel, launch it on the current cupy stream.
+def cutlass_dtype(dtype):
+    """The CuTe DSL numeric type for a numpy dtype: float32, float16 or (ml_dtypes) bfloat16."""
+    import cutlass
 
-    ``build(problem, dtype, vec)`` returns a kernel object with a ``@cute.jit`` method ``run(pA, pB, pC,
-    M, N, K, ldA, ldB, ldC, alpha, beta, stream)``; ``max_vec`` is the widest copy (in elements) the kernel
-    can use; the cache key is (dtype, majorness of A/B/C, vector width).
+    table = {"float32": cutlass.Float32, "float16": cutlass.Float16, "bfloat16": cutlass.BFloat16}
+    if str(dtype) not in table:
+        raise LayoutError(f"gemm: no CuTe DSL type for dtype {dtype}; use float32, float16 or bfloat16")
+    return table[str(dtype)]
+
+
+class GemmLauncher:
+    """Validate operands, pick (and cache) a compiled kernel, launch it on the current stream.
+
+    ``build(problem, vec)`` returns a kernel object with a ``@cute.jit`` method ``run(pA, pB, pC, M, N,
+    K, ldA, ldB, ldC, alpha, beta, stream)``. ``max_vec`` is the widest global copy (elements) the kernel
+    can use. Compiled kernels are cached per (dtype, majorness of A, B, C, vector width). C has the dtype
+    of A and B.
     """
 
     def __init__(self, name, dtypes, layouts, build, max_vec=1):
-        self.name, self.dtypes, self.layouts = name, dtypes, layouts
+        self.name, self.dtypes, self.layouts = name, tuple(dtypes), tuple(layouts)
         self.build, self.max_vec = build, max_vec
         self.cache = {}
 
-    def key(self, problem, vec):
-        return (str(problem.dtype), problem.a_major, problem.b_major, problem.c_major, vec)
-
     def compile(self, problem, vec):
-        """Compile (or fetch) the kernel for this problem's static properties; works without a GPU."""
+        """Compile (or fetch from the cache) the kernel for this problem's static properties.
+
+        Needs no GPU: with ``CUTE_DSL_ARCH=sm_80`` set, this is how the CI compile tests build kernels.
+        """
         import cuda.bindings.driver as cuda
         import cutlass
         import cutlass.cute as cute
         from cutlass.cute.runtime import make_ptr
 
-        key = self.key(problem, vec)
+        key = (str(problem.dtype), problem.a_major, problem.b_major, problem.c_major, vec)
         if key not in self.cache:
             dtype = cutlass_dtype(problem.dtype)
-            obj = self.build(problem, dtype, vec)
-            align = vec * problem.dtype.itemsize
-            args = [make_ptr(dtype, 0, cute.AddressSpace.gmem, assumed_align=align) for _ in "ABC"]
+            kernel = self.build(problem, vec)
+            ab_align = vec * problem.dtype.itemsize
+            args = [make_ptr(dtype, 0, cute.AddressSpace.gmem, assumed_align=a)
+                    for a in (ab_align, ab_align, problem.dtype.itemsize)]
             args += [cutlass.Int32(1)] * 6 + [cutlass.Float32(1.0), cutlass.Float32(0.0), cuda.CUstream(0)]
-            self.cache[key] = cute.compile(obj.run, *args)
+            self.cache[key] = cute.compile(kernel.run, *args)
         return self.cache[key]
 
     def __call__(self, A, B, C=None, *, alpha=1.0, beta=0.0):
-        import cupy as cp
         import cuda.bindings.driver as cuda
         import cutlass
         import cutlass.cute as cute
         from cutlass.cute.runtime import make_ptr
 
-        problem = gemm_problem(A, B, C, self.dtypes)
+        a, b = device_operand(A, "A"), device_operand(B, "B")
+        problem = gemm_problem(a, b, None)
+        if str(problem.dtype) not in self.dtypes:
+            raise LayoutError(f"{self.name}: dtype {problem.dtype} is not supported; use one of "
+                              f"{list(self.dtypes)}")
+        if C is None:
+            if hasattr(A, "data_ptr"):
+                import torch
+
+                C = torch.empty((problem.m, problem.n), dtype=A.dtype, device=A.device)
+            else:
+                import cupy as cp
+
+                C = cp.empty((problem.m, problem.n), dtype=A.dtype)
+        c = device_operand(C, "C")
+        if c.dtype != a.dtype:
+            raise LayoutError(f"{self.name}: C is {c.dtype} but A and B are {a.dtype}; C must have the "
+                              f"operands' dtype (accumulation is fp32 inside the kernel)")
+        problem = gemm_problem(a, b, c)
         if problem.layout not in self.layouts:
             raise LayoutError(f"{self.name}: layout {problem.layout} (A {problem.a_major}-major, B "
                               f"{problem.b_major}-major) is not supported; supported: {self.layouts}")
-        for name, arr in (("A", A), ("B", B), ("C", C)):
-            if arr is not None and not isinstance(arr, cp.ndarray):
-                raise LayoutError(f"{self.name}: {name} must be a cupy array on the GPU, got {type(arr)}")
-            if arr is not None and arr.size >= 2 ** 31:
-                raise LayoutError(f"{self.name}: {name} has {arr.size} elements; this kernel indexes with "
-                                  f"32-bit integers and needs fewer than 2**31")
-        if C is None:
-            C = cp.empty((problem.m, problem.n), dtype=cp.float32 if problem.dtype != A.dtype else A.dtype)
-            C = cp.empty((problem.m, problem.n), dtype=self.c_dtype(problem.dtype))
-            problem = gemm_problem(A, B, C, self.dtypes)
-        lda = _leading_dim(A, problem.a_major == "K")
-        ldb = _leading_dim(B, problem.b_major == "N")
-        ldc = _leading_dim(C, problem.c_major == "N")
-        ext = {"M": problem.m, "N": problem.n, "K": problem.k}
-        vec = vector_width(problem, [(A, lda, ext[problem.a_major]), (B, ldb, ext[problem.b_major])],
-                           problem.dtype.itemsize, self.max_vec)
+        for name, op in (("A", a), ("B", b), ("C", c)):
+            extent = sum((n - 1) * abs(s) // op.itemsize for n, s in zip(op.shape, op.strides)) + 1
+            if extent >= 2 ** 31:
+                raise LayoutError(f"{self.name}: {name} spans {extent} elements; these kernels index with "
+                                  f"32-bit integers and need fewer than 2**31")
+        lda = leading_dim(a, problem.a_major == "K")
+        ldb = leading_dim(b, problem.b_major == "N")
+        ldc = leading_dim(c, problem.c_major == "N")
+        extents = {"M": problem.m, "N": problem.n, "K": problem.k}
+        vec = vector_width([(a, lda, extents[problem.a_major]), (b, ldb, extents[problem.b_major])],
+                           self.max_vec)
         compiled = self.compile(problem, vec)
-        align = vec * problem.dtype.itemsize
         dtype = cutlass_dtype(problem.dtype)
-        ptrs = [make_ptr(dtype, A.data.ptr, cute.AddressSpace.gmem, assumed_align=align),
-                make_ptr(dtype, B.data.ptr, cute.AddressSpace.gmem, assumed_align=align),
-                make_ptr(cutlass_dtype(C.dtype), C.data.ptr, cute.AddressSpace.gmem,
-                         assumed_align=C.itemsize)]
-        stream = cuda.CUstream(cp.cuda.get_current_stream().ptr)
+        ab_align = vec * problem.dtype.itemsize
+        ptrs = [make_ptr(dtype, op.ptr, cute.AddressSpace.gmem, assumed_align=al)
+                for op, al in ((a, ab_align), (b, ab_align), (c, problem.dtype.itemsize))]
+        if hasattr(A, "data_ptr"):
+            import torch
+
+            stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)
+        else:
+            import cupy as cp
+
+            stream = cuda.CUstream(cp.cuda.get_current_stream().ptr)
         compiled(*ptrs, cutlass.Int32(problem.m), cutlass.Int32(problem.n), cutlass.Int32(problem.k),
                  cutlass.Int32(lda), cutlass.Int32(ldb), cutlass.Int32(ldc),
                  cutlass.Float32(alpha), cutlass.Float32(beta), stream)
         return C
 
-    @staticmethod
-    def c_dtype(dtype):
-        """C is fp32 for fp32 inputs and has the input type for fp16/bf16 (accumulation is fp32)."""
-        return dtype
 
+def operand_tensors(cfg, pA, pB, pC, M, N, K, ldA, ldB, ldC, vec):
+    """Inside a ``@cute.jit`` function: the (M, K), (N, K) and (M, N) tensors over the raw pointers.
 
-def cutlass_dtype(dtype):
-    """The CuTe DSL numeric type for a numpy/cupy dtype (float32, float16, bfloat16)."""
-    import cutlass
+    B arrives as a (K, N) array; CuTe views it as (N, K) so that A and B are tiled alike. ``cfg`` supplies
+    the majorness (``a_major``, ``b_major``, ``c_major``); ``vec`` tells the compiler the leading
+    dimensions of A and B are multiples of ``vec`` elements, which is what lets it emit 16-byte copies.
+    Example: A K-major with ldA = K gives the layout ``(M,K):(ldA,1)``.
+    """
+    import cutlass.cute as cute
 
-    name = str(np.dtype(dtype)) if str(dtype) != "bfloat16" else "bfloat16"
-    table = {"float32": cutlass.Float32, "float16": cutlass.Float16, "bfloat16": cutlass.BFloat16}
-    if name not in table:
-        raise LayoutError(f"gemm: no CuTe DSL type for dtype {dtype}; use float32, float16 or bfloat16")
-    return table[name]
+    ldA = cute.assume(ldA, divby=vec)
+    ldB = cute.assume(ldB, divby=vec)
+    a_stride = (ldA, 1) if cfg.a_major == "K" else (1, ldA)
+    b_stride = (ldB, 1) if cfg.b_major == "K" else (1, ldB)
+    c_stride = (ldC, 1) if cfg.c_major == "N" else (1, ldC)
+    mA = cute.make_tensor(pA, cute.make_layout((M, K), stride=a_stride))
+    mB = cute.make_tensor(pB, cute.make_layout((N, K), stride=b_stride))
+    mC = cute.make_tensor(pC, cute.make_layout((M, N), stride=c_stride))
+    return mA, mB, mC
