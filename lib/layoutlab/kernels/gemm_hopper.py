@@ -1,0 +1,524 @@
+"""``gemm_hopper``: a Hopper (sm_90a) GEMM with TMA loads, ``wgmma`` and a TMA-store epilogue.
+
+``C = alpha * A @ B + beta * C`` for bf16 or fp16 operands, fp32 accumulation, C in the operand dtype.
+All four majorness combinations (TN, NT, NN, TT) are supported, since ``wgmma`` reads K-major and
+MN-major 16-bit operands from shared memory alike; C may be row- (N-major) or column-major (M-major).
+
+How one CTA computes one ``bM x bN`` tile of C (the defaults are 128 x 256 x 64, 2 warpgroups)::
+
+    for each k-tile (bK = 64 wide):                       # software pipeline, `stages` deep
+        TMA:   gmem A[bM, bK], B[bN, bK] --> smem stage s   (128B swizzle, mbarrier expect-tx)
+        wgmma: acc[bM, bN] += sA[s] @ sB[s]^T               (4 x m64n256k16 per warpgroup, async)
+    epilogue: acc * alpha (+ beta * C) -> bf16 -> smem (stmatrix) -> TMA store, 128 x 32 at a time
+
+The bulk tensor copy engine (TMA) fetches each k-tile into a 128-byte-swizzled shared-memory buffer
+and counts the bytes it wrote on an mbarrier ("expect-tx"); the consumers wait on that barrier, issue
+the asynchronous warpgroup MMAs, and release the buffer as soon as the MMAs reading it have retired
+(``wgmma.wait_group 1`` keeps one batch of MMAs in flight while the next k-tile is waited for). One
+thread (warp 0) refills the released buffer with the k-tile ``stages`` ahead. This is the
+non-persistent, non-specialized design: every warp both loads and computes; see
+:mod:`layoutlab.kernels.gemm_hopper_ws` for the warp-specialized, persistent version.
+
+Arbitrary M, N, K: TMA zero-fills reads outside the matrix (so a partial k-tile adds zeros) and clips
+writes outside it, so no predicate is needed in the main loop. What TMA does require is that every
+stride but the unit one is a multiple of 16 bytes (8 elements) and that base addresses are 16-byte
+aligned; operands breaking that are refused with a :class:`~layoutlab.errors.LayoutError` that says
+which dimension to pad (a padded array sliced to the odd size is fine: only strides must align).
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import LayoutError
+from ._common import gemm_problem
+
+__all__ = ["gemm_hopper", "HopperGemmConfig", "compile_hopper_gemm", "hopper_operands"]
+
+#: wgmma issue granularity: one warpgroup is 4 consecutive warps.
+THREADS_PER_WARPGROUP = 128
+#: Hopper's shared memory per CTA (227 KiB usable of 228 KiB).
+SMEM_CAPACITY = 232448
+#: TMA's rule: global strides (other than the unit one) and base addresses in multiples of 16 bytes.
+TMA_ALIGN_BYTES = 16
+
+
+@dataclass(frozen=True)
+class HopperGemmConfig:
+    """A tile configuration: CTA tile ``bM x bN x bK``, pipeline depth, cluster shape.
+
+    ``stages=0`` means "as many as fit in shared memory". ``cluster_mn=(2, 1)`` pairs two CTAs along M
+    that share (multicast) their B tile. Example: ``HopperGemmConfig(128, 256, 64)`` is a 128x256 tile
+    computed by two consumer warpgroups, each a 64x256 slab made of ``wgmma.m64n256k16`` instructions.
+    """
+
+    tile_m: int = 128
+    tile_n: int = 256
+    tile_k: int = 64
+    stages: int = 0
+    cluster_mn: tuple = (1, 1)
+
+    def __post_init__(self):
+        if self.tile_m not in (64, 128, 256):
+            raise LayoutError(f"HopperGemmConfig: tile_m={self.tile_m}; wgmma tiles M in 64-row slabs, "
+                              f"one per warpgroup: use 64, 128 or 256")
+        if self.tile_n % 8 or not 8 <= self.tile_n <= 256:
+            raise LayoutError(f"HopperGemmConfig: tile_n={self.tile_n}; wgmma N must be a multiple of 8 "
+                              f"in [8, 256]")
+        if self.tile_k != 64:
+            raise LayoutError(f"HopperGemmConfig: tile_k={self.tile_k}; 64 bf16/fp16 elements = 128 bytes, "
+                              f"the row of the 128B swizzle atom, is the only K tile supported")
+
+    @property
+    def consumer_warpgroups(self):
+        """One warpgroup per 64 rows of the CTA tile (each owns a 64 x bN accumulator)."""
+        return self.tile_m // 64
+
+    def ab_stage_bytes(self, itemsize=2):
+        return (self.tile_m + self.tile_n) * self.tile_k * itemsize
+
+    def ab_stages(self, reserved_bytes, itemsize=2):
+        """Pipeline depth: the given one, or the most A+B stages that fit beside ``reserved_bytes``."""
+        if self.stages:
+            return self.stages
+        return (SMEM_CAPACITY - reserved_bytes) // self.ab_stage_bytes(itemsize)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Host side: operand checks (no DSL needed, so CI can test every refusal)
+# ---------------------------------------------------------------------------------------------------
+
+_DTYPE_NAMES = ("float16", "bfloat16")
+
+
+class _Operand:
+    """A numpy-like view (shape, byte strides, itemsize, dtype) of a cupy array or torch tensor."""
+
+    def __init__(self, x):
+        self.obj = x
+        self.shape = tuple(int(s) for s in x.shape)
+        self.ndim = len(self.shape)
+        self.dtype_name = str(x.dtype).replace("torch.", "")
+        self.itemsize = int(x.itemsize) if hasattr(x, "itemsize") else int(x.element_size())
+        strides = x.strides if not callable(getattr(x, "stride", None)) else tuple(
+            s * self.itemsize for s in x.stride())
+        self.strides = tuple(int(s) for s in strides)
+        self.dtype = _numpy_dtype(self.dtype_name)
+        self.ptr = _data_ptr(x)
+
+
+def _numpy_dtype(name):
+    """numpy's dtype for a name; bfloat16 comes from ml_dtypes (as cupy and jax use it)."""
+    if name == "bfloat16":
+        try:
+            import ml_dtypes
+            return np.dtype(ml_dtypes.bfloat16)
+        except ImportError:
+            return np.dtype([("bfloat16", "<u2")])  # stand-in that compares equal only to itself
+    return np.dtype(name)
+
+
+def _data_ptr(x):
+    if hasattr(x, "data_ptr"):
+        return int(x.data_ptr())
+    if hasattr(x, "data") and hasattr(x.data, "ptr"):
+        return int(x.data.ptr)
+    iface = getattr(x, "__cuda_array_interface__", None) or getattr(x, "__array_interface__", None)
+    return int(iface["data"][0]) if iface else 0
+
+
+def hopper_operands(A, B, C=None, *, beta=0.0, name="gemm_hopper"):
+    """Check ``A (M,K)``, ``B (K,N)``, ``C (M,N)`` for a TMA + wgmma GEMM and describe the problem.
+
+    Returns ``(problem, ops)`` with ``problem`` a :class:`~layoutlab.kernels._common.GemmProblem`.
+    Refuses (``LayoutError``) a dtype other than bf16/fp16, a C of another dtype, ``beta != 0`` with no C,
+    and any operand whose non-unit stride or base address is not a multiple of 16 bytes, naming the
+    dimension to pad. Example: a TN problem (A K-major) with K = 1001 is refused, but the same K held in
+    an array of 1008 columns (``A = a[:, :1001]``) is accepted: only strides must be aligned.
+    """
+    opA, opB = _Operand(A), _Operand(B)
+    opC = _Operand(C) if C is not None else None
+    for label, op in (("A", opA), ("B", opB)) + ((("C", opC),) if opC else ()):
+        if op.dtype_name not in _DTYPE_NAMES:
+            raise LayoutError(f"{name}: {label} has dtype {op.dtype_name}; this kernel takes "
+                              f"{' or '.join(_DTYPE_NAMES)} operands (fp32 accumulation) and writes C "
+                              f"in the same dtype")
+    prob = gemm_problem(opA, opB, opC)
+    if opC is not None and opC.dtype_name != opA.dtype_name:
+        raise LayoutError(f"{name}: C is {opC.dtype_name} but A and B are {opA.dtype_name}; C must have "
+                          f"the operand dtype")
+    if beta != 0 and C is None:
+        raise LayoutError(f"{name}: beta={beta} needs an input C to scale; pass C or use beta=0")
+    checks = [("A", opA, "MK", prob.a_major), ("B", opB, "KN", prob.b_major)]
+    if opC is not None:
+        checks.append(("C", opC, "MN", prob.c_major))
+    for label, op, modes, major in checks:
+        _check_tma_alignment(name, label, op, modes, major)
+    return prob, (opA, opB, opC)
+
+
+def _check_tma_alignment(name, label, op, modes, major):
+    """TMA needs the outer (non-unit) stride and the base address in multiples of 16 bytes."""
+    outer = 0 if major == modes[1] else 1
+    stride = op.strides[outer]
+    if op.shape[outer] > 1 and stride % TMA_ALIGN_BYTES:
+        elems = TMA_ALIGN_BYTES // op.itemsize
+        inner = modes[1 - outer]
+        raise LayoutError(
+            f"{name}: {label} is {modes[1 - outer]}-major with a stride of {stride // op.itemsize} elements "
+            f"between consecutive {modes[outer]}; TMA needs that stride to be a multiple of {elems} elements "
+            f"(16 bytes). Pad {label}'s {inner} dimension to a multiple of {elems} "
+            f"(e.g. allocate {math.ceil(op.shape[1 - outer] / elems) * elems} and slice back to "
+            f"{op.shape[1 - outer]})")
+    if op.ptr % TMA_ALIGN_BYTES:
+        raise LayoutError(f"{name}: {label}'s data pointer is not 16-byte aligned ({op.ptr:#x}); TMA needs "
+                          f"16-byte aligned base addresses: pass an array that starts on such an address")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The CuTe DSL program (imported lazily: `import layoutlab.kernels` must work without the DSL)
+# ---------------------------------------------------------------------------------------------------
+
+def _dsl():
+    import cutlass
+    import cutlass.cute as cute
+    import cutlass.pipeline as pipeline
+    import cutlass.utils as utils
+    import cutlass.utils.hopper_helpers as sm90
+    return cutlass, cute, pipeline, utils, sm90
+
+
+def cute_dtype(name):
+    """The CuTe DSL numeric type for a dtype name ('bfloat16' -> cutlass.BFloat16)."""
+    cutlass = _dsl()[0]
+    return {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16, "float32": cutlass.Float32}[name]
+
+
+def make_hopper_gemm_class():
+    """Build the kernel class (a function so that the DSL is imported only when a kernel is needed)."""
+    cutlass, cute, pipeline, utils, sm90 = _dsl()
+    from cutlass.cute.nvgpu import cpasync, warpgroup
+
+    class HopperGemm:
+        """Non-persistent TMA + wgmma GEMM; one CTA per C tile; warp 0 also issues the TMA loads."""
+
+        def __init__(self, config: HopperGemmConfig, with_beta: bool):
+            self.cfg = config
+            self.with_beta = with_beta
+            self.acc_dtype = cutlass.Float32
+            self.num_wg = config.consumer_warpgroups
+            self.threads = self.num_wg * THREADS_PER_WARPGROUP
+            self.tile_mnk = (config.tile_m, config.tile_n, config.tile_k)
+            # Epilogue sub-tile: the whole tile height (all warpgroups) x 32 columns; 4 of them in flight.
+            self.epi_tile = (config.tile_m, 32)
+            self.epi_stages = 4
+
+        def _setup(self, a, b, c):
+            self.ab_dtype = a.element_type
+            self.c_dtype = c.element_type
+            self.a_layout = utils.LayoutEnum.from_tensor(a)
+            self.b_layout = utils.LayoutEnum.from_tensor(b)
+            self.c_layout = utils.LayoutEnum.from_tensor(c)
+            # One wgmma atom covers 64 x bN x 16; tile it over the warpgroups along M.
+            self.tiled_mma = sm90.make_trivial_tiled_mma(
+                self.ab_dtype, self.ab_dtype, self.a_layout.sm90_mma_major_mode(),
+                self.b_layout.sm90_mma_major_mode(), self.acc_dtype, (self.num_wg, 1, 1),
+                tiler_mn=(64, self.cfg.tile_n))
+            # The epilogue buffer reuses the A stages (all MMAs are done by then), so no bytes reserved.
+            self.ab_stages = self.cfg.ab_stages(reserved_bytes=1024)
+            # 128B-swizzled (Swizzle<3,4,3>) K-major or MN-major atoms, tiled to bM x bK x stages.
+            self.sA_layout = sm90.make_smem_layout_a(self.a_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
+            self.sB_layout = sm90.make_smem_layout_b(self.b_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
+            self.sC_layout = sm90.make_smem_layout_epi(self.c_dtype, self.c_layout, self.epi_tile, self.epi_stages)
+
+        @cute.jit
+        def __call__(self, a: cute.Tensor, b: cute.Tensor, c: cute.Tensor,
+                     alpha: cutlass.Float32, beta: cutlass.Float32, stream):
+            """a: (M, K), b: (N, K) (B transposed, as CuTe names it), c: (M, N)."""
+            self._setup(a, b, c)
+            bM, bN, bK = self.tile_mnk
+            tma_a, gA_tma = cpasync.make_tiled_tma_atom(
+                cpasync.CopyBulkTensorTileG2SOp(), a, cute.slice_(self.sA_layout, (None, None, 0)), (bM, bK))
+            tma_b, gB_tma = cpasync.make_tiled_tma_atom(
+                cpasync.CopyBulkTensorTileG2SOp(), b, cute.slice_(self.sB_layout, (None, None, 0)), (bN, bK))
+            tma_c, gC_tma = cpasync.make_tiled_tma_atom(
+                cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(self.sC_layout, (None, None, 0)),
+                self.epi_tile)
+
+            @cute.struct
+            class SharedStorage:
+                barriers: cute.struct.MemRange[cutlass.Int64, self.ab_stages * 2]   # full + empty
+                sA: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(self.sA_layout)], 1024]
+                sB: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(self.sB_layout)], 1024]
+
+            self.shared_storage = SharedStorage
+            grid = (cute.ceil_div(c.shape[0], bM), cute.ceil_div(c.shape[1], bN), 1)
+            self.kernel(tma_a, gA_tma, tma_b, gB_tma, tma_c, gC_tma, c, alpha, beta,
+                        self.tiled_mma, self.sA_layout, self.sB_layout, self.sC_layout).launch(
+                grid=grid, block=[self.threads, 1, 1], stream=stream)
+
+        @cute.kernel
+        def kernel(self, tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAtom, mB: cute.Tensor,
+                   tma_c: cute.CopyAtom, mC_tma: cute.Tensor, mC: cute.Tensor,
+                   alpha: cutlass.Float32, beta: cutlass.Float32, tiled_mma: cute.TiledMma,
+                   sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout,
+                   sC_layout: cute.ComposedLayout):
+            bM, bN, bK = self.tile_mnk
+            tidx, _, _ = cute.arch.thread_idx()
+            warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+            tile_m, tile_n, _ = cute.arch.block_idx()
+            if warp == 0:
+                cpasync.prefetch_descriptor(tma_a)
+                cpasync.prefetch_descriptor(tma_b)
+
+            # --- shared memory and the k-tile pipeline (full/empty mbarrier per stage) ---------------
+            storage = utils.SmemAllocator().allocate(self.shared_storage)
+            stage_bytes = (cute.size_in_bytes(self.ab_dtype, cute.slice_(sA_layout, (None, None, 0)))
+                           + cute.size_in_bytes(self.ab_dtype, cute.slice_(sB_layout, (None, None, 0))))
+            ab_pipe = pipeline.PipelineTmaAsync.create(
+                barrier_storage=storage.barriers.data_ptr(), num_stages=self.ab_stages,
+                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                # every consumer warp releases a stage once (one elected arrive per warp)
+                consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, self.threads // 32),
+                tx_count=stage_bytes, cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)), defer_sync=True)
+            pipeline.pipeline_init_arrive()
+            sA = storage.sA.get_tensor(sA_layout.outer, swizzle=sA_layout.inner)
+            sB = storage.sB.get_tensor(sB_layout.outer, swizzle=sB_layout.inner)
+
+            # --- this CTA's tiles: gA (bM, bK, k), gB (bN, bK, k), gC (bM, bN) ------------------------
+            gA = cute.local_tile(mA, (bM, bK), (tile_m, None))
+            gB = cute.local_tile(mB, (bN, bK), (tile_n, None))
+            k_tiles = cute.size(gA, mode=[2])
+            # TMA views: one copy per stage moves a whole (bM, bK) tile; no cluster, so CTA 0 of 1.
+            tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1),
+                                               cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
+            tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1),
+                                               cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+
+            # --- wgmma partitions: warpgroup w owns rows [64w, 64w + 64) of the tile --------------------
+            wg = cute.arch.make_warp_uniform(tidx // THREADS_PER_WARPGROUP)
+            thr_mma = tiled_mma.get_slice(wg * THREADS_PER_WARPGROUP)
+            tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))   # smem descriptors, not registers
+            tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
+            gC = cute.local_tile(mC, (bM, bN), (tile_m, tile_n))
+            acc = cute.make_rmem_tensor(thr_mma.partition_C(gC).shape, self.acc_dtype)
+            k_blocks = cute.size(tCrA, mode=[2])   # bK / 16 wgmma instructions per k-tile
+
+            pipeline.pipeline_init_wait()
+
+            # --- prologue: warp 0 fills every stage (or all k-tiles if fewer) --------------------------
+            produce = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.ab_stages)
+            if warp == 0:
+                for _ in cutlass.range(cutlass.min(self.ab_stages, k_tiles), unroll=1):
+                    self._load_stage(ab_pipe, produce, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB)
+                    produce.advance()
+
+            # --- main loop --------------------------------------------------------------------------
+            consume = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ab_stages)
+            release = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ab_stages)
+            acc.fill(0.0)
+            tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+            for k_tile in cutlass.range(k_tiles, unroll=1):
+                ab_pipe.consumer_wait(consume)              # TMA bytes for this stage have landed
+                warpgroup.fence()
+                for kb in cutlass.range_constexpr(k_blocks):
+                    cute.gemm(tiled_mma, acc, tCrA[None, None, kb, consume.index],
+                              tCrB[None, None, kb, consume.index], acc)
+                warpgroup.commit_group()
+                # Keep this batch in flight; the previous one has now retired, so its stage is free.
+                warpgroup.wait_group(1)
+                if k_tile > 0:
+                    ab_pipe.consumer_release(release)
+                    release.advance()
+                consume.advance()
+                if warp == 0 and produce.count < k_tiles:
+                    self._load_stage(ab_pipe, produce, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB)
+                    produce.advance()
+            warpgroup.wait_group(0)
+
+            # --- epilogue ---------------------------------------------------------------------------
+            # All warpgroups must be done reading sA before it is reused as the C staging buffer.
+            cute.arch.sync_threads()
+            sC = cute.make_tensor(cute.recast_ptr(sA.iterator, sC_layout.inner, dtype=self.c_dtype),
+                                  sC_layout.outer)
+            gC_tma = cute.local_tile(mC_tma, (bM, bN), (tile_m, tile_n))
+            cC = cute.local_tile(cute.make_identity_tensor(mC.shape), (bM, bN), (tile_m, tile_n))
+            store_pipe = pipeline.PipelineTmaStore.create(
+                num_stages=self.epi_stages,
+                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, self.threads))
+            self._epilogue(tidx, warp, acc, alpha, beta, thr_mma.partition_C(gC), thr_mma.partition_C(cC),
+                           mC.shape, tiled_mma, sC, gC_tma, tma_c, store_pipe, self.threads)
+            if warp == self.store_warp:
+                store_pipe.producer_tail()           # the last TMA stores must finish reading smem
+
+        @cute.jit
+        def _load_stage(self, ab_pipe, produce, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB):
+            """Wait until stage `produce.index` is free, then TMA k-tile `produce.count` into it."""
+            ab_pipe.producer_acquire(produce)        # also arms the full barrier with the byte count
+            bar = ab_pipe.producer_get_barrier(produce)
+            cute.copy(tma_a, tAgA[None, produce.count], tAsA[None, produce.index], tma_bar_ptr=bar)
+            cute.copy(tma_b, tBgB[None, produce.count], tBsB[None, produce.index], tma_bar_ptr=bar)
+
+        @cute.jit
+        def _epilogue(self, epi_tidx, warp, acc, alpha, beta, tCgC, tCcC, c_shape, tiled_mma, sC, gC_tile,
+                      tma_c, store_pipe, num_threads):
+            """acc -> alpha*acc (+ beta*C) -> C dtype -> smem (stmatrix) -> TMA store, 32 columns at a time.
+
+            ``epi_tidx`` is the thread's index among the ``num_threads`` MMA threads; ``sC`` holds
+            ``epi_stages`` staging buffers, recycled through ``store_pipe`` (bulk-group waits)."""
+            if cutlass.const_expr(self.with_beta):
+                # beta != 0 reads C straight from global memory in the accumulator layout (predicated
+                # on the matrix bounds); beta == 0 never reads C, so NaNs in it cannot leak (BLAS rule).
+                for i in cutlass.range_constexpr(cute.size(acc)):
+                    if cute.elem_less(tCcC[i], c_shape):
+                        acc[i] = alpha * acc[i] + beta * tCgC[i].to(self.acc_dtype)
+            else:
+                for i in cutlass.range_constexpr(cute.size(acc)):
+                    acc[i] = alpha * acc[i]
+            # stmatrix (8x8 16-bit matrices, 4 at a time) laid out to match the wgmma accumulator.
+            st_atom = cute.make_copy_atom(
+                cute.nvgpu.warp.StMatrix8x8x16bOp(self.c_layout.is_m_major_c(), 4), self.c_dtype)
+            r2s = cute.make_tiled_copy_S(
+                sm90.get_smem_store_op(self.c_layout, self.c_dtype, self.acc_dtype),
+                cute.make_tiled_copy_C_atom(st_atom, tiled_mma))
+            thr_r2s = r2s.get_slice(epi_tidx)
+            tRS_sC = thr_r2s.partition_D(sC)                      # (R2S, R2S_M, R2S_N, stage)
+            tRS_acc = r2s.retile(acc)
+            piece_shape = cute.shape(thr_r2s.partition_S(sC))[:3]
+            piece = cute.make_rmem_tensor(piece_shape, self.acc_dtype)
+            piece_out = cute.make_rmem_tensor(piece_shape, self.c_dtype)
+            gC_epi = cute.zipped_divide(gC_tile, self.epi_tile)    # ((epiM, epiN), (nM, nN))
+            bSG_sC, bSG_gC = cpasync.tma_partition(tma_c, 0, cute.make_layout(1),
+                                                   cute.group_modes(sC, 0, 2), gC_epi)
+            n_pieces = cute.size(gC_epi, mode=[1])
+            pieces_shape = gC_epi.shape[1]
+            piece_order = cute.make_layout(pieces_shape, stride=(pieces_shape[1], 1))
+            for p in cutlass.range_constexpr(n_pieces):
+                for v in cutlass.range_constexpr(cute.size(piece)):
+                    piece[v] = tRS_acc[p * cute.size(piece) + v]
+                piece_out.store(piece.load().to(self.c_dtype))
+                buf = p % self.epi_stages     # n_pieces is a multiple of epi_stages: tiles reuse the order
+                cute.copy(r2s, piece_out, tRS_sC[None, None, None, buf])
+                # Make the generic-proxy smem writes visible to the TMA (async proxy) before it reads.
+                cute.arch.fence_proxy("async.shared", space="cta")
+                cute.arch.barrier(barrier_id=self.epi_barrier, number_of_threads=num_threads)
+                if warp == self.store_warp:
+                    cute.copy(tma_c, bSG_sC[None, buf], bSG_gC[None, piece_order.get_hier_coord(p)])
+                    store_pipe.producer_commit()
+                    store_pipe.producer_acquire()   # buffer `buf` is free again once <= stages-1 pending
+                cute.arch.barrier(barrier_id=self.epi_barrier, number_of_threads=num_threads)
+
+    HopperGemm.store_warp = 0     # the warp that issues the TMA stores
+    HopperGemm.epi_barrier = 1    # named barrier for the epilogue (0 is __syncthreads)
+    return HopperGemm
+
+
+# ---------------------------------------------------------------------------------------------------
+# Compilation (cached) and the public entry point
+# ---------------------------------------------------------------------------------------------------
+
+_CACHE = {}
+
+
+_CLASSES = {}
+
+
+def _class_of(factory):
+    if factory not in _CLASSES:
+        _CLASSES[factory] = factory()
+    return _CLASSES[factory]
+
+
+def fake_operands(dtype_name, a_major, b_major, c_major="N"):
+    """CuTe DSL fake tensors with symbolic M, N, K and 16-byte-aligned symbolic leading dimensions.
+
+    ``a`` is (M, K), ``b`` is (N, K) (CuTe's convention for B), ``c`` is (M, N). Compiling against these
+    yields one kernel for every problem size with this dtype and majorness, and works without a GPU.
+    """
+    cutlass, cute = _dsl()[:2]
+    from cutlass.cute.runtime import make_fake_tensor
+    dt = cute_dtype(dtype_name)
+    m, n, k = (cute.sym_int32(symbol=s) for s in "MNK")
+    div = TMA_ALIGN_BYTES * 8 // dt.width
+
+    def operand(rows, cols, contiguous_in_cols, tag):
+        ld = cute.sym_int64(divisibility=div, symbol=f"ld{tag}")
+        stride = (ld, 1) if contiguous_in_cols else (1, ld)
+        return make_fake_tensor(dt, (rows, cols), stride, assumed_align=TMA_ALIGN_BYTES)
+
+    return (operand(m, k, a_major == "K", "a"), operand(n, k, b_major == "K", "b"),
+            operand(m, n, c_major == "N", "c"))
+
+
+def compile_hopper_gemm(dtype_name="bfloat16", a_major="K", b_major="K", c_major="N", *,
+                        config=HopperGemmConfig(), with_beta=False, kernel_factory=None, operands=None):
+    """Compile (and cache) the kernel for a dtype/majorness/config; works on a CPU with
+    ``CUTE_DSL_ARCH=sm_90a``. Returns the DSL's compiled callable
+    ``f(a (M,K), b (N,K), c (M,N), alpha, beta, stream)``. ``operands`` (runtime CuTe tensors) replace the
+    fake ones when given: the GPU path compiles against the very tensor types it will pass."""
+    kernel_factory = kernel_factory or make_hopper_gemm_class
+    key = (kernel_factory.__name__, dtype_name, a_major, b_major, c_major, config, with_beta)
+    if key not in _CACHE:
+        cutlass, cute = _dsl()[:2]
+        from cutlass.cute.runtime import make_fake_stream
+        cls = _class_of(kernel_factory)
+        a, b, c = operands or fake_operands(dtype_name, a_major, b_major, c_major)
+        _CACHE[key] = cute.compile(cls(config, with_beta), a, b, c, cutlass.Float32(1.0),
+                                   cutlass.Float32(0.0), make_fake_stream())
+    return _CACHE[key]
+
+
+def to_cute_tensor(x, major_mode):
+    """A runtime CuTe tensor over a DLPack array, with dynamic shape/strides (unit stride on
+    ``major_mode``, 0 or 1), 16-byte base alignment asserted."""
+    from cutlass.cute.runtime import from_dlpack
+    return from_dlpack(x, assumed_align=TMA_ALIGN_BYTES).mark_layout_dynamic(leading_dim=major_mode)
+
+
+def _new_output(A, shape, dtype_name):
+    if hasattr(A, "new_empty"):            # torch
+        return A.new_empty(shape)
+    import cupy
+    return cupy.empty(shape, dtype=A.dtype)
+
+
+def current_stream(A):
+    """The CUstream the caller's framework is using (torch's or cupy's current stream)."""
+    import cuda.bindings.driver as cuda
+    if hasattr(A, "new_empty"):
+        import torch
+        return cuda.CUstream(torch.cuda.current_stream().cuda_stream)
+    import cupy
+    return cuda.CUstream(cupy.cuda.get_current_stream().ptr)
+
+
+def run_gemm(name, compiled_for, A, B, C, alpha, beta):
+    """Shared host path of the two Hopper kernels: check, allocate C, pick the compiled kernel, launch."""
+    prob, _ = hopper_operands(A, B, C, beta=beta, name=name)
+    if C is None:
+        C = _new_output(A, (prob.m, prob.n), str(A.dtype))
+    dtype_name = str(A.dtype).replace("torch.", "")
+    import cutlass
+    a = to_cute_tensor(A, 1 if prob.a_major == "K" else 0)
+    b = to_cute_tensor(B.T, 1 if prob.b_major == "K" else 0)      # (N, K) view of B
+    c = to_cute_tensor(C, 1 if prob.c_major == "N" else 0)
+    kernel = compiled_for(dtype_name, prob.a_major, prob.b_major, prob.c_major, beta != 0, (a, b, c))
+    kernel(a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), current_stream(A))
+    return C
+
+
+def gemm_hopper(A, B, C=None, *, alpha=1.0, beta=0.0, config=HopperGemmConfig()):
+    """``C = alpha * A @ B + beta * C`` on a Hopper GPU with TMA and wgmma (TN, NT, NN and TT).
+
+    A is (M, K), B is (K, N), both bf16 or both fp16 (cupy arrays or torch tensors); C, if given, is
+    (M, N) in the same dtype, row- or column-major. Accumulates in fp32. Example::
+
+        a = cupy.random.randn(4096, 4096).astype(cupy.float16)
+        c = gemm_hopper(a, a.T)                   # TN: both operands K-major
+        # c ~= (a.astype(float) @ a.T.astype(float)).astype(float16)
+    """
+    return run_gemm("gemm_hopper",
+                    lambda dt, am, bm, cm, wb, ops: compile_hopper_gemm(
+                        dt, am, bm, cm, config=config, with_beta=wb, operands=ops),
+                    A, B, C, alpha, beta)

@@ -1,0 +1,278 @@
+"""``gemm_hopper_ws``: the course finale — a persistent, warp-specialized Hopper GEMM.
+
+Same contract as :func:`~layoutlab.kernels.gemm_hopper.gemm_hopper` (bf16/fp16 in, fp32 accumulate,
+TN/NT/NN/TT, C row- or column-major, alpha/beta, any M, N, K with 16-byte-aligned strides), organised
+the way the fastest Hopper GEMMs are:
+
+* **Warp specialization.** A CTA has 3 warpgroups. Warpgroup 0 is the *producer*: one of its threads
+  issues all TMA loads, the other 127 idle. Warpgroups 1 and 2 are *consumers*: each issues
+  ``wgmma.m64n256k16`` over its 64 x 256 half of the 128 x 256 tile and runs the epilogue. The two roles
+  meet only at the mbarriers of the shared-memory ring ("full": TMA bytes landed; "empty": the MMAs
+  reading the stage retired), so loads run ahead of math by up to ``stages`` k-tiles.
+* **Register reallocation.** ``setmaxnreg`` moves registers from the producer (down to 40 per thread)
+  to the consumers (up to 232): 128 x (40 + 2 x 232) = 64512 <= 65536, the register file. A consumer
+  holds 128 fp32 accumulators per thread, so the extra headroom is what keeps it from spilling.
+* **Persistence.** The grid is one CTA per SM (a multiple of the cluster size); each CTA walks over
+  output tiles. While the consumers store tile *t*, the producer is already loading tile *t+1*.
+* **L2-friendly order.** Tiles are handed out in groups of ``swizzle`` tile-columns (grouped
+  rasterization), so the CTAs running at one moment share A rows and B columns in L2.
+* **Clusters + multicast.** With ``cluster_mn=(2, 1)`` two CTAs computing vertically adjacent tiles
+  share their B tile: each loads half and the TMA multicasts it into both CTAs' shared memory, halving
+  B's L2 -> SM traffic.
+"""
+
+from dataclasses import dataclass
+
+from .gemm_hopper import (THREADS_PER_WARPGROUP, HopperGemmConfig, compile_hopper_gemm,
+                          make_hopper_gemm_class, run_gemm, _dsl)
+
+__all__ = ["gemm_hopper_ws", "HopperWsConfig", "compile_hopper_gemm_ws"]
+
+#: registers per thread after ``setmaxnreg``: producer warpgroup, then each consumer warpgroup.
+PRODUCER_REGS, CONSUMER_REGS = 40, 232
+
+
+@dataclass(frozen=True)
+class HopperWsConfig(HopperGemmConfig):
+    """:class:`HopperGemmConfig` plus the persistent-schedule knobs.
+
+    ``swizzle``: tiles per group in the grouped rasterization (1 = plain column-major order).
+    ``num_sms``: CTAs in the persistent grid (the H100 SXM has 132 SMs). Example:
+    ``HopperWsConfig(128, 256, 64, cluster_mn=(2, 1), swizzle=8)``.
+    """
+
+    cluster_mn: tuple = (2, 1)
+    swizzle: int = 8
+    num_sms: int = 132
+
+
+def make_hopper_ws_class():
+    """Build the warp-specialized kernel class (on top of the base kernel's setup and epilogue)."""
+    cutlass, cute, pipeline, utils, sm90 = _dsl()
+    from cutlass.cute.nvgpu import cpasync, warpgroup
+    Base = make_hopper_gemm_class()
+
+    class HopperGemmWs(Base):
+        """Persistent warp-specialized TMA + wgmma GEMM with optional 2-CTA clusters."""
+
+        store_warp = 4            # first warp of the first consumer warpgroup issues the TMA stores
+
+        def __init__(self, config: HopperWsConfig, with_beta: bool):
+            super().__init__(config, with_beta)
+            self.mma_threads = self.num_wg * THREADS_PER_WARPGROUP
+            self.threads = self.mma_threads + THREADS_PER_WARPGROUP     # + the producer warpgroup
+            cm, cn = config.cluster_mn
+            # A tile row-block is shared by the CTAs of a cluster row (along N), B by a cluster column.
+            self.mcast_a, self.mcast_b = cn, cm
+
+        def _setup(self, a, b, c):
+            super()._setup(a, b, c)
+            # Unlike the base kernel, C gets its own staging buffers: the producer reuses the A/B ring
+            # for the next tile while the consumers are still storing this one.
+            c_bytes = self.epi_tile[0] * self.epi_tile[1] * self.epi_stages * self.c_dtype.width // 8
+            self.ab_stages = self.cfg.ab_stages(reserved_bytes=1024 + c_bytes)
+            self.sA_layout = sm90.make_smem_layout_a(self.a_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
+            self.sB_layout = sm90.make_smem_layout_b(self.b_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
+
+        @cute.jit
+        def __call__(self, a: cute.Tensor, b: cute.Tensor, c: cute.Tensor,
+                     alpha: cutlass.Float32, beta: cutlass.Float32, stream):
+            self._setup(a, b, c)
+            bM, bN, bK = self.tile_mnk
+            cm, cn = self.cfg.cluster_mn
+
+            def load_op(mcast):
+                return cpasync.CopyBulkTensorTileG2SMulticastOp() if mcast > 1 else cpasync.CopyBulkTensorTileG2SOp()
+
+            tma_a, gA_tma = cpasync.make_tiled_tma_atom(
+                load_op(self.mcast_a), a, cute.slice_(self.sA_layout, (None, None, 0)), (bM, bK), self.mcast_a)
+            tma_b, gB_tma = cpasync.make_tiled_tma_atom(
+                load_op(self.mcast_b), b, cute.slice_(self.sB_layout, (None, None, 0)), (bN, bK), self.mcast_b)
+            tma_c, gC_tma = cpasync.make_tiled_tma_atom(
+                cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(self.sC_layout, (None, None, 0)),
+                self.epi_tile)
+
+            tiles_mnl = (cute.ceil_div(c.shape[0], bM), cute.ceil_div(c.shape[1], bN), 1)
+            sched = utils.PersistentTileSchedulerParams(tiles_mnl, (cm, cn, 1), self.cfg.swizzle, True)
+            grid = utils.StaticPersistentTileScheduler.get_grid_shape(sched, self.cfg.num_sms // (cm * cn))
+
+            @cute.struct
+            class SharedStorage:
+                barriers: cute.struct.MemRange[cutlass.Int64, self.ab_stages * 2]
+                sA: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(self.sA_layout)], 1024]
+                sB: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(self.sB_layout)], 1024]
+                sC: cute.struct.Align[cute.struct.MemRange[self.c_dtype, cute.cosize(self.sC_layout)], 1024]
+
+            self.shared_storage = SharedStorage
+            self.kernel(tma_a, gA_tma, tma_b, gB_tma, tma_c, gC_tma, c, alpha, beta, self.tiled_mma,
+                        self.sA_layout, self.sB_layout, self.sC_layout, sched).launch(
+                grid=grid, block=[self.threads, 1, 1], cluster=(cm, cn, 1), min_blocks_per_mp=1,
+                stream=stream)
+
+        @cute.kernel
+        def kernel(self, tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAtom, mB: cute.Tensor,
+                   tma_c: cute.CopyAtom, mC_tma: cute.Tensor, mC: cute.Tensor,
+                   alpha: cutlass.Float32, beta: cutlass.Float32, tiled_mma: cute.TiledMma,
+                   sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout,
+                   sC_layout: cute.ComposedLayout, sched: utils.PersistentTileSchedulerParams):
+            bM, bN, bK = self.tile_mnk
+            cm, cn = self.cfg.cluster_mn
+            tidx, _, _ = cute.arch.thread_idx()
+            warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+            wg = cute.arch.make_warp_uniform(tidx // THREADS_PER_WARPGROUP)
+            if warp == 0:
+                cpasync.prefetch_descriptor(tma_a)
+                cpasync.prefetch_descriptor(tma_b)
+                cpasync.prefetch_descriptor(tma_c)
+
+            # --- cluster geometry and multicast masks -------------------------------------------------
+            cluster_layout = cute.make_layout((cm, cn, 1))
+            rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+            cluster_crd = cluster_layout.get_flat_coord(rank)
+            # A is needed by every CTA of this cluster row (same m), B by every CTA of this column.
+            a_mask = cute.make_layout_image_mask(cluster_layout, cluster_crd, mode=1) if self.mcast_a > 1 else 0
+            b_mask = cute.make_layout_image_mask(cluster_layout, cluster_crd, mode=0) if self.mcast_b > 1 else 0
+
+            # --- shared memory ring: `stages` x (A tile, B tile), full/empty mbarrier per stage -------
+            storage = utils.SmemAllocator().allocate(self.shared_storage)
+            stage_bytes = (cute.size_in_bytes(self.ab_dtype, cute.slice_(sA_layout, (None, None, 0)))
+                           + cute.size_in_bytes(self.ab_dtype, cute.slice_(sB_layout, (None, None, 0))))
+            ab_pipe = pipeline.PipelineTmaAsync.create(
+                barrier_storage=storage.barriers.data_ptr(), num_stages=self.ab_stages,
+                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                # a stage is free once every consumer warp of every CTA that multicast into it is done
+                consumer_group=pipeline.CooperativeGroup(
+                    pipeline.Agent.Thread, (self.mcast_a + self.mcast_b - 1) * self.mma_threads // 32),
+                tx_count=stage_bytes, cta_layout_vmnk=cute.make_layout((1, cm, cn, 1)), defer_sync=True)
+            pipeline.pipeline_init_arrive(cluster_shape_mn=(cm, cn), is_relaxed=True)
+            sA = storage.sA.get_tensor(sA_layout.outer, swizzle=sA_layout.inner)
+            sB = storage.sB.get_tensor(sB_layout.outer, swizzle=sB_layout.inner)
+            sC = storage.sC.get_tensor(sC_layout.outer, swizzle=sC_layout.inner)
+
+            # --- all tiles of the problem: gA (bM, bK, tiles_m, k), gB (bN, bK, tiles_n, k) ------------
+            gA = cute.local_tile(mA, (bM, bK), (None, None))
+            gB = cute.local_tile(mB, (bN, bK), (None, None))
+            gC = cute.local_tile(mC, (bM, bN), (None, None))
+            gC_tma = cute.local_tile(mC_tma, (bM, bN), (None, None))
+            cC = cute.local_tile(cute.make_identity_tensor(mC.shape), (bM, bN), (None, None))
+            k_tiles = cute.size(gA, mode=[3])
+            # With multicast each CTA loads 1/mcast of the tile and the TMA writes it to all of them.
+            tAsA, tAgA = cpasync.tma_partition(tma_a, cluster_crd[1], cute.make_layout(cn),
+                                               cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
+            tBsB, tBgB = cpasync.tma_partition(tma_b, cluster_crd[0], cute.make_layout(cm),
+                                               cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+
+            pipeline.pipeline_init_wait(cluster_shape_mn=(cm, cn))
+
+            if wg == 0:
+                # ================================ producer warpgroup ================================
+                cute.arch.setmaxregister_decrease(PRODUCER_REGS)
+                if warp == 0:
+                    tiles = utils.StaticPersistentTileScheduler.create(
+                        sched, cute.arch.block_idx(), cute.arch.grid_dim())
+                    work = tiles.initial_work_tile_info()
+                    produce = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.ab_stages)
+                    while work.is_valid_tile:
+                        tm, tn, _ = work.tile_idx
+                        for k in cutlass.range(k_tiles, unroll=1):
+                            ab_pipe.producer_acquire(produce)   # stage empty in every CTA it feeds
+                            bar = ab_pipe.producer_get_barrier(produce)
+                            cute.copy(tma_a, tAgA[None, tm, k], tAsA[None, produce.index],
+                                      tma_bar_ptr=bar, mcast_mask=a_mask)
+                            cute.copy(tma_b, tBgB[None, tn, k], tBsB[None, produce.index],
+                                      tma_bar_ptr=bar, mcast_mask=b_mask)
+                            produce.advance()
+                        tiles.advance_to_next_work()
+                        work = tiles.get_current_work()
+                    # Do not exit while a peer CTA may still signal our barriers / receive our multicast.
+                    ab_pipe.producer_tail(produce)
+            else:
+                # ================================ consumer warpgroups ===============================
+                cute.arch.setmaxregister_increase(CONSUMER_REGS)
+                mma_tidx = tidx - THREADS_PER_WARPGROUP
+                thr_mma = tiled_mma.get_slice((wg - 1) * THREADS_PER_WARPGROUP)
+                tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))
+                tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
+                acc = cute.make_rmem_tensor(thr_mma.partition_C(gC[None, None, 0, 0]).shape, self.acc_dtype)
+                k_blocks = cute.size(tCrA, mode=[2])
+                store_pipe = pipeline.PipelineTmaStore.create(
+                    num_stages=self.epi_stages,
+                    producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, self.mma_threads))
+                consume = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ab_stages)
+                release = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ab_stages)
+
+                tiles = utils.StaticPersistentTileScheduler.create(
+                    sched, cute.arch.block_idx(), cute.arch.grid_dim())
+                work = tiles.initial_work_tile_info()
+                while work.is_valid_tile:
+                    tm, tn, _ = work.tile_idx
+                    acc.fill(0.0)
+                    tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+                    for k in cutlass.range(k_tiles, unroll=1):
+                        ab_pipe.consumer_wait(consume)
+                        warpgroup.fence()
+                        for kb in cutlass.range_constexpr(k_blocks):
+                            cute.gemm(tiled_mma, acc, tCrA[None, None, kb, consume.index],
+                                      tCrB[None, None, kb, consume.index], acc)
+                        warpgroup.commit_group()
+                        # One batch stays in flight; the one before it retired, so free its stage.
+                        warpgroup.wait_group(1)
+                        if k > 0:
+                            ab_pipe.consumer_release(release)
+                            release.advance()
+                        consume.advance()
+                    warpgroup.wait_group(0)
+                    ab_pipe.consumer_release(release)       # the tile's last stage
+                    release.advance()
+
+                    self._epilogue(mma_tidx, warp, acc, alpha, beta,
+                                   thr_mma.partition_C(gC[None, None, tm, tn]),
+                                   thr_mma.partition_C(cC[None, None, tm, tn]), mC.shape, tiled_mma, sC,
+                                   gC_tma[None, None, tm, tn], tma_c, store_pipe, self.mma_threads)
+                    tiles.advance_to_next_work()
+                    work = tiles.get_current_work()
+                if warp == self.store_warp:
+                    store_pipe.producer_tail()
+
+    return HopperGemmWs
+
+
+def compile_hopper_gemm_ws(dtype_name="bfloat16", a_major="K", b_major="K", c_major="N", *,
+                           config=HopperWsConfig(), with_beta=False, operands=None):
+    """Compile (and cache) the warp-specialized kernel; see
+    :func:`~layoutlab.kernels.gemm_hopper.compile_hopper_gemm`."""
+    return compile_hopper_gemm(dtype_name, a_major, b_major, c_major, config=config, with_beta=with_beta,
+                               kernel_factory=make_hopper_ws_class, operands=operands)
+
+
+def gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None):
+    """``C = alpha * A @ B + beta * C``, persistent and warp-specialized (TN, NT, NN and TT).
+
+    Same operands and refusals as :func:`~layoutlab.kernels.gemm_hopper.gemm_hopper`. ``config``
+    defaults to 128x256x64 tiles, 2-CTA clusters with B multicast, grouped rasterization of 8 and one
+    CTA per SM of the current device. Example::
+
+        a = cupy.random.randn(8192, 8192).astype(cupy.float16)
+        c = gemm_hopper_ws(a, a.T)                # TN
+    """
+    if config is None:
+        config = HopperWsConfig(num_sms=_sm_count(A))
+    return run_gemm("gemm_hopper_ws",
+                    lambda dt, am, bm, cm, wb, ops: compile_hopper_gemm_ws(
+                        dt, am, bm, cm, config=config, with_beta=wb, operands=ops),
+                    A, B, C, alpha, beta)
+
+
+_SM_COUNT = {}
+
+
+def _sm_count(A):
+    """Multiprocessors of the GPU holding A (cached per device)."""
+    device = getattr(getattr(A, "device", None), "id", None)
+    if hasattr(A, "get_device"):                       # torch
+        device = A.get_device()
+    if device not in _SM_COUNT:
+        import cupy
+        with cupy.cuda.Device(device or 0):
+            _SM_COUNT[device] = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    return _SM_COUNT[device]
