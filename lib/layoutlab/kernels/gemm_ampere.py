@@ -1,0 +1,246 @@
+"""``gemm_ampere``: a tensor-core GEMM the Ampere way (fp16/bf16 in, fp32 accumulate), in the CuTe DSL.
+
+Data path of one CTA (tile ``bM x bN``, K walked ``bK`` at a time)::
+
+    global --cp.async (16 B per thread)--> shared (swizzled, `stages` deep)
+    shared --ldmatrix (x4: four 8x8 matrices per warp)--> registers
+    registers --mma.sync.m16n8k16 (fp32 accumulators)--> registers --(alpha, beta)--> global
+
+* **cp.async pipeline.** ``stages - 1`` k-tiles are in flight while the tensor cores work on the oldest
+  one. Each k-tile's copies form one commit group; ``cp.async.wait_group(stages - 2)`` + a CTA barrier
+  says "the tile I am about to read has landed, and everyone is done with the buffer I am about to
+  overwrite".
+* **Swizzled shared memory.** A K-major tile row of ``bK`` halves is ``2 bK`` bytes; without a swizzle the
+  8 rows of one ldmatrix 8x8 matrix would fall into the same 4 banks. ``Swizzle<B,3,3>`` XORs the row
+  index into the 16-byte chunk index (``B = log2(2 bK / 16)``), so the 8 rows of a matrix hit 8 distinct
+  chunks = all 32 banks. An M-major (or N-major) tile is stored M-major with the same 128-byte swizzle
+  atom ``Swizzle<3,3,3> o (64,8):(1,64)``, and ``ldmatrix.trans`` transposes it on the way to registers.
+* **ldmatrix choice.** mma.sync m16n8k16 wants A as K-major 16x16 and B as K-major 16(n)x16 per warp
+  (with the N permutation below), i.e. four 8x8 b16 matrices: ``ldmatrix.x4`` (``LdMatrix8x8x16bOp``,
+  ``num_matrices=4``); ``.trans`` exactly when the operand is stored MN-major in shared memory. This is
+  the rule ``layoutlab.ldmatrix.select_ldmatrix`` will compute; until that exists the kernel applies it
+  here (see :meth:`GemmAmpere.ldmatrix_op`).
+* **Predication.** Any M, N, K: each 16-byte vector of A and B is copied only if its first element is
+  inside the matrix, else its smem slot is zero-filled (the vector width is chosen so that a vector is
+  wholly in or out); the epilogue writes only in-range elements. Operands whose addresses or leading
+  dimensions are not 16-byte aligned get a kernel compiled with narrower (8/4/2-byte) cp.async.
+
+Supported: fp16 and bf16 A/B/C (C has the operands' dtype; accumulation and alpha/beta in fp32); layouts
+TN, NT, NN and TT; C row- or column-major. Tile configuration: ``GemmAmpere.config`` (default 128x128x32,
+4 warps as 2x2, 4 stages); :func:`gemm_ampere_configured` builds a launcher for another one.
+
+Example (on a GPU)::
+
+    >>> import cupy as cp
+    >>> from layoutlab.kernels import gemm_ampere
+    >>> A = cp.random.rand(512, 256).astype(cp.float16); B = cp.random.rand(256, 384).astype(cp.float16)
+    >>> C = gemm_ampere(A, B)
+    >>> float(cp.abs(C.astype(cp.float32) - A.astype(cp.float32) @ B.astype(cp.float32)).max()) < 0.5
+    True
+"""
+
+import math
+
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.nvgpu import cpasync, warp
+
+from ._common import GemmLauncher, cutlass_dtype, operand_tensors
+
+__all__ = ["gemm_ampere", "GemmAmpere", "gemm_ampere_configured"]
+
+
+class GemmAmpere:
+    """Compile-time configuration: dtype, majorness of A/B/C, tile (bM, bN, bK), warps (wm, wn), stages
+    and the global-copy vector width ``vec`` (elements; 8 = 16-byte cp.async)."""
+
+    def __init__(self, dtype, a_major, b_major, c_major, vec=8, tile=(128, 128, 32), warps=(2, 2),
+                 stages=4):
+        self.dtype = dtype
+        self.a_major, self.b_major, self.c_major = a_major, b_major, c_major
+        self.vec = vec
+        self.bM, self.bN, self.bK = tile
+        self.wm, self.wn = warps
+        self.threads = 32 * self.wm * self.wn
+        self.stages = stages
+
+    # ---- shared memory ------------------------------------------------------------------------------
+    def smem_layout(self, rows, k_major):
+        """Staged (rows, bK, stages) smem layout built from a 128-byte-swizzled atom."""
+        if k_major:
+            chunks = self.bK * 2 // 16                      # 16-byte chunks in one K-major row
+            atom = cute.make_composed_layout(
+                cute.make_swizzle(int(math.log2(chunks)), 3, 3), 0,
+                cute.make_layout((8, self.bK), stride=(self.bK, 1)))
+        else:
+            atom = cute.make_composed_layout(
+                cute.make_swizzle(3, 3, 3), 0, cute.make_layout((64, 8), stride=(1, 64)))
+        return cute.tile_to_shape(atom, (rows, self.bK, self.stages), (0, 1, 2))
+
+    def smem_bytes(self):
+        return (self.bM + self.bN) * self.bK * self.stages * 2 + 1024
+
+    # ---- global -> shared ---------------------------------------------------------------------------
+    def g2s_copy(self, rows, k_major):
+        """Tiled cp.async: each thread moves ``vec`` contiguous elements; a warp covers whole rows of
+        the contiguous mode, so its requests are coalesced."""
+        bits = self.vec * self.dtype.width
+        mode = cpasync.LoadCacheMode.GLOBAL if bits == 128 else cpasync.LoadCacheMode.ALWAYS
+        atom = cute.make_copy_atom(cpasync.CopyG2SOp(cache_mode=mode), self.dtype, num_bits_per_copy=bits)
+        if k_major:
+            t_k = self.bK // self.vec
+            threads = cute.make_layout((self.threads // t_k, t_k), stride=(t_k, 1))
+            values = cute.make_layout((1, self.vec))
+        else:
+            t_mn = min(rows // self.vec, self.threads)
+            threads = cute.make_layout((t_mn, self.threads // t_mn), stride=(1, t_mn))
+            values = cute.make_layout((self.vec, 1))
+        return cute.make_tiled_copy_tv(atom, threads, values)
+
+    # ---- shared -> registers ------------------------------------------------------------------------
+    @staticmethod
+    def ldmatrix_op(k_major):
+        """ldmatrix for one m16n8k16 operand tile per warp: x4 (four 8x8 b16 matrices); .trans when
+        the smem tile is MN-major. (To be replaced by ``layoutlab.ldmatrix.select_ldmatrix``.)"""
+        return warp.LdMatrix8x8x16bOp(transpose=not k_major, num_matrices=4)
+
+    @cute.jit
+    def run(self, pA: cute.Pointer, pB: cute.Pointer, pC: cute.Pointer, M: cutlass.Int32, N: cutlass.Int32,
+            K: cutlass.Int32, ldA: cutlass.Int32, ldB: cutlass.Int32, ldC: cutlass.Int32,
+            alpha: cutlass.Float32, beta: cutlass.Float32, stream):
+        mA, mB, mC = operand_tensors(self, pA, pB, pC, M, N, K, ldA, ldB, ldC, vec=self.vec)
+        sA_layout = self.smem_layout(self.bM, self.a_major == "K")
+        sB_layout = self.smem_layout(self.bN, self.b_major == "K")
+        copy_A = self.g2s_copy(self.bM, self.a_major == "K")
+        copy_B = self.g2s_copy(self.bN, self.b_major == "K")
+        # 2x2 (or wm x wn) warps of m16n8k16; the N permutation gives each warp 16 columns per step, so
+        # a B tile per warp is 16x16 = four 8x8 matrices, one ldmatrix.x4.
+        mma_op = warp.MmaF16BF16Op(self.dtype, cutlass.Float32, (16, 8, 16))
+        tiled_mma = cute.make_tiled_mma(mma_op, (self.wm, self.wn, 1),
+                                        permutation_mnk=(self.wm * 16, self.wn * 16, 16))
+        s2r_A = cute.make_tiled_copy_A(cute.make_copy_atom(self.ldmatrix_op(self.a_major == "K"),
+                                                           self.dtype), tiled_mma)
+        s2r_B = cute.make_tiled_copy_B(cute.make_copy_atom(self.ldmatrix_op(self.b_major == "K"),
+                                                           self.dtype), tiled_mma)
+        grid = (cute.ceil_div(M, self.bM), cute.ceil_div(N, self.bN), 1)
+        self.kernel(mA, mB, mC, sA_layout, sB_layout, copy_A, copy_B, tiled_mma, s2r_A, s2r_B,
+                    alpha, beta).launch(grid=grid, block=(self.threads, 1, 1), smem=self.smem_bytes(),
+                                        stream=stream)
+
+    @cute.kernel
+    def kernel(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor,
+               sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout,
+               copy_A: cute.TiledCopy, copy_B: cute.TiledCopy, tiled_mma: cute.TiledMma,
+               s2r_A: cute.TiledCopy, s2r_B: cute.TiledCopy,
+               alpha: cutlass.Float32, beta: cutlass.Float32):
+        tid, _, _ = cute.arch.thread_idx()
+        bm, bn, _ = cute.arch.block_idx()
+        M, K = mA.shape
+        N = mB.shape[0]
+
+        gA = cute.local_tile(mA, (self.bM, self.bK), (bm, None))        # (bM, bK, k-tiles)
+        gB = cute.local_tile(mB, (self.bN, self.bK), (bn, None))        # (bN, bK, k-tiles)
+        gC = cute.local_tile(mC, (self.bM, self.bN), (bm, bn))          # (bM, bN)
+        cA = cute.local_tile(cute.make_identity_tensor(mA.shape), (self.bM, self.bK), (bm, None))
+        cB = cute.local_tile(cute.make_identity_tensor(mB.shape), (self.bN, self.bK), (bn, None))
+        cC = cute.local_tile(cute.make_identity_tensor(mC.shape), (self.bM, self.bN), (bm, bn))
+
+        smem = cutlass.utils.SmemAllocator()
+        sA = smem.allocate_tensor(self.dtype, sA_layout, 128)           # (bM, bK, stages)
+        sB = smem.allocate_tensor(self.dtype, sB_layout, 128)
+
+        # global -> shared partitions: (CPY, CPY_M, CPY_K, k-tiles or stages)
+        thr_copy_A = copy_A.get_slice(tid)
+        thr_copy_B = copy_B.get_slice(tid)
+        tAgA, tAsA, tAcA = thr_copy_A.partition_S(gA), thr_copy_A.partition_D(sA), thr_copy_A.partition_S(cA)
+        tBgB, tBsB, tBcB = thr_copy_B.partition_S(gB), thr_copy_B.partition_D(sB), thr_copy_B.partition_S(cB)
+
+        # MMA partitions and register fragments
+        thr_mma = tiled_mma.get_slice(tid)
+        tCsA = thr_mma.partition_A(sA)                                   # (MMA, MMA_M, MMA_K, stages)
+        tCsB = thr_mma.partition_B(sB)
+        tCrA = tiled_mma.make_fragment_A(tCsA[None, None, None, 0])      # (MMA, MMA_M, MMA_K)
+        tCrB = tiled_mma.make_fragment_B(tCsB[None, None, None, 0])
+        tCgC = thr_mma.partition_C(gC)
+        tCcC = thr_mma.partition_C(cC)
+        acc = tiled_mma.make_fragment_C(tCgC)
+        acc.fill(0.0)
+
+        # shared -> register (ldmatrix) partitions, viewed to match the MMA fragments
+        thr_s2r_A = s2r_A.get_slice(tid)
+        thr_s2r_B = s2r_B.get_slice(tid)
+        tXsA = thr_s2r_A.partition_S(sA)
+        tXrA = thr_s2r_A.retile(tCrA)
+        tXsB = thr_s2r_B.partition_S(sB)
+        tXrB = thr_s2r_B.retile(tCrB)
+
+        k_tiles = cute.ceil_div(K, self.bK)
+        k_blocks = cute.size(tCrA, mode=[2])
+
+        # Prologue: put the first stages-1 k-tiles in flight (one commit group each, empty ones too,
+        # so that group counting in the main loop stays uniform).
+        for s in cutlass.range_constexpr(self.stages - 1):
+            if s < k_tiles:
+                self.load_tile(copy_A, tAgA, tAsA, tAcA, s, s, (M, K))
+                self.load_tile(copy_B, tBgB, tBsB, tBcB, s, s, (N, K))
+            cute.arch.cp_async_commit_group()
+
+        for kt in range(k_tiles):
+            # k-tile kt has landed, and every warp has finished reading the stage we refill next.
+            cute.arch.cp_async_wait_group(self.stages - 2)
+            cute.arch.sync_threads()
+            nxt = kt + self.stages - 1
+            if nxt < k_tiles:
+                self.load_tile(copy_A, tAgA, tAsA, tAcA, nxt, nxt % self.stages, (M, K))
+                self.load_tile(copy_B, tBgB, tBsB, tBcB, nxt, nxt % self.stages, (N, K))
+            cute.arch.cp_async_commit_group()
+
+            stage = kt % self.stages
+            for kb in cutlass.range_constexpr(k_blocks):
+                cute.copy(s2r_A, tXsA[None, None, kb, stage], tXrA[None, None, kb])
+                cute.copy(s2r_B, tXsB[None, None, kb, stage], tXrB[None, None, kb])
+            for kb in cutlass.range_constexpr(k_blocks):
+                cute.gemm(tiled_mma, acc, tCrA[None, None, kb], tCrB[None, None, kb], acc)
+        cute.arch.cp_async_wait_group(0)
+
+        # Epilogue: C = alpha * acc + beta * C in fp32, rounded once to the output type.
+        for i in cutlass.range_constexpr(cute.size(acc)):
+            if cute.elem_less(tCcC[i], (M, N)):
+                result = alpha * acc[i]
+                if beta != 0.0:
+                    result += beta * tCgC[i].to(cutlass.Float32)
+                tCgC[i] = result.to(self.dtype)
+
+    @cute.jit
+    def load_tile(self, tiled_copy: cute.TiledCopy, src: cute.Tensor, dst: cute.Tensor, coords: cute.Tensor,
+                  k_tile, stage, bounds):
+        """cp.async one k-tile into one smem stage; vectors outside the matrix are zero-filled."""
+        src_k, dst_s, crd_k = src[None, None, None, k_tile], dst[None, None, None, stage], \
+            coords[None, None, None, k_tile]
+        for i in cutlass.range_constexpr(cute.size(dst_s, mode=[1])):
+            for j in cutlass.range_constexpr(cute.size(dst_s, mode=[2])):
+                if cute.elem_less(crd_k[0, i, j], bounds):
+                    cute.copy(tiled_copy, src_k[None, i, j], dst_s[None, i, j])
+                else:
+                    dst_s[None, i, j].fill(0.0)
+
+
+def gemm_ampere_configured(tile=(128, 128, 32), warps=(2, 2), stages=4):
+    """A launcher for :class:`GemmAmpere` with a given tile/warps/stages (for tuning and the bench)."""
+    return GemmLauncher(
+        "gemm_ampere", dtypes=("float16", "bfloat16"), layouts=("TN", "NT", "NN", "TT"), max_vec=8,
+        build=lambda p, vec: GemmAmpere(cutlass_dtype(p.dtype), p.a_major, p.b_major, p.c_major, vec,
+                                        tile, warps, stages))
+
+
+_launcher = gemm_ampere_configured()
+
+
+def gemm_ampere(A, B, C=None, *, alpha=1.0, beta=0.0):
+    """``C = alpha * A @ B + beta * C`` on tensor cores via cp.async + ldmatrix + mma.sync (sm_80+).
+
+    A (M, K) and B (K, N) are fp16 or bf16 (cupy arrays, or torch tensors for bf16); C has their dtype
+    and is allocated row-major when ``None``. Layouts TN, NT, NN, TT; any M, N, K. Returns C.
+    Example: ``gemm_ampere(A, B, C, alpha=0.5, beta=1.0)``.
+    """
+    return _launcher(A, B, C, alpha=alpha, beta=beta)
