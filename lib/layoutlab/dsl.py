@@ -1,0 +1,284 @@
+"""Run snippets in the real CuTe DSL (``cutlass.cute``), batched and crash-isolated.
+
+This is the one shared way for tests and notebooks to ask the CuTe DSL what it computes.
+
+* :data:`HAVE_DSL` — whether ``nvidia-cutlass-dsl`` is importable here; :data:`SKIP_REASON` says why not.
+* :func:`dsl_eval` — evaluate many snippets (Python source producing a static layout / int / tuple inside a
+  ``@cute.jit`` function) in ONE ``cute.compile`` in a subprocess, and return one :class:`DSLResult` each.
+  A snippet that raises is reported as ``"error"``; one that kills the process (the DSL's native code can
+  SIGFPE or abort) is reported as ``"crash"`` and the batch resumes after it in a fresh process.
+* :func:`show_dsl` — for notebooks: print what the DSL prints for an expression next to our own result,
+  or a visible note when the DSL is not available (e.g. on macOS).
+
+Snippets see ``cute`` and ``cutlass`` (and whatever ``setup`` defines) and run at trace time inside
+``@cute.jit``, where static layouts are computed exactly as in a kernel.  A snippet is an expression, or
+several lines whose last line is the expression to report::
+
+    >>> [r.value for r in dsl_eval(["cute.make_layout((4,6), stride=(6,1))",
+    ...                             "a = cute.make_layout(8)\\ncute.size(a)"])]     # doctest: +SKIP
+    ['(4,6):(6,1)', '8']
+
+Values are formatted the CuTe way: layouts by ``str()``, Python tuples without spaces (``(1,4)``).
+Nothing is cached on disk; results are memoised in this process, keyed by the DSL version.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass
+from typing import Sequence
+
+__all__ = [
+    "HAVE_DSL",
+    "SKIP_REASON",
+    "DSL_VERSION",
+    "DSLResult",
+    "dsl_eval",
+    "dsl_value",
+    "show_dsl",
+]
+
+
+def _detect():
+    if importlib.util.find_spec("cutlass") is None:
+        return False, "nvidia-cutlass-dsl is not installed (the CuTe DSL ships only for Linux x86-64/aarch64)", None
+    try:
+        version = importlib.metadata.version("nvidia-cutlass-dsl")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return True, "", version
+
+
+HAVE_DSL, SKIP_REASON, DSL_VERSION = _detect()
+
+
+@dataclass(frozen=True)
+class DSLResult:
+    """The outcome of one snippet.
+
+    ``status`` is ``"ok"`` (``value`` holds the printed result, ``type`` its Python type name),
+    ``"error"`` (the DSL raised; ``message`` has the exception), ``"crash"`` (the process died on this
+    snippet; ``message`` says how) or ``"timeout"``.
+    """
+
+    status: str
+    value: str | None = None
+    type: str | None = None
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+_DRIVER = r'''
+import sys, json, os
+_out = os.fdopen(os.dup(1), "w")  # our own handle: native code may write to fd 1 too
+
+def _fmt(r):
+    if isinstance(r, (tuple, list)):
+        return "(" + ",".join(_fmt(e) for e in r) + ")"
+    if isinstance(r, bool):
+        return str(r)
+    return str(r)
+
+def _emit(i, status, value=None, typ=None, msg=""):
+    _out.write("@@LLR " + json.dumps([i, status, value, typ, msg]) + "\n")
+    _out.flush()
+
+import cutlass
+import cutlass.cute as cute
+
+{setup}
+
+{funcs}
+
+_FUNCS = [{names}]
+
+def _drive():
+    for _k, _f in enumerate(_FUNCS):
+        _i = _k
+        try:
+            _r = _f()
+            _emit(_i, "ok", _fmt(_r), type(_r).__name__)
+        except Exception as _e:
+            _m = (type(_e).__name__ + ": " + str(_e)).strip()
+            _emit(_i, "error", None, None, _m[:2000])
+
+@cute.jit
+def _main():
+    _drive()
+
+try:
+    cute.compile(_main)
+except Exception as _e:
+    _emit(-1, "compile_error", None, None, (type(_e).__name__ + ": " + str(_e))[:2000])
+_emit(-2, "done")
+'''
+
+
+def _snippet_function(i: int, src: str) -> str:
+    lines = textwrap.dedent(src).strip("\n").split("\n")
+    body, last = lines[:-1], lines[-1]
+    out = [f"def _s{i}():"]
+    out += ["    " + ln for ln in body]
+    out.append("    return (" + last + ")")
+    return "\n".join(out)
+
+
+def _syntax_error(src: str) -> str | None:
+    try:
+        compile(_snippet_function(0, src), "<snippet>", "exec")
+    except SyntaxError as e:
+        return f"SyntaxError in snippet: {e.msg} ({src!r})"
+    return None
+
+
+def _env(arch: str):
+    env = dict(os.environ)
+    env.setdefault("CUTE_DSL_ARCH", arch)
+    env.setdefault("MPLBACKEND", "Agg")
+    return env
+
+
+def _run_batch(snips: list[tuple[int, str]], setup: str, arch: str, timeout: float):
+    """Run snippets in one subprocess; return ({index: DSLResult}, how the process ended)."""
+    funcs = "\n\n".join(_snippet_function(i, s) for i, s in snips)
+    names = ", ".join(f"_s{i}" for i, _ in snips)
+    # Snippet functions are named by their global index; the driver reports them by position.
+    script = _DRIVER.format(setup=textwrap.dedent(setup), funcs=funcs, names=names)
+    with tempfile.NamedTemporaryFile("w", suffix="_dsl_batch.py", delete=False) as fh:
+        fh.write(script)
+        path = fh.name
+    try:
+        proc = subprocess.run(
+            [sys.executable, path], capture_output=True, text=True, timeout=timeout, env=_env(arch)
+        )
+        stdout, stderr, rc, ended = proc.stdout, proc.stderr, proc.returncode, "exit"
+    except subprocess.TimeoutExpired as e:
+        stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        stderr = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+        rc, ended = None, "timeout"
+    finally:
+        os.unlink(path)
+    results = {}
+    done = False
+    compile_error = None
+    for line in stdout.splitlines():
+        if not line.startswith("@@LLR "):
+            continue
+        k, status, value, typ, msg = json.loads(line[6:])
+        if k == -2:
+            done = True
+        elif k == -1:
+            compile_error = msg
+        else:
+            results[snips[k][0]] = DSLResult(status, value, typ, msg)
+    if ended == "timeout":
+        how = f"timed out after {timeout:.0f} s"
+    elif rc is not None and rc < 0:
+        try:
+            how = f"process killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            how = f"process killed by signal {-rc}"
+    elif not done:
+        how = f"process exited with status {rc}"
+    else:
+        how = None
+    tail = "\n".join(stderr.strip().splitlines()[-5:])
+    return results, how, tail, compile_error
+
+
+_MEMO: dict = {}
+
+
+def dsl_eval(
+    snippets: Sequence[str], setup: str = "", *, arch: str = "sm_90a", timeout: float = 300.0
+) -> list[DSLResult]:
+    """Evaluate each snippet inside one ``@cute.jit`` trace (one subprocess, one ``cute.compile``).
+
+    Returns one :class:`DSLResult` per snippet, in order.  If the DSL is unavailable, every result is an
+    ``"error"`` carrying :data:`SKIP_REASON` (callers normally skip before calling).
+    A native crash or hang is pinned on the first snippet without a result; the rest run again in a new
+    process, so one bad input never hides the others.
+    """
+    snippets = list(snippets)
+    if not HAVE_DSL:
+        return [DSLResult("error", message=f"CuTe DSL unavailable: {SKIP_REASON}") for _ in snippets]
+    out: list[DSLResult | None] = [None] * len(snippets)
+    todo = []
+    for i, s in enumerate(snippets):
+        key = (DSL_VERSION, arch, setup, s)
+        if key in _MEMO:
+            out[i] = _MEMO[key]
+            continue
+        err = _syntax_error(s)
+        if err:
+            out[i] = DSLResult("error", message=err)
+        else:
+            todo.append((i, s))
+    while todo:
+        results, how, tail, compile_error = _run_batch(todo, setup, arch, timeout)
+        missing = [(i, s) for i, s in todo if i not in results]
+        for i, r in results.items():
+            out[i] = r
+        if not missing:
+            break
+        if how is None and compile_error is not None:
+            # The setup code or the compile itself failed before any snippet ran.
+            for i, _ in missing:
+                out[i] = DSLResult("error", message=f"compile failed: {compile_error}")
+            break
+        bad_i, _ = missing[0]
+        status = "timeout" if how and how.startswith("timed out") else "crash"
+        out[bad_i] = DSLResult(status, message=f"{how or 'process ended early'}; stderr: {tail}".strip())
+        todo = missing[1:]
+    for i, s in enumerate(snippets):
+        _MEMO[(DSL_VERSION, arch, setup, s)] = out[i]
+    return out  # type: ignore[return-value]
+
+
+def dsl_value(snippet: str, setup: str = "") -> str:
+    """The DSL's printed value of one snippet; raises ``RuntimeError`` if it errors or crashes."""
+    (r,) = dsl_eval([snippet], setup)
+    if not r.ok:
+        raise RuntimeError(f"CuTe DSL {r.status} on {snippet!r}: {r.message}")
+    return r.value  # type: ignore[return-value]
+
+
+def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
+    """Notebook helper: print what the CuTe DSL gives for ``snippet`` and, if given, whether ``ours`` matches.
+
+    Without the DSL (e.g. on macOS) it prints a visible note instead and returns ``None``.
+
+    >>> show_dsl("cute.make_layout((4,6), stride=(6,1))", ours=Layout((4,6),(6,1)))   # doctest: +SKIP
+    CuTe DSL : (4,6):(6,1)
+    layoutlab: (4,6):(6,1)   [identical]
+    """
+    if not HAVE_DSL:
+        print(f"(CuTe DSL check skipped: {SKIP_REASON})")
+        return None
+    (r,) = dsl_eval([snippet], setup)
+    if r.ok:
+        print(f"CuTe DSL : {r.value}")
+    else:
+        print(f"CuTe DSL {r.status}: {r.message.splitlines()[0] if r.message else ''}")
+    if ours is not None:
+        mine = ours if isinstance(ours, str) else _format_ours(ours)
+        verdict = "identical" if r.ok and r.value == mine else "DIFFERENT"
+        print(f"layoutlab: {mine}   [{verdict}]")
+    return r
+
+
+def _format_ours(x) -> str:
+    if isinstance(x, (tuple, list)):
+        return "(" + ",".join(_format_ours(e) for e in x) + ")"
+    return str(x)
