@@ -1,0 +1,923 @@
+"""Pictures of layouts: every concept of the course as a matplotlib Figure.
+
+Each ``draw_*`` function returns a :class:`matplotlib.figure.Figure` (not a pyplot figure, so notebooks show
+it exactly once and nothing accumulates in pyplot's registry). Save it with ``fig.savefig("x.svg")`` or turn
+it into bytes with :func:`figure_to_png` / :func:`figure_to_svg`.
+
+The look follows CuTe's ``print_latex`` / ``print_latex_tv``: M grows downwards, N to the right, row indices
+on the left, column indices on top, and the eight pastel thread colours of ``print_latex_tv`` cycling over
+threads (``TV_COLORS[t % 8]``). Shared-memory banks always use :data:`BANK_COLORS` (bank ``b`` has the same
+colour in every picture of the book).
+
+Large tiles stay fast: cells are painted as one image (``imshow``), grid lines are two line collections, and
+per-cell text labels are only drawn up to ``label_limit`` cells (pass ``labels=True`` to force them).
+"""
+
+import colorsys
+import io
+import math
+
+import numpy as np
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from .errors import LayoutError
+
+__all__ = [
+    "TV_COLORS",
+    "BANK_COLORS",
+    "FONT",
+    "draw_layout",
+    "draw_tv_layout",
+    "draw_swizzle",
+    "draw_bank_map",
+    "draw_f2_matrix",
+    "draw_tiled_mma",
+    "draw_tiled_copy",
+    "draw_gemm_tiling",
+    "tv_cell_owners",
+    "bank_wavefronts",
+    "figure_to_png",
+    "figure_to_svg",
+]
+
+# print_latex_tv's eight pastels (RGB/255), cycled by thread index.
+TV_COLORS = np.array([
+    (175, 175, 255), (175, 255, 175), (255, 255, 175), (255, 175, 175),
+    (210, 210, 255), (210, 255, 210), (255, 255, 210), (255, 210, 210),
+]) / 255.0
+
+# 32 shared-memory banks around the hue wheel (pale enough for black text): bank b -> BANK_COLORS[b].
+BANK_COLORS = np.array([colorsys.hsv_to_rgb(b / 32, 0.45, 1.0) for b in range(32)])
+
+FONT = {"family": "monospace"}
+_EMPTY = np.array([1.0, 1.0, 1.0])
+_CONFLICT = "#d62728"
+_LABEL_LIMIT = 1024
+_BANKS, _BANK_BYTES = 32, 4
+
+
+class _BookFigure(Figure):
+    """A Figure that also shows itself as PNG where no inline backend is active (e.g. ``MPLBACKEND=Agg``)."""
+
+    def _repr_png_(self):
+        return figure_to_png(self)
+
+
+def figure_to_png(fig, dpi=80):
+    """PNG bytes of ``fig`` (``dpi`` 80 keeps pages light: a 6-inch picture is ~480 pixels wide)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def figure_to_svg(fig):
+    """SVG text of ``fig`` (text stays text, so it is small for labelled tiles)."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg")
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------- reading layouts (duck-typed, vectorised)
+
+def _flatten(t):
+    if isinstance(t, (tuple, list)):
+        return [x for e in t for x in _flatten(e)]
+    return [t]
+
+
+def _product(t):
+    return int(np.prod([int(x) for x in _flatten(t)], dtype=np.int64))
+
+
+def _as_layout(x, op):
+    """Strings in CuTe notation are parsed with the library's parser; everything else is used as given."""
+    if isinstance(x, str):
+        from . import layout as _layout_module
+        parse = getattr(_layout_module, "parse_layout", None)
+        if parse is None:
+            raise LayoutError(f"{op}: cannot parse {x!r}: layoutlab.parse_layout is not available yet; "
+                              f"pass a Layout object")
+        return parse(x)
+    return x
+
+
+def _shape_of(layout, op):
+    shape = getattr(layout, "shape", None)
+    if shape is None:
+        raise LayoutError(f"{op}: expected a Layout (an object with .shape), got {type(layout).__name__}")
+    return shape
+
+
+def _modes(layout, op):
+    """The top-level modes of ``layout``'s shape as a tuple (a rank-1 layout has one mode)."""
+    shape = _shape_of(layout, op)
+    return tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+
+
+def _swizzle_bms(swz):
+    """(B, M, S) of a swizzle object, whatever the attribute names of its implementation."""
+    for names in (("bits", "base", "shift"), ("num_bits", "num_base", "num_shft"), ("B", "M", "S"),
+                  ("bbits", "mbase", "sshift"), ("num_bits", "num_base", "num_shift")):
+        if all(hasattr(swz, n) for n in names):
+            return tuple(int(getattr(swz, n)) for n in names)
+    return None
+
+
+def _apply_swizzle(bms, offsets):
+    """CuTe Swizzle<B,M,S>: XOR the B bits at [M+S, M+S+B) into the bits at [M, M+B) (S may be negative)."""
+    b, m, s = bms
+    mask = (1 << b) - 1
+    yyy = mask << (m + max(0, s))
+    if s >= 0:
+        return offsets ^ ((offsets & yyy) >> s)
+    return offsets ^ ((offsets & yyy) << -s)
+
+
+def _offsets(layout, op):
+    """Offsets of every index of ``layout`` in CuTe's colexicographic order, as an int64 array.
+
+    Plain layouts use the vectorised ``Layout.table()``; composed layouts are ``inner(offset + outer(i))``
+    (a swizzle inner applied vectorised); anything else is called index by index.
+    """
+    inner, outer = getattr(layout, "inner", None), getattr(layout, "outer", None)
+    if inner is not None and outer is not None:
+        base = _offsets(outer, op) + int(getattr(layout, "offset", 0) or 0)
+        bms = _swizzle_bms(inner)
+        if bms is not None:
+            return _apply_swizzle(bms, base)
+        if hasattr(inner, "shape"):
+            table = _offsets(inner, op)
+            return table[base]
+        return np.array([int(inner(int(o))) for o in base], dtype=np.int64)
+    if hasattr(layout, "table"):
+        return np.asarray(layout.table(), dtype=np.int64).ravel()
+    size = _product(_shape_of(layout, op))
+    return np.array([int(layout(i)) for i in range(size)], dtype=np.int64)
+
+
+def _tile_mn(tile_mn, op):
+    """(M, N, stride_m, stride_n) of a tile given as (M, N) (column-major) or as a rank-2 Layout."""
+    if hasattr(tile_mn, "shape"):
+        modes = _modes(tile_mn, op)
+        stride = getattr(tile_mn, "stride", None)
+        if len(modes) != 2 or not isinstance(stride, (tuple, list)) or \
+                not all(isinstance(s, (int, np.integer)) for s in stride) or \
+                not all(isinstance(s, (int, np.integer)) for s in modes):
+            raise LayoutError(f"{op}: tile_mn {tile_mn} must be (M, N) or a rank-2 layout with integer modes")
+        return int(modes[0]), int(modes[1]), int(stride[0]), int(stride[1])
+    if not isinstance(tile_mn, (tuple, list)) or len(tile_mn) != 2:
+        raise LayoutError(f"{op}: tile_mn must be a pair (M, N), got {tile_mn!r}")
+    m, n = (_product(x) for x in tile_mn)
+    if m < 1 or n < 1:
+        raise LayoutError(f"{op}: tile_mn {tile_mn!r} must have positive extents")
+    return m, n, 1, m
+
+
+def tv_cell_owners(tv, tile_mn, op="tv_cell_owners"):
+    """Which (thread, value) owns each cell of the (M, N) tile under the TV layout ``tv``.
+
+    ``tv`` maps (t, v) -> offset in the tile; with the tile (M,N):(s_m,s_n) the cell is
+    ``m = (offset // s_m) % M``, ``n = (offset // s_n) % N`` (for the plain ``(M, N)`` tile, column-major:
+    ``m = offset % M``, ``n = offset // M``). Like ``print_latex_tv``, a cell reached by several (t, v)
+    (broadcast) shows the first one in thread-major order. Returns ``(thread, value)``, two (M, N) int arrays
+    with -1 where no (t, v) lands.
+
+    Example (seed 000, the WGMMA 64x64 accumulator)::
+
+        tv = ((4,8,4),(2,2,8)):((128,1,16),(64,8,512)),  tile (64,64)
+        (t,v)=(1,0) -> offset 128 -> (m,n)=(0,2), so thread[0,2] == 1 and value[0,2] == 0
+    """
+    tv = _as_layout(tv, op)
+    modes = _modes(tv, op)
+    if len(modes) != 2:
+        raise LayoutError(f"{op}: the TV layout {tv} has rank {len(modes)}; it must be rank 2 (thread, value)")
+    num_t, num_v = _product(modes[0]), _product(modes[1])
+    m_ext, n_ext, s_m, s_n = _tile_mn(tile_mn, op)
+    offsets = _offsets(tv, op)  # index t + T*v
+    cosize = (m_ext - 1) * s_m + (n_ext - 1) * s_n + 1
+    if offsets.size and (offsets.min() < 0 or offsets.max() >= cosize):
+        bad = int(np.flatnonzero((offsets < 0) | (offsets >= cosize))[0])
+        raise LayoutError(f"{op}: (t,v)=({bad % num_t},{bad // num_t}) maps to offset {int(offsets[bad])}, "
+                          f"outside the {m_ext}x{n_ext} tile; the tile must cover the TV layout's cosize")
+    m = (offsets // s_m) % m_ext
+    n = (offsets // s_n) % n_ext
+    # thread-major order (t outer, v inner), first writer wins as in print_latex_tv
+    t_idx = np.arange(offsets.size) % num_t
+    v_idx = np.arange(offsets.size) // num_t
+    order = np.lexsort((v_idx, t_idx))
+    cells = (m * n_ext + n)[order]
+    first_cells, first_pos = np.unique(cells, return_index=True)
+    thread = np.full(m_ext * n_ext, -1, dtype=np.int64)
+    value = np.full(m_ext * n_ext, -1, dtype=np.int64)
+    thread[first_cells] = t_idx[order][first_pos]
+    value[first_cells] = v_idx[order][first_pos]
+    return thread.reshape(m_ext, n_ext), value.reshape(m_ext, n_ext)
+
+
+# ---------------------------------------------------------------- painting grids
+
+def _cell_inches(rows, cols, max_w=9.0, max_h=9.0, preferred=0.45):
+    return max(min(preferred, max_w / cols, max_h / rows), 0.012)
+
+
+def _fontsize(cell_in, lines=1, chars=3):
+    pts = cell_in * 72
+    return float(np.clip(min(pts * 0.8 / lines, pts * 1.5 / max(chars, 1)), 3.0, 10.0))
+
+
+def _tick_step(extent):
+    for step in (1, 2, 4, 8, 16, 32, 64):
+        if extent / step <= 32:
+            return step
+    return 128
+
+
+def _paint(ax, rgb, labels=None, *, fontsize=8, grid=True, outline=None, row_name="", col_name="",
+           col_offset=0, row_offset=0, bold=None):
+    """Paint an (R, C, 3) colour image as grid cells on ``ax``; optional per-cell labels and outlines."""
+    rows, cols = rgb.shape[:2]
+    ax.imshow(rgb, interpolation="nearest", aspect="equal",
+              extent=(-0.5 + col_offset, cols - 0.5 + col_offset, rows - 0.5 + row_offset, -0.5 + row_offset))
+    if grid:
+        step = 1 if max(rows, cols) <= 64 else 8
+        width = 0.8 if step == 1 else 0.5
+        xs = np.arange(0, cols + 1, step) - 0.5 + col_offset
+        ys = np.arange(0, rows + 1, step) - 0.5 + row_offset
+        top, bottom = -0.5 + row_offset, rows - 0.5 + row_offset
+        left, right = -0.5 + col_offset, cols - 0.5 + col_offset
+        segs = [((x, top), (x, bottom)) for x in xs] + [((left, y), (right, y)) for y in ys]
+        ax.add_collection(LineCollection(segs, colors="black", linewidths=width))
+    if labels is not None:
+        for (r, c), text in np.ndenumerate(labels):
+            if text:
+                weight = "bold" if bold is not None and bold[r, c] else "normal"
+                ax.text(c + col_offset, r + row_offset, text, ha="center", va="center", fontsize=fontsize,
+                        fontfamily="monospace", weight=weight, linespacing=0.95)
+    if outline is not None and outline.any():
+        rr, cc = np.nonzero(outline)
+        squares = [((c - .5 + col_offset, r - .5 + row_offset), (c + .5 + col_offset, r - .5 + row_offset),
+                    (c + .5 + col_offset, r + .5 + row_offset), (c - .5 + col_offset, r + .5 + row_offset))
+                   for r, c in zip(rr, cc)]
+        ax.add_collection(PolyCollection(squares, facecolors="none", edgecolors="black", linewidths=2.0))
+    ax.set_xlim(-0.5 + col_offset, cols - 0.5 + col_offset)
+    ax.set_ylim(rows - 0.5 + row_offset, -0.5 + row_offset)
+    rstep, cstep = _tick_step(rows), _tick_step(cols)
+    ax.set_yticks(np.arange(0, rows, rstep) + row_offset, [str(i) for i in range(0, rows, rstep)])
+    ax.set_xticks(np.arange(0, cols, cstep) + col_offset, [str(i) for i in range(0, cols, cstep)])
+    ax.xaxis.tick_top()
+    ax.xaxis.set_label_position("top")
+    ax.tick_params(length=0, labelsize=8)
+    for lab in ax.get_xticklabels() + ax.get_yticklabels():
+        lab.set_fontfamily("monospace")
+    if row_name:
+        ax.set_ylabel(row_name, fontfamily="monospace")
+    if col_name:
+        ax.set_xlabel(col_name, fontfamily="monospace")
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+
+
+def _single_grid_figure(rows, cols, title, extra_h=0.0):
+    cell = _cell_inches(rows, cols)
+    left, right, top, bottom = 0.55, 0.2, 0.75 + extra_h, 0.2
+    width, height = cols * cell + left + right, rows * cell + top + bottom
+    fig = _BookFigure(figsize=(max(width, 2.5), height))
+    w, h = fig.get_size_inches()
+    ax = fig.add_axes((left / w, bottom / h, cols * cell / w, rows * cell / h))
+    if title:
+        fig.suptitle(title, fontfamily="monospace", fontsize=10, y=1 - 0.12 / h, va="top")
+    return fig, ax, cell
+
+
+def _want_labels(labels, cells, label_limit, cell_in=1.0):
+    """Explicit ``labels`` wins; by default label only tiles of at most ``label_limit`` readable cells."""
+    return bool(labels) if labels is not None else (cells <= label_limit and cell_in >= 0.2)
+
+
+def _fade(rgb, mask, amount=0.78):
+    """Blend the cells outside ``mask`` towards white so the highlighted ones stand out."""
+    out = rgb.copy()
+    out[~mask] = out[~mask] + (1 - out[~mask]) * amount
+    return out
+
+
+# ---------------------------------------------------------------- plain layouts
+
+def draw_layout(layout, *, color_by="offset", labels=None, highlight=None, title=None,
+                label_limit=_LABEL_LIMIT):
+    """The 2-D grid of a rank-1 or rank-2 layout, each cell (m, n) showing its offset ``layout(m, n)``.
+
+    Mode 0 runs down (rows m), mode 1 to the right (columns n); a cell's offset is
+    ``layout(m + M*n)`` with M = size(mode 0), as in CuTe's ``print_layout`` / ``print_latex``.
+    A rank-1 layout is drawn as one column (CuTe appends the mode ``1:0``).
+
+    ``color_by``: ``"offset"`` (pastel ``TV_COLORS[offset % 8]``), ``"bank"`` (``BANK_COLORS``, 4-byte
+    elements) or ``None`` (white). ``highlight``: a set of (m, n) cells to outline; the rest is faded.
+
+    Example: ``(4,8):(8,1)`` (row-major 4x8) puts offset 9 at (m,n)=(1,1) and 8 at (1,0)::
+
+        draw_layout(parse_layout("(4,8):(8,1)"))
+    """
+    layout = _as_layout(layout, "draw_layout")
+    modes = _modes(layout, "draw_layout")
+    if len(modes) > 2:
+        raise LayoutError(f"draw_layout: {layout} has rank {len(modes)}; only rank 1 or 2 can be drawn as a "
+                          f"grid (group modes first, e.g. with group_modes or a rank-2 reshape)")
+    rows = _product(modes[0])
+    cols = _product(modes[1]) if len(modes) == 2 else 1
+    grid = _offsets(layout, "draw_layout").reshape(cols, rows).T
+    if color_by == "offset":
+        rgb = TV_COLORS[grid % 8]
+    elif color_by == "bank":
+        rgb = BANK_COLORS[grid % _BANKS]
+    elif color_by is None:
+        rgb = np.ones((rows, cols, 3))
+    else:
+        raise LayoutError(f"draw_layout: color_by={color_by!r}; use 'offset', 'bank' or None")
+    mask = None
+    if highlight:
+        mask = np.zeros((rows, cols), dtype=bool)
+        for m, n in highlight:
+            mask[m, n] = True
+        rgb = _fade(rgb, mask)
+    fig, ax, cell = _single_grid_figure(rows, cols, str(layout) if title is None else title)
+    text = None
+    if _want_labels(labels, rows * cols, label_limit, cell):
+        text = grid.astype(str)
+    _paint(ax, rgb, text, fontsize=_fontsize(cell, 1, len(str(int(grid.max(initial=0))))), outline=mask)
+    return fig
+
+
+# ---------------------------------------------------------------- thread-value layouts
+
+def _tv_image(thread, value, highlight_threads, highlight_values):
+    rgb = TV_COLORS[np.maximum(thread, 0) % 8]
+    rgb[thread < 0] = _EMPTY
+    mask = None
+    if highlight_threads is not None or highlight_values is not None:
+        mask = thread >= 0
+        if highlight_threads is not None:
+            mask &= np.isin(thread, list(highlight_threads))
+        if highlight_values is not None:
+            mask &= np.isin(value, list(highlight_values))
+        rgb = _fade(rgb, mask)
+    return rgb, mask
+
+
+def _tv_labels(thread, value):
+    labels = np.char.add(np.char.add("T", thread.astype(str)), np.char.add("\nV", value.astype(str)))
+    labels[thread < 0] = ""
+    return labels
+
+
+def _draw_tv_on(ax, thread, value, cell, *, labels, label_limit, highlight_threads=None,
+                highlight_values=None, row_name="", col_name="", transpose=False):
+    if transpose:
+        thread, value = thread.T, value.T
+    rgb, mask = _tv_image(thread, value, highlight_threads, highlight_values)
+    text = None
+    if _want_labels(labels, thread.size, label_limit, cell):
+        text = _tv_labels(thread, value)
+    chars = len(str(int(max(thread.max(initial=0), value.max(initial=0))))) + 1
+    _paint(ax, rgb, text, fontsize=_fontsize(cell, 2, chars), outline=mask, bold=mask,
+           row_name=row_name, col_name=col_name)
+
+
+def draw_tv_layout(tv, tile_mn, *, highlight_threads=None, highlight_values=None, inverse=False,
+                   labels=None, title=None, label_limit=_LABEL_LIMIT):
+    """A thread-value layout on its (M, N) tile: each cell labelled ``T<t>`` / ``V<v>`` and coloured by thread.
+
+    ``tv`` maps (t, v) -> offset; the cell is ``(m, n) = (offset % M, offset // M)`` for the tile (M, N)
+    (or ``tile_mn`` as a rank-2 Layout, see :func:`tv_cell_owners`). Colours are ``TV_COLORS[t % 8]`` as in
+    CuTe's ``print_latex_tv``. ``highlight_threads`` / ``highlight_values`` outline the cells of those
+    threads / values (both given: their intersection) and fade the rest.
+
+    ``inverse=True`` draws the other direction: the (T, V) grid (rows t, columns v), each cell labelled with
+    the ``(m,n)`` that (t, v) writes.
+
+    Example (seed 000): the WGMMA accumulator on a 64x64 tile, cell (0,2) reads ``T1 V0``::
+
+        draw_tv_layout(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64))
+    """
+    tv = _as_layout(tv, "draw_tv_layout")
+    title = str(tv) if title is None else title
+    if inverse:
+        return _draw_tv_inverse(tv, tile_mn, labels=labels, title=title, label_limit=label_limit,
+                                highlight_threads=highlight_threads, highlight_values=highlight_values)
+    thread, value = tv_cell_owners(tv, tile_mn, "draw_tv_layout")
+    rows, cols = thread.shape
+    fig, ax, cell = _single_grid_figure(rows, cols, title)
+    _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit,
+                highlight_threads=highlight_threads, highlight_values=highlight_values)
+    return fig
+
+
+def _draw_tv_inverse(tv, tile_mn, *, labels, title, label_limit, highlight_threads, highlight_values):
+    modes = _modes(tv, "draw_tv_layout")
+    if len(modes) != 2:
+        raise LayoutError(f"draw_tv_layout: the TV layout {tv} has rank {len(modes)}; it must be rank 2")
+    num_t, num_v = _product(modes[0]), _product(modes[1])
+    m_ext, n_ext, s_m, s_n = _tile_mn(tile_mn, "draw_tv_layout")
+    tv_cell_owners(tv, tile_mn, "draw_tv_layout")  # validates that every offset lies in the tile
+    offsets = _offsets(tv, "draw_tv_layout").reshape(num_v, num_t).T  # [t, v]
+    m, n = (offsets // s_m) % m_ext, (offsets // s_n) % n_ext
+    thread = np.repeat(np.arange(num_t)[:, None], num_v, axis=1)
+    value = np.repeat(np.arange(num_v)[None, :], num_t, axis=0)
+    rgb, mask = _tv_image(thread, value, highlight_threads, highlight_values)
+    fig, ax, cell = _single_grid_figure(num_t, num_v, title + "\n(t, v) -> (m, n)")
+    text = None
+    if _want_labels(labels, num_t * num_v, label_limit, cell):
+        text = np.char.add(np.char.add(m.astype(str), ","), n.astype(str))
+    chars = len(str(m_ext)) + len(str(n_ext)) + 1
+    _paint(ax, rgb, text, fontsize=_fontsize(cell, 1, chars), outline=mask, row_name="thread t",
+           col_name="value v")
+    return fig
+
+
+# ---------------------------------------------------------------- swizzles and banks
+
+def _bank_of(offsets, element_bytes):
+    return (offsets * element_bytes // _BANK_BYTES) % _BANKS
+
+
+def _swizzle_tile(swizzle_or_composed, shape, op):
+    """(rows, cols, physical offsets[rows, cols]) for a bare swizzle (on a row-major tile) or a layout."""
+    bms = _swizzle_bms(swizzle_or_composed)
+    if bms is not None and not hasattr(swizzle_or_composed, "shape"):
+        b, m, s = bms
+        if shape is None:
+            cols = 1 << (m + max(s, 0))
+            rows = max(1 << b, 1)
+        else:
+            rows, cols = shape
+        if rows * cols > 1 << 15:
+            raise LayoutError(f"{op}: the tile {rows}x{cols} is too large to draw (at most 32768 cells); "
+                              f"pass a smaller shape=(rows, cols)")
+        logical = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)  # row-major
+        return rows, cols, _apply_swizzle(bms, logical)
+    layout = _as_layout(swizzle_or_composed, op)
+    modes = _modes(layout, op)
+    if len(modes) != 2:
+        raise LayoutError(f"{op}: {layout} has rank {len(modes)}; draw a rank-2 (rows, cols) tile")
+    rows, cols = _product(modes[0]), _product(modes[1])
+    return rows, cols, _offsets(layout, op).reshape(cols, rows).T
+
+
+def _check_element_bytes(element_bytes, op):
+    if element_bytes not in (1, 2, 4, 8, 16):
+        raise LayoutError(f"{op}: element_bytes={element_bytes!r}; use 1, 2, 4, 8 or 16")
+
+
+def draw_swizzle(swizzle_or_composed, element_bytes=2, *, shape=None, labels=None, title=None,
+                 label_limit=512):
+    """A swizzled shared-memory tile: where each logical element lives, and which bank it hits.
+
+    On top, the logical tile (rows m, columns n): cell (m, n) coloured and labelled by the bank of its
+    physical address, ``bank = (offset * element_bytes // 4) % 32``. Below, the physical memory in rows of
+    128 bytes (one row = all 32 banks): each slot shows the logical ``m,n`` stored there, coloured by the
+    logical 16-byte chunk of its row (``TV_COLORS[(n * element_bytes // 16) % 8]``), so the permutation of
+    chunks that the swizzle performs is visible at a glance.
+
+    A bare Swizzle<B,M,S> acts on a row-major tile of ``2^B`` rows of ``2^(M+S)`` elements (one period of the
+    pattern) unless ``shape=(rows, cols)`` is given; it maps offset o to
+    ``o ^ ((o >> S) & ((2^B - 1) << M))``. A composed (swizzled) layout is drawn on its own (M, N) tile.
+
+    Example: Swizzle<3,3,3> on 2-byte elements (the 128-byte swizzle for fp16): logical (1, 0) sits at
+    offset 64 ^ 8 = 72, in bank 4, so column 0 of the 8 rows spreads over 8 different 16-byte bank groups::
+
+        draw_swizzle(Swizzle(3, 3, 3), element_bytes=2)
+    """
+    op = "draw_swizzle"
+    _check_element_bytes(element_bytes, op)
+    rows, cols, phys = _swizzle_tile(swizzle_or_composed, shape, op)
+    banks = _bank_of(phys, element_bytes)
+    per_row = max(128 // element_bytes, 1)
+    cosize = int(phys.max()) + 1
+    prow = -(-cosize // per_row)
+    slot_m = np.full(prow * per_row, -1, dtype=np.int64)
+    slot_n = np.full(prow * per_row, -1, dtype=np.int64)
+    mm, nn = np.indices((rows, cols))
+    slot_m[phys.ravel()] = mm.ravel()
+    slot_n[phys.ravel()] = nn.ravel()
+    slot_m, slot_n = slot_m.reshape(prow, per_row), slot_n.reshape(prow, per_row)
+
+    # logical tile on top, physical memory (128-byte rows) below, same cell size
+    cell = _cell_inches(rows + prow, max(cols, per_row), max_w=9, max_h=8)
+    left, gap, top, bottom = 0.7, 0.75, 0.95, 0.25
+    width = left + max(cols, per_row) * cell + 0.3
+    height = top + rows * cell + gap + prow * cell + bottom
+    fig = _BookFigure(figsize=(max(width, 3.0), height))
+    width = fig.get_size_inches()[0]
+    ax_l = fig.add_axes((left / width, 1 - (top + rows * cell) / height, cols * cell / width, rows * cell / height))
+    ax_p = fig.add_axes((left / width, bottom / height, per_row * cell / width, prow * cell / height))
+    want = _want_labels(labels, max(rows * cols, prow * per_row), label_limit, cell)
+    _paint(ax_l, BANK_COLORS[banks], banks.astype(str) if want else None, fontsize=_fontsize(cell, 1, 2),
+           row_name="m", col_name="logical tile (m, n), colour = bank")
+    prgb = TV_COLORS[(np.maximum(slot_n, 0) * element_bytes // 16) % 8]
+    prgb[slot_m < 0] = _EMPTY
+    ptext = None
+    if want:
+        ptext = np.char.add(np.char.add(slot_m.astype(str), ","), slot_n.astype(str))
+        ptext[slot_m < 0] = ""
+    _paint(ax_p, prgb, ptext, fontsize=_fontsize(cell, 1, 4), row_name="row",
+           col_name="physical: 128-byte rows, bank on top, colour = logical 16-byte chunk of n")
+    step = max(_tick_step(per_row), max(_BANK_BYTES // element_bytes, 1))
+    ax_p.set_xticks(np.arange(0, per_row, step), [str(j * element_bytes // _BANK_BYTES) for j in
+                                                  range(0, per_row, step)])
+    name = title if title is not None else str(swizzle_or_composed)
+    fig.suptitle(f"{name}, {element_bytes}-byte elements", fontfamily="monospace", fontsize=10,
+                 y=1 - 0.1 / height, va="top")
+    return fig
+
+
+def bank_wavefronts(byte_addresses, access_bytes):
+    """Shared-memory wavefronts of one warp-wide access, and the worst bank conflict.
+
+    Thread t reads ``access_bytes`` (4, 8 or 16) starting at ``byte_addresses[t]``. The hardware serves 128
+    bytes per wavefront, so threads go in phases of ``128 // access_bytes`` (32 threads for 4-byte
+    accesses, 16 for 8-byte, 8 for 16-byte). Within a phase, a bank asked for ``k`` distinct 4-byte words
+    needs ``k`` wavefronts (the same word is broadcast). Returns ``(wavefronts, ideal, worst_ways)`` with
+    ``ideal`` the number of phases (one wavefront each).
+
+    Example: 32 threads reading a 4-byte column of a row-major 32x32 fp32 tile (address 128*t): every
+    thread hits bank 0 -> ``(32, 1, 32)``; a row (address 4*t) -> ``(1, 1, 1)``.
+    """
+    addrs = np.asarray(byte_addresses, dtype=np.int64).ravel()
+    width = max(int(access_bytes), _BANK_BYTES)
+    per_phase = max(128 // width, 1)
+    words = width // _BANK_BYTES
+    total, worst, phases = 0, 0, 0
+    for start in range(0, addrs.size, per_phase):
+        chunk = addrs[start:start + per_phase]
+        word_ids = (chunk[:, None] // _BANK_BYTES + np.arange(words)[None, :]).ravel()
+        word_ids = np.unique(word_ids)
+        ways = np.bincount(word_ids % _BANKS, minlength=_BANKS).max()
+        total += int(ways)
+        worst = max(worst, int(ways))
+        phases += 1
+    return total, phases, worst
+
+
+def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, title=None):
+    """Which bank each thread of one warp-wide shared-memory access hits, with conflicts marked.
+
+    ``layout`` gives the physical offset (in elements) of each logical (m, n) of the tile (a Layout, a
+    swizzled layout, or a bare Swizzle on its default tile as in :func:`draw_swizzle`); ``accesses[t]`` is
+    the (m, n) where thread t starts reading ``access_bytes`` (default ``element_bytes``). One panel per
+    phase (see :func:`bank_wavefronts`): columns are the 32 banks, rows the 128-byte memory lines touched,
+    each word labelled with the thread(s) reading it. A bank asked for more than one word in a phase is
+    marked red with its ``k-way`` count.
+
+    Example: 8 threads of an ldmatrix phase reading rows 0..7, column 0 of a 2-byte row-major 8x64 tile
+    (16 bytes each): every row starts at bank 0 -> one 8-way conflict; under Swizzle<3,3,3> it is 1 way.
+    """
+    op = "draw_bank_map"
+    _check_element_bytes(element_bytes, op)
+    access_bytes = element_bytes if access_bytes is None else int(access_bytes)
+    if access_bytes not in (1, 2, 4, 8, 16):
+        raise LayoutError(f"{op}: access_bytes={access_bytes!r}; use 1, 2, 4, 8 or 16")
+    rows, cols, phys = _swizzle_tile(layout, None, op)
+    coords = [tuple(int(x) for x in a) for a in accesses]
+    if not coords or len(coords) > 32:
+        raise LayoutError(f"{op}: {len(coords)} accesses given; a warp issues 1 to 32 (one per thread)")
+    for t, (m, n) in enumerate(coords):
+        if not (0 <= m < rows and 0 <= n < cols):
+            raise LayoutError(f"{op}: thread {t} accesses (m,n)=({m},{n}) outside the {rows}x{cols} tile")
+    addrs = np.array([phys[m, n] * element_bytes for m, n in coords], dtype=np.int64)
+    waves, ideal, worst = bank_wavefronts(addrs, access_bytes)
+    width = max(access_bytes, _BANK_BYTES)
+    per_phase = max(128 // width, 1)
+    nwords = width // _BANK_BYTES
+    phases = [list(range(s, min(s + per_phase, len(coords)))) for s in range(0, len(coords), per_phase)]
+    panels = []
+    for threads in phases:
+        owners = {}
+        for t in threads:
+            for w in range(nwords):
+                word = int(addrs[t] // _BANK_BYTES + w)
+                owners.setdefault(word, []).append(t)
+        lines = sorted({w // _BANKS for w in owners})
+        panels.append((threads, owners, lines))
+    nrows = sum(len(p[2]) for p in panels)
+    cell = 0.34
+    height = 0.9 + nrows * cell + len(panels) * 0.45
+    fig = _BookFigure(figsize=(0.8 + _BANKS * cell, height))
+    w_in, h_in = fig.get_size_inches()
+    y = h_in - 0.85
+    for index, (threads, owners, lines) in enumerate(panels):
+        ph = len(lines) * cell
+        y -= ph
+        ax = fig.add_axes((0.6 / w_in, y / h_in, _BANKS * cell / w_in, ph / h_in))
+        y -= 0.45
+        rgb = np.ones((len(lines), _BANKS, 3))
+        text = np.full((len(lines), _BANKS), "", dtype=object)
+        per_bank = np.zeros(_BANKS, dtype=int)
+        for word, ts in owners.items():
+            r, b = lines.index(word // _BANKS), word % _BANKS
+            rgb[r, b] = TV_COLORS[ts[0] % 8]
+            text[r, b] = "T" + "/".join(str(t) for t in ts[:2]) + ("+" if len(ts) > 2 else "")
+            per_bank[b] += 1
+        conflict = np.zeros((len(lines), _BANKS), dtype=bool)
+        for b in np.flatnonzero(per_bank > 1):
+            conflict[:, b] = [(line * _BANKS + b) in owners for line in lines]
+        _paint(ax, rgb, text, fontsize=5.5, row_name="line")
+        ax.set_yticks(range(len(lines)), [str(line) for line in lines])
+        ax.set_xticks(range(_BANKS), [str(b) for b in range(_BANKS)])
+        ax.tick_params(labelsize=6)
+        if conflict.any():
+            rr, cc = np.nonzero(conflict)
+            squares = [((c - .5, r - .5), (c + .5, r - .5), (c + .5, r + .5), (c - .5, r + .5))
+                       for r, c in zip(rr, cc)]
+            ax.add_collection(PolyCollection(squares, facecolors="none", edgecolors=_CONFLICT, linewidths=2))
+        for b in np.flatnonzero(per_bank > 1):
+            ax.text(b, len(lines) - 0.5 + 0.35, f"{per_bank[b]}-way", ha="center", va="top", color=_CONFLICT,
+                    fontsize=6, fontfamily="monospace")
+        ax.set_title(f"phase {index}: threads {threads[0]}..{threads[-1]}, {per_bank.max()} wavefront(s)",
+                     fontsize=8, fontfamily="monospace", loc="left", pad=14)
+    head = title if title is not None else f"{len(coords)} threads x {access_bytes} B"
+    verdict = "conflict-free" if waves == ideal else f"{worst}-way conflict"
+    fig.suptitle(f"{head}: {waves} wavefront(s), ideal {ideal} -> {verdict}", fontfamily="monospace",
+                 fontsize=10, y=1 - 0.1 / h_in, va="top")
+    fig.bank_summary = {"wavefronts": waves, "ideal": ideal, "worst_ways": worst}
+    return fig
+
+
+# ---------------------------------------------------------------- linear layouts over F2
+
+_SHORT = {"register": "reg", "lane": "lane", "warp": "warp", "block": "block", "offset": "off"}
+
+
+def _f2_parts(linear_layout):
+    """(matrix[out_bits, in_bits] of 0/1, in-bit labels, out-bit labels, in-group sizes, out-group sizes)."""
+    if isinstance(linear_layout, (np.ndarray, list)):
+        linear_layout = np.asarray(linear_layout)
+        mat = (np.asarray(linear_layout) & 1).astype(np.int64)
+        if mat.ndim != 2:
+            raise LayoutError(f"draw_f2_matrix: a matrix must be 2-D, got shape {mat.shape}")
+        return (mat, [f"in{j}" for j in range(mat.shape[1])], [f"out{i}" for i in range(mat.shape[0])],
+                [mat.shape[1]], [mat.shape[0]])
+    bases = getattr(linear_layout, "bases", None)
+    out_dims = getattr(linear_layout, "out_dims", None)
+    if bases is None or out_dims is None:
+        raise LayoutError("draw_f2_matrix: expected a LinearLayout (with .bases and .out_dims) or a 0/1 "
+                          f"numpy matrix, got {type(linear_layout).__name__}")
+    out_items = list(out_dims.items()) if hasattr(out_dims, "items") else list(out_dims)
+    out_bits = []
+    for name, size in out_items:
+        size = int(size)
+        if size & (size - 1):
+            raise LayoutError(f"draw_f2_matrix: out dim {name} has size {size}, not a power of two")
+        out_bits.append((str(name), size.bit_length() - 1))
+    in_items = list(bases.items()) if hasattr(bases, "items") else list(bases)
+    columns, in_labels, in_groups = [], [], []
+    for name, vectors in in_items:
+        short = _SHORT.get(str(name), str(name))
+        in_groups.append(len(vectors))
+        for j, vec in enumerate(vectors):
+            vec = list(vec) if isinstance(vec, (tuple, list)) else [vec]
+            column = []
+            for (oname, nbits), comp in zip(out_bits, vec):
+                column += [(int(comp) >> b) & 1 for b in range(nbits)]
+            columns.append(column)
+            in_labels.append(f"{short}{j}")
+    total_out = sum(n for _, n in out_bits)
+    if hasattr(linear_layout, "get_matrix_view"):
+        mat = np.array(linear_layout.get_matrix_view(), dtype=np.int64).reshape(total_out, len(columns))
+    else:
+        mat = np.array(columns, dtype=np.int64).T if columns else np.zeros((total_out, 0), dtype=np.int64)
+    out_labels = [f"{name}.{b}" for name, n in out_bits for b in range(n)]
+    return mat, in_labels, out_labels, in_groups, [n for _, n in out_bits]
+
+
+def draw_f2_matrix(linear_layout, *, title=None, in_labels=None, out_labels=None):
+    """A linear layout as its 0/1 matrix over F2: one column per input bit, one row per output bit.
+
+    Column j is the image of input bit j (``reg0, reg1, ..., lane0, ..., warp0, ...``): output bit i is set
+    iff entry (i, j) is 1, and the layout maps an input x to the XOR of the columns of x's set bits.
+    Rows are labelled ``<out dim>.<bit>`` (bit 0 = least significant); thick lines separate the input
+    dimensions (reg / lane / warp) and the output dimensions. Accepts a LinearLayout (``.bases`` as
+    ``{in_dim: [basis vector per bit]}``, ``.out_dims`` as ``{out_dim: size}``) or a 0/1 numpy matrix.
+
+    Example: a layout with ``bases={"lane": [[1,0],[2,0],[0,1]]}``, ``out_dims={"dim0": 4, "dim1": 2}``
+    gives the 3x3 identity: lane0 -> dim0.0, lane1 -> dim0.1, lane2 -> dim1.0.
+    """
+    mat, ins, outs, in_groups, out_groups = _f2_parts(linear_layout)
+    ins = list(in_labels) if in_labels is not None else ins
+    outs = list(out_labels) if out_labels is not None else outs
+    rows, cols = mat.shape
+    cell = _cell_inches(max(rows, 1), max(cols, 1), max_w=9, max_h=7, preferred=0.4)
+    left, top = 0.9, 1.0
+    width, height = left + max(cols, 1) * cell + 0.3, top + max(rows, 1) * cell + 0.25
+    fig = _BookFigure(figsize=(max(width, 2.5), height))
+    w_in, h_in = fig.get_size_inches()
+    ax = fig.add_axes((left / w_in, 0.25 / h_in, max(cols, 1) * cell / w_in, max(rows, 1) * cell / h_in))
+    group_of_col = np.repeat(np.arange(len(in_groups)), in_groups) if cols else np.zeros(0, dtype=int)
+    ones = np.array([0.2, 0.2, 0.45])
+    rgb = np.ones((rows, cols, 3))
+    if cols:
+        rgb[mat == 1] = ones
+        shade = TV_COLORS[group_of_col % 8]
+        zero = np.broadcast_to(shade, (rows, cols, 3))
+        rgb[mat == 0] = zero[mat == 0]
+    text = np.where(mat == 1, "1", "0").astype(object) if rows * cols <= 2048 else None
+    _paint(ax, rgb, None, grid=True)
+    if text is not None:
+        fs = _fontsize(cell, 1, 1)
+        for (r, c), t in np.ndenumerate(text):
+            ax.text(c, r, t, ha="center", va="center", fontsize=fs, fontfamily="monospace",
+                    color="white" if t == "1" else "black")
+    ax.set_xticks(range(cols), ins, rotation=90)
+    ax.set_yticks(range(rows), outs)
+    ax.tick_params(labelsize=min(8, max(4, cell * 72 * 0.5)))
+    segs = []
+    for boundary in np.cumsum(in_groups)[:-1]:
+        segs.append(((boundary - 0.5, -0.5), (boundary - 0.5, rows - 0.5)))
+    for boundary in np.cumsum(out_groups)[:-1]:
+        segs.append(((-0.5, boundary - 0.5), (cols - 0.5, boundary - 0.5)))
+    ax.add_collection(LineCollection(segs, colors="black", linewidths=2.5))
+    name = title if title is not None else (str(linear_layout) if not isinstance(linear_layout, np.ndarray)
+                                            else "F2 matrix")
+    fig.suptitle(name, fontfamily="monospace", fontsize=9, y=1 - 0.08 / h_in, va="top")
+    return fig
+
+
+# ---------------------------------------------------------------- tiled MMA / tiled copy / GEMM tiling
+
+def _attr(obj, names, what, op):
+    for name in names:
+        if isinstance(obj, dict) and name in obj:
+            return obj[name]
+        value = getattr(obj, name, None)
+        if value is not None:
+            return value() if callable(value) and not hasattr(value, "shape") else value
+    raise LayoutError(f"{op}: {type(obj).__name__} has no {what} (looked for {', '.join(names)})")
+
+
+def _mma_panels(tiled_mma, op):
+    """{"A": (tv, (M,K)), "B": (tv, (N,K)), "C": (tv, (M,N))} from a TiledMMA-like object or a dict."""
+    if isinstance(tiled_mma, dict) and {"A", "B", "C"} <= set(tiled_mma):
+        return {k: tiled_mma[k] for k in "ABC"}
+    tv_a = _attr(tiled_mma, ("tv_layout_A", "tv_layout_a", "layout_a_tv", "tv_a"), "A TV layout", op)
+    tv_b = _attr(tiled_mma, ("tv_layout_B", "tv_layout_b", "layout_b_tv", "tv_b"), "B TV layout", op)
+    tv_c = _attr(tiled_mma, ("tv_layout_C", "tv_layout_c", "layout_c_tv", "tv_c"), "C TV layout", op)
+    mnk = _attr(tiled_mma, ("tile_mnk", "shape_mnk", "tile_shape_mnk", "mnk"), "tile shape (M,N,K)", op)
+    m, n, k = (_product(x) for x in mnk)
+    return {"A": (tv_a, (m, k)), "B": (tv_b, (n, k)), "C": (tv_c, (m, n))}
+
+
+def draw_tiled_mma(tiled_mma, *, labels=None, title=None, label_limit=_LABEL_LIMIT):
+    """The A, B and C thread-value layouts of an MMA, placed like the CuTe docs' tiled-MMA figures.
+
+    C (M x N) bottom right, A (M x K) to its left, B above C drawn as K x N (B's TV layout maps into its
+    (N, K) tile; the picture transposes it so that k runs down, matching A's k running right). Each cell is
+    labelled ``T<t>`` / ``V<v>`` with ``TV_COLORS[t % 8]``. ``tiled_mma``: a TiledMMA / MMA atom object
+    (``tv_layout_A/B/C`` and ``shape_mnk``) or a dict ``{"A": (tv, (M,K)), "B": (tv, (N,K)), "C": (tv, (M,N))}``.
+
+    Example: SM80 16x8x8 (``SM80_16x8x8_F32F16F16F32_TN``): C is ``((4,8),(2,2)):((32,1),(16,8))`` on
+    (16, 8) -- thread 1 value 0 lands at (m,n)=(0,2).
+    """
+    op = "draw_tiled_mma"
+    panels = _mma_panels(tiled_mma, op)
+    owners = {key: tv_cell_owners(_as_layout(tv, op), tile, op) for key, (tv, tile) in panels.items()}
+    (m, k), (n, _) = owners["A"][0].shape, owners["B"][0].shape
+    cell = _cell_inches(m + k, n + k, max_w=10, max_h=10)
+    gap, left, top = 0.55, 0.55, 0.9
+    width = left + k * cell + gap + n * cell + 0.2
+    height = top + k * cell + gap + m * cell + 0.2
+    fig = _BookFigure(figsize=(width, height))
+
+    def box(x, y, w, h):
+        return (x / width, 1 - (y + h) / height, w / width, h / height)
+
+    axes = {"B": fig.add_axes(box(left + k * cell + gap, top, n * cell, k * cell)),
+            "A": fig.add_axes(box(left, top + k * cell + gap, k * cell, m * cell)),
+            "C": fig.add_axes(box(left + k * cell + gap, top + k * cell + gap, n * cell, m * cell))}
+    names = {"A": ("m", "k"), "B": ("k", "n"), "C": ("m", "n")}
+    for key, ax in axes.items():
+        thread, value = owners[key]
+        _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit,
+                    row_name=names[key][0], col_name=f"{key}: {names[key][1]}", transpose=(key == "B"))
+    fig.suptitle(title if title is not None else str(getattr(tiled_mma, "name", "") or type(tiled_mma).__name__),
+                 fontfamily="monospace", fontsize=10, y=1 - 0.08 / height, va="top")
+    return fig
+
+
+def draw_tiled_copy(tiled_copy=None, *, src=None, dst=None, tile_mn=None, labels=None, title=None,
+                    label_limit=_LABEL_LIMIT):
+    """A tiled copy: which thread reads which element (Src) and which writes which element (Dst).
+
+    Two TV pictures of the same (M, N) tile side by side, as in CuTe's ``print_latex(tiled_copy)``.
+    Either a TiledCopy-like object (``layout_src_tv_tiled`` / ``layout_dst_tv_tiled`` and ``tiler_mn``) or
+    ``src=tv, dst=tv, tile_mn=(M, N)``.
+
+    Example: ldmatrix x1 (``SM75_U32x1_LDSM_N``) reading an 8x8 fp16 matrix: in Src thread t gives the
+    address of row t (``8:1`` threads x ``8:8`` values, one row each); in Dst thread t holds (t//4, 2*(t%4))
+    and (t//4, 2*(t%4)+1).
+    """
+    op = "draw_tiled_copy"
+    if tiled_copy is not None:
+        src = _attr(tiled_copy, ("layout_src_tv_tiled", "tv_layout_src", "layout_src_tv", "src"), "Src TV layout", op)
+        dst = _attr(tiled_copy, ("layout_dst_tv_tiled", "tv_layout_dst", "layout_dst_tv", "dst"), "Dst TV layout", op)
+        tile_mn = _attr(tiled_copy, ("tiler_mn", "tile_mn"), "tile (M, N)", op)
+    if src is None or dst is None or tile_mn is None:
+        raise LayoutError(f"{op}: give a TiledCopy, or all of src=, dst= and tile_mn=")
+    if isinstance(tile_mn, (tuple, list)) and len(tile_mn) == 2 and all(hasattr(t, "shape") for t in tile_mn):
+        tile_mn = tuple(_product(t.shape) for t in tile_mn)
+    owners = [tv_cell_owners(_as_layout(x, op), tile_mn, op) for x in (src, dst)]
+    rows, cols = owners[0][0].shape
+    cell = _cell_inches(rows, 2 * cols, max_w=10, max_h=9)
+    left, gap, top = 0.55, 0.55, 0.9
+    width = left + 2 * cols * cell + gap + 0.2
+    height = top + rows * cell + 0.2
+    fig = _BookFigure(figsize=(width, height))
+    for i, (name, (thread, value)) in enumerate(zip(("Src", "Dst"), owners)):
+        x = left + i * (cols * cell + gap)
+        ax = fig.add_axes((x / width, 0.2 / height, cols * cell / width, rows * cell / height))
+        _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit, col_name=name)
+    fig.suptitle(title if title is not None else f"Src {src}  ->  Dst {dst}", fontfamily="monospace",
+                 fontsize=9, y=1 - 0.08 / height, va="top")
+    return fig
+
+
+def draw_gemm_tiling(m, n, k, block_mnk, *, thread_mn=None, block=(0, 0), k_tile=0, title=None):
+    """How a GEMM C[M,N] += A[M,K] B[K,N] is cut: CTA blocks over C, k-tiles along K, thread tiles in a block.
+
+    C is split into ``ceil(M/bM) x ceil(N/bN)`` blocks, one per CTA; the CTA at ``block=(i, j)`` walks A's
+    row panel and B's column panel in ``ceil(K/bK)`` k-tiles (numbered ``k0, k1, ...``; ``k_tile`` is
+    drawn darker). ``thread_mn=(tM, tN)`` splits the highlighted C block among tM x tN threads (each owns a
+    ``bM/tM x bN/tN`` sub-tile, thread 0 outlined). Drawn to scale: A left, B on top, C bottom right.
+
+    Example (the SIMT sgemm of seed 003): ``draw_gemm_tiling(256, 256, 64, (128, 128, 8), thread_mn=(16, 16))``
+    shows 2x2 CTAs, 8 k-tiles, and 256 threads owning 8x8 C elements each.
+    """
+    op = "draw_gemm_tiling"
+    for name, value in (("M", m), ("N", n), ("K", k)):
+        if not isinstance(value, (int, np.integer)) or value < 1:
+            raise LayoutError(f"{op}: {name}={value!r} must be a positive integer")
+    if len(block_mnk) != 3 or any(not isinstance(b, (int, np.integer)) or b < 1 for b in block_mnk):
+        raise LayoutError(f"{op}: block_mnk={block_mnk!r} must be three positive integers (bM, bN, bK)")
+    bm, bn, bk = block_mnk
+    grid_m, grid_n, k_tiles = -(-m // bm), -(-n // bn), -(-k // bk)
+    bi, bj = block
+    if not (0 <= bi < grid_m and 0 <= bj < grid_n):
+        raise LayoutError(f"{op}: block={block!r} outside the {grid_m}x{grid_n} grid of CTAs")
+    if thread_mn is not None:
+        tm, tn = thread_mn
+        if bm % tm or bn % tn:
+            raise LayoutError(f"{op}: thread_mn={thread_mn!r} must divide the block ({bm}, {bn}) evenly")
+    scale = 6.0 / max(m + k, n + k)
+    gap, left, top = 0.35, 0.5, 0.8
+    width = left + (k + n) * scale + gap + 0.3
+    height = top + (k + m) * scale + gap + 0.3
+    fig = _BookFigure(figsize=(width, height))
+
+    def box(x, y, w, h):
+        return (x / width, 1 - (y + h) / height, w / width, h / height)
+
+    ax_a = fig.add_axes(box(left, top + k * scale + gap, k * scale, m * scale))
+    ax_b = fig.add_axes(box(left + k * scale + gap, top, n * scale, k * scale))
+    ax_c = fig.add_axes(box(left + k * scale + gap, top + k * scale + gap, n * scale, m * scale))
+    pale, strong = TV_COLORS[0], np.array([0.35, 0.35, 0.85])
+    for ax, (rows, cols), label in ((ax_a, (m, k), "A (M x K)"), (ax_b, (k, n), "B (K x N)"),
+                                    (ax_c, (m, n), "C (M x N)")):
+        ax.set_xlim(0, cols)
+        ax.set_ylim(rows, 0)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(label, fontsize=8, fontfamily="monospace")
+    # A: the block's row panel, cut into k-tiles
+    for t in range(k_tiles):
+        kx = t * bk
+        ax_a.add_patch(Rectangle((kx, bi * bm), min(bk, k - kx), min(bm, m - bi * bm),
+                                 facecolor=strong if t == k_tile else pale, edgecolor="black", lw=0.6))
+        ax_b.add_patch(Rectangle((bj * bn, kx), min(bn, n - bj * bn), min(bk, k - kx),
+                                 facecolor=strong if t == k_tile else pale, edgecolor="black", lw=0.6))
+        if k_tiles <= 16:
+            ax_a.text(kx + min(bk, k - kx) / 2, bi * bm - 0.02 * m, f"k{t}", ha="center", va="bottom",
+                      fontsize=6, fontfamily="monospace")
+            ax_b.text(bj * bn - 0.02 * n, kx + min(bk, k - kx) / 2, f"k{t}", ha="right", va="center",
+                      fontsize=6, fontfamily="monospace")
+    # C: the CTA grid, the highlighted block and its thread tiles
+    segs = [((j * bn, 0), (j * bn, m)) for j in range(grid_n + 1)] + \
+           [((0, i * bm), (n, i * bm)) for i in range(grid_m + 1)]
+    ax_c.add_collection(LineCollection(segs, colors="black", linewidths=0.8))
+    ax_c.add_patch(Rectangle((bj * bn, bi * bm), min(bn, n - bj * bn), min(bm, m - bi * bm),
+                             facecolor=pale, edgecolor="black", lw=1.5))
+    if grid_m * grid_n <= 64:
+        for i in range(grid_m):
+            for j in range(grid_n):
+                ax_c.text(j * bn + bn / 2, i * bm + bm / 2, f"CTA\n({i},{j})", ha="center", va="center",
+                          fontsize=6, fontfamily="monospace", alpha=0.6)
+    if thread_mn is not None:
+        sm, sn = bm // tm, bn // tn
+        segs = [((bj * bn + j * sn, bi * bm), (bj * bn + j * sn, bi * bm + bm)) for j in range(tn + 1)] + \
+               [((bj * bn, bi * bm + i * sm), (bj * bn + bn, bi * bm + i * sm)) for i in range(tm + 1)]
+        ax_c.add_collection(LineCollection(segs, colors="gray", linewidths=0.3))
+        ax_c.add_patch(Rectangle((bj * bn, bi * bm), sn, sm, facecolor=strong, edgecolor="black", lw=1.0))
+    head = title if title is not None else \
+        f"GEMM {m}x{n}x{k}, CTA tile {bm}x{bn}x{bk}: {grid_m}x{grid_n} CTAs, {k_tiles} k-tiles" + \
+        (f", {tm}x{tn} threads of {bm // tm}x{bn // tn}" if thread_mn is not None else "")
+    fig.suptitle(head, fontfamily="monospace", fontsize=8, y=1 - 0.08 / height, va="top")
+    return fig
