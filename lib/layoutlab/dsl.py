@@ -79,20 +79,17 @@ class DSLResult:
         return self.status == "ok"
 
 
-_DRIVER = r'''
-import sys, json, os
-_out = os.fdopen(os.dup(1), "w")  # our own handle: native code may write to fd 1 too
+_DRIVER = r"""
+import sys, json, os, signal
+_OUT = sys.stdout
 
 def _fmt(r):
     if isinstance(r, (tuple, list)):
         return "(" + ",".join(_fmt(e) for e in r) + ")"
-    if isinstance(r, bool):
-        return str(r)
     return str(r)
 
-def _emit(i, status, value=None, typ=None, msg=""):
-    _out.write("@@LLR " + json.dumps([i, status, value, typ, msg]) + "\n")
-    _out.flush()
+def _line(i, status, value=None, typ=None, msg=""):
+    return "@@LLR " + json.dumps([i, status, value, typ, msg]) + "\n"
 
 import cutlass
 import cutlass.cute as cute
@@ -102,27 +99,71 @@ import cutlass.cute as cute
 {funcs}
 
 _FUNCS = [{names}]
+_TIMEOUT = {timeout}
 
-def _drive():
-    for _k, _f in enumerate(_FUNCS):
-        _i = _k
-        try:
-            _r = _f()
-            _emit(_i, "ok", _fmt(_r), type(_r).__name__)
-        except Exception as _e:
-            _m = (type(_e).__name__ + ": " + str(_e)).strip()
-            _emit(_i, "error", None, None, _m[:2000])
+def _child(start, w):
+    def drive():
+        for k in range(start, len(_FUNCS)):
+            try:
+                r = _FUNCS[k]()
+                os.write(w, _line(k, "ok", _fmt(r), type(r).__name__).encode())
+            except Exception as e:
+                m = (type(e).__name__ + ": " + str(e)).strip()
+                os.write(w, _line(k, "error", None, None, m[:2000]).encode())
 
-@cute.jit
-def _main():
-    _drive()
+    @cute.jit
+    def main():
+        drive()
 
-try:
-    cute.compile(_main)
-except Exception as _e:
-    _emit(-1, "compile_error", None, None, (type(_e).__name__ + ": " + str(_e))[:2000])
-_emit(-2, "done")
-'''
+    try:
+        cute.compile(main)
+    except Exception as e:
+        os.write(w, _line(-1, "compile_error", None, None, (type(e).__name__ + ": " + str(e))[:2000]).encode())
+
+# A zygote: cutlass is imported once; each attempt runs in a forked child, so a native crash (SIGFPE,
+# abort) costs one fork and the batch resumes right after the snippet that killed it.
+start = 0
+while start < len(_FUNCS):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        signal.alarm(_TIMEOUT)
+        _child(start, w)
+        os._exit(0)
+    os.close(w)
+    seen = set()
+    buf = b""
+    with os.fdopen(r, "rb") as rf:
+        for raw in rf:
+            line = raw.decode()
+            k = json.loads(line[6:])[0]
+            if k == -1:
+                _OUT.write(line)
+                seen = None
+                break
+            seen.add(k)
+            _OUT.write(line)
+    _, status = os.waitpid(pid, 0)
+    if seen is None:
+        break
+    missing = [k for k in range(start, len(_FUNCS)) if k not in seen]
+    if not missing:
+        break
+    bad = missing[0]
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        kind = "timeout" if sig == signal.SIGALRM else "crash"
+        msg = "timed out after %d s" % _TIMEOUT if kind == "timeout" else "process killed by " + name
+    else:
+        kind, msg = "crash", "process exited with status %d" % os.WEXITSTATUS(status)
+    _OUT.write(_line(bad, kind, None, None, msg))
+    _OUT.flush()
+    start = bad + 1
+_OUT.write(_line(-2, "done"))
+_OUT.flush()
+"""
 
 
 def _snippet_function(i: int, src: str) -> str:
@@ -149,12 +190,12 @@ def _env(arch: str):
     return env
 
 
-def _run_batch(snips: list[tuple[int, str]], setup: str, arch: str, timeout: float):
+def _run_batch(snips: list[tuple[int, str]], setup: str, arch: str, timeout: float, per_snippet_timeout: float):
     """Run snippets in one subprocess; return ({index: DSLResult}, how the process ended)."""
     funcs = "\n\n".join(_snippet_function(i, s) for i, s in snips)
     names = ", ".join(f"_s{i}" for i, _ in snips)
     # Snippet functions are named by their global index; the driver reports them by position.
-    script = _DRIVER.format(setup=textwrap.dedent(setup), funcs=funcs, names=names)
+    script = _DRIVER.format(setup=textwrap.dedent(setup), funcs=funcs, names=names, timeout=int(per_snippet_timeout))
     with tempfile.NamedTemporaryFile("w", suffix="_dsl_batch.py", delete=False) as fh:
         fh.write(script)
         path = fh.name
@@ -201,14 +242,20 @@ _MEMO: dict = {}
 
 
 def dsl_eval(
-    snippets: Sequence[str], setup: str = "", *, arch: str = "sm_90a", timeout: float = 300.0
+    snippets: Sequence[str],
+    setup: str = "",
+    *,
+    arch: str = "sm_90a",
+    timeout: float = 600.0,
+    child_timeout: float = 120.0,
 ) -> list[DSLResult]:
     """Evaluate each snippet inside one ``@cute.jit`` trace (one subprocess, one ``cute.compile``).
 
     Returns one :class:`DSLResult` per snippet, in order.  If the DSL is unavailable, every result is an
     ``"error"`` carrying :data:`SKIP_REASON` (callers normally skip before calling).
-    A native crash or hang is pinned on the first snippet without a result; the rest run again in a new
-    process, so one bad input never hides the others.
+    The subprocess imports the DSL once and runs the batch in a forked child; a native crash or a hang
+    (``child_timeout`` seconds for the child) is pinned on the first snippet without a result and the rest
+    run again in a new child, so one bad input never hides the others and costs only a fork.
     """
     snippets = list(snippets)
     if not HAVE_DSL:
@@ -226,7 +273,7 @@ def dsl_eval(
         else:
             todo.append((i, s))
     while todo:
-        results, how, tail, compile_error = _run_batch(todo, setup, arch, timeout)
+        results, how, tail, compile_error = _run_batch(todo, setup, arch, timeout, child_timeout)
         missing = [(i, s) for i, s in todo if i not in results]
         for i, r in results.items():
             out[i] = r
