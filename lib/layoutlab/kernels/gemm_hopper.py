@@ -29,10 +29,8 @@ which dimension to pad (a padded array sliced to the odd size is fine: only stri
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..errors import LayoutError
-from ._common import gemm_problem
+from ._common import DeviceOperand, device_operand, gemm_problem
 
 __all__ = ["gemm_hopper", "HopperGemmConfig", "compile_hopper_gemm", "hopper_operands"]
 
@@ -92,40 +90,9 @@ class HopperGemmConfig:
 _DTYPE_NAMES = ("float16", "bfloat16")
 
 
-class _Operand:
-    """A numpy-like view (shape, byte strides, itemsize, dtype) of a cupy array or torch tensor."""
-
-    def __init__(self, x):
-        self.obj = x
-        self.shape = tuple(int(s) for s in x.shape)
-        self.ndim = len(self.shape)
-        self.dtype_name = str(x.dtype).replace("torch.", "")
-        self.itemsize = int(x.itemsize) if hasattr(x, "itemsize") else int(x.element_size())
-        strides = x.strides if not callable(getattr(x, "stride", None)) else tuple(
-            s * self.itemsize for s in x.stride())
-        self.strides = tuple(int(s) for s in strides)
-        self.dtype = _numpy_dtype(self.dtype_name)
-        self.ptr = _data_ptr(x)
-
-
-def _numpy_dtype(name):
-    """numpy's dtype for a name; bfloat16 comes from ml_dtypes (as cupy and jax use it)."""
-    if name == "bfloat16":
-        try:
-            import ml_dtypes
-            return np.dtype(ml_dtypes.bfloat16)
-        except ImportError:
-            return np.dtype([("bfloat16", "<u2")])  # stand-in that compares equal only to itself
-    return np.dtype(name)
-
-
-def _data_ptr(x):
-    if hasattr(x, "data_ptr"):
-        return int(x.data_ptr())
-    if hasattr(x, "data") and hasattr(x.data, "ptr"):
-        return int(x.data.ptr)
-    iface = getattr(x, "__cuda_array_interface__", None) or getattr(x, "__array_interface__", None)
-    return int(iface["data"][0]) if iface else 0
+def _operand(x, label):
+    """A :class:`~layoutlab.kernels._common.DeviceOperand` (cupy array or torch CUDA tensor) as is."""
+    return x if isinstance(x, DeviceOperand) else device_operand(x, label)
 
 
 def hopper_operands(A, B, C=None, *, beta=0.0, name="gemm_hopper"):
@@ -137,16 +104,16 @@ def hopper_operands(A, B, C=None, *, beta=0.0, name="gemm_hopper"):
     dimension to pad. Example: a TN problem (A K-major) with K = 1001 is refused, but the same K held in
     an array of 1008 columns (``A = a[:, :1001]``) is accepted: only strides must be aligned.
     """
-    opA, opB = _Operand(A), _Operand(B)
-    opC = _Operand(C) if C is not None else None
+    opA, opB = _operand(A, "A"), _operand(B, "B")
+    opC = _operand(C, "C") if C is not None else None
     for label, op in (("A", opA), ("B", opB)) + ((("C", opC),) if opC else ()):
-        if op.dtype_name not in _DTYPE_NAMES:
-            raise LayoutError(f"{name}: {label} has dtype {op.dtype_name}; this kernel takes "
+        if str(op.dtype) not in _DTYPE_NAMES:
+            raise LayoutError(f"{name}: {label} has dtype {op.dtype}; this kernel takes "
                               f"{' or '.join(_DTYPE_NAMES)} operands (fp32 accumulation) and writes C "
                               f"in the same dtype")
     prob = gemm_problem(opA, opB, opC)
-    if opC is not None and opC.dtype_name != opA.dtype_name:
-        raise LayoutError(f"{name}: C is {opC.dtype_name} but A and B are {opA.dtype_name}; C must have "
+    if opC is not None and opC.dtype != opA.dtype:
+        raise LayoutError(f"{name}: C is {opC.dtype} but A and B are {opA.dtype}; C must have "
                           f"the operand dtype")
     if beta != 0 and C is None:
         raise LayoutError(f"{name}: beta={beta} needs an input C to scale; pass C or use beta=0")
@@ -476,7 +443,7 @@ def to_cute_tensor(x, major_mode):
     return from_dlpack(x, assumed_align=TMA_ALIGN_BYTES).mark_layout_dynamic(leading_dim=major_mode)
 
 
-def _new_output(A, shape, dtype_name):
+def _new_output(A, shape):
     if hasattr(A, "new_empty"):            # torch
         return A.new_empty(shape)
     import cupy
@@ -497,8 +464,8 @@ def run_gemm(name, compiled_for, A, B, C, alpha, beta):
     """Shared host path of the two Hopper kernels: check, allocate C, pick the compiled kernel, launch."""
     prob, _ = hopper_operands(A, B, C, beta=beta, name=name)
     if C is None:
-        C = _new_output(A, (prob.m, prob.n), str(A.dtype))
-    dtype_name = str(A.dtype).replace("torch.", "")
+        C = _new_output(A, (prob.m, prob.n))
+    dtype_name = str(prob.dtype)
     import cutlass
     a = to_cute_tensor(A, 1 if prob.a_major == "K" else 0)
     b = to_cute_tensor(B.T, 1 if prob.b_major == "K" else 0)      # (N, K) view of B
