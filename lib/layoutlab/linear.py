@@ -752,7 +752,7 @@ def swizzle_to_linear_layout(swizzle, num_bits: int | None = None, dim: str = "o
 
     Example: ``Swizzle(1,0,1)`` on 2 bits -> bases [[1],[3]] (bit 1 also flips bit 0).
     """
-    B, M, S = swizzle.bits, swizzle.base, swizzle.shift
+    B, M, S = swizzle.num_bits, swizzle.num_base, swizzle.num_shift
     need = M + B + abs(S)
     n = need if num_bits is None else int(num_bits)
     if n < need:

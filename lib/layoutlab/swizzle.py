@@ -1,0 +1,375 @@
+"""Swizzles, swizzled (composed) layouts and the Hopper GMMA shared-memory layout atoms.
+
+A swizzle ``Sw<B,M,S>`` is the XOR functor CuTe applies to shared-memory offsets to spread the
+rows of a tile over the 32 banks.  Writing the offset x as a column vector of bits,
+
+    Sw(x) = x XOR ((x & yyy_mask) >> S)          (a left shift when S < 0)
+
+where ``yyy_mask`` holds the B bits starting at bit M + max(S,0) and they land on the B bits
+starting at M - min(S,0) (``zzz_mask``).  Over F2 that is Sw = I + E with E a B x B block of
+ones on a shifted diagonal; since |S| >= B the two bit ranges do not overlap, E^2 = 0 and Sw is
+an involution (Sw∘Sw = I).  :meth:`Swizzle.to_linear_layout` gives the matrix.
+
+``ComposedLayout(inner, offset, outer)`` is the function c -> inner(offset + outer(c)), printed as
+the CuTe DSL prints it: ``S<3,4,3> o 0 o (8,64):(64,1)``.  :func:`make_smem_layout_atom` and
+:func:`get_smem_layout_atom` reproduce ``cute.nvgpu.warpgroup.make_smem_layout_atom`` and
+``cutlass.utils.hopper_helpers.get_smem_layout_atom``.
+
+Units: like the DSL, a composed layout's *values* are element offsets.  When the DSL attaches such a
+layout to a shared-memory pointer the swizzle acts on byte addresses (that is why the 128B atom is
+``S<3,4,3>`` for every element width: 16-byte chunks, 128-byte rows, 8 rows);
+:meth:`ComposedLayout.byte_address` gives that physical address, which is what the bank analysis in
+:mod:`layoutlab.banks` uses.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from .algebra import composition, logical_divide, tile_to_shape
+from .errors import LayoutError
+from .inttuple import is_int, is_tuple
+from .layout import Layout, make_layout, slice_
+
+__all__ = [
+    "Swizzle",
+    "make_swizzle",
+    "ComposedLayout",
+    "make_composed_layout",
+    "SmemLayoutAtomKind",
+    "make_smem_layout_atom",
+    "get_smem_layout_atom",
+]
+
+
+class Swizzle:
+    """``Sw<B,M,S>``: x -> x XOR ((x & yyy_mask) >> S), CuTe's swizzle functor on integer offsets.
+
+    B = ``num_bits`` (how many bits are XORed), M = ``num_base`` (how many low bits stay fixed: the
+    unit is 2^M), S = ``num_shift`` (distance from the source bits down to the target bits).
+    Requires B >= 0, M >= 0 and |S| >= B so that source and target bit ranges do not overlap
+    (CuTe's static_assert; the DSL instead silently returns the identity ``S<0,4,3>``).
+
+    Example: the 128-byte swizzle on byte addresses, 16-byte chunks of 8 rows of 128 bytes::
+
+        >>> sw = Swizzle(3, 4, 3); sw(0x80), sw(0x90)     # row 1: chunk 0 -> 1, chunk 1 -> 0
+        (144, 128)
+    """
+
+    __slots__ = ("num_bits", "num_base", "num_shift")
+
+    def __init__(self, num_bits: int, num_base: int, num_shift: int):
+        for name, v in (("B (num_bits)", num_bits), ("M (num_base)", num_base), ("S (num_shift)", num_shift)):
+            if not is_int(v):
+                raise LayoutError(f"Swizzle: {name} = {v!r} is not an integer")
+        if num_bits < 0 or num_base < 0:
+            raise LayoutError(f"Swizzle<{num_bits},{num_base},{num_shift}>: B and M must be >= 0 "
+                              f"(B = bits XORed, M = bits kept below them)")
+        if abs(num_shift) < num_bits:
+            raise LayoutError(
+                f"Swizzle<{num_bits},{num_base},{num_shift}>: |S| = {abs(num_shift)} < B = {num_bits}, so the "
+                f"{num_bits} source bits and the {num_bits} target bits overlap and the map is no longer an "
+                f"involution; CuTe requires |S| >= B (e.g. Swizzle<{num_bits},{num_base},{max(num_bits, 1)}>). "
+                f"The CuTe DSL silently turns this into the identity S<0,4,3>; we refuse")
+        if num_base + min(num_shift, 0) < 0:
+            raise LayoutError(f"Swizzle<{num_bits},{num_base},{num_shift}>: with S < 0 the source bits start at "
+                              f"M + S = {num_base + num_shift} < 0; need M >= |S|")
+        object.__setattr__(self, "num_bits", int(num_bits))
+        object.__setattr__(self, "num_base", int(num_base))
+        object.__setattr__(self, "num_shift", int(num_shift))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Swizzle is immutable")
+
+    @property
+    def yyy_mask(self) -> int:
+        """The source bits: B ones starting at bit M + max(S, 0)."""
+        return ((1 << self.num_bits) - 1) << (self.num_base + max(self.num_shift, 0))
+
+    @property
+    def zzz_mask(self) -> int:
+        """The target bits: B ones starting at bit M - min(S, 0)."""
+        return ((1 << self.num_bits) - 1) << (self.num_base - min(self.num_shift, 0))
+
+    def __call__(self, offset):
+        """Apply to an int or a numpy integer array."""
+        picked = offset & self.yyy_mask
+        moved = picked >> self.num_shift if self.num_shift >= 0 else picked << -self.num_shift
+        return offset ^ moved
+
+    def is_identity(self) -> bool:
+        return self.num_bits == 0
+
+    def to_linear_layout(self, num_bits: int | None = None, dim: str = "offset"):
+        """This swizzle as an invertible F2 matrix on ``num_bits`` offset bits (a ``LinearLayout``)."""
+        from .linear import swizzle_to_linear_layout
+        return swizzle_to_linear_layout(self, num_bits, dim)
+
+    def __eq__(self, other):
+        return isinstance(other, Swizzle) and (self.num_bits, self.num_base, self.num_shift) == (
+            other.num_bits, other.num_base, other.num_shift)
+
+    def __hash__(self):
+        return hash(("Swizzle", self.num_bits, self.num_base, self.num_shift))
+
+    def __str__(self):
+        return f"S<{self.num_bits},{self.num_base},{self.num_shift}>"
+
+    __repr__ = __str__
+
+
+def make_swizzle(b: int, m: int, s: int) -> Swizzle:
+    """``cute.make_swizzle(b, m, s)``, with CuTe's validity rule enforced (see :class:`Swizzle`).
+
+    Example: ``make_swizzle(2, 4, 3)`` is the 64-byte swizzle ``S<2,4,3>``.
+    """
+    return Swizzle(b, m, s)
+
+
+def _fmt_offset(o) -> str:
+    return str(o)
+
+
+class ComposedLayout:
+    """``inner o offset o outer``: the function c -> inner(offset + outer(c)), as in the CuTe DSL.
+
+    ``outer`` is a CuTe ``Layout`` (its shape is the domain), ``inner`` a :class:`Swizzle` (or a
+    Layout), ``offset`` an integer.  Shape, size and modes are those of ``outer``; slicing,
+    composition, division and tiling act on ``outer`` and keep ``inner`` and ``offset``.
+
+    Example (seed 004: the K-major 128B atom for 16-bit elements)::
+
+        >>> c = ComposedLayout(Swizzle(3,4,3), 0, Layout((8,64), (64,1)))
+        >>> print(c); c((1, 8))        # row 1, column 8: 72 has no bits 7..9 set, unchanged
+        S<3,4,3> o 0 o (8,64):(64,1)
+        72
+    """
+
+    __slots__ = ("inner", "offset", "outer")
+
+    def __init__(self, inner, offset, outer):
+        if not isinstance(inner, (Swizzle, Layout)):
+            raise LayoutError(f"ComposedLayout: inner {inner!r} must be a Swizzle or a Layout")
+        if not is_int(offset):
+            raise LayoutError(f"ComposedLayout: offset {offset!r} must be an integer")
+        if not isinstance(outer, Layout):
+            raise LayoutError(f"ComposedLayout: outer {outer!r} must be a Layout (the coordinate -> offset map)")
+        object.__setattr__(self, "inner", inner)
+        object.__setattr__(self, "offset", int(offset))
+        object.__setattr__(self, "outer", outer)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("ComposedLayout is immutable")
+
+    # --------------------------------------------------------------- queries
+    @property
+    def shape(self):
+        return self.outer.shape
+
+    def size(self) -> int:
+        return self.outer.size()
+
+    def cosize(self) -> int:
+        """``offset + cosize(outer)`` (what ``cute.cosize`` reports: the swizzle permutes offsets within
+        aligned blocks, so it does not change how much memory the layout needs)."""
+        return self.offset + self.outer.cosize()
+
+    def rank(self) -> int:
+        return self.outer.rank()
+
+    def __getitem__(self, i) -> "ComposedLayout":
+        """Mode ``i``: ``inner o offset o outer[i]`` (as ``c[i]`` / ``cute.get(c, mode=[i])``)."""
+        return ComposedLayout(self.inner, self.offset, self.outer[i])
+
+    def __len__(self):
+        return self.rank()
+
+    # --------------------------------------------------------------- evaluation
+    def __call__(self, *args):
+        """Evaluate at an index or coordinate; a coordinate with ``None`` slices (see :meth:`slice_`)."""
+        crd = args[0] if len(args) == 1 else tuple(args)
+        if _has_none(crd):
+            return self.slice_(crd)
+        inner_in = self.offset + self.outer(crd)
+        return self.inner(inner_in)
+
+    def byte_address(self, crd, element_bytes: int, base: int = 0) -> int:
+        """Physical shared-memory byte address when the DSL attaches this layout to a pointer at ``base``.
+
+        The swizzle then acts on byte addresses: ``inner(base + (offset + outer(crd)) * element_bytes)``
+        (``base`` must be aligned to the swizzle's span, as the DSL requires).  Only for Swizzle inners.
+        """
+        if not isinstance(self.inner, Swizzle):
+            raise LayoutError("byte_address: only a Swizzle inner acts on byte addresses")
+        return self.inner(base + (self.offset + self.outer(crd)) * element_bytes)
+
+    def slice_(self, crd) -> "ComposedLayout":
+        """Fix the integer entries of ``crd`` and keep the ``None`` modes.
+
+        Math: inner(offset + outer(c)) with the fixed part folded into the offset, so the result
+        evaluates exactly like the original at every kept coordinate.  (The CuTe DSL instead drops the
+        fixed part's offset and, when it can, folds the swizzle into the strides; both agree whenever
+        the fixed coordinates are 0, e.g. picking stage 0 with ``(None, None, 0)``.)
+        """
+        fixed = _zero_nones(crd)
+        return ComposedLayout(self.inner, self.offset + self.outer(fixed), slice_(crd, self.outer))
+
+    # --------------------------------------------------------------- algebra (on the outer layout)
+    def compose(self, rhs) -> "ComposedLayout":
+        """``cute.composition(c, rhs)``: inner o offset o composition(outer, rhs).
+
+        Example: ``S<3,4,3> o 0 o (8,64):(64,1)`` with ``(4,8):(1,4)`` is
+        ``S<3,4,3> o 0 o (4,(2,4)):(64,(256,1))``.
+        """
+        return ComposedLayout(self.inner, self.offset, composition(self.outer, rhs))
+
+    def logical_divide(self, tiler) -> "ComposedLayout":
+        """``cute.logical_divide(c, tiler)``: the outer layout is divided, inner and offset kept."""
+        return ComposedLayout(self.inner, self.offset, logical_divide(self.outer, tiler))
+
+    def tile_to_shape(self, trg_shape, order=None) -> "ComposedLayout":
+        """``cute.tile_to_shape(c, shape, order)``: repeat the atom's outer layout over ``shape``.
+
+        Example (seed 004): the 128B K-major fp16 atom tiled to (128, 64, 7 stages) is
+        ``S<3,4,3> o 0 o ((8,16),(64,1),(1,7)):((64,512),(1,0),(0,8192))``.
+        """
+        return ComposedLayout(self.inner, self.offset, tile_to_shape(self.outer, trg_shape, order))
+
+    def to_linear_layout(self, in_dim_names=None, out_dim_name: str = "offset"):
+        """The swizzled layout as a LinearLayout (outer as F2 map, then the swizzle matrix).
+
+        Needs power-of-two shapes/strides and ``offset == 0`` (a nonzero offset makes the map affine).
+        """
+        from .linear import linear_layout_from_cute, swizzle_to_linear_layout
+        if self.offset != 0:
+            raise LayoutError(f"to_linear_layout: offset {self.offset} != 0 makes {self} affine, not linear over F2")
+        if not isinstance(self.inner, Swizzle):
+            raise LayoutError(f"to_linear_layout: inner {self.inner} is not a Swizzle")
+        outer = linear_layout_from_cute(self.outer, in_dim_names, out_dim_name)
+        nbits = max(outer.total_out_dim_size_log2(),
+                    self.inner.num_base + self.inner.num_bits + abs(self.inner.num_shift))
+        from .linear import LinearLayout
+        widened = LinearLayout(outer.bases, [(out_dim_name, 1 << nbits)], require_surjective=False)
+        return widened.compose(swizzle_to_linear_layout(self.inner, nbits, out_dim_name))
+
+    # --------------------------------------------------------------- protocol
+    def __eq__(self, other):
+        return isinstance(other, ComposedLayout) and (self.inner, self.offset, self.outer) == (
+            other.inner, other.offset, other.outer)
+
+    def __hash__(self):
+        return hash(("ComposedLayout", self.inner, self.offset, self.outer))
+
+    def __str__(self):
+        return f"{self.inner} o {_fmt_offset(self.offset)} o {self.outer}"
+
+    __repr__ = __str__
+
+
+def _has_none(c) -> bool:
+    if c is None:
+        return True
+    if isinstance(c, (tuple, list)):
+        return any(_has_none(e) for e in c)
+    return False
+
+
+def _zero_nones(c):
+    if c is None:
+        return 0
+    if isinstance(c, (tuple, list)):
+        return tuple(_zero_nones(e) for e in c)
+    return c
+
+
+def make_composed_layout(inner, offset, outer) -> ComposedLayout:
+    """``cute.make_composed_layout(inner, offset, outer)``: c -> inner(offset + outer(c)).
+
+    Example: ``make_composed_layout(make_swizzle(3,4,3), 0, make_layout((8,64), stride=(64,1)))``
+    prints ``S<3,4,3> o 0 o (8,64):(64,1)``.
+    """
+    return ComposedLayout(inner, offset, outer)
+
+
+class SmemLayoutAtomKind(Enum):
+    """The eight GMMA shared-memory atoms, named as ``cute.nvgpu.warpgroup.SmemLayoutAtomKind``.
+
+    MN_* : the M (or N) index is contiguous; K_* : K is contiguous.  INTER = no swizzle (16-byte
+    interleave), SW32/SW64/SW128 = the 32/64/128-byte swizzle.
+    """
+    MN_INTER = "MN_INTER"
+    MN_SW32 = "MN_SW32"
+    MN_SW64 = "MN_SW64"
+    MN_SW128 = "MN_SW128"
+    K_INTER = "K_INTER"
+    K_SW32 = "K_SW32"
+    K_SW64 = "K_SW64"
+    K_SW128 = "K_SW128"
+
+
+# swizzle width -> (contiguous bits of one atom row, the swizzle on byte addresses)
+_ATOM_SWIZZLE = {"INTER": (128, (0, 4, 3)), "SW32": (256, (1, 4, 3)), "SW64": (512, (2, 4, 3)),
+                 "SW128": (1024, (3, 4, 3))}
+_GMMA_ELEMENT_BITS = (8, 16, 32)
+
+
+def _element_bits(element_type, op) -> int:
+    bits = getattr(element_type, "width", element_type)
+    if not is_int(bits):
+        raise LayoutError(f"{op}: element type {element_type!r} must be a bit width (8, 16, 32) or a DSL numeric type")
+    if bits not in _GMMA_ELEMENT_BITS:
+        raise LayoutError(
+            f"{op}: {bits}-bit elements are not GMMA shared-memory operands; wgmma reads 8-bit (e4m3/e5m2/s8/u8), "
+            f"16-bit (f16/bf16) or 32-bit (tf32) A/B tiles from shared memory")
+    return int(bits)
+
+
+def make_smem_layout_atom(kind, element_type) -> ComposedLayout:
+    """``cute.nvgpu.warpgroup.make_smem_layout_atom(kind, element_type)``, in element units.
+
+    One atom row holds 128/256/512/1024 bits (INTER/SW32/SW64/SW128), i.e. ``n = bits / width``
+    elements, with the swizzle ``S<0|1|2|3, 4, 3>`` (it acts on byte addresses: 16-byte chunks,
+    8 rows).  K-major: ``(8, n):(n, 1)``; MN-major: ``(n, 8):(1, n)``.
+
+    Example: ``make_smem_layout_atom(SmemLayoutAtomKind.K_SW128, 16)`` is
+    ``S<3,4,3> o 0 o (8,64):(64,1)`` (seed 004).
+    """
+    op = "make_smem_layout_atom"
+    if isinstance(kind, str):
+        try:
+            kind = SmemLayoutAtomKind[kind]
+        except KeyError:
+            raise LayoutError(f"{op}: unknown atom kind {kind!r}; one of {[k.name for k in SmemLayoutAtomKind]}") from None
+    if not isinstance(kind, SmemLayoutAtomKind):
+        name = getattr(kind, "name", None)
+        if name not in SmemLayoutAtomKind.__members__:
+            raise LayoutError(f"{op}: unknown atom kind {kind!r}; one of {[k.name for k in SmemLayoutAtomKind]}")
+        kind = SmemLayoutAtomKind[name]
+    bits = _element_bits(element_type, op)
+    major, width = kind.name.split("_")
+    row_bits, sw = _ATOM_SWIZZLE[width]
+    n = row_bits // bits
+    outer = make_layout((n, 8), stride=(1, n)) if major == "MN" else make_layout((8, n), stride=(n, 1))
+    return ComposedLayout(Swizzle(*sw), 0, outer)
+
+
+def get_smem_layout_atom(major, element_type, major_mode_size: int) -> SmemLayoutAtomKind:
+    """``cutlass.utils.hopper_helpers.get_smem_layout_atom``: the widest swizzle the tile's major extent fills.
+
+    ``major`` is ``"K"`` or ``"MN"`` (the operand's contiguous mode); ``major_mode_size`` is the tile
+    extent along it, in elements (a multiple of 8).  SW128 when that extent is a multiple of 1024 bits,
+    else SW64 (512 bits), SW32 (256), else INTER.  Example: K-major fp16 with K-tile 64 -> ``K_SW128``;
+    with K-tile 16 (256 bits) -> ``K_SW32``.
+    """
+    op = "get_smem_layout_atom"
+    m = getattr(major, "name", major)
+    if m not in ("K", "MN"):
+        raise LayoutError(f"{op}: major {major!r} must be 'K' or 'MN'")
+    bits = _element_bits(element_type, op)
+    if not is_int(major_mode_size) or major_mode_size <= 0 or major_mode_size % 8:
+        raise LayoutError(f"{op}: major_mode_size {major_mode_size!r} must be a positive multiple of 8 elements")
+    total = major_mode_size * bits
+    for width in ("SW128", "SW64", "SW32"):
+        if total % _ATOM_SWIZZLE[width][0] == 0:
+            return SmemLayoutAtomKind[f"{m}_{width}"]
+    return SmemLayoutAtomKind[f"{m}_INTER"]
