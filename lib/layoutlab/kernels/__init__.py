@@ -23,6 +23,8 @@ Kernels are imported lazily so that ``import layoutlab.kernels`` works without a
 """
 
 import importlib
+import sys
+import types
 
 __all__ = ["sgemm_simple", "sgemm_fast", "gemm_ampere", "gemm_hopper", "gemm_hopper_ws", "KERNELS"]
 
@@ -31,5 +33,19 @@ KERNELS = __all__[:5]
 
 def __getattr__(name):
     if name in KERNELS:
-        return getattr(importlib.import_module(f"{__name__}.{name}"), name)
+        importlib.import_module(f"{__name__}.{name}")   # binds the function, see _KernelsPackage
+        return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _KernelsPackage(types.ModuleType):
+    """Each kernel's module has the kernel's name, and importing a submodule binds it on the package:
+    keep the function there instead, so ``from layoutlab.kernels import gemm_hopper`` is the kernel."""
+
+    def __setattr__(self, name, value):
+        if name in KERNELS and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _KernelsPackage
