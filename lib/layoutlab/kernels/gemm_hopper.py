@@ -26,6 +26,7 @@ aligned; operands breaking that are refused with a :class:`~layoutlab.errors.Lay
 which dimension to pad (a padded array sliced to the odd size is fine: only strides must align).
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -111,7 +112,7 @@ def hopper_operands(A, B, C=None, *, beta=0.0, name="gemm_hopper"):
             raise LayoutError(f"{name}: {label} has dtype {op.dtype}; this kernel takes "
                               f"{' or '.join(_DTYPE_NAMES)} operands (fp32 accumulation) and writes C "
                               f"in the same dtype")
-    prob = gemm_problem(opA, opB, opC)
+    prob = _prefer_unit_stride(gemm_problem(opA, opB, opC), opA, opB, opC)
     if opC is not None and opC.dtype != opA.dtype:
         raise LayoutError(f"{name}: C is {opC.dtype} but A and B are {opA.dtype}; C must have "
                           f"the operand dtype")
@@ -123,6 +124,22 @@ def hopper_operands(A, B, C=None, *, beta=0.0, name="gemm_hopper"):
     for label, op, modes, major in checks:
         _check_tma_alignment(name, label, op, modes, major)
     return prob, (opA, opB, opC)
+
+
+def _prefer_unit_stride(prob, opA, opB, opC):
+    """Where the mode that ``gemm_problem`` called contiguous has extent 1 (K = 1, say), any stride is
+    "contiguous"; take the other mode as the major one when its stride is 1, so TMA sees a unit stride
+    there. Example: A of shape (64, 1) with element strides (1, 64) is M-major, not K-major."""
+    def pick(op, modes, major):
+        if op is None:
+            return major
+        idx = modes.index(major)
+        other = 1 - idx
+        if op.shape[idx] == 1 and op.strides[other] == op.itemsize and op.shape[other] > 1:
+            return modes[other]
+        return major
+    return dataclasses.replace(prob, a_major=pick(opA, "MK", prob.a_major),
+                               b_major=pick(opB, "KN", prob.b_major), c_major=pick(opC, "MN", prob.c_major))
 
 
 def _check_tma_alignment(name, label, op, modes, major):
@@ -437,10 +454,32 @@ def compile_hopper_gemm(dtype_name="bfloat16", a_major="K", b_major="K", c_major
 
 
 def to_cute_tensor(x, major_mode):
-    """A runtime CuTe tensor over a DLPack array, with dynamic shape/strides (unit stride on
-    ``major_mode``, 0 or 1), 16-byte base alignment asserted."""
+    """A runtime CuTe tensor over a 2-D cupy array / torch tensor with dynamic shape and strides: unit
+    stride on ``major_mode`` (0 or 1), 16-byte base alignment asserted."""
     from cutlass.cute.runtime import from_dlpack
-    return from_dlpack(x, assumed_align=TMA_ALIGN_BYTES).mark_layout_dynamic(leading_dim=major_mode)
+    return from_dlpack(_canonical_view(x, major_mode),
+                       assumed_align=TMA_ALIGN_BYTES).mark_layout_dynamic(leading_dim=major_mode)
+
+
+def _canonical_view(x, major_mode):
+    """The same elements with stride 1 on ``major_mode`` and an aligned stride on the other mode.
+
+    A mode of extent 1 may carry any stride (numpy/cupy/torch keep whatever the slicing left), which
+    would make the majorness ambiguous and can break TMA's 16-byte rule for a stride that is never used.
+    Example: an M-major view of shape (1, 1) with strides (1, 8) becomes strides (8, 1) for major_mode=1.
+    """
+    itemsize = x.itemsize if hasattr(x, "itemsize") else x.element_size()
+    strides = list(x.stride()) if callable(getattr(x, "stride", None)) else [s // itemsize for s in x.strides]
+    want = list(strides)
+    want[major_mode] = 1
+    if x.shape[1 - major_mode] == 1:
+        want[1 - major_mode] = -(-max(int(x.shape[major_mode]), 1) // 8) * 8
+    if want == strides:
+        return x
+    if hasattr(x, "as_strided"):                       # torch
+        return x.as_strided(tuple(x.shape), tuple(want))
+    from cupy.lib.stride_tricks import as_strided
+    return as_strided(x, shape=x.shape, strides=tuple(s * itemsize for s in want))
 
 
 def _new_output(A, shape):

@@ -1,0 +1,246 @@
+"""``python -m layoutlab.bench.gemm``: the course's GEMM kernels against cuBLAS, on the GPU at hand.
+
+Prints one table — kernel, dtype, M x N x K, median time, TFLOP/s, % of cuBLAS measured in the same run —
+and writes it as JSON (with GPU name, clocks, driver and library versions) so that the book can show the
+numbers where no GPU is present.
+
+How it measures (each point is the median of many single-launch timings):
+
+* CUDA events around every launch; warm-up launches first (compilation and module load stay out);
+* fresh random normal inputs, never zeros (zeros run faster on tensor cores and hide unwritten output);
+* L2 kept cold for the operands: the launches rotate over enough independent (A, B, C) sets that their
+  bytes exceed 4x the L2 size, so a launch never finds its inputs left in L2 by the previous one;
+* cuBLAS (``cupy.matmul``; ``torch.matmul`` for bf16 when cupy has no bfloat16) timed the same way, on the
+  same buffers, in the same process: the ratio is what the course reports;
+* each kernel's output is compared with cuBLAS's (relative Frobenius error), so no wrong kernel is timed.
+
+Options: ``--quick`` (fewer shapes), ``--kernels a,b``, ``--json PATH`` (default
+``results/gemm_<gpu>.json`` in the repository).
+"""
+
+import argparse
+import datetime as _dt
+import importlib
+import json
+import math
+import statistics
+import subprocess
+from pathlib import Path
+
+__all__ = ["main", "bench_point", "SHAPES", "PLAN"]
+
+#: (M, N, K): two cubes and LLM-like projections (K-heavy, wide-N MLP, tall-M batch).
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 14336, 4096),
+          (16384, 4096, 4096)]
+#: kernel -> [(dtype, shapes)]. The SIMT kernels run fp32 (no tensor cores); the rest 16-bit operands.
+PLAN = {
+    "sgemm_simple": [("float32", [(4096, 4096, 4096)])],
+    "sgemm_fast": [("float32", [(4096, 4096, 4096), (8192, 8192, 8192)])],
+    "gemm_ampere": [("float16", [(4096, 4096, 4096), (8192, 8192, 8192)])],
+    "gemm_hopper": [("bfloat16", SHAPES), ("float16", [(8192, 8192, 8192)])],
+    "gemm_hopper_ws": [("bfloat16", SHAPES), ("float16", [(8192, 8192, 8192)])],
+}
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _cupy_has_bf16():
+    try:
+        import cupy
+        import ml_dtypes
+        cupy.zeros(1, dtype=ml_dtypes.bfloat16)
+        return True
+    except Exception:
+        return False
+
+
+class Operands:
+    """``sets`` independent TN problems (A (M,K) K-major, B (K,N) K-major, C (M,N) row-major) in cupy or
+    torch, filled with standard-normal values."""
+
+    def __init__(self, lib, dtype, m, n, k, sets, seed=0):
+        self.lib, self.dtype = lib, dtype
+        self.sets = []
+        for s in range(sets):
+            if lib == "torch":
+                import torch
+                g = torch.Generator(device="cuda").manual_seed(seed + s)
+                dt = getattr(torch, dtype)
+                a = torch.randn((m, k), generator=g, device="cuda").to(dt)
+                b = torch.randn((n, k), generator=g, device="cuda").to(dt).T
+                c = torch.empty((m, n), device="cuda", dtype=dt)
+            else:
+                import cupy
+                rs = cupy.random.RandomState(seed + s)
+                dt = _np_dtype(dtype)
+                a = rs.standard_normal((m, k), dtype=cupy.float32).astype(dt)
+                b = rs.standard_normal((n, k), dtype=cupy.float32).astype(dt).T
+                c = cupy.empty((m, n), dtype=dt)
+            self.sets.append((a, b, c))
+
+    def cublas(self, a, b, c):
+        if self.lib == "torch":
+            import torch
+            return torch.matmul(a, b, out=c)
+        import cupy
+        return cupy.matmul(a, b, out=c)
+
+
+def _np_dtype(name):
+    import numpy as np
+    if name == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def _rel_err(x, ref):
+    if hasattr(x, "double"):
+        import torch
+        return float(torch.linalg.norm(x.float() - ref.float()) / torch.linalg.norm(ref.float()))
+    import cupy
+    return float(cupy.linalg.norm(x.astype(cupy.float32) - ref.astype(cupy.float32))
+                 / cupy.linalg.norm(ref.astype(cupy.float32)))
+
+
+def time_launches(fn, ops, warmup=3, target_s=0.6, min_runs=10, max_runs=200):
+    """Median milliseconds of ``fn(a, b, c)`` over rotating operand sets, one event pair per launch."""
+    import cupy
+    for i in range(warmup):
+        fn(*ops.sets[i % len(ops.sets)])
+    cupy.cuda.runtime.deviceSynchronize()
+    # estimate, then size the run count to about target_s of GPU time
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    start.record()
+    fn(*ops.sets[0])
+    stop.record()
+    stop.synchronize()
+    est = cupy.cuda.get_elapsed_time(start, stop)
+    runs = max(min_runs, min(max_runs, int(target_s * 1e3 / max(est, 1e-3))))
+    events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(runs)]
+    for i, (e0, e1) in enumerate(events):
+        e0.record()
+        fn(*ops.sets[i % len(ops.sets)])
+        e1.record()
+    events[-1][1].synchronize()
+    times = [cupy.cuda.get_elapsed_time(e0, e1) for e0, e1 in events]
+    return statistics.median(times), runs
+
+
+def bench_point(kernel, ops, m, n, k):
+    """(kernel ms, cuBLAS ms, relative error vs cuBLAS, runs) for one shape; torch/cupy streams agree
+    because both use the legacy default stream here."""
+    a, b, c = ops.sets[0]
+    ops.cublas(a, b, c)
+    ref = c.clone() if hasattr(c, "clone") else c.copy()
+    c[...] = float("nan")
+    kernel(a, b, c)
+    err = _rel_err(c, ref)
+    t_kernel, runs = time_launches(lambda x, y, z: kernel(x, y, z), ops)
+    t_cublas, _ = time_launches(ops.cublas, ops)
+    return t_kernel, t_cublas, err, runs
+
+
+def gpu_info():
+    """GPU name, SM count, L2 size, clocks and versions, for the JSON record."""
+    import cupy
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    info = {"gpu": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
+            "sm_count": props["multiProcessorCount"], "l2_bytes": props["l2CacheSize"],
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "cupy": cupy.__version__, "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion()}
+    try:
+        q = "driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu"
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20).stdout.strip().splitlines()[0]
+        info.update(dict(zip(q.split(","), (x.strip() for x in out.split(",")))))
+    except Exception as err:                              # no nvidia-smi: record why
+        info["nvidia_smi"] = f"unavailable: {err}"
+    for mod in ("cutlass", "torch"):
+        try:
+            info[mod] = importlib.import_module(mod).__version__
+        except Exception:
+            info[mod] = None
+    try:
+        from importlib.metadata import version
+        info["nvidia-cutlass-dsl"] = version("nvidia-cutlass-dsl")
+    except Exception:
+        pass
+    return info
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="4096^3 and 8192^3 only")
+    parser.add_argument("--kernels", default=",".join(PLAN), help="comma-separated kernel names")
+    parser.add_argument("--json", default=None, help="output JSON path")
+    args = parser.parse_args(argv)
+
+    from layoutlab import gpu
+    if not gpu.available():
+        print(f"python -m layoutlab.bench.gemm needs a CUDA GPU: {gpu.reason()}")
+        return 1
+    import cupy
+    info = gpu_info()
+    bf16_lib = "cupy" if _cupy_has_bf16() else "torch"
+    info["bf16_arrays"] = bf16_lib
+    rows, notes = [], []
+    for name in args.kernels.split(","):
+        try:
+            kernel = getattr(importlib.import_module("layoutlab.kernels"), name)
+        except (ModuleNotFoundError, AttributeError) as err:
+            notes.append(f"{name}: skipped, not available ({err})")
+            continue
+        for dtype, shapes in PLAN.get(name, []):
+            for (m, n, k) in shapes:
+                if args.quick and (m, n, k) not in SHAPES[:2]:
+                    continue
+                lib = bf16_lib if dtype == "bfloat16" else "cupy"
+                set_bytes = (m * k + k * n + m * n) * (4 if dtype == "float32" else 2)
+                sets = max(2, math.ceil(4 * info["l2_bytes"] / set_bytes))
+                try:
+                    ops = Operands(lib, dtype, m, n, k, sets)
+                    t, t_ref, err, runs = bench_point(kernel, ops, m, n, k)
+                except Exception as exc:          # a kernel's refusal or failure is reported, not fatal
+                    notes.append(f"{name} {dtype} {m}x{n}x{k}: failed: {type(exc).__name__}: {exc}")
+                    continue
+                finally:
+                    ops = None
+                    cupy.get_default_memory_pool().free_all_blocks()
+                flops = 2.0 * m * n * k
+                rows.append({"kernel": name, "dtype": dtype, "m": m, "n": n, "k": k, "ms": t,
+                             "tflops": flops / t / 1e9, "cublas_ms": t_ref,
+                             "cublas_tflops": flops / t_ref / 1e9, "pct_cublas": 100.0 * t_ref / t,
+                             "rel_err_vs_cublas": err, "runs": runs, "operand_sets": sets,
+                             "cublas_via": "torch.matmul" if lib == "torch" else "cupy.matmul"})
+                r = rows[-1]
+                print(f"  {name:15s} {dtype:8s} {m:>5}x{n:>5}x{k:>5}  {t:8.3f} ms  {r['tflops']:6.1f} TF/s"
+                      f"  cuBLAS {r['cublas_tflops']:6.1f}  {r['pct_cublas']:6.1f} %  err {err:.1e}",
+                      flush=True)
+    print(format_table(rows, info, notes))
+    out = Path(args.json) if args.json else REPO / "results" / f"gemm_{_slug(info['gpu'])}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"info": info, "rows": rows, "notes": notes}, indent=1))
+    print(f"wrote {out}")
+    return 0
+
+
+def _slug(name):
+    return "".join(ch if ch.isalnum() else "_" for ch in name.lower()).strip("_")
+
+
+def format_table(rows, info, notes=()):
+    """The one table: kernel, dtype, MxNxK, median ms, TFLOP/s, cuBLAS TFLOP/s, % of cuBLAS."""
+    head = (f"GEMM benchmark on {info.get('gpu')} ({info.get('sm_count')} SMs, driver "
+            f"{info.get('driver_version')}, SM clock {info.get('clocks.sm')} / max {info.get('clocks.max.sm')}), "
+            f"{info.get('date')}\n")
+    lines = [head, f"{'kernel':16s}{'dtype':10s}{'M x N x K':>20s}{'ms':>10s}{'TFLOP/s':>10s}"
+                   f"{'cuBLAS':>10s}{'% cuBLAS':>10s}"]
+    for r in rows:
+        lines.append(f"{r['kernel']:16s}{r['dtype']:10s}{str(r['m']) + 'x' + str(r['n']) + 'x' + str(r['k']):>20s}"
+                     f"{r['ms']:10.3f}{r['tflops']:10.1f}{r['cublas_tflops']:10.1f}{r['pct_cublas']:9.1f}%")
+    lines += [f"note: {n}" for n in notes]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
