@@ -560,11 +560,11 @@ def bank_wavefronts(byte_addresses, access_bytes):
     return total, phases, worst
 
 
-def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, title=None):
+def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=None, title=None):
     """Which bank each thread of one warp-wide shared-memory access hits, with conflicts marked.
 
     ``layout`` gives the physical offset (in elements) of each logical (m, n) of the tile (a Layout, a
-    swizzled layout, or a bare Swizzle on its default tile as in :func:`draw_swizzle`); ``accesses[t]`` is
+    swizzled layout, or a bare Swizzle on its default tile or ``shape`` as in :func:`draw_swizzle`); ``accesses[t]`` is
     the (m, n) where thread t starts reading ``access_bytes`` (default ``element_bytes``). One panel per
     phase (see :func:`bank_wavefronts`): columns are the 32 banks, rows the 128-byte memory lines touched,
     each word labelled with the thread(s) reading it. A bank asked for more than one word in a phase is
@@ -578,7 +578,7 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, title=N
     access_bytes = element_bytes if access_bytes is None else int(access_bytes)
     if access_bytes not in (1, 2, 4, 8, 16):
         raise LayoutError(f"{op}: access_bytes={access_bytes!r}; use 1, 2, 4, 8 or 16")
-    rows, cols, phys = _swizzle_tile(layout, None, op)
+    rows, cols, phys = _swizzle_tile(layout, shape, op)
     coords = [tuple(int(x) for x in a) for a in accesses]
     if not coords or len(coords) > 32:
         raise LayoutError(f"{op}: {len(coords)} accesses given; a warp issues 1 to 32 (one per thread)")

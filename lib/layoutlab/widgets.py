@@ -1,0 +1,610 @@
+"""Interactive explorers (ipywidgets) for the course, and precomputed versions that work on the static site.
+
+Every explorer is an ``ipywidgets.VBox`` (display it as the last expression of a cell). Invalid input never
+produces a traceback: the library's :class:`~layoutlab.errors.LayoutError` message is shown in the
+explorer's ``message`` area instead, and the last good picture stays.
+
+* :class:`LayoutExplorer` -- type a layout in CuTe notation, see its grid, click a cell for its coordinate,
+  index and offset (hovering a cell shows the same as a tooltip, also on the static site).
+* :class:`TVExplorer` -- MMA atom presets, highlight threads / values, the step-by-step evaluation
+  (t, v) -> natural coordinate -> offset -> (m, n).
+* :class:`SwizzleExplorer` -- Swizzle<B,M,S> and the element size: placement, banks, and the wavefronts of
+  a row / column / ldmatrix-phase access.
+* :class:`LinearLayoutExplorer` -- toggle bits of an F2 matrix; compose or invert two linear layouts.
+* :class:`LdmatrixExplorer` -- MMA atom, value repetition, smem majorness -> the chosen ldmatrix atom.
+
+Static site: a Jupyter Book page shows each widget's state from execution, but no kernel runs there, so
+Python callbacks do nothing. :func:`precomputed_explorer` renders a small grid of parameter values at build
+time into nested ``Stack`` widgets whose ``selected_index`` is ``jslink``-ed to the controls: the browser
+switches pictures by itself. ``SwizzleExplorer.static()`` and ``TVExplorer.static()`` use it.
+"""
+
+import base64
+import html
+import itertools
+
+import ipywidgets as w
+import numpy as np
+
+from . import viz
+from .errors import LayoutError
+
+__all__ = [
+    "LayoutExplorer",
+    "TVExplorer",
+    "SwizzleExplorer",
+    "LinearLayoutExplorer",
+    "LdmatrixExplorer",
+    "precomputed_explorer",
+    "access_pattern",
+    "tv_presets",
+]
+
+_DPI = 72
+_MAX_BUTTON_CELLS = 256
+
+
+# ---------------------------------------------------------------- small shared pieces
+
+def _png(fig, dpi=_DPI):
+    return viz.figure_to_png(fig, dpi=dpi)
+
+
+def _image(fig=None, dpi=_DPI):
+    """An Image widget holding ``fig`` as PNG (the image bytes are saved in the page's widget state)."""
+    return w.Image(value=_png(fig, dpi) if fig is not None else b"", format="png",
+                   layout=w.Layout(max_width="100%"))
+
+
+def _img_html(fig, dpi=_DPI, caption=""):
+    """An HTML snippet with ``fig`` as an inline PNG (for precomputed frames)."""
+    data = base64.b64encode(_png(fig, dpi)).decode("ascii")
+    cap = f"<div style='font-family:monospace'>{html.escape(caption)}</div>" if caption else ""
+    return f"{cap}<img style='max-width:100%' src='data:image/png;base64,{data}'/>"
+
+
+def _error_html(err):
+    """A readable message for an invalid input: the library's own words, no traceback."""
+    kind = "" if isinstance(err, LayoutError) else f"{type(err).__name__}: "
+    return (f"<div style='color:#b00020;font-family:monospace;white-space:pre-wrap'>"
+            f"&#9888; {html.escape(kind + str(err))}</div>")
+
+
+def _ok_html(text):
+    return f"<div style='font-family:monospace;white-space:pre-wrap'>{html.escape(text)}</div>"
+
+
+class _Explorer(w.VBox):
+    """Base: a ``message`` area for errors, and ``_guard`` to route any failure there."""
+
+    def __init__(self, children, **kwargs):
+        self.message = w.HTML()
+        super().__init__(list(children) + [self.message], **kwargs)
+
+    def _guard(self, fn, *args):
+        try:
+            result = fn(*args)
+        except Exception as err:  # every failure becomes a message; the last good picture stays
+            self.message.value = _error_html(err)
+            return None
+        self.message.value = ""
+        return result
+
+
+def _parse(text):
+    from .layout import parse_layout
+    return parse_layout(text)
+
+
+def _css_rgb(rgb):
+    r, g, b = (int(round(255 * x)) for x in rgb[:3])
+    return f"rgb({r},{g},{b})"
+
+
+def _parse_set(text, limit, what):
+    """``"all"``, ``""`` -> None (everything); ``"0-3, 8"`` -> {0, 1, 2, 3, 8}, each in [0, limit)."""
+    text = text.strip().lower()
+    if text in ("", "all", "*"):
+        return None
+    out = set()
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                items = range(lo, hi + 1)
+            else:
+                items = [int(part)]
+        except ValueError:
+            raise LayoutError(f"{what}: {part!r} is not a number or a range; write e.g. '0-3, 8' or 'all'") from None
+        for i in items:
+            if not 0 <= i < limit:
+                raise LayoutError(f"{what}: {i} is out of range; valid values are 0..{limit - 1}")
+            out.add(i)
+    return out
+
+
+# ---------------------------------------------------------------- LayoutExplorer
+
+class LayoutExplorer(_Explorer):
+    """Edit a layout in CuTe notation and look at it: the grid of offsets, and any cell's coordinates.
+
+    The text box takes ``shape:stride`` (e.g. ``(4,(2,4)):(2,(1,8))``) and is parsed by
+    :func:`layoutlab.parse_layout`; its errors appear below the grid. Tiles of at most 256 cells are drawn as
+    buttons: hovering shows ``(m,n) idx -> offset`` and clicking fills the info line with the natural
+    coordinate, the 1-D index ``m + M*n`` and the offset. Larger tiles are drawn as a picture
+    (:func:`layoutlab.viz.draw_layout`) and cells are chosen with :meth:`select`.
+
+    Example::
+
+        ex = LayoutExplorer("(4,8):(8,1)")
+        ex.select(1, 2)          # info: coordinate (1,2), index 9, offset 10
+    """
+
+    def __init__(self, layout="(4,8):(8,1)"):
+        self.text = w.Text(value=str(layout), description="layout", continuous_update=False,
+                           layout=w.Layout(width="28em"))
+        self.grid = w.Box()
+        self.info = w.HTML()
+        self.layout_value = None
+        super().__init__([self.text, self.grid, self.info])
+        self.text.observe(lambda change: self._guard(self._update, change["new"]), names="value")
+        self._guard(self._update, self.text.value)
+
+    def _update(self, text):
+        layout = _parse(text)
+        if layout.rank() > 2:
+            raise LayoutError(f"LayoutExplorer: {layout} has rank {layout.rank()}; the grid shows rank 1 or 2 "
+                              f"(group the modes, e.g. ((2,2),4):((1,2),4))")
+        modes = layout.shape if isinstance(layout.shape, tuple) else (layout.shape,)
+        rows = int(np.prod([viz._product(modes[0])]))
+        cols = viz._product(modes[1]) if len(modes) == 2 else 1
+        offsets = np.asarray(layout.table()).reshape(cols, rows).T
+        self.layout_value, self._rows, self._cols, self._offsets = layout, rows, cols, offsets
+        if rows * cols <= _MAX_BUTTON_CELLS:
+            buttons = []
+            for m in range(rows):
+                for n in range(cols):
+                    off = int(offsets[m, n])
+                    b = w.Button(description=str(off), tooltip=f"({m},{n}) idx {m + rows * n} -> offset {off}",
+                                 layout=w.Layout(width="auto", height="28px", padding="0"))
+                    b.style.button_color = _css_rgb(viz.TV_COLORS[off % 8])
+                    b.style.font_family = "monospace"
+                    b.on_click(lambda _b, m=m, n=n: self.select(m, n))
+                    buttons.append(b)
+            self.buttons = buttons
+            grid = w.GridBox(buttons, layout=w.Layout(
+                grid_template_columns=f"repeat({cols}, 38px)", grid_gap="1px", width="max-content"))
+            self.grid.children = [grid]
+        else:
+            self.buttons = []
+            self.grid.children = [_image(viz.draw_layout(layout))]
+        self.info.value = _ok_html(f"{layout}: size {rows * cols}, cosize {layout.cosize()}; "
+                                   f"click a cell for its coordinate, index and offset")
+
+    def select(self, m, n):
+        """Show cell (m, n): natural coordinate, 1-D index ``m + M*n`` and offset ``layout(m, n)``."""
+        self._guard(self._select, m, n)
+
+    def _select(self, m, n):
+        if self.layout_value is None:
+            raise LayoutError("LayoutExplorer.select: no valid layout yet; fix the text box first")
+        if not (0 <= m < self._rows and 0 <= n < self._cols):
+            raise LayoutError(f"LayoutExplorer.select: cell ({m},{n}) is outside the {self._rows}x{self._cols} grid")
+        from .inttuple import format_int_tuple, idx2crd
+        layout = self.layout_value
+        index = m + self._rows * n
+        natural = idx2crd(index, layout.shape)
+        offset = int(layout(index))
+        self.info.value = _ok_html(f"(m,n) = ({m},{n})   index {index}   natural coordinate "
+                                   f"{format_int_tuple(natural)}   offset {offset}")
+
+
+# ---------------------------------------------------------------- TVExplorer
+
+def tv_presets():
+    """TV-layout presets ``{name: (tv_layout, (M, N))}`` for the C (accumulator) operands of the SM80 and
+    SM90 MMA atoms, read from :mod:`layoutlab.atoms`. Raises LayoutError if the atoms module has none."""
+    from . import atoms
+    provider = getattr(atoms, "tv_presets", None) or getattr(atoms, "TV_PRESETS", None)
+    if callable(provider):
+        provider = provider()
+    if provider:
+        return dict(provider)
+    presets = {}
+    for name in getattr(atoms, "__all__", []):
+        obj = getattr(atoms, name)
+        tv = getattr(obj, "tv_layout_C", None) or getattr(obj, "layout_c_tv", None)
+        mnk = getattr(obj, "shape_mnk", None) or getattr(obj, "tile_mnk", None)
+        if tv is not None and mnk is not None:
+            presets[name] = (tv, (mnk[0], mnk[1]))
+    if not presets:
+        raise LayoutError("tv_presets: layoutlab.atoms defines no MMA atoms yet; pass presets={name: (tv, (M, N))}")
+    return presets
+
+
+def _tv_steps(tv, tile, t, v):
+    """The seed-000 chain for one (t, v): natural coordinate, offset, (m, n)."""
+    from .inttuple import format_int_tuple, idx2crd
+    m_ext, n_ext = (viz._product(x) for x in tile)
+    coord = idx2crd((t, v), tv.shape)
+    offset = int(tv((t, v)))
+    return (f"(T,V)=({t},{v}) -> {format_int_tuple(coord)} -> offset {offset} -> "
+            f"(m,n)=({offset} % {m_ext}, {offset} // {m_ext}) = ({offset % m_ext},{offset // m_ext})")
+
+
+class TVExplorer(_Explorer):
+    """A thread-value layout on its tile: pick an atom, select threads and values, follow one evaluation.
+
+    ``presets`` maps a name to ``(tv_layout, (M, N))`` (default: :func:`tv_presets`, the SM80/SM90 atoms).
+    ``threads`` / ``values`` accept ``all``, a number or ranges (``0-3, 8``); the selected cells are
+    outlined in the picture and the step-by-step evaluation lists up to 8 selected (t, v) as in seed 000:
+    ``(T,V)=(1,0) -> ((1,0,0),(0,0,0)) -> offset 128 -> (m,n)=(0,2)`` for the WGMMA accumulator.
+    """
+
+    def __init__(self, presets=None, preset=None, threads="0", values="all"):
+        self.presets = dict(presets) if presets is not None else self._guard_presets()
+        names = list(self.presets) or ["(none)"]
+        self.atom = w.Dropdown(options=names, value=preset if preset in self.presets else names[0],
+                               description="atom", layout=w.Layout(width="32em"))
+        self.threads = w.Text(value=threads, description="threads", continuous_update=False)
+        self.values = w.Text(value=values, description="values", continuous_update=False)
+        self.picture = _image()
+        self.steps = w.HTML()
+        super().__init__([self.atom, w.HBox([self.threads, self.values]), self.picture, self.steps])
+        if self._preset_error:
+            self.message.value = _error_html(self._preset_error)
+        for control in (self.atom, self.threads, self.values):
+            control.observe(lambda _c: self._guard(self._update), names="value")
+        if self.presets:
+            self._guard(self._update)
+
+    def _guard_presets(self):
+        self._preset_error = None
+        try:
+            return tv_presets()
+        except Exception as err:
+            self._preset_error = err
+            return {}
+
+    _preset_error = None
+
+    def _update(self):
+        tv, tile = self.presets[self.atom.value]
+        tv = _parse(tv) if isinstance(tv, str) else tv
+        num_t, num_v = viz._product(tv.shape[0]), viz._product(tv.shape[1])
+        threads = _parse_set(self.threads.value, num_t, "threads")
+        values = _parse_set(self.values.value, num_v, "values")
+        fig = viz.draw_tv_layout(tv, tile, highlight_threads=threads, highlight_values=values,
+                                 title=f"{self.atom.value}: {tv}")
+        self.picture.value = _png(fig)
+        pairs = list(itertools.islice(((t, v) for t in (sorted(threads) if threads is not None else range(num_t))
+                                       for v in (sorted(values) if values is not None else range(num_v))), 8))
+        self.steps.value = _ok_html("\n".join(_tv_steps(tv, tile, t, v) for t, v in pairs))
+
+    def static(self, threads=None):
+        """The current atom with a thread slider that works without a kernel (precomputed frames).
+
+        ``threads`` (default: ``0..min(T, 32)-1``) are the slider's positions; each frame highlights that
+        thread's values and shows its step-by-step evaluation for value 0.
+        """
+        tv, tile = self.presets[self.atom.value]
+        tv = _parse(tv) if isinstance(tv, str) else tv
+        num_t = viz._product(tv.shape[0])
+        threads = list(threads) if threads is not None else list(range(min(num_t, 32)))
+        name = self.atom.value
+
+        def frame(thread):
+            fig = viz.draw_tv_layout(tv, tile, highlight_threads={thread}, title=f"{name}: {tv}")
+            return w.HTML(_img_html(fig, caption=_tv_steps(tv, tile, thread, 0)))
+
+        return precomputed_explorer([("thread", w.SelectionSlider(options=threads, description="thread"))],
+                                    frame)
+
+
+# ---------------------------------------------------------------- SwizzleExplorer
+
+class _Swz:
+    """Swizzle<B,M,S> parameters for drawing when layoutlab.swizzle is not importable."""
+
+    def __init__(self, b, m, s):
+        self.bits, self.base, self.shift = b, m, s
+
+    def __str__(self):
+        return f"Sw<{self.bits},{self.base},{self.shift}>"
+
+
+def _make_swizzle(b, m, s):
+    try:
+        from .swizzle import Swizzle
+    except ImportError:
+        return _Swz(b, m, s)
+    return Swizzle(b, m, s)
+
+
+def access_pattern(name, rows, cols, element_bytes):
+    """Per-thread start cells ``[(m, n), ...]`` and bytes per thread of a named warp access of a row-major tile.
+
+    * ``"row"``: 32 threads read consecutive elements of the rows (thread t: element t, row by row).
+    * ``"column"``: 32 threads read down the columns (thread t: row ``t % rows``, column ``t // rows``) --
+      the transpose pattern that conflicts without a swizzle.
+    * ``"ldmatrix"``: one ldmatrix phase: 8 threads each give a 16-byte row address, rows 0..7 of column 0.
+
+    Example: ``access_pattern("ldmatrix", 8, 64, 2) == ([(0, 0), (1, 0), ..., (7, 0)], 16)``.
+    """
+    if name == "row":
+        return [(t // cols % rows, t % cols) for t in range(32)], element_bytes
+    if name == "column":
+        return [(t % rows, (t // rows) % cols) for t in range(32)], element_bytes
+    if name == "ldmatrix":
+        per_row = max(16 // element_bytes, 1)
+        return [(t % rows, (t // rows) * per_row % cols) for t in range(8)], 16
+    raise LayoutError(f"access_pattern: unknown pattern {name!r}; choose 'row', 'column' or 'ldmatrix'")
+
+
+def _swizzle_tile_shape(b, m, s, element_bytes):
+    """Rows x cols of the row-major tile shown for Sw<B,M,S>: at least 8 rows of 128 bytes, and one period."""
+    cols = max(128 // element_bytes, 1 << (m + max(s, 0)))
+    rows = max(8, 1 << b)
+    return rows, cols
+
+
+def _swizzle_frame(b, m, s, element_bytes, pattern):
+    """(placement figure, bank-map figure, summary line) for one parameter choice."""
+    if b < 0 or m < 0:
+        raise LayoutError(f"SwizzleExplorer: B={b} and M={m} must be >= 0")
+    if b > 0 and abs(s) < b:
+        raise LayoutError(f"SwizzleExplorer: |S|={abs(s)} < B={b}: the XOR source bits [M+S, M+S+B) overlap the "
+                          f"target bits [M, M+B); CuTe requires |S| >= B")
+    swz = _make_swizzle(b, m, s)
+    rows, cols = _swizzle_tile_shape(b, m, s, element_bytes)
+    placement = viz.draw_swizzle(swz, element_bytes, shape=(rows, cols))
+    coords, access_bytes = access_pattern(pattern, rows, cols, element_bytes)
+    bank_fig = viz.draw_bank_map(swz, element_bytes, coords, access_bytes=access_bytes,
+                                 title=f"{pattern} access", shape=(rows, cols))
+    info = bank_fig.bank_summary
+    verdict = "conflict-free" if info["wavefronts"] == info["ideal"] else f"{info['worst_ways']}-way conflict"
+    line = (f"{swz} on {element_bytes}-byte elements, {rows}x{cols} tile; {pattern}: "
+            f"{info['wavefronts']} wavefront(s), ideal {info['ideal']} -> {verdict}")
+    return placement, bank_fig, line
+
+
+class SwizzleExplorer(_Explorer):
+    """Sliders for Swizzle<B,M,S> and the element size; the placement, banks and one access's conflicts.
+
+    The tile is row-major with rows of at least 128 bytes (and at least one period of the swizzle).
+    Pictures: :func:`layoutlab.viz.draw_swizzle` (logical tile coloured by bank, physical rows) and
+    :func:`layoutlab.viz.draw_bank_map` for the chosen :func:`access_pattern`; the summary line gives the
+    wavefront count. Example: B=3, M=3, S=3 with 2-byte elements makes the ldmatrix phase conflict-free
+    (1 wavefront); B=0 (no swizzle) gives 8.
+    """
+
+    def __init__(self, b=3, m=3, s=3, element_bytes=2, pattern="ldmatrix"):
+        self.b = w.IntSlider(value=b, min=0, max=4, description="B")
+        self.m = w.IntSlider(value=m, min=0, max=5, description="M")
+        self.s = w.IntSlider(value=s, min=1, max=6, description="S")
+        self.element_bytes = w.Dropdown(options=[1, 2, 4, 8], value=element_bytes, description="bytes")
+        self.pattern = w.Dropdown(options=["row", "column", "ldmatrix"], value=pattern, description="access")
+        self.summary = w.HTML()
+        self.placement = _image()
+        self.banks = _image()
+        super().__init__([w.HBox([self.b, self.m, self.s]), w.HBox([self.element_bytes, self.pattern]),
+                          self.summary, self.placement, self.banks])
+        for control in (self.b, self.m, self.s, self.element_bytes, self.pattern):
+            control.observe(lambda _c: self._guard(self._update), names="value")
+        self._guard(self._update)
+
+    def _update(self):
+        placement, bank_fig, line = _swizzle_frame(self.b.value, self.m.value, self.s.value,
+                                                   self.element_bytes.value, self.pattern.value)
+        self.placement.value = _png(placement)
+        self.banks.value = _png(bank_fig)
+        self.summary.value = _ok_html(line)
+
+    def static(self, bits=(0, 1, 2, 3), element_sizes=(1, 2, 4), patterns=("row", "column", "ldmatrix")):
+        """A kernel-free version: B, element size and access pattern switch precomputed frames in the browser.
+
+        M is chosen so that the 16-byte chunk stays whole (``M = log2(16 / element_bytes)``) and S = 3
+        (128-byte rows), the swizzles CuTe uses for shared-memory atoms; 4 x 3 x 3 = 36 frames by default.
+        """
+        def frame(B, bytes, access):
+            m = max((16 // bytes).bit_length() - 1, 0)
+            placement, bank_fig, line = _swizzle_frame(B, m, 3, bytes, access)
+            return w.HTML(_img_html(placement, dpi=56, caption=line) + _img_html(bank_fig, dpi=48))
+
+        return precomputed_explorer([
+            ("B", w.SelectionSlider(options=list(bits), value=3 if 3 in bits else bits[0], description="B")),
+            ("bytes", w.Dropdown(options=list(element_sizes), description="bytes")),
+            ("access", w.Dropdown(options=list(patterns), description="access")),
+        ], frame)
+
+
+# ---------------------------------------------------------------- precomputed (kernel-free) explorers
+
+def precomputed_explorer(controls, render):
+    """Controls whose every combination was rendered in advance; the browser switches between them.
+
+    ``controls`` is a list of ``(name, widget)`` where each widget has an ``index`` trait (``Dropdown``,
+    ``SelectionSlider``, ``ToggleButtons``...); ``render(**{name: value})`` returns a widget (e.g. an
+    ``HTML`` with an inline image) for one combination. The frames are nested ``Stack`` widgets, one level
+    per control, and each level's ``selected_index`` is ``jslink``-ed to its control's ``index``: the links
+    run in the browser, so the page needs no kernel. Frames: the product of the option counts (keep it to a
+    few dozen).
+
+    Example::
+
+        precomputed_explorer([("B", w.SelectionSlider(options=[0, 1, 2, 3]))],
+                             lambda B: w.HTML(f"B = {B}"))
+    """
+    if not controls:
+        raise LayoutError("precomputed_explorer: give at least one (name, control)")
+    names = [name for name, _ in controls]
+    widgets = [control for _, control in controls]
+    for name, control in controls:
+        if not hasattr(control, "index") or not getattr(control, "options", None):
+            raise LayoutError(f"precomputed_explorer: control {name!r} ({type(control).__name__}) has no "
+                              f"options/index; use Dropdown, SelectionSlider or ToggleButtons")
+    links = []
+
+    def build(level, chosen):
+        if level == len(widgets):
+            return render(**dict(zip(names, chosen)))
+        control = widgets[level]
+        values = [opt[1] if isinstance(opt, tuple) else opt for opt in control.options]
+        stack = w.Stack([build(level + 1, chosen + [v]) for v in values], selected_index=control.index)
+        links.append(w.jslink((control, "index"), (stack, "selected_index")))
+        return stack
+
+    frames = build(0, [])
+    box = w.VBox([w.HBox(widgets), frames])
+    box.links = links  # keep the Link models alive (their state is embedded with the page)
+    box.frames = frames
+    return box
+
+
+# ---------------------------------------------------------------- LinearLayoutExplorer
+
+class LinearLayoutExplorer(_Explorer):
+    """Toggle the bits of a linear layout's F2 matrix and see the layout change; compose or invert two.
+
+    ``a`` and ``b`` are :class:`layoutlab.linear.LinearLayout`. The matrix of ``a`` is a grid of toggle
+    buttons (rows: output bits, columns: input bits); flipping one changes the image of that input bit.
+    ``operation`` shows ``A``, ``inverse(A)``, ``compose(A, B)`` = B(A(x)) (``A.compose(B)``), or
+    ``invert_and_compose(A, B)`` (the C with A(x) = B(C(x)), Triton's layout conversion), drawn with
+    :func:`layoutlab.viz.draw_f2_matrix`. Non-invertible or mismatched layouts show the library's error.
+    """
+
+    OPERATIONS = ("A", "inverse(A)", "compose(A, B)", "invert_and_compose(A, B)")
+
+    def __init__(self, a=None, b=None, operation="A"):
+        from .linear import LinearLayout
+        if a is None:
+            a = LinearLayout.from_bases([("lane", [[1, 0], [2, 0], [0, 1]])], ["dim0", "dim1"])
+        self.a, self.b = a, b if b is not None else a
+        self.operation = w.Dropdown(options=list(self.OPERATIONS), value=operation, description="show")
+        self.bits = w.Box()
+        self.picture = _image()
+        self.description = w.HTML()
+        super().__init__([self.bits, self.operation, self.description, self.picture])
+        self.operation.observe(lambda _c: self._guard(self._update), names="value")
+        self._build_toggles()
+        self._guard(self._update)
+
+    def _build_toggles(self):
+        mat, ins, outs, _, _ = viz._f2_parts(self.a)
+        self.toggles = {}
+        cells = [w.Label("")] + [w.Label(lab, layout=w.Layout(width="44px")) for lab in ins]
+        for r, out in enumerate(outs):
+            cells.append(w.Label(out))
+            for c in range(len(ins)):
+                t = w.ToggleButton(value=bool(mat[r, c]), description=str(int(mat[r, c])),
+                                   layout=w.Layout(width="44px", height="26px"))
+                t.observe(lambda change, r=r, c=c: self._guard(self._toggle, r, c, change["new"]), names="value")
+                self.toggles[(r, c)] = t
+                cells.append(t)
+        self.bits.children = [w.GridBox(cells, layout=w.Layout(
+            grid_template_columns=f"80px repeat({len(ins)}, 46px)", grid_gap="1px"))]
+
+    def toggle(self, row, col, value=None):
+        """Set (or flip) output bit ``row`` of input bit ``col``'s image in A, and redraw (errors as messages)."""
+        self._guard(self._toggle, row, col, value)
+
+    def _toggle(self, row, col, value=None):
+        from .linear import LinearLayout
+        mat, ins, outs, in_groups, out_groups = viz._f2_parts(self.a)
+        if not (0 <= row < len(outs) and 0 <= col < len(ins)):
+            raise LayoutError(f"LinearLayoutExplorer.toggle: bit ({row},{col}) outside the "
+                              f"{len(outs)}x{len(ins)} matrix")
+        new = int(not mat[row, col]) if value is None else int(bool(value))
+        if mat[row, col] == new:
+            return
+        mat[row, col] = new
+        bases, c = [], 0
+        for (name, vectors) in self.a.bases:
+            vecs = []
+            for _ in vectors:
+                column, vec, r = mat[:, c], [], 0
+                for bits in out_groups:
+                    vec.append(int(sum(int(column[r + k]) << k for k in range(bits))))
+                    r += bits
+                vecs.append(vec)
+                c += 1
+            bases.append((name, vecs))
+        self.a = LinearLayout(bases, self.a.out_dims, require_surjective=False)
+        toggle = self.toggles.get((row, col))
+        if toggle is not None:
+            toggle.description = str(new)
+            if toggle.value != bool(new):
+                toggle.value = bool(new)
+        self._update()
+
+    def result(self):
+        """The layout currently shown (A, its inverse, or the composition chosen in ``operation``)."""
+        op = self.operation.value
+        if op == "A":
+            return self.a
+        if op == "inverse(A)":
+            return self.a.invert()
+        if op == "compose(A, B)":
+            return self.a.compose(self.b)
+        return self.a.invert_and_compose(self.b)
+
+    def _update(self):
+        result = self.result()
+        flags = [name for name, ok in (("injective", result.is_injective()),
+                                       ("surjective", result.is_surjective())) if ok]
+        self.description.value = _ok_html(f"{self.operation.value} = {result}\n"
+                                          f"{', '.join(flags) if flags else 'neither injective nor surjective'}")
+        self.picture.value = _png(viz.draw_f2_matrix(result, title=self.operation.value))
+
+
+# ---------------------------------------------------------------- LdmatrixExplorer
+
+class LdmatrixExplorer(_Explorer):
+    """Which ldmatrix atom a tiled copy should use, and which thread supplies which row address.
+
+    Controls: the MMA atom, the operand (A or B), the value repetition and the shared-memory majorness;
+    :func:`layoutlab.ldmatrix.select_ldmatrix` picks the atom (x1 / x2 / x4, ``.trans`` when the tile is
+    MN-major) or raises the error a wrong choice gives (e.g. "TiledCopy uses too few vals for selected
+    CopyAtom"), shown as a message. The picture is :func:`layoutlab.viz.draw_tiled_copy` of the chosen copy.
+    """
+
+    def __init__(self, atom=None, operand="A", repeat=1, major="K"):
+        self._select = self._selector()
+        names = self._atom_names()
+        self.atom = w.Dropdown(options=names or ["(none)"], value=atom if atom in names else (names or ["(none)"])[0],
+                               description="MMA atom", layout=w.Layout(width="32em"))
+        self.operand = w.ToggleButtons(options=["A", "B"], value=operand, description="operand")
+        self.repeat = w.Dropdown(options=[1, 2, 4], value=repeat, description="value rep")
+        self.major = w.ToggleButtons(options=["K", "MN"], value=major, description="smem major")
+        self.choice = w.HTML()
+        self.picture = _image()
+        super().__init__([self.atom, w.HBox([self.operand, self.repeat]), self.major, self.choice, self.picture])
+        for control in (self.atom, self.operand, self.repeat, self.major):
+            control.observe(lambda _c: self._guard(self._update), names="value")
+        self._guard(self._update)
+
+    @staticmethod
+    def _selector():
+        try:
+            from .ldmatrix import select_ldmatrix
+        except ImportError:
+            return None
+        return select_ldmatrix
+
+    @staticmethod
+    def _atom_names():
+        try:
+            return list(tv_presets())
+        except Exception:
+            return []
+
+    def _update(self):
+        if self._select is None:
+            raise LayoutError("LdmatrixExplorer: layoutlab.ldmatrix.select_ldmatrix is not available in this "
+                              "version of the library, so no atom can be chosen")
+        choice = self._select(self.atom.value, operand=self.operand.value, value_repeat=self.repeat.value,
+                              major=self.major.value)
+        self.choice.value = _ok_html(f"chosen: {getattr(choice, 'name', choice)}")
+        self.picture.value = _png(viz.draw_tiled_copy(choice))
