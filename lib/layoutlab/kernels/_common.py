@@ -262,3 +262,21 @@ def operand_tensors(cfg, pA, pB, pC, M, N, K, ldA, ldB, ldC, vec):
     mB = cute.make_tensor(pB, cute.make_layout((N, K), stride=b_stride))
     mC = cute.make_tensor(pC, cute.make_layout((M, N), stride=c_stride))
     return mA, mB, mC
+
+
+def grouped_tile_coord(bidx, bidy, tiles_m, tiles_n, group_m=8):
+    """Inside a kernel: the (tile_m, tile_n) a CTA computes, launched in ``group_m``-tall column groups.
+
+    CTAs are numbered row-major over the launch grid (x fastest) and the number ``pid`` is mapped so that
+    consecutive CTAs sweep a ``group_m x tiles_n`` band column by column: the CTAs resident at one time
+    share A rows and B columns, which then stay in L2 (the ordering Triton's matmul tutorial uses).
+    Example: tiles_m = tiles_n = 4, group_m = 2: pids 0,1,2,3 -> (0,0),(1,0),(0,1),(1,1).
+    """
+    import cutlass
+
+    pid = bidx + bidy * tiles_m
+    in_group = group_m * tiles_n
+    first_m = (pid // in_group) * group_m
+    size_m = cutlass.min(tiles_m - first_m, group_m)
+    local = pid % in_group
+    return first_m + local % size_m, local // size_m
