@@ -1,0 +1,433 @@
+"""Answer checks for exercise test cells: say *where* a student's answer differs, not just that it does.
+
+Every ``check_*`` returns ``None`` when the answer is right and otherwise raises :class:`WrongAnswer`, an
+``AssertionError`` (nbgrader counts a test cell as failed when it raises), whose message names the answer,
+what is wrong with it and what would be valid.  Wrong *types* get the same treatment: a list where a tuple
+was asked for is accepted, a float or a bool where an integer was asked for is explained.
+
+``reveal`` decides whether the message may show the expected value.  Visible tests in the exercises use
+``reveal=False`` when the value *is* the answer (they still say which entry, coordinate or bit is wrong);
+hidden tests, whose messages students only see in their feedback, use the default ``reveal=True``.
+
+Example::
+
+    >>> from layoutlab import make_layout
+    >>> check_layout("(4,6):(1,4)", make_layout((4,6), stride=(6,1)), name="stride_a")
+    Traceback (most recent call last):
+    ...
+    layoutlab.grading.WrongAnswer: stride_a = (4,6):(1,4) is not the expected layout: at index 1 (coordinate (1,0)) it gives 1, expected 6; 22 of 24 offsets differ.
+    ...
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .errors import LayoutError
+from .inttuple import format_int_tuple, idx2crd, is_tuple, product
+from .layout import Layout, parse_layout
+
+__all__ = [
+    "WrongAnswer",
+    "check_int",
+    "check_int_tuple",
+    "check_choice",
+    "check_layout",
+    "check_f2_matrix",
+    "check_function",
+]
+
+# Text grids larger than this are cut, so that a message stays readable.
+_MAX_ROWS, _MAX_COLS = 16, 16
+
+
+class WrongAnswer(AssertionError):
+    """A student's answer is wrong; the message says where and how (an ``AssertionError`` for the grader)."""
+
+
+# --------------------------------------------------------------------------- scalars and tuples
+
+
+def _as_int(x, name):
+    """``x`` as a Python int, or a WrongAnswer saying why it is not one (bools and floats are refused)."""
+    if isinstance(x, (bool, np.bool_)):
+        raise WrongAnswer(f"{name} = {x!r} is a bool; give an integer")
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    if isinstance(x, numbers.Real) and float(x).is_integer():
+        raise WrongAnswer(f"{name} = {x!r} is a float; give it as an integer: {int(x)}")
+    raise WrongAnswer(f"{name} = {x!r} is a {type(x).__name__}; give an integer")
+
+
+def check_int(answer, expected: int, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
+    """``answer`` must be the integer ``expected``.
+
+    With ``reveal=False`` a wrong message says only whether the answer is too large or too small.
+
+    >>> check_int(4, 4)
+    >>> check_int(8, 4, "degree", reveal=False)
+    Traceback (most recent call last):
+    ...
+    layoutlab.grading.WrongAnswer: degree = 8 is too large.
+    """
+    value = _as_int(answer, name)
+    if value == expected:
+        return
+    if reveal:
+        msg = f"{name} = {value}, expected {expected}."
+    else:
+        msg = f"{name} = {value} is too {'large' if value > expected else 'small'}."
+    raise WrongAnswer(msg + (f" Hint: {hint}" if hint else ""))
+
+
+def _normalise_tuple(x, name, path="", allow_none=False):
+    """Lists become tuples, numpy integers become ints; anything else non-integral is a WrongAnswer."""
+    if isinstance(x, (tuple, list)):
+        return tuple(_normalise_tuple(e, name, f"{path}[{i}]", allow_none) for i, e in enumerate(x))
+    if isinstance(x, np.ndarray):
+        return _normalise_tuple(x.tolist(), name, path, allow_none)
+    if x is None and allow_none:
+        return None
+    return _as_int(x, f"{name}{path}")
+
+
+def _fmt(t):
+    if t is None:
+        return "_"
+    if isinstance(t, tuple):
+        return "(" + ",".join(_fmt(e) for e in t) + ")"
+    return str(t)
+
+
+def _profile(t):
+    return tuple(_profile(e) for e in t) if isinstance(t, tuple) else "_"
+
+
+def _first_difference(a, b, path=()):
+    """Path of the first leaf where ``a`` and ``b`` (same profile) differ, or None."""
+    if isinstance(a, tuple):
+        for i, (x, y) in enumerate(zip(a, b)):
+            p = _first_difference(x, y, path + (i,))
+            if p is not None:
+                return p
+        return None
+    return None if a == b else path
+
+
+def _at(t, path):
+    for i in path:
+        t = t[i]
+    return t
+
+
+def check_int_tuple(answer, expected, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
+    """``answer`` must be the (nested) integer tuple ``expected``; a wrong nesting or entry is pointed at.
+
+    Lists are accepted as tuples.  ``None`` entries (CuTe's ``_``) are allowed where ``expected`` has them.
+
+    >>> check_int_tuple([6, 1], (6, 1))
+    >>> check_int_tuple((1, 6), (6, 1), "stride_a", reveal=False)
+    Traceback (most recent call last):
+    ...
+    layoutlab.grading.WrongAnswer: stride_a = (1,6): entry [0] is 1, which is not right (entries [0], [1] are wrong).
+    """
+    if not isinstance(expected, tuple):
+        check_int(answer, expected, name, reveal=reveal, hint=hint)
+        return
+    hint = f" Hint: {hint}" if hint else ""
+    if not isinstance(answer, (tuple, list, np.ndarray)):
+        raise WrongAnswer(f"{name} = {answer!r} is a {type(answer).__name__}; give a tuple with the nesting "
+                          f"{_fmt(_profile(expected))}, e.g. {_fmt(_profile(expected)).replace('_', '1')}.{hint}")
+    value = _normalise_tuple(answer, name, allow_none=True)
+    if _profile(value) != _profile(expected):
+        raise WrongAnswer(f"{name} = {_fmt(value)} has the nesting {_fmt(_profile(value))}, but the answer has the "
+                          f"nesting {_fmt(_profile(expected))} (one integer per '_').{hint}")
+    path = _first_difference(value, expected)
+    if path is None:
+        return
+    where = "".join(f"[{i}]" for i in path)
+    wrong = _all_differences(value, expected)
+    if reveal:
+        msg = f"{name} = {_fmt(value)}, expected {_fmt(expected)}: entry {where} is {_fmt(_at(value, path))}, " \
+              f"expected {_fmt(_at(expected, path))}."
+    else:
+        listed = ", ".join("".join(f"[{i}]" for i in p) for p in wrong)
+        msg = f"{name} = {_fmt(value)}: entry {where} is {_fmt(_at(value, path))}, which is not right " \
+              f"(entr{'y' if len(wrong) == 1 else 'ies'} {listed} {'is' if len(wrong) == 1 else 'are'} wrong)."
+    raise WrongAnswer(msg + hint)
+
+
+def _all_differences(a, b, path=()):
+    if isinstance(a, tuple):
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += _all_differences(x, y, path + (i,))
+        return out
+    return [] if a == b else [path]
+
+
+def check_choice(answer, expected, options, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
+    """``answer`` must be one of ``options`` (else the options are listed) and equal to ``expected``.
+
+    >>> check_choice("128B", "128B", ["32B", "64B", "128B"])
+    >>> check_choice("256B", "128B", ["32B", "64B", "128B"], "atom")
+    Traceback (most recent call last):
+    ...
+    layoutlab.grading.WrongAnswer: atom = '256B' is not one of the options '32B', '64B', '128B'.
+    """
+    if answer not in list(options) or isinstance(answer, bool) != isinstance(expected, bool):
+        listed = ", ".join(repr(o) for o in options)
+        raise WrongAnswer(f"{name} = {answer!r} is not one of the options {listed}.")
+    if answer == expected:
+        return
+    msg = f"{name} = {answer!r}, expected {expected!r}." if reveal else f"{name} = {answer!r} is not right."
+    raise WrongAnswer(msg + (f" Hint: {hint}" if hint else ""))
+
+
+# --------------------------------------------------------------------------- layouts
+
+
+def _as_layout(x, name):
+    """Accept a Layout, CuTe's printed notation ``"(4,6):(6,1)"`` or a pair ``(shape, stride)``."""
+    if isinstance(x, Layout):
+        return x
+    try:
+        if isinstance(x, str):
+            return parse_layout(x)
+        if isinstance(x, (tuple, list)) and len(x) == 2:
+            return Layout(_normalise_tuple(x[0], name), _normalise_tuple(x[1], name))
+    except LayoutError as err:
+        raise WrongAnswer(f"{name} = {x!r} is not a valid layout: {err}") from None
+    raise WrongAnswer(f"{name} = {x!r} is a {type(x).__name__}; give a layout: make_layout(shape, stride=...), "
+                      f"a string in CuTe notation like '(4,6):(6,1)', or a pair (shape, stride)")
+
+
+def _values(layout):
+    if layout.is_integral:
+        return np.asarray(layout.table())
+    # Coordinate layouts (basis strides) evaluate to tuples: compare their printed form.
+    return np.array([_fmt(layout(k)) if isinstance(layout(k), tuple) else str(layout(k))
+                     for k in range(layout.size())], dtype=object)
+
+
+def _grid_dims(shape):
+    """Rows and columns of the 2-D picture of a layout: mode 0 down, everything else across."""
+    if not is_tuple(shape) or len(shape) == 1:
+        return 1, product(shape)
+    return product(shape[0]), product(shape) // product(shape[0])
+
+
+def _text_grid(values, rows, cols, diff):
+    """Offsets as a rows x cols table (index = r + rows*c, CuTe's column-major order), wrong ones bracketed."""
+    cells = [["" for _ in range(min(cols, _MAX_COLS))] for _ in range(min(rows, _MAX_ROWS))]
+    for r in range(len(cells)):
+        for c in range(len(cells[0])):
+            k = r + rows * c
+            v = str(values[k])
+            cells[r][c] = f"[{v}]" if diff[k] else f" {v} "
+    width = max(len(x) for row in cells for x in row)
+    lines = [" ".join(x.rjust(width) for x in row) + (" ..." if cols > _MAX_COLS else "") for row in cells]
+    if rows > _MAX_ROWS:
+        lines.append("...")
+    return lines
+
+
+def _side_by_side(left, right, titles):
+    w = max([len(x) for x in left] + [len(titles[0])])
+    out = [titles[0].ljust(w) + "   " + titles[1]]
+    for i in range(max(len(left), len(right))):
+        a = left[i] if i < len(left) else ""
+        b = right[i] if i < len(right) else ""
+        out.append(a.ljust(w) + "   " + b)
+    return "\n".join(out)
+
+
+def _show_picture(answer: Layout, expected: Layout, name: str):
+    """Draw both layouts next to each other with :func:`layoutlab.viz.draw_layout`, in a notebook only.
+
+    The picture is a convenience on top of the text table in the message, so any failure to draw (no
+    matplotlib display, a layout viz cannot draw) is ignored.
+    """
+    try:
+        from IPython import get_ipython
+
+        if get_ipython() is None:
+            return
+        import matplotlib.pyplot as plt
+
+        from . import viz
+
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        viz.draw_layout(answer, ax=axes[0])
+        axes[0].set_title(f"{name} = {answer}")
+        viz.draw_layout(expected, ax=axes[1])
+        axes[1].set_title("expected")
+        plt.show()
+    except Exception:  # noqa: BLE001 - a picture must never hide the real message
+        return
+
+
+def check_layout(answer, expected, name: str = "answer", *, exact: bool = False, reveal: bool = True,
+                 picture: bool = True, hint: str = "") -> None:
+    """``answer`` must be the same function as the layout ``expected`` (and, with ``exact``, be written alike).
+
+    Math: two layouts are equal as functions when they have the same size ``n`` and ``A(k) == E(k)`` for
+    every 1-D index ``k`` in ``[0, n)``.  ``exact=True`` also requires the same shape and stride, i.e. the
+    very form the CuTe DSL prints (``(2,4):(1,2)`` and ``8:1`` are the same function, written differently).
+
+    ``answer`` may be a :class:`~layoutlab.Layout`, a string in CuTe notation or a pair ``(shape, stride)``.
+    On a mismatch the message gives the first differing index with its coordinate, both offsets, the
+    number of differing offsets, and a side-by-side table (wrong entries in brackets); in a notebook the
+    two layouts are also drawn next to each other.  ``reveal=False`` leaves out the expected offsets.
+
+    >>> check_layout("(2,4):(1,2)", "8:1")                 # the same function
+    >>> check_layout("(2,4):(1,2)", "8:1", exact=True)
+    Traceback (most recent call last):
+    ...
+    layoutlab.grading.WrongAnswer: answer = (2,4):(1,2) computes the right offsets but is not written the way CuTe writes the result: expected 8:1.
+    """
+    hint = f"\nHint: {hint}" if hint else ""
+    got = _as_layout(answer, name)
+    want = expected if isinstance(expected, Layout) else parse_layout(expected)
+    if got.size() != want.size():
+        want_part = f"a layout of size {want.size()} (shape {format_int_tuple(want.shape)})" if reveal else \
+            f"a layout of size {want.size()}"
+        raise WrongAnswer(f"{name} = {got} has size {got.size()}, but the answer is {want_part}.{hint}")
+    a, e = _values(got), _values(want)
+    diff = a != e
+    if diff.any():
+        k = int(np.argmax(diff))
+        crd = _fmt(idx2crd(k, want.shape))
+        rows, cols = _grid_dims(want.shape)
+        if reveal:
+            head = (f"{name} = {got} is not the expected layout: at index {k} (coordinate {crd}) it gives {a[k]}, "
+                    f"expected {e[k]}; {int(diff.sum())} of {len(a)} offsets differ.")
+            table = _side_by_side(_text_grid(a, rows, cols, diff), _text_grid(e, rows, cols, diff),
+                                  (f"{name} (wrong entries in [ ])", "expected"))
+        else:
+            head = (f"{name} = {got} is not the expected layout: at index {k} (coordinate {crd}) it gives {a[k]}, "
+                    f"which is wrong; {int(diff.sum())} of {len(a)} offsets differ.")
+            table = "\n".join([f"{name} (wrong entries in [ ])"] + _text_grid(a, rows, cols, diff))
+        if picture and reveal:
+            _show_picture(got, want, name)
+        raise WrongAnswer(f"{head}\n{table}{hint}")
+    if exact and (got.shape != want.shape or got.stride != want.stride):
+        written = f": expected {want}." if reveal else \
+            f" (the result has shape nesting {_fmt(_profile(want.shape))})."
+        raise WrongAnswer(f"{name} = {got} computes the right offsets but is not written the way CuTe writes "
+                          f"the result{written}{hint}")
+
+
+# --------------------------------------------------------------------------- F2 matrices
+
+
+def _bits(col):
+    return "".join(str(int(b)) for b in col[::-1]) or "0"
+
+
+def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
+    """``answer`` must be the 0/1 matrix ``expected`` (a linear map over F2: ``y = M x`` with XOR for +).
+
+    Convention (as in Triton's LinearLayout): ``M[i, j] = 1`` when input bit ``j`` flips output bit ``i``,
+    so column ``j`` is the image of the input ``1 << j``.  Wrong columns are named with both images
+    written as binary numbers (most significant bit first).  Booleans and nested lists are accepted.
+
+    >>> check_f2_matrix([[1, 0], [1, 1]], [[1, 0], [1, 1]])
+    >>> check_f2_matrix([[1, 0], [0, 1]], [[1, 0], [1, 1]], "S")
+    Traceback (most recent call last):
+    ...
+    layoutlab.grading.WrongAnswer: S: column 0 (the image of input bit 0) is 0b01, expected 0b11; 1 of 2 columns differ.
+    ...
+    """
+    hint = f"\nHint: {hint}" if hint else ""
+    want = np.asarray(expected, dtype=np.int64)
+    try:
+        got = np.asarray(answer)
+    except Exception:  # noqa: BLE001 - ragged nested lists and the like
+        got = None
+    if got is None or got.dtype == object or got.ndim != 2:
+        raise WrongAnswer(f"{name} should be a 2-D 0/1 matrix with {want.shape[0]} rows (output bits) and "
+                          f"{want.shape[1]} columns (input bits), e.g. a list of {want.shape[0]} lists; got {answer!r}")
+    if got.shape != want.shape:
+        raise WrongAnswer(f"{name} has shape {got.shape[0]}x{got.shape[1]}, but the map has {want.shape[0]} output "
+                          f"bits (rows) and {want.shape[1]} input bits (columns).{hint}")
+    if not np.isin(got, (0, 1)).all():
+        bad = tuple(int(i) for i in np.argwhere(~np.isin(got, (0, 1)))[0])
+        raise WrongAnswer(f"{name}[{bad[0]}][{bad[1]}] = {got[bad]!r}; entries of a matrix over F2 are 0 or 1 "
+                          f"(2 = 0 and 3 = 1 mod 2: reduce them).{hint}")
+    got = got.astype(np.int64)
+    wrong = [j for j in range(want.shape[1]) if not np.array_equal(got[:, j], want[:, j])]
+    if not wrong:
+        return
+    j = wrong[0]
+    if reveal:
+        head = (f"{name}: column {j} (the image of input bit {j}) is 0b{_bits(got[:, j])}, expected "
+                f"0b{_bits(want[:, j])}; {len(wrong)} of {want.shape[1]} columns differ.")
+        body = _side_by_side(_matrix_lines(got, wrong), _matrix_lines(want, wrong),
+                             (f"{name} (wrong columns marked v)", "expected"))
+    else:
+        head = (f"{name}: column {j} (the image of input bit {j}) is 0b{_bits(got[:, j])}, which is wrong; "
+                f"wrong columns: {', '.join(map(str, wrong))}.")
+        body = "\n".join([f"{name} (wrong columns marked v)"] + _matrix_lines(got, wrong))
+    raise WrongAnswer(f"{head}\n{body}{hint}")
+
+
+def _matrix_lines(m, wrong):
+    marks = "".join(" v" if j in wrong else "  " for j in range(m.shape[1]))
+    return ["     " + marks] + [f"y{i:<2} [" + "".join(f" {int(b)}" for b in row) + " ]" for i, row in enumerate(m)]
+
+
+# --------------------------------------------------------------------------- functions
+
+
+def _normalise_result(x):
+    if isinstance(x, (list, tuple)):
+        return tuple(_normalise_result(e) for e in x)
+    if isinstance(x, np.ndarray):
+        return _normalise_result(x.tolist())
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+        return int(x)
+    return x
+
+
+def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
+    """``fn(*x) == expected_fn(*x)`` for every ``x`` in ``inputs`` (a single argument may be given bare).
+
+    Results are compared after turning lists into tuples and numpy integers into ints.  An exception raised
+    by ``fn`` is reported with the input that caused it; the first differing input is named, and how many
+    of the inputs differ.
+
+    >>> check_function(lambda m: m % 8, lambda m: m % 8, range(64))
+    >>> check_function(lambda m: m % 4, lambda m: m % 8, range(64), "lane_row", reveal=False)
+    Traceback (most recent call last):
+    ...
+    layoutlab.grading.WrongAnswer: lane_row(4) = 0, which is wrong; 32 of 64 inputs give a wrong result.
+    """
+    if not callable(fn):
+        raise WrongAnswer(f"{name} = {fn!r} is a {type(fn).__name__}; define it as a function with def {name}(...):")
+    hint = f" Hint: {hint}" if hint else ""
+    first, n_wrong, n = None, 0, 0
+    for x in inputs:
+        args = x if isinstance(x, tuple) else (x,)
+        n += 1
+        shown = ", ".join(_fmt(_normalise_result(a)) for a in args)
+        try:
+            got = _normalise_result(fn(*args))
+        except Exception as err:  # noqa: BLE001 - report the student's error with its input
+            raise WrongAnswer(f"{name}({shown}) raised {type(err).__name__}: {err}{hint}") from err
+        want = _normalise_result(expected_fn(*args))
+        if got != want:
+            n_wrong += 1
+            if first is None:
+                first = (shown, got, want)
+    if first is None:
+        return
+    shown, got, want = first
+    tail = f"; {n_wrong} of {n} inputs give a wrong result."
+    if reveal:
+        msg = f"{name}({shown}) = {_fmt(got)}, expected {_fmt(want)}{tail}"
+    else:
+        msg = f"{name}({shown}) = {_fmt(got)}, which is wrong{tail}"
+    raise WrongAnswer(msg + hint)
