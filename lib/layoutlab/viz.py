@@ -18,6 +18,7 @@ import io
 import math
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -59,7 +60,12 @@ _BANKS, _BANK_BYTES = 32, 4
 
 
 class _BookFigure(Figure):
-    """A Figure that also shows itself as PNG where no inline backend is active (e.g. ``MPLBACKEND=Agg``)."""
+    """A Figure with an Agg canvas (so ``fig.canvas.draw()`` renders without pyplot) that also shows itself
+    as PNG where no inline backend is active (e.g. ``MPLBACKEND=Agg``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        FigureCanvasAgg(self)
 
     def _repr_png_(self):
         return figure_to_png(self)
@@ -224,21 +230,27 @@ def _cell_inches(rows, cols, max_w=9.0, max_h=9.0, preferred=0.45):
 
 def _fontsize(cell_in, lines=1, chars=3):
     pts = cell_in * 72
-    return float(np.clip(min(pts * 0.8 / lines, pts * 1.5 / max(chars, 1)), 3.0, 10.0))
+    return float(np.clip(min(pts * 0.8 / lines, pts * 1.2 / max(chars, 1)), 3.0, 10.0))
 
 
 def _tick_step(extent):
-    for step in (1, 2, 4, 8, 16, 32, 64):
-        if extent / step <= 32:
-            return step
-    return 128
+    """Index labels every 1, 2, 4, ... cells: at most 16 labels per side (8 on big tiles, where each text
+    artist is a noticeable part of the redraw time)."""
+    most = 16 if extent <= 64 else 8
+    step = 1
+    while extent / step > most:
+        step *= 2
+    return step
 
 
 def _paint(ax, rgb, labels=None, *, fontsize=8, grid=True, outline=None, row_name="", col_name="",
            col_offset=0, row_offset=0, bold=None):
     """Paint an (R, C, 3) colour image as grid cells on ``ax``; optional per-cell labels and outlines."""
     rows, cols = rgb.shape[:2]
-    ax.imshow(rgb, interpolation="nearest", aspect="equal",
+    # uint8 RGBA skips matplotlib's normalisation and RGBA conversion passes (a third of a big redraw)
+    rgba = np.full(rgb.shape[:2] + (4,), 255, dtype=np.uint8)
+    rgba[..., :3] = np.round(np.asarray(rgb) * 255)
+    ax.imshow(rgba, interpolation="none", aspect="equal",
               extent=(-0.5 + col_offset, cols - 0.5 + col_offset, rows - 0.5 + row_offset, -0.5 + row_offset))
     if grid:
         step = 1 if max(rows, cols) <= 64 else 8
@@ -260,23 +272,57 @@ def _paint(ax, rgb, labels=None, *, fontsize=8, grid=True, outline=None, row_nam
         squares = [((c - .5 + col_offset, r - .5 + row_offset), (c + .5 + col_offset, r - .5 + row_offset),
                     (c + .5 + col_offset, r + .5 + row_offset), (c - .5 + col_offset, r + .5 + row_offset))
                    for r, c in zip(rr, cc)]
-        ax.add_collection(PolyCollection(squares, facecolors="none", edgecolors="black", linewidths=2.0))
+        cell_pts = ax.get_position().width * ax.figure.get_figwidth() * 72 / max(cols, 1)
+        ax.add_collection(PolyCollection(squares, facecolors="none", edgecolors="black",
+                                         linewidths=float(np.clip(cell_pts * 0.1, 0.3, 2.0))))
     ax.set_xlim(-0.5 + col_offset, cols - 0.5 + col_offset)
     ax.set_ylim(rows - 0.5 + row_offset, -0.5 + row_offset)
     rstep, cstep = _tick_step(rows), _tick_step(cols)
-    ax.set_yticks(np.arange(0, rows, rstep) + row_offset, [str(i) for i in range(0, rows, rstep)])
-    ax.set_xticks(np.arange(0, cols, cstep) + col_offset, [str(i) for i in range(0, cols, cstep)])
-    ax.xaxis.tick_top()
-    ax.xaxis.set_label_position("top")
-    ax.tick_params(length=0, labelsize=8)
-    for lab in ax.get_xticklabels() + ax.get_yticklabels():
-        lab.set_fontfamily("monospace")
-    if row_name:
-        ax.set_ylabel(row_name, fontfamily="monospace")
-    if col_name:
-        ax.set_xlabel(col_name, fontfamily="monospace")
+    _index_labels(ax, np.arange(0, cols, cstep) + col_offset, [str(i) for i in range(0, cols, cstep)],
+                  np.arange(0, rows, rstep) + row_offset, [str(i) for i in range(0, rows, rstep)])
+    _axis_names(ax, row_name, col_name)
     for spine in ax.spines.values():
         spine.set_visible(False)
+
+
+def _index_labels(ax, xs, xlabels, ys, ylabels, fontsize=8, rotate_x=False):
+    """Column labels above and row labels left of the grid, as plain text: matplotlib Tick objects cost
+    milliseconds each, and a picture that redraws in a widget cannot afford dozens of them."""
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for x, text in zip(xs, xlabels):
+        ax.annotate(text, (x, 1), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=fontsize, fontfamily="monospace",
+                    rotation=90 if rotate_x else 0)
+    for y, text in zip(ys, ylabels):
+        ax.annotate(text, (0, y), xycoords=("axes fraction", "data"), xytext=(-3, 0), textcoords="offset points",
+                    ha="right", va="center", fontsize=fontsize, fontfamily="monospace")
+
+
+def _relabel_columns(ax, xs, labels, fontsize=8):
+    """Replace the column index labels that _paint put above the grid."""
+    for text in [t for t in ax.texts if t.get_va() == "bottom" and getattr(t, "xycoords", None) == ("data", "axes fraction")]:
+        text.remove()
+    for x, label in zip(xs, labels):
+        ax.annotate(label, (x, 1), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=fontsize, fontfamily="monospace")
+
+
+def _relabel_rows(ax, ys, labels, fontsize=8):
+    """Replace the row index labels that _paint put left of the grid."""
+    for text in [t for t in ax.texts if getattr(t, "xycoords", None) == ("axes fraction", "data")]:
+        text.remove()
+    for y, label in zip(ys, labels):
+        ax.annotate(label, (0, y), xycoords=("axes fraction", "data"), xytext=(-3, 0), textcoords="offset points",
+                    ha="right", va="center", fontsize=fontsize, fontfamily="monospace")
+
+
+def _axis_names(ax, row_name, col_name, pad=12):
+    if row_name:
+        ax.set_ylabel(row_name, fontfamily="monospace", labelpad=18)
+    if col_name:
+        ax.xaxis.set_label_position("top")
+        ax.set_xlabel(col_name, fontfamily="monospace", labelpad=pad)
 
 
 def _single_grid_figure(rows, cols, title, extra_h=0.0):
@@ -298,9 +344,7 @@ def _want_labels(labels, cells, label_limit, cell_in=1.0):
 
 def _fade(rgb, mask, amount=0.78):
     """Blend the cells outside ``mask`` towards white so the highlighted ones stand out."""
-    out = rgb.copy()
-    out[~mask] = out[~mask] + (1 - out[~mask]) * amount
-    return out
+    return np.where(mask[..., None], rgb, rgb + (1 - rgb) * amount)
 
 
 # ---------------------------------------------------------------- plain layouts
@@ -352,7 +396,7 @@ def draw_layout(layout, *, color_by="offset", labels=None, highlight=None, title
 
 # ---------------------------------------------------------------- thread-value layouts
 
-def _tv_image(thread, value, highlight_threads, highlight_values):
+def _tv_image(thread, value, highlight_threads, highlight_values, darken=False):
     rgb = TV_COLORS[np.maximum(thread, 0) % 8]
     rgb[thread < 0] = _EMPTY
     mask = None
@@ -363,6 +407,9 @@ def _tv_image(thread, value, highlight_threads, highlight_values):
         if highlight_values is not None:
             mask &= np.isin(value, list(highlight_values))
         rgb = _fade(rgb, mask)
+        if darken:  # cells too small to outline: show the selection as darker cells instead
+            rgb = np.where(mask[..., None], rgb * 0.55, rgb)
+            mask = None
     return rgb, mask
 
 
@@ -376,7 +423,7 @@ def _draw_tv_on(ax, thread, value, cell, *, labels, label_limit, highlight_threa
                 highlight_values=None, row_name="", col_name="", transpose=False):
     if transpose:
         thread, value = thread.T, value.T
-    rgb, mask = _tv_image(thread, value, highlight_threads, highlight_values)
+    rgb, mask = _tv_image(thread, value, highlight_threads, highlight_values, darken=cell * 72 < 8)
     text = None
     if _want_labels(labels, thread.size, label_limit, cell):
         text = _tv_labels(thread, value)
@@ -524,8 +571,8 @@ def draw_swizzle(swizzle_or_composed, element_bytes=2, *, shape=None, labels=Non
     _paint(ax_p, prgb, ptext, fontsize=_fontsize(cell, 1, 4), row_name="row",
            col_name="physical: 128-byte rows, bank on top, colour = logical 16-byte chunk of n")
     step = max(_tick_step(per_row), max(_BANK_BYTES // element_bytes, 1))
-    ax_p.set_xticks(np.arange(0, per_row, step), [str(j * element_bytes // _BANK_BYTES) for j in
-                                                  range(0, per_row, step)])
+    _relabel_columns(ax_p, np.arange(0, per_row, step),
+                     [str(j * element_bytes // _BANK_BYTES) for j in range(0, per_row, step)])
     name = title if title is not None else str(swizzle_or_composed)
     fig.suptitle(f"{name}, {element_bytes}-byte elements", fontfamily="monospace", fontsize=10,
                  y=1 - 0.1 / height, va="top")
@@ -623,9 +670,8 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
         for b in np.flatnonzero(per_bank > 1):
             conflict[:, b] = [(line * _BANKS + b) in owners for line in lines]
         _paint(ax, rgb, text, fontsize=5.5, row_name="line")
-        ax.set_yticks(range(len(lines)), [str(line) for line in lines])
-        ax.set_xticks(range(_BANKS), [str(b) for b in range(_BANKS)])
-        ax.tick_params(labelsize=6)
+        _relabel_columns(ax, range(_BANKS), [str(b) for b in range(_BANKS)], fontsize=6)
+        _relabel_rows(ax, range(len(lines)), [str(line) for line in lines], fontsize=6)
         if conflict.any():
             rr, cc = np.nonzero(conflict)
             squares = [((c - .5, r - .5), (c + .5, r - .5), (c + .5, r + .5), (c - .5, r + .5))
@@ -723,22 +769,22 @@ def draw_f2_matrix(linear_layout, *, title=None, in_labels=None, out_labels=None
         rgb[mat == 0] = zero[mat == 0]
     text = np.where(mat == 1, "1", "0").astype(object) if rows * cols <= 2048 else None
     _paint(ax, rgb, None, grid=True)
+    fs = min(8, max(4, cell * 72 * 0.5))
+    _relabel_columns(ax, [], [])
+    _relabel_rows(ax, [], [])
+    _index_labels(ax, range(cols), ins, range(rows), outs, fontsize=fs, rotate_x=True)
     if text is not None:
         fs = _fontsize(cell, 1, 1)
         for (r, c), t in np.ndenumerate(text):
             ax.text(c, r, t, ha="center", va="center", fontsize=fs, fontfamily="monospace",
                     color="white" if t == "1" else "black")
-    ax.set_xticks(range(cols), ins, rotation=90)
-    ax.set_yticks(range(rows), outs)
-    ax.tick_params(labelsize=min(8, max(4, cell * 72 * 0.5)))
     segs = []
     for boundary in np.cumsum(in_groups)[:-1]:
         segs.append(((boundary - 0.5, -0.5), (boundary - 0.5, rows - 0.5)))
     for boundary in np.cumsum(out_groups)[:-1]:
         segs.append(((-0.5, boundary - 0.5), (cols - 0.5, boundary - 0.5)))
     ax.add_collection(LineCollection(segs, colors="black", linewidths=2.5))
-    name = title if title is not None else (str(linear_layout) if not isinstance(linear_layout, np.ndarray)
-                                            else "F2 matrix")
+    name = title if title is not None else f"F2 matrix: {cols} input bits -> {rows} output bits"
     fig.suptitle(name, fontfamily="monospace", fontsize=9, y=1 - 0.08 / h_in, va="top")
     return fig
 

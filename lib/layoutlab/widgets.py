@@ -350,7 +350,7 @@ def _swizzle_tile_shape(b, m, s, element_bytes):
     return rows, cols
 
 
-def _swizzle_frame(b, m, s, element_bytes, pattern):
+def _swizzle_frame(b, m, s, element_bytes, pattern, labels=None):
     """(placement figure, bank-map figure, summary line) for one parameter choice."""
     if b < 0 or m < 0:
         raise LayoutError(f"SwizzleExplorer: B={b} and M={m} must be >= 0")
@@ -359,7 +359,7 @@ def _swizzle_frame(b, m, s, element_bytes, pattern):
                           f"target bits [M, M+B); CuTe requires |S| >= B")
     swz = _make_swizzle(b, m, s)
     rows, cols = _swizzle_tile_shape(b, m, s, element_bytes)
-    placement = viz.draw_swizzle(swz, element_bytes, shape=(rows, cols))
+    placement = viz.draw_swizzle(swz, element_bytes, shape=(rows, cols), labels=labels)
     coords, access_bytes = access_pattern(pattern, rows, cols, element_bytes)
     bank_fig = viz.draw_bank_map(swz, element_bytes, coords, access_bytes=access_bytes,
                                  title=f"{pattern} access", shape=(rows, cols))
@@ -410,7 +410,7 @@ class SwizzleExplorer(_Explorer):
         """
         def frame(B, bytes, access):
             m = max((16 // bytes).bit_length() - 1, 0)
-            placement, bank_fig, line = _swizzle_frame(B, m, 3, bytes, access)
+            placement, bank_fig, line = _swizzle_frame(B, m, 3, bytes, access, labels=False)
             return w.HTML(_img_html(placement, dpi=56, caption=line) + _img_html(bank_fig, dpi=48))
 
         return precomputed_explorer([

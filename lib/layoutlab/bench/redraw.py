@@ -1,0 +1,51 @@
+"""Redraw time of a 128x256 thread-value picture (target: median < 150 ms on a laptop CPU).
+
+The layout is the accumulator of a 128x256 CTA tile computed by two warpgroups of WGMMA m64n256:
+``((4,8,4,2),(2,2,32)):((256,1,16,64),(128,8,1024))`` on the column-major (128, 256) tile -- 256 threads,
+128 values each, 32768 cells. "Redraw" is what a widget does when a control changes: build the figure with
+:func:`layoutlab.viz.draw_tv_layout` and render it with Agg; "widget frame" adds the PNG encoding that
+:class:`layoutlab.widgets.TVExplorer` sends to the browser.
+"""
+
+import statistics
+import time
+
+__all__ = ["main", "redraw_times", "TV_128x256"]
+
+TV_128x256 = "((4,8,4,2),(2,2,32)):((256,1,16,64),(128,8,1024))"
+
+
+def redraw_times(repeats=9, png=False):
+    """Wall-clock seconds of ``repeats`` redraws (after one warm-up) of the 128x256 TV picture."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from layoutlab import parse_layout, viz
+
+    tv = parse_layout(TV_128x256)
+
+    def once(thread):
+        fig = viz.draw_tv_layout(tv, (128, 256), highlight_threads={thread})
+        if png:
+            viz.figure_to_png(fig, dpi=72)
+        else:
+            fig.canvas.draw()
+
+    once(0)
+    times = []
+    for i in range(repeats):
+        start = time.perf_counter()
+        once(i + 1)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main():
+    draw = redraw_times()
+    frame = redraw_times(png=True)
+    print(f"redraw 128x256 TV layout {TV_128x256}: median {1000 * statistics.median(draw):.1f} ms "
+          f"(min {1000 * min(draw):.1f}), target < 150 ms")
+    print(f"widget frame (redraw + PNG at 72 dpi): median {1000 * statistics.median(frame):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
