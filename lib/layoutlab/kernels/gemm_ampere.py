@@ -8,8 +8,13 @@ Data path of one CTA (tile ``bM x bN``, K walked ``bK`` at a time)::
 
 * **cp.async pipeline.** ``stages - 1`` k-tiles are in flight while the tensor cores work on the oldest
   one. Each k-tile's copies form one commit group; ``cp.async.wait_group(stages - 2)`` + a CTA barrier
-  says "the tile I am about to read has landed, and everyone is done with the buffer I am about to
-  overwrite".
+  says "the next tile has landed, and every warp is done with the buffer about to be refilled". One
+  barrier per k-tile.
+* **Register double buffering.** ldmatrix for k-block ``kb + 1`` is issued before the mma.sync of
+  k-block ``kb`` (the last k-block prefetches the next tile's first), so shared-memory latency hides
+  behind tensor-core work.
+* **CTA order.** Tiles are handed out in groups of 8 tile-rows (:func:`grouped_tile_coord`) so that the
+  CTAs resident together reuse A and B from L2.
 * **Swizzled shared memory.** A K-major tile row of ``bK`` halves is ``2 bK`` bytes; without a swizzle the
   8 rows of one ldmatrix 8x8 matrix would fall into the same 4 banks. ``Swizzle<B,3,3>`` XORs the row
   index into the 16-byte chunk index (``B = log2(2 bK / 16)``), so the 8 rows of a matrix hit 8 distinct
@@ -22,8 +27,9 @@ Data path of one CTA (tile ``bM x bN``, K walked ``bK`` at a time)::
   here (see :meth:`GemmAmpere.ldmatrix_op`).
 * **Predication.** Any M, N, K: each 16-byte vector of A and B is copied only if its first element is
   inside the matrix, else its smem slot is zero-filled (the vector width is chosen so that a vector is
-  wholly in or out); the epilogue writes only in-range elements. Operands whose addresses or leading
-  dimensions are not 16-byte aligned get a kernel compiled with narrower (8/4/2-byte) cp.async.
+  wholly in or out); the epilogue writes only in-range elements. Operands whose addresses, leading
+  dimensions or contiguous extents are not multiples of 16 bytes get a kernel compiled with narrower
+  (8/4-byte) cp.async, or, for single 2-byte elements, synchronous copies.
 
 Supported: fp16 and bf16 A/B/C (C has the operands' dtype; accumulation and alpha/beta in fp32); layouts
 TN, NT, NN and TT; C row- or column-major. Tile configuration: ``GemmAmpere.config`` (default 128x128x32,
@@ -45,7 +51,7 @@ import cutlass
 import cutlass.cute as cute
 from cutlass.cute.nvgpu import cpasync, warp
 
-from ._common import GemmLauncher, cutlass_dtype, operand_tensors
+from ._common import GemmLauncher, cutlass_dtype, grouped_tile_coord, operand_tensors
 
 __all__ = ["gemm_ampere", "GemmAmpere", "gemm_ampere_configured"]
 
@@ -78,15 +84,21 @@ class GemmAmpere:
         return cute.tile_to_shape(atom, (rows, self.bK, self.stages), (0, 1, 2))
 
     def smem_bytes(self):
-        return (self.bM + self.bN) * self.bK * self.stages * 2 + 1024
+        return (self.bM + self.bN) * self.bK * self.stages * 2 + 2048
 
     # ---- global -> shared ---------------------------------------------------------------------------
     def g2s_copy(self, rows, k_major):
         """Tiled cp.async: each thread moves ``vec`` contiguous elements; a warp covers whole rows of
         the contiguous mode, so its requests are coalesced."""
         bits = self.vec * self.dtype.width
-        mode = cpasync.LoadCacheMode.GLOBAL if bits == 128 else cpasync.LoadCacheMode.ALWAYS
-        atom = cute.make_copy_atom(cpasync.CopyG2SOp(cache_mode=mode), self.dtype, num_bits_per_copy=bits)
+        if bits < 32:
+            # cp.async moves 4, 8 or 16 bytes; a single 2-byte element (an odd contiguous extent or
+            # leading dimension) is copied synchronously instead: correct, but without the overlap.
+            atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.dtype, num_bits_per_copy=bits)
+        else:
+            mode = cpasync.LoadCacheMode.GLOBAL if bits == 128 else cpasync.LoadCacheMode.ALWAYS
+            atom = cute.make_copy_atom(cpasync.CopyG2SOp(cache_mode=mode), self.dtype,
+                                       num_bits_per_copy=bits)
         if k_major:
             t_k = self.bK // self.vec
             threads = cute.make_layout((self.threads // t_k, t_k), stride=(t_k, 1))
@@ -134,9 +146,11 @@ class GemmAmpere:
                s2r_A: cute.TiledCopy, s2r_B: cute.TiledCopy,
                alpha: cutlass.Float32, beta: cutlass.Float32):
         tid, _, _ = cute.arch.thread_idx()
-        bm, bn, _ = cute.arch.block_idx()
+        bidx, bidy, _ = cute.arch.block_idx()
         M, K = mA.shape
         N = mB.shape[0]
+        # CTA -> tile in groups of 8 tile-rows, so that CTAs running together share A and B in L2
+        bm, bn = grouped_tile_coord(bidx, bidy, cute.ceil_div(M, self.bM), cute.ceil_div(N, self.bN))
 
         gA = cute.local_tile(mA, (self.bM, self.bK), (bm, None))        # (bM, bK, k-tiles)
         gB = cute.local_tile(mB, (self.bN, self.bK), (bn, None))        # (bN, bK, k-tiles)
@@ -146,8 +160,10 @@ class GemmAmpere:
         cC = cute.local_tile(cute.make_identity_tensor(mC.shape), (self.bM, self.bN), (bm, bn))
 
         smem = cutlass.utils.SmemAllocator()
-        sA = smem.allocate_tensor(self.dtype, sA_layout, 128)           # (bM, bK, stages)
-        sB = smem.allocate_tensor(self.dtype, sB_layout, 128)
+        # 1024-byte alignment: the swizzle pattern repeats every 1024 bytes, so aligned tiles keep
+        # the bank arithmetic of the docstring exact.
+        sA = smem.allocate_tensor(self.dtype, sA_layout, 1024)          # (bM, bK, stages)
+        sB = smem.allocate_tensor(self.dtype, sB_layout, 1024)
 
         # global -> shared partitions: (CPY, CPY_M, CPY_K, k-tiles or stages)
         thr_copy_A = copy_A.get_slice(tid)
@@ -178,28 +194,36 @@ class GemmAmpere:
         k_blocks = cute.size(tCrA, mode=[2])
 
         # Prologue: put the first stages-1 k-tiles in flight (one commit group each, empty ones too,
-        # so that group counting in the main loop stays uniform).
+        # so that group counting in the main loop stays uniform), wait for tile 0, load its first k-block.
         for s in cutlass.range_constexpr(self.stages - 1):
             if s < k_tiles:
                 self.load_tile(copy_A, tAgA, tAsA, tAcA, s, s, (M, K))
                 self.load_tile(copy_B, tBgB, tBsB, tBcB, s, s, (N, K))
             cute.arch.cp_async_commit_group()
+        cute.arch.cp_async_wait_group(self.stages - 2)
+        cute.arch.sync_threads()
+        cute.copy(s2r_A, tXsA[None, None, 0, 0], tXrA[None, None, 0])
+        cute.copy(s2r_B, tXsB[None, None, 0, 0], tXrB[None, None, 0])
 
+        # Main loop. While the tensor cores work on k-block kb, ldmatrix fetches k-block kb + 1 (from the
+        # next stage when kb is the last one), and at kb == 0 the cp.async for tile kt + stages - 1 is
+        # issued. Before the last k-block: wait until tile kt + 1 has landed, and barrier so that every
+        # warp is done with stage kt % stages before anyone refills it (at the next kb == 0).
         for kt in range(k_tiles):
-            # k-tile kt has landed, and every warp has finished reading the stage we refill next.
-            cute.arch.cp_async_wait_group(self.stages - 2)
-            cute.arch.sync_threads()
-            nxt = kt + self.stages - 1
-            if nxt < k_tiles:
-                self.load_tile(copy_A, tAgA, tAsA, tAcA, nxt, nxt % self.stages, (M, K))
-                self.load_tile(copy_B, tBgB, tBsB, tBcB, nxt, nxt % self.stages, (N, K))
-            cute.arch.cp_async_commit_group()
-
-            stage = kt % self.stages
             for kb in cutlass.range_constexpr(k_blocks):
-                cute.copy(s2r_A, tXsA[None, None, kb, stage], tXrA[None, None, kb])
-                cute.copy(s2r_B, tXsB[None, None, kb, stage], tXrB[None, None, kb])
-            for kb in cutlass.range_constexpr(k_blocks):
+                if kb == k_blocks - 1:
+                    cute.arch.cp_async_wait_group(self.stages - 2)
+                    cute.arch.sync_threads()
+                kb_next = (kb + 1) % k_blocks
+                stage_next = kt % self.stages if kb + 1 < k_blocks else (kt + 1) % self.stages
+                cute.copy(s2r_A, tXsA[None, None, kb_next, stage_next], tXrA[None, None, kb_next])
+                cute.copy(s2r_B, tXsB[None, None, kb_next, stage_next], tXrB[None, None, kb_next])
+                if kb == 0:
+                    nxt = kt + self.stages - 1
+                    if nxt < k_tiles:
+                        self.load_tile(copy_A, tAgA, tAsA, tAcA, nxt, nxt % self.stages, (M, K))
+                        self.load_tile(copy_B, tBgB, tBsB, tBcB, nxt, nxt % self.stages, (N, K))
+                    cute.arch.cp_async_commit_group()
                 cute.gemm(tiled_mma, acc, tCrA[None, None, kb], tCrB[None, None, kb], acc)
         cute.arch.cp_async_wait_group(0)
 

@@ -6,7 +6,9 @@ Same CTA tile as the baseline (128x128x8, 256 threads, 8x8 outputs per thread); 
    (``cp.async.cg ... 16``) instead of one.
 2. **cp.async multi-stage pipeline** -- global->shared copies go straight to shared memory without
    passing through registers, ``stages`` k-tiles deep, so the load of tile ``k + stages - 1`` overlaps the
-   FMAs of tile ``k``; one barrier per k-tile instead of two.
+   FMAs of tile ``k``; one barrier per k-tile instead of two. Inside a tile, the shared->register loads
+   of step ``k + 1`` are issued before the FMAs of step ``k`` (register double buffering), and CTAs take
+   tiles in L2-friendly groups of 8 tile-rows (:func:`grouped_tile_coord`).
 3. **Register blocking with 128-bit shared loads** -- each thread's 8 rows are not strided by 16 as in
    the baseline but come in two groups of 4 *contiguous* rows (``m = 4 t + {0..3}`` and ``64 + 4 t +
    {0..3}``), so an MN-major operand reaches registers with ``ld.shared.v4``. This is a permutation of the
@@ -35,7 +37,7 @@ import cutlass
 import cutlass.cute as cute
 from cutlass.cute.nvgpu import cpasync
 
-from ._common import GemmLauncher, operand_tensors
+from ._common import GemmLauncher, grouped_tile_coord, operand_tensors
 
 __all__ = ["sgemm_fast", "SgemmFast"]
 
@@ -52,6 +54,7 @@ class SgemmFast:
         self.a_major, self.b_major, self.c_major = a_major, b_major, c_major
         self.vec, self.stages = vec, stages
         self.dtype = cutlass.Float32
+        self.k_group = 4 if "K" in (a_major, b_major) else 1
 
     def smem_layout(self, rows, k_major):
         """(rows, bK, stages): MN-major unpadded, or K-major with rows of bK + k_pad floats."""
@@ -111,9 +114,11 @@ class SgemmFast:
                copy_A: cute.TiledCopy, copy_B: cute.TiledCopy, tiled_mma: cute.TiledMma,
                alpha: cutlass.Float32, beta: cutlass.Float32):
         tid, _, _ = cute.arch.thread_idx()
-        bm, bn, _ = cute.arch.block_idx()
+        bidx, bidy, _ = cute.arch.block_idx()
         M, K = mA.shape
         N = mB.shape[0]
+        # CTA -> tile in groups of 8 tile-rows, so that CTAs running together share A and B in L2
+        bm, bn = grouped_tile_coord(bidx, bidy, cute.ceil_div(M, self.bM), cute.ceil_div(N, self.bN))
 
         gA = cute.local_tile(mA, (self.bM, self.bK), (bm, None))
         gB = cute.local_tile(mB, (self.bN, self.bK), (bn, None))
@@ -141,27 +146,49 @@ class SgemmFast:
         acc = tiled_mma.make_fragment_C(tCgC)
         acc.fill(0.0)
 
+        # Register blocking in groups of g k-steps: g = 1 when both operands are MN-major in smem (the
+        # 8 values of one k are contiguous), g = 4 when one is K-major (4 consecutive k of one row are).
+        g = self.k_group
+        groups = self.bK // g
+        tile_A = (cute.size(tCrA, mode=[0]), cute.size(tCrA, mode=[1]), g)
+        tile_B = (cute.size(tCrB, mode=[0]), cute.size(tCrB, mode=[1]), g)
+        tCsA_g, tCrA_g = cute.flat_divide(tCsA, tile_A), cute.flat_divide(tCrA, tile_A)  # (.., groups[, stages])
+        tCsB_g, tCrB_g = cute.flat_divide(tCsB, tile_B), cute.flat_divide(tCrB, tile_B)
+
         k_tiles = cute.ceil_div(K, self.bK)
         for s in cutlass.range_constexpr(self.stages - 1):
             if s < k_tiles:
                 self.load_tile(copy_A, tAgA, tAsA, tAcA, s, s, (M, K))
                 self.load_tile(copy_B, tBgB, tBsB, tBcB, s, s, (N, K))
             cute.arch.cp_async_commit_group()
+        cute.arch.cp_async_wait_group(self.stages - 2)
+        cute.arch.sync_threads()
+        cute.autovec_copy(tCsA_g[None, None, None, 0, 0, 0, 0], tCrA_g[None, None, None, 0, 0, 0])
+        cute.autovec_copy(tCsB_g[None, None, None, 0, 0, 0, 0], tCrB_g[None, None, None, 0, 0, 0])
 
+        # Main loop, one k (a rank-1 update of the 8x8 block) per step. At the start of each group the
+        # next group's values are loaded from shared memory (128-bit loads) while this group's FMAs run;
+        # the last group of a tile first waits for the next tile (and barriers) and prefetches from it.
         for kt in range(k_tiles):
-            cute.arch.cp_async_wait_group(self.stages - 2)
-            cute.arch.sync_threads()
-            nxt = kt + self.stages - 1
-            if nxt < k_tiles:
-                self.load_tile(copy_A, tAgA, tAsA, tAcA, nxt, nxt % self.stages, (M, K))
-                self.load_tile(copy_B, tBgB, tBsB, tBcB, nxt, nxt % self.stages, (N, K))
-            cute.arch.cp_async_commit_group()
-            stage = kt % self.stages
-            # shared -> registers for the whole k-tile (vectorised where the layout is contiguous),
-            # then 8 rank-1 updates of the 8x8 register block.
-            cute.autovec_copy(tCsA[None, None, None, stage], tCrA)
-            cute.autovec_copy(tCsB[None, None, None, stage], tCrB)
-            cute.gemm(tiled_mma, acc, tCrA, tCrB, acc)
+            for k in cutlass.range_constexpr(self.bK):
+                if k % g == 0:
+                    j = k // g
+                    if j == groups - 1:
+                        cute.arch.cp_async_wait_group(self.stages - 2)
+                        cute.arch.sync_threads()
+                    j_next = (j + 1) % groups
+                    stage_next = kt % self.stages if j + 1 < groups else (kt + 1) % self.stages
+                    cute.autovec_copy(tCsA_g[None, None, None, 0, 0, j_next, stage_next],
+                                      tCrA_g[None, None, None, 0, 0, j_next])
+                    cute.autovec_copy(tCsB_g[None, None, None, 0, 0, j_next, stage_next],
+                                      tCrB_g[None, None, None, 0, 0, j_next])
+                if k == 0:
+                    nxt = kt + self.stages - 1
+                    if nxt < k_tiles:
+                        self.load_tile(copy_A, tAgA, tAsA, tAcA, nxt, nxt % self.stages, (M, K))
+                        self.load_tile(copy_B, tBgB, tBsB, tBcB, nxt, nxt % self.stages, (N, K))
+                    cute.arch.cp_async_commit_group()
+                cute.gemm(tiled_mma, acc, tCrA[None, None, k], tCrB[None, None, k], acc)
         cute.arch.cp_async_wait_group(0)
 
         for i in cutlass.range_constexpr(cute.size(acc)):
