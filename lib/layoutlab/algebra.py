@@ -178,15 +178,22 @@ def _basis_get(d: ScaledBasis, x):
     return x
 
 
-def _composition_impl(ls, ld, rs, rd, lhs, rhs):
-    """``lhs o rhs`` for a coalesced ``lhs = ls:ld`` and ``rhs = rs:rd`` (CuTe's composition_impl)."""
+def _composition_impl(ls, ld, rs, rd, lhs, rhs, usage, key=()):
+    """``lhs o rhs`` for a coalesced ``lhs = ls:ld`` and ``rhs = rs:rd`` (CuTe's composition_impl).
+
+    ``usage[(key, i)]`` accumulates the largest coordinate that the rhs modes reach inside lhs mode ``i``;
+    right-distributivity (composing mode by mode) is exact only if their sum stays inside the mode.
+    """
     if is_tuple(rs):  # right-distributivity over the modes of rhs
-        parts = [_composition_impl(ls, ld, s, d, lhs, rhs) for s, d in zip(rs, rd)]
+        parts = [_composition_impl(ls, ld, s, d, lhs, rhs, usage, key) for s, d in zip(rs, rd)]
         return make_layout(*parts)
     if isinstance(rd, ScaledBasis):
-        return _composition_impl(_basis_get(rd, ls), _basis_get(rd, ld), rs, rd.value, lhs, rhs)
+        return _composition_impl(_basis_get(rd, ls), _basis_get(rd, ld), rs, rd.value, lhs, rhs, usage,
+                                 key + rd.modes)
     if rd == 0:
         return Layout(rs, 0)
+    if rd < 0:
+        raise LayoutError(f"composition: {rhs} has a negative stride {rd}; composition needs non-negative strides in B")
     if not is_tuple(ls):
         return Layout(rs, rd * ld)
 
@@ -195,27 +202,44 @@ def _composition_impl(ls, ld, rs, rd, lhs, rhs):
     for i in range(len(ls) - 1):
         curr_shape, curr_stride = ls[i], ld[i]
         a = abs(rest_stride)
-        if rest_shape != 1 and not (a % curr_shape == 0 or curr_shape % a == 0):
-            raise LayoutError(
-                f"composition: stride divisibility fails for {lhs} o {rhs}: the remaining stride {a} of B neither "
-                f"divides nor is a multiple of A's mode shape {curr_shape} (A coalesced: {Layout(ls, ld)}); "
-                f"admissible strides divide out whole modes, e.g. a stride that divides {curr_shape} or is a multiple of it"
-            )
         next_shape = ceil_div(curr_shape, a)
         next_stride = ceil_div(a, curr_shape) * signum(rest_stride)
-        if next_shape == 1 or rest_shape == 1:
+        if rest_shape == 1:
             rest_stride = next_stride
             continue
-        new_shape = min(next_shape, rest_shape)
-        if rest_shape % new_shape != 0:
+        if a >= curr_shape and a % curr_shape != 0:
             raise LayoutError(
-                f"composition: shape divisibility fails for {lhs} o {rhs}: B still needs {rest_shape} elements but A's "
-                f"mode {curr_shape} (stride-divided to {next_shape}) provides {new_shape}, which does not divide "
-                f"{rest_shape}; admissible shapes split into whole pieces of A's modes"
+                f"composition: stride divisibility fails for {lhs} o {rhs}: B's remaining stride {a} steps over A's "
+                f"mode of shape {curr_shape} but is not a multiple of it (A coalesced: {Layout(ls, ld)}); an admissible "
+                f"stride skips whole modes ({curr_shape} must divide {a}) or stays inside one"
             )
-        result_shape.append(new_shape)
+        if next_shape == 1:
+            rest_stride = next_stride
+            continue
+        if next_shape >= rest_shape:
+            # the remaining rest_shape elements all fit inside this mode: no divisibility needed
+            usage[(key, i)] = usage.get((key, i), 0) + (rest_shape - 1) * a
+            result_shape.append(rest_shape)
+            result_stride.append(rest_stride * curr_stride)
+            rest_shape = 1
+            rest_stride = next_stride
+            continue
+        if curr_shape % a != 0:
+            raise LayoutError(
+                f"composition: stride divisibility fails for {lhs} o {rhs}: B's remaining stride {a} does not divide "
+                f"A's mode shape {curr_shape}, yet B needs {rest_shape} elements, more than the {next_shape} that fit "
+                f"in that mode (A coalesced: {Layout(ls, ld)}); admissible strides divide the modes they run across"
+            )
+        if rest_shape % next_shape != 0:
+            raise LayoutError(
+                f"composition: shape divisibility fails for {lhs} o {rhs}: B needs {rest_shape} elements but A's mode "
+                f"{curr_shape} (at stride {a}) holds {next_shape}, which does not divide {rest_shape} "
+                f"(A coalesced: {Layout(ls, ld)}); admissible shapes are made of whole pieces of A's modes"
+            )
+        usage[(key, i)] = usage.get((key, i), 0) + (next_shape - 1) * a
+        result_shape.append(next_shape)
         result_stride.append(rest_stride * curr_stride)
-        rest_shape //= new_shape
+        rest_shape //= next_shape
         rest_stride = next_stride
     if not result_shape:
         return Layout(rest_shape, rest_stride * ld[-1])
@@ -239,7 +263,17 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
     else:
         # rhs selects modes of lhs through basis strides: keep lhs's top-level modes apart.
         flat = make_layout(*[_coalesce_x(m) for m in _modes(lhs)]) if is_tuple(lhs.shape) else _coalesce_x(lhs)
-    return _composition_impl(flat.shape, flat.stride, rhs.shape, rhs.stride, lhs, rhs)
+    usage = {}
+    result = _composition_impl(flat.shape, flat.stride, rhs.shape, rhs.stride, lhs, rhs, usage)
+    for (key, i), reach in usage.items():
+        mode_shape = _basis_get(ScaledBasis(1, key), flat.shape)[i] if key else flat.shape[i]
+        if reach >= mode_shape:
+            raise LayoutError(
+                f"composition: {lhs} o {rhs} is not a layout: B's modes together reach coordinate {reach} of A's "
+                f"mode {i} (shape {mode_shape}, A coalesced: {flat}), so sums of B's offsets carry into the next mode "
+                f"and A is not linear on B's image; admissible B's modes fit side by side inside A's modes"
+            )
+    return result
 
 
 def composition(lhs: Layout, rhs) -> Layout:
@@ -248,7 +282,7 @@ def composition(lhs: Layout, rhs) -> Layout:
     ``rhs`` may be
 
     * a Layout: the result is compatible with (has the shape of) ``rhs``;
-    * an integer ``n``: the first ``n`` elements of ``lhs`` (``rhs = n:1``);
+    * an integer ``n``: the first ``n`` elements of ``lhs`` (``rhs = make_layout(n)``, so ``1`` means ``1:0``);
     * a tuple tiler ``(t0, t1, ...)`` of Layouts / integers / ``None`` / nested tuples: compose mode by mode
       (``None`` keeps the mode); modes of ``lhs`` beyond the tiler are dropped, as in CuTe;
     * ``None``: ``lhs`` itself.
@@ -268,8 +302,7 @@ def composition(lhs: Layout, rhs) -> Layout:
     if is_int(rhs):
         if rhs <= 0:
             raise LayoutError(f"composition: integer tiler {rhs} must be positive")
-        flat = _coalesce_x(lhs)
-        return _composition_impl(flat.shape, flat.stride, int(rhs), 1, lhs, Layout(int(rhs), 1))
+        return _compose_layouts(lhs, Layout(int(rhs)))
     if isinstance(rhs, (tuple, list)):
         return _transform_layout(lhs, tuple(rhs), composition, "composition", keep_rest=False)
     raise LayoutError(f"composition: cannot compose with {type(rhs).__name__} {rhs!r}; use a Layout, int, tuple or None")
@@ -291,25 +324,46 @@ def _complement_filtered(shapes, strides, cotarget, layout):
             )
     order = sorted(range(len(shapes)), key=lambda i: (strides[i], i))
     result_shape, result_stride = [], [1]
-    for k, i in enumerate(order):
+    inexact = None
+    for i in order:
         d, s = strides[i], shapes[i]
         last = result_stride[-1]
         if d < last:
             raise LayoutError(
-                f"complement: {layout} is not injective (stride {d} repeats inside the previous mode, which spans "
-                f"up to {last}); complement needs an injective layout, e.g. strides that don't overlap"
+                f"complement: {layout} is not injective: its mode {s}:{d} overlaps the smaller modes, which already "
+                f"span offsets up to {last}; complement needs an injective layout"
             )
-        if d % last != 0:
-            raise LayoutError(
-                f"complement: stride {d} of {layout} is not a multiple of {last} (the extent of its smaller modes); "
-                f"the gap cannot be expressed as a layout mode, so no complement exists"
-            )
-        result_shape.append(d // last)
+        if d % last != 0 and inexact is None:
+            inexact = (d, last)
+        result_shape.append(d // last)  # CuTe's (floor) gap; verified below when inexact
         result_stride.append(d * s)
     new_stride = result_stride.pop()
     rest_shape = ceil_div(cotarget, new_stride)
     rest_shape = product(rest_shape) if is_tuple(rest_shape) else rest_shape
-    return coalesce(Layout(tuple(result_shape) + (rest_shape,), tuple(result_stride) + (new_stride,)))
+    result = coalesce(Layout(tuple(result_shape) + (rest_shape,), tuple(result_stride) + (new_stride,)))
+    if inexact is not None and not _is_complement(Layout(tuple(shapes), tuple(strides)), result, cotarget):
+        d, last = inexact
+        raise LayoutError(
+            f"complement: stride {d} of {layout} is not a multiple of {last} (the span of its smaller modes), so the "
+            f"gap between them is not a layout mode and no ordered, disjoint complement covering "
+            f"{format_int_tuple(cotarget)} exists"
+        )
+    return result
+
+
+def _is_complement(a: Layout, r: Layout, cotarget) -> bool:
+    """Check the complement post-conditions numerically: ordered, disjoint from ``a``, large enough."""
+    import numpy as np
+
+    if a.size() * r.size() > 1 << 22:
+        return False
+    t = r.table()
+    if t.size > 1 and not np.all(np.diff(t) > 0):
+        return False
+    both = np.add.outer(t, a.table()).ravel()
+    if np.unique(both).size != both.size:
+        return False
+    return r.size() * a.size() >= product(cotarget)
 
 
 @lru_cache(maxsize=4096)
@@ -327,7 +381,8 @@ def complement(layout: Layout, cotarget=None) -> Layout:
     ``make_layout(layout, complement(layout, M))`` is injective and covers at least ``M = size(cotarget)``.
     ``cotarget`` is an integer or a shape (default: ``cosize(layout)``).
 
-    Admissible only for injective layouts whose strides are multiples of the extents below them.
+    Admissible for injective layouts; when a stride is not a multiple of the span below it, the result is
+    accepted only if it is still ordered, disjoint and large enough (checked), otherwise refused.
 
     >>> complement(Layout((2,2), (1,6)), 24)
     (3,2):(2,12)
@@ -377,13 +432,18 @@ def right_inverse(layout: Layout) -> Layout:
 
 
 def left_inverse(layout: Layout) -> Layout:
-    """A layout ``L`` with ``L(layout(i)) == i`` for all ``i < size(layout)`` (``layout`` injective).
+    """A layout ``L`` with ``L(layout(i)) == i`` for all ``i < size(layout)``.
 
-    For a non-injective layout it is CuTe's quasi-inverse: ``layout(L(layout(i))) == layout(i)``.
-    ``left_inverse((4,6):(6,1))`` is ``(6,4):(4,1)``.  Admissible when each stride (in increasing order) is a
-    multiple of the product of the shapes found before it.
+    Math: sort the coalesced modes by stride ``d_0 < d_1 < ...``; the inverse reads offset digits in that
+    mixed radix: shapes ``(d_0, d_1/d_0, ..., s_last)`` with the index strides of the sorted modes.
+    Stride-0 modes are ignored (then ``layout(L(layout(i))) == layout(i)``, a quasi-inverse).
+    Admissible when the non-zero modes do not overlap (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``.
+
+    ``left_inverse((4,6):(6,1))`` is ``(6,4):(4,1)``.
     """
     _need_layout(layout, "left_inverse", "the argument")
+    if filter(layout) == Layout(1, 0):
+        return Layout(1, 0)
     c = coalesce(layout)
     shapes, strides = _flat(c)
     if any(isinstance(d, ScaledBasis) or d < 0 for d in strides):
@@ -393,18 +453,25 @@ def left_inverse(layout: Layout) -> Layout:
         pre.append(pre[-1] * s)
     order = sorted(range(len(shapes)), key=lambda k: (strides[k], k))
     rs, rd = [], [0]
+    covered, extent = 1, 1  # covered: product of shapes found so far; extent: span of the modes so far
     for i in order:
         d = strides[i]
         if d == 0:
             continue
-        cur = product(tuple(rs)) if rs else 1
-        if d % cur != 0:
+        if d < extent:
             raise LayoutError(
-                f"left_inverse: stride {d} of {layout} is not a multiple of {cur}, the extent covered by its smaller "
-                f"modes; offsets between them cannot be inverted by a layout"
+                f"left_inverse: {layout} is not injective: its mode {shapes[i]}:{d} overlaps the smaller modes, "
+                f"which already span offsets up to {extent}; only an injective layout has a left inverse"
             )
-        rs.append(d // cur)
+        if d % covered != 0:
+            raise LayoutError(
+                f"left_inverse: stride {d} of {layout} is not a multiple of {covered}, the stride of the mode below it; "
+                f"the offsets in between cannot be read back by a layout"
+            )
+        rs.append(d // covered)
         rd.append(pre[i])
+        covered = d
+        extent = d * shapes[i]
     rs.append(shapes[order[-1]])
     return coalesce(Layout(tuple(rs), tuple(rd)))
 
@@ -533,32 +600,61 @@ def flat_product(block: Layout, tiler) -> Layout:
 
 
 def _pad(layout: Layout, r: int) -> Layout:
+    """``append<r>``: pad with ``1:0`` modes up to rank ``r`` (a layout of rank ``r`` is returned as is)."""
     modes = _modes(layout)
+    if len(modes) == r:
+        return layout
     return make_layout(*modes, *([Layout(1, 0)] * (r - len(modes))))
+
+
+def _zip_rank1(first: Layout, second: Layout, op: str) -> Layout:
+    """The DSL's pairing of rank-1 (block, rest): an integer-shaped block pairs with the whole rest,
+    a 1-tuple block pairs with the rest's single mode."""
+    if not is_tuple(first.shape):
+        return Layout(((first.shape, second.shape),), ((first.stride, second.stride),))
+    if not is_tuple(second.shape):
+        raise LayoutError(
+            f"{op}: a rank-1 tuple block {first} needs a tuple tiler too (got {second}); the CuTe DSL pairs their "
+            f"modes, so give both as tuples or both as integer shapes"
+        )
+    return zip_layouts(first, second)
 
 
 def blocked_product(block: Layout, tiler: Layout) -> Layout:
     """Rank-preserving product: mode ``i`` is ``(block_i, tiler_i)`` — whole blocks laid out by ``tiler``.
 
+    Math: ``logical_product(block, tiler)`` (both padded with ``1:0`` to the larger rank), with block mode
+    ``i`` and repetition mode ``i`` zipped together.
     ``blocked_product((2,2):(1,2), (3,4):(1,3))`` is ``((2,3),(2,4)):((1,4),(2,12))``.
     """
     _need_layout(block, "blocked_product", "the block")
     _need_layout(tiler, "blocked_product", "the tiler")
     r = max(block.rank(), tiler.rank())
     res = _logical_product_layout(_pad(block, r), _pad(tiler, r))
+    if r == 1:
+        return _zip_rank1(res[0], res[1], "blocked_product")
     return zip_layouts(res[0], res[1])
 
 
 def raked_product(block: Layout, tiler: Layout) -> Layout:
     """Rank-preserving interleaved product: mode ``i`` is ``(tiler_i, block_i)`` — blocks raked across the tiler.
 
+    Like :func:`blocked_product` with the pair order swapped, then each mode coalesced (as CuTe does).
     ``raked_product((2,2):(1,2), (3,4):(1,3))`` is ``((3,2),(4,2)):((4,1),(12,2))``.
     """
     _need_layout(block, "raked_product", "the block")
     _need_layout(tiler, "raked_product", "the tiler")
     r = max(block.rank(), tiler.rank())
     res = _logical_product_layout(_pad(block, r), _pad(tiler, r))
-    return zip_layouts(res[1], res[0])
+    if r == 1:
+        if is_tuple(res[1].shape) and not is_tuple(res[0].shape):
+            raise LayoutError(
+                f"raked_product: an integer-shaped block {block} cannot be raked over the tuple-shaped tiler {tiler} "
+                f"(the CuTe DSL refuses this pairing); give both as tuples or both as integer shapes"
+            )
+        z = Layout(((res[1].shape, res[0].shape),), ((res[1].stride, res[0].stride),))
+        return coalesce(z, (1,))
+    return coalesce(zip_layouts(res[1], res[0]), (1,) * r)
 
 
 def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
@@ -576,7 +672,7 @@ def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
         raise LayoutError(f"tile_to_shape: block {block} has rank {block.rank()}, more than the target shape "
                           f"{format_int_tuple(trg_shape)} (rank {r})")
     padded = _pad(block, r)
-    bshape = product_each(padded.shape)
+    bshape = product_each(padded.shape) if is_tuple(padded.shape) else (padded.shape,)
     tshape = product_each(trg_shape) if is_tuple(trg_shape) else (trg_shape,)
     for i, (t, b) in enumerate(zip(tshape, bshape)):
         if t % b != 0:
@@ -587,6 +683,8 @@ def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
     grid = tuple(t // b for t, b in zip(tshape, bshape))
     if order is None:
         order = tuple(range(r))
+    if not is_tuple(trg_shape):
+        grid, order = grid[0], (order[0] if is_tuple(order) else order)
     return blocked_product(padded, make_ordered_layout(grid, order))
 
 
@@ -635,12 +733,9 @@ def nullspace(layout: Layout) -> Layout:
     if not idx:
         return Layout(1, 0)
 
-    def idx_stride(i):
-        return 0 if shapes[i] == 1 else pre[i]
-
     if len(idx) == 1:
-        return Layout(shapes[idx[0]], idx_stride(idx[0]))
-    return Layout(tuple(shapes[i] for i in idx), tuple(idx_stride(i) for i in idx))
+        return Layout(shapes[idx[0]], pre[idx[0]])
+    return Layout(tuple(shapes[i] for i in idx), tuple(pre[i] for i in idx))
 
 
 # --------------------------------------------------------------------------- recast

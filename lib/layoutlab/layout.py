@@ -381,7 +381,8 @@ def make_ordered_layout(shape, order) -> Layout:
 def make_identity_layout(shape) -> Layout:
     """The coordinate layout of ``shape``: maps each index to its own natural coordinate.
 
-    Strides are unit bases ``1@i`` (nested ``1@j@i`` for sub-modes), printed as the DSL does:
+    Strides are unit bases ``1@i`` (nested ``1@j@i`` for sub-modes; an integer shape gets stride 1),
+    printed as the DSL does:
     ``make_identity_layout((4,6))`` is ``(4,6):(1@0,1@1)`` and maps ``5 -> (1,1)``.
     """
     shape = as_int_tuple(shape, "shape", "make_identity_layout")
@@ -392,7 +393,7 @@ def make_identity_layout(shape) -> Layout:
         return ScaledBasis(1, path) if path else 1
 
     if not is_tuple(shape):
-        return Layout(shape, ScaledBasis(1, (0,)))
+        return Layout(shape, 1)  # the rank-1 coordinate is the index itself (CuTe's E<>)
     return Layout(shape, basis(shape, ()))
 
 
