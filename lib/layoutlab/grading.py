@@ -35,6 +35,7 @@ __all__ = [
     "check_int_tuple",
     "check_choice",
     "check_layout",
+    "as_layout",
     "check_f2_matrix",
     "check_function",
 ]
@@ -189,8 +190,14 @@ def check_choice(answer, expected, options, name: str = "answer", *, reveal: boo
 # --------------------------------------------------------------------------- layouts
 
 
-def _as_layout(x, name):
-    """Accept a Layout, CuTe's printed notation ``"(4,6):(6,1)"`` or a pair ``(shape, stride)``."""
+def as_layout(x, name: str = "answer") -> Layout:
+    """A student's layout answer as a :class:`~layoutlab.Layout`, or a WrongAnswer saying what is accepted.
+
+    Accepted: a Layout, CuTe's printed notation ``"(4,6):(6,1)"``, or a pair ``(shape, stride)``.
+
+    >>> as_layout("(4,6):(6,1)") == as_layout(((4, 6), (6, 1)))
+    True
+    """
     if isinstance(x, Layout):
         return x
     try:
@@ -244,29 +251,38 @@ def _side_by_side(left, right, titles):
     return "\n".join(out)
 
 
-def _show_picture(answer: Layout, expected: Layout, name: str):
-    """Draw both layouts next to each other with :func:`layoutlab.viz.draw_layout`, in a notebook only.
+def _show_picture(answer: Layout, expected: Layout, name: str, wrong_cells):
+    """In a notebook, show both layouts side by side (:func:`layoutlab.viz.draw_layout`), wrong cells outlined.
 
-    The picture is a convenience on top of the text table in the message, so any failure to draw (no
-    matplotlib display, a layout viz cannot draw) is ignored.
+    The picture adds to the text table of the message, which is always there; so when there is no
+    notebook, or a layout cannot be drawn as a grid (rank above 2), nothing is shown.
     """
     try:
         from IPython import get_ipython
-
-        if get_ipython() is None:
-            return
-        import matplotlib.pyplot as plt
-
-        from . import viz
-
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        viz.draw_layout(answer, ax=axes[0])
-        axes[0].set_title(f"{name} = {answer}")
-        viz.draw_layout(expected, ax=axes[1])
-        axes[1].set_title("expected")
-        plt.show()
-    except Exception:  # noqa: BLE001 - a picture must never hide the real message
+        from IPython.display import HTML, display
+    except ImportError:
         return
+    if get_ipython() is None or _rank(answer) > 2 or _rank(expected) > 2:
+        return
+    import base64
+
+    from . import viz
+
+    images = []
+    for layout, title in ((answer, f"{name} = {answer}"), (expected, f"expected: {expected}")):
+        same_grid = _grid_dims(layout.shape) == _grid_dims(expected.shape)
+        try:
+            fig = viz.draw_layout(layout, title=title, highlight=wrong_cells if same_grid else None)
+        except LayoutError:  # e.g. a coordinate layout: the text table says it all
+            return
+        images.append(base64.b64encode(viz.figure_to_png(fig)).decode())
+    display(HTML('<div style="display:flex;gap:1em;align-items:flex-start">' +
+                 "".join(f'<img src="data:image/png;base64,{b}"/>' for b in images) + "</div>"))
+
+
+def _rank(layout: Layout) -> int:
+    """Number of top-level modes (a bare integer shape is rank 1)."""
+    return len(layout.shape) if is_tuple(layout.shape) else 1
 
 
 def check_layout(answer, expected, name: str = "answer", *, exact: bool = False, reveal: bool = True,
@@ -289,7 +305,7 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
     layoutlab.grading.WrongAnswer: answer = (2,4):(1,2) computes the right offsets but is not written the way CuTe writes the result: expected 8:1.
     """
     hint = f"\nHint: {hint}" if hint else ""
-    got = _as_layout(answer, name)
+    got = as_layout(answer, name)
     want = expected if isinstance(expected, Layout) else parse_layout(expected)
     if got.size() != want.size():
         want_part = f"a layout of size {want.size()} (shape {format_int_tuple(want.shape)})" if reveal else \
@@ -311,7 +327,8 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
                     f"which is wrong; {int(diff.sum())} of {len(a)} offsets differ.")
             table = "\n".join([f"{name} (wrong entries in [ ])"] + _text_grid(a, rows, cols, diff))
         if picture and reveal:
-            _show_picture(got, want, name)
+            wrong_cells = {(int(i) % rows, int(i) // rows) for i in np.flatnonzero(diff)}
+            _show_picture(got, want, name, wrong_cells)
         raise WrongAnswer(f"{head}\n{table}{hint}")
     if exact and (got.shape != want.shape or got.stride != want.stride):
         written = f": expected {want}." if reveal else \
