@@ -1,0 +1,534 @@
+"""TiledMMA and TiledCopy: many atoms working together on one tile, and how each thread's share is found.
+
+A :class:`TiledMMA` repeats an MMA atom over threads (``atom_layout_mnk``, e.g. 2x2x1 warps) and over
+values (``permutation_mnk``, the tile each mode covers, optionally permuted). Its TV layouts map
+``(thread index, value) -> element`` of the whole ``tile_M x tile_K`` (A), ``tile_N x tile_K`` (B) and
+``tile_M x tile_N`` (C) tiles; ``get_slice(t).partition_A(tensor)`` cuts thread ``t``'s values out of any
+tensor, as ``(FrgV, RestM, RestK)``.
+
+The construction is CuTe's (``thrfrg_C``): divide the (M, N) tensor by the permutation tiles, zip-divide by
+the atom shape, compose the atom mode with the atom's ``(thr, val) -> (m, n)`` layout, then zip-divide the
+rest by the thread layout, giving ``((ThrV,(ThrM,ThrN)),(FrgV,(RestM,RestN)))``. Finally the thread modes
+are re-indexed by ``right_inverse(thr_layout_vmnk)``.
+
+Example (seed 004: the 64x128x16 warpgroup MMA)::
+
+    >>> from layoutlab import nvgpu
+    >>> print(make_tiled_mma(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 128, 16))))
+    Tiled MMA
+      Thr Layout VMNK: (128,1,1,1):(1,0,0,0)
+      Permutation MNK: (_,_,_)
+    MMA Atom
+      ThrID:           128:1
+      Shape MNK:       (64,128,16)
+      TV Layout A:     (128,(64,16)):(0,(1,64))
+      TV Layout B:     (128,(128,16)):(0,(1,128))
+      TV Layout C:     ((4,8,4),(2,2,16)):((128,1,16),(64,8,512))
+
+A :class:`TiledCopy` does the same for a copy atom: ``make_tiled_copy_A(atom, tiled_mma)`` gives the copy
+whose destination layout is exactly the MMA's A layout (the ``ldmatrix`` that feeds ``mma.sync``), and
+``make_tiled_copy_tv(atom, thr_layout, val_layout)`` the usual "threads x vectors" copy.
+"""
+
+from .algebra import (coalesce, composition, logical_divide, raked_product, right_inverse, tiled_product,
+                      zipped_divide)
+from .atoms import CopyAtom, MmaAtom, make_mma_atom
+from .errors import LayoutError
+from .inttuple import crd2idx, idx2crd, is_int, is_tuple, product, product_each
+from .layout import Layout, make_layout
+
+__all__ = [
+    "TiledMMA",
+    "ThrMMA",
+    "TiledCopy",
+    "ThrCopy",
+    "Partition",
+    "make_tiled_mma",
+    "make_tiled_copy",
+    "make_tiled_copy_tv",
+    "make_tiled_copy_A",
+    "make_tiled_copy_B",
+    "make_tiled_copy_C",
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------------
+
+def _fmt_tile(t):
+    return "(" + ",".join("_" if x is None else str(x) for x in t) + ")"
+
+
+def _flat_slice(layout, crd):
+    """CuTe's slice: keep the sub-layouts where ``crd`` is None (flattening the kept modes one level per
+    nesting, as CuTe's ``slice``), and the offset of the fixed part (``crd`` with None -> 0)."""
+    shapes, strides = [], []
+
+    def keep(c, s, d):
+        if c is None:
+            shapes.append(s)
+            strides.append(d)
+        elif is_tuple(c):
+            for ci, si, di in zip(c, s, d):
+                keep(ci, si, di)
+
+    def zero(c, s):
+        if c is None:
+            return 0 if not is_tuple(s) else tuple(zero(None, x) for x in s)
+        if is_tuple(c):
+            return tuple(zero(ci, si) for ci, si in zip(c, s))
+        return c
+
+    keep(crd, layout.shape, layout.stride)
+    offset = crd2idx(zero(crd, layout.shape), layout.shape, layout.stride)
+    return offset, Layout(tuple(shapes), tuple(strides))
+
+
+class Partition:
+    """What ``partition_*`` returns for a plain :class:`Layout` input (or when :mod:`layoutlab.tensor` is
+    not usable): the thread's ``offset`` in the partitioned layout's codomain and its ``layout``. Printed
+    like a DSL tensor: ``tensor<(1,2) o ((2,2),2,4):((1@1,8@0),32@0,16@1)>``."""
+
+    def __init__(self, offset, layout):
+        self.offset = offset
+        self.layout = layout
+
+    def __str__(self):
+        off = self.offset
+        off = "(" + ",".join(map(str, off)) + ")" if isinstance(off, tuple) else str(off)
+        return f"tensor<{off} o {self.layout}>"
+
+    __repr__ = __str__
+
+
+def _as_tensor_result(x, offset, layout):
+    """Wrap a partition result like the input: a layoutlab Tensor stays a Tensor, anything else a Partition."""
+    try:
+        from . import tensor as _tensor
+        make_tensor = getattr(_tensor, "make_tensor", None)
+        if make_tensor is not None and hasattr(x, "layout") and not isinstance(x, Layout):
+            return make_tensor(_advance(x, offset), layout)
+    except ImportError:  # pragma: no cover - tensor module always present in the package
+        pass
+    return Partition(offset, layout)
+
+
+def _advance(tensor, offset):
+    """The tensor's iterator/engine moved by ``offset`` (an int or a coordinate for identity tensors)."""
+    for name in ("iterator", "data", "engine"):
+        if hasattr(tensor, name):
+            it = getattr(tensor, name)
+            try:
+                return it + offset
+            except TypeError:
+                continue
+    raise LayoutError(f"partition: cannot offset a {type(tensor).__name__}; pass a Layout or a layoutlab Tensor")
+
+
+def _layout_of(x, op):
+    if isinstance(x, Layout):
+        return x
+    lay = getattr(x, "layout", None)
+    if isinstance(lay, Layout):
+        return lay
+    raise LayoutError(f"{op}: expected a Layout or a Tensor, got {type(x).__name__}")
+
+
+# --------------------------------------------------------------------------------------------------
+# TiledMMA
+# --------------------------------------------------------------------------------------------------
+
+def _as_perm(p, i, op):
+    if p is None:
+        return None
+    if is_int(p):
+        return Layout(int(p), 1)
+    if isinstance(p, Layout):
+        return p
+    raise LayoutError(f"{op}: permutation mode {'MNK'[i]} is {p!r}; give None (_), an int tile size or a "
+                      f"Layout (e.g. make_layout((8,2),(2,1)) to interleave); nested int tuples are not a "
+                      f"permutation (the DSL prints garbage strides 'x' for them)")
+
+
+class TiledMMA:
+    """An MMA atom tiled over threads and values (see the module docstring).
+
+    Attributes (DSL names): ``atom``, ``thr_layout_vmnk``, ``permutation_mnk`` (tuple of Layout or None),
+    ``thr_id`` / ``shape_mnk`` / ``tv_layout_A/B/C`` (the atom's), ``tv_layout_A_tiled`` /
+    ``tv_layout_B_tiled`` / ``tv_layout_C_tiled`` (``(thr_idx, val) -> (m,k)/(n,k)/(m,n)`` over the tile),
+    ``size`` (threads), ``tile_size_mnk``; ``get_tile_size(i)``, ``get_slice(thr)``,
+    ``partition_shape_A/B/C(shape)``.
+    """
+
+    def __init__(self, atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):
+        op = "make_tiled_mma"
+        self.atom = atom
+        if isinstance(atom_layout_mnk, Layout):
+            atom_layout = atom_layout_mnk
+        elif isinstance(atom_layout_mnk, (tuple, list)):
+            atom_layout = make_layout(tuple(atom_layout_mnk))
+        else:
+            raise LayoutError(f"{op}: atom_layout_mnk {atom_layout_mnk!r} must be a rank-3 tuple like (2,2,1) or a Layout")
+        if atom_layout.rank() != 3 or not is_tuple(atom_layout.shape):
+            raise LayoutError(f"{op}: atom_layout_mnk {atom_layout} must have rank 3 (M, N, K); e.g. (2,2,1)")
+        self.atom_layout_mnk = atom_layout
+        self.thr_layout_vmnk = tiled_product(atom.thr_id, atom_layout)
+        nthr = self.thr_layout_vmnk.size()
+        inv = right_inverse(self.thr_layout_vmnk)
+        if inv.size() != nthr:
+            raise LayoutError(f"{op}: the atom layout {atom_layout} does not number the {nthr} threads 0..{nthr - 1} "
+                              f"exactly once (thread layout {self.thr_layout_vmnk}); use a compact layout such as "
+                              f"make_layout((2,2,1))")
+        self._thr_inv = inv
+        perm = (None, None, None) if permutation_mnk is None else tuple(permutation_mnk)
+        if len(perm) != 3:
+            raise LayoutError(f"{op}: permutation_mnk {permutation_mnk!r} must have three entries (M, N, K)")
+        self.permutation_mnk = tuple(_as_perm(p, i, op) for i, p in enumerate(perm))
+        for i in range(3):
+            need = atom.shape_mnk[i] * self.thr_layout_vmnk[i + 1].size()
+            have = self.get_tile_size(i)
+            if have % need:
+                raise LayoutError(
+                    f"{op}: the {'MNK'[i]} tile {have} (permutation {self.permutation_mnk[i]}) is not a multiple of "
+                    f"atom {'MNK'[i]} {atom.shape_mnk[i]} x {self.thr_layout_vmnk[i + 1].size()} atoms = {need}; "
+                    f"the atoms would not tile the MMA")
+
+    # the atom's view, as the DSL's TiledMma (a subclass of MmaAtom) offers it
+    thr_id = property(lambda self: self.atom.thr_id)
+    shape_mnk = property(lambda self: self.atom.shape_mnk)
+    tv_layout_A = property(lambda self: self.atom.layout_a_tv)
+    tv_layout_B = property(lambda self: self.atom.layout_b_tv)
+    tv_layout_C = property(lambda self: self.atom.layout_c_tv)
+
+    @property
+    def size(self):
+        """Number of threads."""
+        return self.thr_layout_vmnk.size()
+
+    def get_tile_size(self, mode_idx):
+        """Tile extent of mode M (0), N (1) or K (2): the permutation's size, or atom size x atoms in that mode."""
+        p = self.permutation_mnk[mode_idx]
+        if p is None:
+            return self.atom.shape_mnk[mode_idx] * self.thr_layout_vmnk[mode_idx + 1].size()
+        return p.size()
+
+    @property
+    def tile_size_mnk(self):
+        return tuple(self.get_tile_size(i) for i in range(3))
+
+    def _thrfrg(self, layout, mi, mj, atom_tv):
+        """(I,J,...) -> ((ThrV,(ThrI,ThrJ)),(FrgV,(RestI,RestJ,...))) for operand modes (mi, mj) of MNK."""
+        if layout.rank() < 2 or not is_tuple(layout.shape):
+            raise LayoutError(f"TiledMMA partition: the tensor layout {layout} needs at least two modes")
+        t_tile = (self.permutation_mnk[mi], self.permutation_mnk[mj])
+        t = logical_divide(layout, t_tile) if any(x is not None for x in t_tile) else layout
+        a_tile = (Layout(self.atom.shape_mnk[mi], 1), Layout(self.atom.shape_mnk[mj], 1))
+        for k, (ext, tile) in enumerate(zip(t.shape[:2], a_tile)):
+            if product(ext) % tile.size():
+                raise LayoutError(f"TiledMMA partition: mode {k} of {layout} (size {product(ext)}) is not a multiple "
+                                  f"of the atom's {'MNK'[(mi, mj)[k]]} = {tile.size()}")
+        a = zipped_divide(t, a_tile)
+        tv = composition(a, (atom_tv, None))
+        thr_tile = (None, (Layout(self.thr_layout_vmnk[mi + 1].size(), 1),
+                           Layout(self.thr_layout_vmnk[mj + 1].size(), 1)))
+        return zipped_divide(tv, thr_tile)
+
+    def thrfrg_A(self, layout):
+        """(M,K,...) -> ((ThrV,(ThrM,ThrK)),(FrgV,(RestM,RestK,...)))."""
+        return self._thrfrg(layout, 0, 2, self.atom.layout_a_tv)
+
+    def thrfrg_B(self, layout):
+        """(N,K,...) -> ((ThrV,(ThrN,ThrK)),(FrgV,(RestN,RestK,...)))."""
+        return self._thrfrg(layout, 1, 2, self.atom.layout_b_tv)
+
+    def thrfrg_C(self, layout):
+        """(M,N,...) -> ((ThrV,(ThrM,ThrN)),(FrgV,(RestM,RestN,...)))."""
+        return self._thrfrg(layout, 0, 1, self.atom.layout_c_tv)
+
+    def _tiled(self, which):
+        tm, tn, tk = self.tile_size_mnk
+        v = self.thr_layout_vmnk
+        if which == "C":
+            tv = self.thrfrg_C(make_layout((tm, tn)))
+            return composition(tv, (self._thr_inv, None))
+        if which == "A":
+            tv = self.thrfrg_A(make_layout((tm, tk)))
+            # (ThrV,(ThrM,ThrK)) -> (ThrV,(ThrM,ThrN,ThrK)): threads along N see the same A values
+            spread = Layout((v[1].size(), v[2].size()), (1, 0))
+        else:
+            tv = self.thrfrg_B(make_layout((tn, tk)))
+            spread = Layout((v[1].size(), v[2].size()), (0, 1))
+        tv = composition(tv, ((None, (spread, None)), None))
+        return composition(tv, (self._thr_inv, None))
+
+    @property
+    def tv_layout_A_tiled(self):
+        """(thr_idx, val) -> m + tile_M * k over the tile_M x tile_K tile of A."""
+        return self._tiled("A")
+
+    @property
+    def tv_layout_B_tiled(self):
+        """(thr_idx, val) -> n + tile_N * k over the tile_N x tile_K tile of B."""
+        return self._tiled("B")
+
+    @property
+    def tv_layout_C_tiled(self):
+        """(thr_idx, val) -> m + tile_M * n over the tile_M x tile_N tile of C."""
+        return self._tiled("C")
+
+    def get_slice(self, thr_idx):
+        """The view of thread ``thr_idx`` (0 <= thr_idx < size)."""
+        if not is_int(thr_idx) or not 0 <= thr_idx < self.size:
+            raise LayoutError(f"TiledMMA.get_slice: thread {thr_idx!r} is outside 0..{self.size - 1}")
+        return ThrMMA(self, thr_idx)
+
+    def _partition_shape(self, shape, mi, mj, atom_tv):
+        if not is_tuple(shape) or len(shape) < 2:
+            raise LayoutError(f"partition_shape: shape {shape!r} needs at least two modes")
+        v = atom_tv[1].shape
+        out = [v]
+        for k, m in enumerate((mi, mj)):
+            per = self.atom.shape_mnk[m] * self.thr_layout_vmnk[m + 1].size()
+            if product(shape[k]) % per:
+                raise LayoutError(f"partition_shape: mode {k} of {shape} is not a multiple of {per} "
+                                  f"(atom {'MNK'[m]} x atoms in {'MNK'[m]})")
+            out.append(product(shape[k]) // per)
+        return tuple(out) + tuple(shape[2:])
+
+    def partition_shape_A(self, shape_mk):
+        """(FrgV, RestM, RestK, ...) of a thread's share of an M x K tensor (CuTe's ``partition_shape_A``)."""
+        return self._partition_shape(tuple(shape_mk), 0, 2, self.atom.layout_a_tv)
+
+    def partition_shape_B(self, shape_nk):
+        return self._partition_shape(tuple(shape_nk), 1, 2, self.atom.layout_b_tv)
+
+    def partition_shape_C(self, shape_mn):
+        return self._partition_shape(tuple(shape_mn), 0, 1, self.atom.layout_c_tv)
+
+    def __str__(self):
+        head = ["Tiled MMA", f"  Thr Layout VMNK: {self.thr_layout_vmnk}",
+                f"  Permutation MNK: {_fmt_tile(self.permutation_mnk)}", "MMA Atom"]
+        return "\n".join(head) + "\n" + self.atom._body(17)
+
+    def __repr__(self):
+        return f"TiledMMA({self.atom.name}, {self.atom_layout_mnk}, {_fmt_tile(self.permutation_mnk)})"
+
+
+class ThrMMA:
+    """Thread ``thr_idx``'s view of a :class:`TiledMMA`: ``partition_A/B/C`` cut its values out of a tensor."""
+
+    def __init__(self, tiled_mma, thr_idx):
+        self.tiled_mma = tiled_mma
+        self.thr_idx = thr_idx
+        v = tiled_mma.thr_layout_vmnk
+        crd = idx2crd(thr_idx, v.shape)
+        # one integer per top mode (CuTe's get_flat_coord)
+        self.thr_vmnk = tuple(crd2idx(c, s) if is_tuple(s) else c for c, s in zip(crd, v.shape))
+
+    def _partition(self, x, thrfrg, i, j, op):
+        layout = _layout_of(x, op)
+        t = thrfrg(layout)
+        v = self.thr_vmnk
+        rest = t.shape[1][1]
+        crd = ((v[0], (v[i], v[j])), (None, tuple(None for _ in rest) if is_tuple(rest) else None))
+        offset, sub = _flat_slice(t, crd)
+        return _as_tensor_result(x, offset, sub)
+
+    def partition_A(self, tensor_mk):
+        """Thread's values of an (M, K, ...) tensor: shape (FrgV, RestM, RestK, ...)."""
+        return self._partition(tensor_mk, self.tiled_mma.thrfrg_A, 1, 3, "partition_A")
+
+    def partition_B(self, tensor_nk):
+        """Thread's values of an (N, K, ...) tensor: shape (FrgV, RestN, RestK, ...)."""
+        return self._partition(tensor_nk, self.tiled_mma.thrfrg_B, 2, 3, "partition_B")
+
+    def partition_C(self, tensor_mn):
+        """Thread's values of an (M, N, ...) tensor: shape (FrgV, RestM, RestN, ...)."""
+        return self._partition(tensor_mn, self.tiled_mma.thrfrg_C, 1, 2, "partition_C")
+
+
+def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None) -> TiledMMA:
+    """Tile an MMA atom (DSL: ``cute.make_tiled_mma(op_or_atom, atom_layout_mnk, permutation_mnk)``).
+
+    ``atom_layout_mnk``: how many atoms (warps / warpgroups) along M, N, K, as a tuple or Layout.
+    ``permutation_mnk``: per mode None (tile = atom x atoms), an int tile size (32 -> ``32:1``: the extra
+    factor is repeated values, the "ValLayoutMNK" of older CuTe), or a permuting Layout.
+
+    >>> from layoutlab import nvgpu
+    >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
+    >>> print(tm.tv_layout_C_tiled)
+    ((4,8,2,2),((2,2),(1,1))):((64,1,16,256),((32,8),(0,0)))
+    """
+    atom = op_or_atom if isinstance(op_or_atom, MmaAtom) else make_mma_atom(op_or_atom)
+    return TiledMMA(atom, atom_layout_mnk, permutation_mnk)
+
+
+# --------------------------------------------------------------------------------------------------
+# TiledCopy
+# --------------------------------------------------------------------------------------------------
+
+def _zip2(layout):
+    """((a,b),(c,d)) -> ((a,c),(b,d)) (CuTe's zip on a rank-2 of rank-2 layout)."""
+    l0, l1 = layout[0], layout[1]
+    return make_layout(make_layout(l0[0], l1[0]), make_layout(l0[1], l1[1]))
+
+
+class TiledCopy:
+    """A copy atom tiled over threads and values: ``layout_tv_tiled`` maps ``(thr_idx, val)`` into the
+    ``tiler_mn`` tile (see :func:`make_tiled_copy`). DSL attributes: ``layout_tv_tiled``, ``tiler_mn``,
+    ``layout_src_tv_tiled``, ``layout_dst_tv_tiled``, ``size``, ``get_slice(thr)``; plus the atom's
+    ``thr_id``, ``layout_src_tv``, ``layout_dst_tv``, ``value_type``.
+    """
+
+    def __init__(self, atom, layout_tv, tiler_mn):
+        op = "make_tiled_copy"
+        if not isinstance(atom, CopyAtom):
+            raise LayoutError(f"{op}: {atom!r} is not a copy atom; make one with make_copy_atom(op, value_type)")
+        self.atom = atom
+        self.layout_tv_tiled = layout_tv
+        self.tiler_mn = tuple(t if isinstance(t, Layout) else Layout(int(t), 1) for t in tiler_mn)
+        atom_thr = atom.thr_id.size()
+        atom_val = atom.num_val
+        n_thr, n_val = layout_tv[0].size(), layout_tv[1].size()
+        if n_thr % atom_thr:
+            raise LayoutError(f"{op}: TiledCopy uses too few thrs for selected CopyAtom: the tiled layout "
+                              f"{layout_tv} has {n_thr} threads, not a multiple of {atom.name}'s {atom_thr}")
+        if n_val % atom_val:
+            raise LayoutError(f"{op}: TiledCopy uses too few vals for selected CopyAtom: each thread owns {n_val} "
+                              f"values of the tile ({layout_tv}) but one {atom.name} moves {atom_val} per thread; "
+                              f"pick an atom that moves a divisor of {n_val} values (e.g. fewer matrices)")
+
+    thr_id = property(lambda self: self.atom.thr_id)
+    layout_src_tv = property(lambda self: self.atom.layout_src_tv)
+    layout_dst_tv = property(lambda self: self.atom.layout_dst_tv)
+    value_type = property(lambda self: self.atom.value_type)
+
+    @property
+    def size(self):
+        return self.layout_tv_tiled[0].size()
+
+    def _tile2thrfrg(self, layout, ref2trg):
+        """((TileM,TileN),(RestM,RestN)) -> ((thr,val),(RestM,RestN)) through the atom's ref -> trg map."""
+        atom_tv = zipped_divide(self.layout_tv_tiled, (Layout(self.atom.thr_id.size(), 1), Layout(self.atom.num_val, 1)))
+        trg = composition(atom_tv, (ref2trg, None))
+        thrval2mn = coalesce(_zip2(trg), (1, (1, 1)))
+        return composition(layout, (thrval2mn, None))
+
+    def _ref2(self, trg):
+        return composition(right_inverse(self.atom.layout_ref_tv), trg)
+
+    def tidfrg_S(self, layout):
+        """(M,N,...) -> ((thr,val),(RestM,RestN,...)) for the source side."""
+        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self._ref2(self.atom.layout_src_tv))
+
+    def tidfrg_D(self, layout):
+        """(M,N,...) -> ((thr,val),(RestM,RestN,...)) for the destination side."""
+        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self._ref2(self.atom.layout_dst_tv))
+
+    def _side(self, trg):
+        # the tile itself as ((TileM,TileN),1): one "rest" coordinate, dropped at the end
+        ref = make_layout(tuple(t.size() for t in self.tiler_mn))
+        ref = Layout((ref.shape, 1), (ref.stride, 0))
+        tv = self._tile2thrfrg(ref, self._ref2(trg))
+        _, sub = _flat_slice(tv, ((None, None), 0))
+        return sub
+
+    @property
+    def layout_src_tv_tiled(self):
+        """(thr_idx, val) -> element of the tile, as the source is read."""
+        return self._side(self.atom.layout_src_tv)
+
+    @property
+    def layout_dst_tv_tiled(self):
+        """(thr_idx, val) -> element of the tile, as the destination is written."""
+        return self._side(self.atom.layout_dst_tv)
+
+    def get_slice(self, thr_idx):
+        if not is_int(thr_idx) or not 0 <= thr_idx < self.size:
+            raise LayoutError(f"TiledCopy.get_slice: thread {thr_idx!r} is outside 0..{self.size - 1}")
+        return ThrCopy(self, thr_idx)
+
+    def __str__(self):
+        head = ["Tiled Copy", f"  Tiler MN:        {_fmt_tile(self.tiler_mn)}",
+                f"  TV Layout tiled: {self.layout_tv_tiled}", "Copy Atom"]
+        return "\n".join(head) + "\n" + self.atom._body(17)
+
+    def __repr__(self):
+        return f"TiledCopy({self.atom.name}, {self.layout_tv_tiled})"
+
+
+class ThrCopy:
+    """Thread ``thr_idx``'s view of a :class:`TiledCopy`."""
+
+    def __init__(self, tiled_copy, thr_idx):
+        self.tiled_copy = tiled_copy
+        self.thr_idx = thr_idx
+
+    def _partition(self, x, tidfrg, op):
+        layout = _layout_of(x, op)
+        t = tidfrg(layout)
+        rest = t.shape[1]
+        crd = ((self.thr_idx, None), tuple(None for _ in rest) if is_tuple(rest) else None)
+        offset, sub = _flat_slice(t, crd)
+        return _as_tensor_result(x, offset, sub)
+
+    def partition_S(self, tensor):
+        """Thread's share of the source tensor: (CPY, CPY_M, CPY_N, ...)."""
+        return self._partition(tensor, self.tiled_copy.tidfrg_S, "partition_S")
+
+    def partition_D(self, tensor):
+        """Thread's share of the destination tensor: (CPY, CPY_M, CPY_N, ...)."""
+        return self._partition(tensor, self.tiled_copy.tidfrg_D, "partition_D")
+
+
+def make_tiled_copy(atom, layout_tv, tiler_mn) -> TiledCopy:
+    """A tiled copy from its ``(thr_idx, val) -> (m, n)`` layout and tile (DSL: ``cute.make_tiled_copy``)."""
+    return TiledCopy(atom, layout_tv, tiler_mn)
+
+
+def make_tiled_copy_tv(atom, thr_layout, val_layout) -> TiledCopy:
+    """Threads laid out by ``thr_layout`` (m, n) -> thr, each moving a ``val_layout`` block of values
+    (DSL: ``cute.make_tiled_copy_tv``). The (m, n) -> (thr, val) map is ``raked_product(thr, val)``; its
+    right inverse, shaped (threads, values), is the TV layout, and the tile is its shape.
+
+    >>> from layoutlab import make_copy_atom, CopyUniversalOp
+    >>> tc = make_tiled_copy_tv(make_copy_atom(CopyUniversalOp(), "f16", num_bits_per_copy=128),
+    ...                         make_layout((32, 4), stride=(4, 1)), make_layout((1, 8)))
+    >>> print(tc.layout_tv_tiled)
+    ((4,32),8):((256,1),32)
+    """
+    if not isinstance(thr_layout, Layout) or not isinstance(val_layout, Layout):
+        raise LayoutError("make_tiled_copy_tv: thr_layout and val_layout must be Layouts, e.g. make_layout((32,4),(4,1))")
+    layout_mn = raked_product(thr_layout, val_layout)
+    inv = right_inverse(layout_mn)
+    if inv.size() != layout_mn.size():
+        raise LayoutError(f"make_tiled_copy_tv: raked_product({thr_layout}, {val_layout}) = {layout_mn} is not a "
+                          f"bijection onto 0..{layout_mn.size() - 1}; thr_layout and val_layout must be compact")
+    layout_tv = composition(inv, make_layout((thr_layout.size(), val_layout.size())))
+    tiler = product_each(layout_mn.shape)
+    return TiledCopy(atom, layout_tv, tiler)
+
+
+def _tiled_copy_from_mma(atom, tiled_mma, which, op):
+    if not isinstance(tiled_mma, TiledMMA):
+        raise LayoutError(f"{op}: expected a TiledMMA (make_tiled_mma(...)), got {type(tiled_mma).__name__}")
+    tm, tn, tk = tiled_mma.tile_size_mnk
+    layout = {"A": tiled_mma.tv_layout_A_tiled, "B": tiled_mma.tv_layout_B_tiled, "C": tiled_mma.tv_layout_C_tiled}[which]
+    tiler = {"A": (tm, tk), "B": (tn, tk), "C": (tm, tn)}[which]
+    return TiledCopy(atom, layout, tiler)
+
+
+def make_tiled_copy_A(atom, tiled_mma) -> TiledCopy:
+    """The copy whose values per thread are exactly the MMA's A fragment (e.g. ``ldmatrix`` -> ``mma.sync``)."""
+    return _tiled_copy_from_mma(atom, tiled_mma, "A", "make_tiled_copy_A")
+
+
+def make_tiled_copy_B(atom, tiled_mma) -> TiledCopy:
+    """The copy whose values per thread are exactly the MMA's B fragment."""
+    return _tiled_copy_from_mma(atom, tiled_mma, "B", "make_tiled_copy_B")
+
+
+def make_tiled_copy_C(atom, tiled_mma) -> TiledCopy:
+    """The copy whose values per thread are exactly the MMA's C fragment (epilogue stores)."""
+    return _tiled_copy_from_mma(atom, tiled_mma, "C", "make_tiled_copy_C")
