@@ -1,0 +1,398 @@
+"""Gluon's layout classes (``triton.experimental.gluon.language``) and their linear layouts.
+
+Same class names and keyword parameters as Gluon, so code moves between the two; each has
+``.to_linear_layout(shape)`` giving the same bases Gluon's own ``to_linear_layout`` gives
+(checked against Gluon on the CPU in ``tests/test_gluon.py``).  Distributed layouts map
+``register, lane, warp`` -> ``dim0, dim1, ...``; shared layouts map ``offset`` -> ``dim0, ...``.
+
+How a layout meets a tensor shape (Triton's ``combineCtaCgaWithShape``): if the layout's tile is
+smaller than the tensor it repeats through extra *register* bits; if larger, the biggest bases
+along the too-large dim are dropped (registers) or zeroed (lanes/warps: those threads then hold
+copies of the same element - a broadcast, seen by ``free_variable_masks``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import LayoutError
+from .linear import LinearLayout
+
+__all__ = [
+    "BlockedLayout",
+    "SliceLayout",
+    "NVMMADistributedLayout",
+    "DotOperandLayout",
+    "NVMMASharedLayout",
+    "SwizzledSharedLayout",
+]
+
+
+def _dims(rank):
+    return [f"dim{i}" for i in range(rank)]
+
+
+def _pow2_list(name, xs, op):
+    xs = [int(x) for x in xs]
+    for x in xs:
+        if x <= 0 or x & (x - 1):
+            raise LayoutError(f"{op}: {name}={xs} has {x}, not a power of two")
+    return xs
+
+
+def _check_shape(shape, rank, op):
+    shape = [int(s) for s in shape]
+    if len(shape) != rank:
+        raise LayoutError(f"{op}.to_linear_layout: shape {shape} has rank {len(shape)}, the layout has rank {rank}")
+    _pow2_list("shape", shape, op)
+    return shape
+
+
+def _identity_nd(in_dim, sizes, order, rank):
+    """Identity from ``in_dim`` onto the dims, most minor (``order[0]``) first."""
+    names = _dims(rank)
+    ll = LinearLayout.empty()
+    for d in order:
+        ll = ll * LinearLayout.identity_1d(sizes[d], in_dim, names[d])
+    return ll
+
+
+def _broadcast_nd(in_dim, sizes, order, rank, zero_dim):
+    names = _dims(rank)
+    ll = LinearLayout.empty()
+    for d in order:
+        f = LinearLayout.zeros_1d if d == zero_dim else LinearLayout.identity_1d
+        ll = ll * f(sizes[d], in_dim, names[d])
+    return ll
+
+
+def _not_smaller(ll, shape):
+    first = ll.get_in_dim_names()[0]
+    for name in ll.get_out_dim_names():
+        want = shape[name]
+        have = ll.get_out_dim_size(name)
+        if have < want:
+            ll = ll * LinearLayout.identity_1d(want // have, first, name)
+    return ll
+
+
+def _not_larger(ll, shape):
+    bases = {d: [list(v) for v in vs] for d, vs in ll.bases}
+    names = ll.get_out_dim_names()
+    dropped = set()
+    for k, name in enumerate(names):
+        have, want = ll.get_out_dim_size(name), shape[name]
+        if have <= want:
+            continue
+        found = [(v[k], d, i) for d, vs in bases.items() for i, v in enumerate(vs) if v[k] != 0]
+        found.sort(key=lambda t: -t[0])
+        for _, d, i in found:
+            if have <= want:
+                break
+            if d == "register":
+                dropped.add(i)
+            else:
+                bases[d][i][k] = 0
+            have //= 2
+    if "register" in bases:
+        bases["register"] = [v for i, v in enumerate(bases["register"]) if i not in dropped]
+    sizes = [min(ll.get_out_dim_size(n), shape[n]) for n in names]
+    return LinearLayout([(d, bases[d]) for d in ll.get_in_dim_names()], list(zip(names, sizes)),
+                        require_surjective=False)
+
+
+def _fit_to_shape(ll, shape, rank):
+    names = _dims(rank)
+    want = dict(zip(names, shape))
+    ll = _not_smaller(ll, want)
+    ll = _not_larger(ll, want)
+    return ll.transpose_outs(names)
+
+
+def _mma_tile(tile_shape, k_width, order, rank):
+    """Triton's nvidiaMmaTile: kWidth regs, 4 lanes (inner); 8 lanes, repeats (outer); repeats (inner)."""
+    names = _dims(rank)
+    inner, outer = order[0], order[1]
+    m, n = tile_shape[outer], tile_shape[inner]
+    return (LinearLayout.identity_1d(k_width, "register", names[inner])
+            * LinearLayout.identity_1d(4, "lane", names[inner])
+            * LinearLayout.identity_1d(8, "lane", names[outer])
+            * LinearLayout.identity_1d(m // 8, "register", names[outer])
+            * LinearLayout.identity_1d(n // (k_width * 4), "register", names[inner]))
+
+
+@dataclass(frozen=True)
+class BlockedLayout:
+    """Each thread holds a ``size_per_thread`` block; ``threads_per_warp`` lanes and ``warps_per_cta`` warps
+    tile the tensor; ``order`` lists dims from most to least contiguous.
+
+    Math: L = I_reg(size_per_thread) * I_lane(threads_per_warp) * I_warp(warps_per_cta), each identity
+    taking the dims in ``order`` (minor first), then fitted to the shape.
+    Example (seed 001, 16x16, 2 warps): ``BlockedLayout([2,2],[4,8],[2,1],[1,0]).to_linear_layout([16,16])``
+    has register bases (0,1),(1,0), lane bases (0,2),(0,4),(0,8),(2,0),(4,0) and warp base (8,0).
+    """
+    size_per_thread: list
+    threads_per_warp: list
+    warps_per_cta: list
+    order: list
+
+    def __post_init__(self):
+        op = "BlockedLayout"
+        r = len(self.size_per_thread)
+        if not (len(self.threads_per_warp) == len(self.warps_per_cta) == len(self.order) == r):
+            raise LayoutError(f"{op}: size_per_thread, threads_per_warp, warps_per_cta and order must have the same "
+                              f"length (the rank), got {r}, {len(self.threads_per_warp)}, {len(self.warps_per_cta)}, "
+                              f"{len(self.order)}")
+        if sorted(self.order) != list(range(r)):
+            raise LayoutError(f"{op}: order {list(self.order)} is not a permutation of 0..{r - 1}")
+        for name in ("size_per_thread", "threads_per_warp", "warps_per_cta"):
+            _pow2_list(name, getattr(self, name), op)
+
+    @property
+    def rank(self):
+        return len(self.order)
+
+    def to_linear_layout(self, shape) -> LinearLayout:
+        shape = _check_shape(shape, self.rank, "BlockedLayout")
+        o = list(self.order)
+        ll = (_identity_nd("register", self.size_per_thread, o, self.rank)
+              * _identity_nd("lane", self.threads_per_warp, o, self.rank)
+              * _identity_nd("warp", self.warps_per_cta, o, self.rank))
+        return _fit_to_shape(ll, shape, self.rank)
+
+
+@dataclass(frozen=True)
+class SliceLayout:
+    """The layout of a tensor reduced along ``dim`` of a ``parent`` layout (rank one lower).
+
+    Math: evaluate the parent on the shape with size 1 inserted at ``dim``, drop output ``dim``, and
+    delete register bases that became zero.  Example: ``SliceLayout(1, blocked)`` of a 2-D blocked
+    layout is the 1-D layout of its row sums; lanes that walked dim 1 now hold copies (zero bases).
+    """
+    dim: int
+    parent: object
+
+    @property
+    def rank(self):
+        return self.parent.rank - 1
+
+    def to_linear_layout(self, shape) -> LinearLayout:
+        shape = [int(s) for s in shape]
+        if not 0 <= self.dim <= len(shape):
+            raise LayoutError(f"SliceLayout: dim {self.dim} out of range for parent rank {self.parent.rank}")
+        pshape = shape[:self.dim] + [1] + shape[self.dim:]
+        parent = self.parent.to_linear_layout(pshape)
+        names = _dims(len(shape))
+        keep = [n for k, n in enumerate(parent.get_out_dim_names()) if k != self.dim]
+        sub = parent.sublayout(parent.get_in_dim_names(), keep)
+        bases = []
+        for d, vs in sub.bases:
+            if d == "register":
+                vs = [v for v in vs if any(v)]
+            bases.append((d, vs))
+        return LinearLayout(bases, list(zip(names, [sub.get_out_dim_size(k) for k in keep])), require_surjective=False)
+
+
+@dataclass(frozen=True)
+class NVMMADistributedLayout:
+    """The MMA accumulator layout: ``version=[2,0]`` Ampere ``mma.sync`` (16x8 tiles), ``[3,0]`` Hopper wgmma
+    (16xN per warp, ``instr_shape=[16,N,K]``); ``warps_per_cta`` tiles warps (row-major on Ampere,
+    column-major - along M first - on Hopper).
+
+    Example: v3, warps [4,1], instr [16,64,16] on 64x64: registers (0,1),(8,0),(0,8),(0,16),(0,32); lanes
+    (0,2),(0,4),(1,0),(2,0),(4,0); warps (16,0),(32,0).
+    """
+    version: list
+    warps_per_cta: list
+    instr_shape: list
+
+    def __post_init__(self):
+        if list(self.version)[0] not in (2, 3):
+            raise LayoutError(f"NVMMADistributedLayout: version {list(self.version)}; 2 (mma.sync) or 3 (wgmma)")
+        _pow2_list("warps_per_cta", self.warps_per_cta, "NVMMADistributedLayout")
+
+    @property
+    def rank(self):
+        return len(self.warps_per_cta)
+
+    @property
+    def is_hopper(self):
+        return list(self.version)[0] == 3
+
+    def _tile(self):
+        r = self.rank
+        t = [1] * r
+        t[r - 2], t[r - 1] = 16, (self.instr_shape[1] if self.is_hopper else 8)
+        return t
+
+    def _warp_order(self):
+        r = self.rank
+        return list(range(r - 1, -1, -1)) if not self.is_hopper else [r - 2, r - 1] + list(range(r - 3, -1, -1))
+
+    def to_linear_layout(self, shape) -> LinearLayout:
+        shape = _check_shape(shape, self.rank, "NVMMADistributedLayout")
+        r = self.rank
+        order = list(range(r - 1, -1, -1))
+        ll = _mma_tile(self._tile(), 2, order, r)
+        ll = ll * _identity_nd("warp", self.warps_per_cta, self._warp_order(), r).transpose_outs(ll.get_out_dim_names())
+        return _fit_to_shape(ll, shape, r)
+
+
+@dataclass(frozen=True)
+class DotOperandLayout:
+    """The register layout of an MMA operand: ``operand_index`` 0 (A, M x K) or 1 (B, K x N) of an
+    ``NVMMADistributedLayout`` parent; ``k_width`` consecutive K elements per register group (32 bits /
+    element width for mma.sync).  Warps along K are broadcast (zero bases).  Hopper takes B from
+    shared memory, so operand 1 of a v3 parent is refused.
+    """
+    operand_index: int
+    parent: object
+    k_width: int
+
+    def __post_init__(self):
+        if self.operand_index not in (0, 1):
+            raise LayoutError(f"DotOperandLayout: operand_index {self.operand_index} must be 0 (A) or 1 (B)")
+        if not isinstance(self.parent, NVMMADistributedLayout):
+            raise LayoutError("DotOperandLayout: only an NVMMADistributedLayout parent is modelled here")
+        if self.operand_index == 1 and self.parent.is_hopper:
+            raise LayoutError("DotOperandLayout: wgmma reads B from shared memory; a v3 parent has no B register layout")
+        _pow2_list("k_width", [self.k_width], "DotOperandLayout")
+
+    @property
+    def rank(self):
+        return self.parent.rank
+
+    def to_linear_layout(self, shape) -> LinearLayout:
+        r = self.rank
+        shape = _check_shape(shape, r, "DotOperandLayout")
+        is_a = self.operand_index == 0
+        tile = [1] * r
+        if is_a:
+            tile[r - 2], tile[r - 1] = 16, self.k_width * 8
+            order = [r - 1, r - 2] + list(range(r - 3, -1, -1))
+        else:
+            tile[r - 2], tile[r - 1] = self.k_width * 8, 8
+            order = [r - 2, r - 1] + list(range(r - 3, -1, -1))
+        ll = _mma_tile(tile, self.k_width, order, r)
+        k_dim = r - 1 if is_a else r - 2
+        warps = _broadcast_nd("warp", self.parent.warps_per_cta, self.parent._warp_order(), r, k_dim)
+        ll = ll * warps.transpose_outs(ll.get_out_dim_names())
+        return _fit_to_shape(ll, shape, r)
+
+
+@dataclass(frozen=True)
+class NVMMASharedLayout:
+    """The shared-memory layout wgmma/TMA use: rows of ``swizzle_byte_width`` bytes (0/32/64/128), 16-byte
+    chunks XOR-swizzled by row as CuTe's ``S<0..3,4,3>``; ``transposed`` makes dim 0 contiguous.
+
+    Math (offset -> (row, col), non-transposed, e = element bytes, vec = 16/e, W = row width in
+    elements): offset bits below W walk the columns; row bit r adds (2^r, vec * ((2^r / per_phase) %
+    max_phase)) with per_phase = 128/width, max_phase = width/16 - the inverse of the CuTe atom.
+    Example: 128B, 16-bit, 64x64: offset 64 -> (1, 8), 128 -> (2, 16), 256 -> (4, 32), 512 -> (8, 0).
+    Without swizzle (width 0) rows are plain, up to 256 bytes long.
+    """
+    swizzle_byte_width: int
+    element_bitwidth: int
+    rank: int = 2
+    transposed: bool = False
+
+    def __post_init__(self):
+        op = "NVMMASharedLayout"
+        if self.swizzle_byte_width not in (0, 32, 64, 128):
+            raise LayoutError(f"{op}: swizzle_byte_width={self.swizzle_byte_width}; must be 0, 32, 64 or 128")
+        if self.element_bitwidth not in (8, 16, 32, 64):
+            raise LayoutError(f"{op}: element_bitwidth={self.element_bitwidth}; must be 8, 16, 32 or 64")
+        if self.rank != 2:
+            raise LayoutError(f"{op}: rank {self.rank}; only rank-2 tiles are modelled here")
+
+    def to_linear_layout(self, shape) -> LinearLayout:
+        shape = _check_shape(shape, 2, "NVMMASharedLayout")
+        e_bytes = self.element_bitwidth // 8
+        row_dim, col_dim = (1, 0) if self.transposed else (0, 1)
+        vec = 16 // e_bytes
+        if self.swizzle_byte_width:
+            width = self.swizzle_byte_width
+            per_phase, max_phase, rows = 128 // width, width // 16, 8
+            cols = width // e_bytes
+        else:  # no swizzle: plain rows of up to 256 bytes (what Gluon does)
+            per_phase, max_phase, rows = 1, 1, 1
+            cols = min(shape[col_dim], 256 // e_bytes)
+        if shape[col_dim] < cols or shape[row_dim] < rows:
+            raise LayoutError(f"NVMMASharedLayout: shape {shape} is smaller than one {rows}x{cols} swizzle tile "
+                              f"({self.swizzle_byte_width}-byte rows of {self.element_bitwidth}-bit elements, 8 rows); "
+                              f"Gluon aborts here")
+        bases = []
+
+        def vec2(r, c):
+            v = [0, 0]
+            v[row_dim], v[col_dim] = r, c
+            return v
+
+        c = 1
+        while c < cols:
+            bases.append(vec2(0, c))
+            c *= 2
+        r = 1
+        while r < rows:
+            bases.append(vec2(r, vec * ((r // per_phase) % max_phase)))
+            r *= 2
+        r = rows
+        while r < shape[row_dim]:
+            bases.append(vec2(r, 0))
+            r *= 2
+        c = cols
+        while c < shape[col_dim]:
+            bases.append(vec2(0, c))
+            c *= 2
+        return LinearLayout([("offset", bases)], list(zip(_dims(2), shape)))
+
+
+@dataclass(frozen=True)
+class SwizzledSharedLayout:
+    """The classic XOR-swizzled shared layout: ``vec`` elements stay together; every ``per_phase`` rows
+    the phase advances, up to ``max_phase``; row r's vectors are XORed with ``(r / per_phase) % max_phase``.
+    ``order`` gives the contiguous dim first.
+
+    Math: offset bits walk the contiguous dim, then row bit r maps to (2^r, vec * ((2^r / per_phase) %
+    max_phase) mod cols).  Example: vec=1, per_phase=1, max_phase=32 on a 32x32 fp32 tile is the
+    transpose-friendly swizzle (row r XORs the column by r).
+    """
+    vec: int
+    per_phase: int
+    max_phase: int
+    order: list
+
+    def __post_init__(self):
+        _pow2_list("vec, per_phase, max_phase", [self.vec, self.per_phase, self.max_phase], "SwizzledSharedLayout")
+        if sorted(self.order) != list(range(len(self.order))):
+            raise LayoutError(f"SwizzledSharedLayout: order {list(self.order)} is not a permutation")
+
+    @property
+    def rank(self):
+        return len(self.order)
+
+    def to_linear_layout(self, shape) -> LinearLayout:
+        r = self.rank
+        shape = _check_shape(shape, r, "SwizzledSharedLayout")
+        names = _dims(r)
+        col_dim, row_dim = self.order[0], self.order[1]
+        n_cols, n_rows = shape[col_dim], shape[row_dim]
+        bases = []
+        c = 1
+        while c < n_cols:
+            v = [0] * r
+            v[col_dim] = c
+            bases.append(v)
+            c *= 2
+        row = 1
+        while row < n_rows:
+            v = [0] * r
+            v[row_dim] = row
+            v[col_dim] = (self.vec * ((row // self.per_phase) % self.max_phase)) % n_cols
+            bases.append(v)
+            row *= 2
+        sizes = [shape[i] if i in (col_dim, row_dim) else 1 for i in range(r)]
+        ll = LinearLayout([("offset", bases)], list(zip(names, sizes)), require_surjective=False)
+        for d in self.order[2:]:
+            ll = ll * LinearLayout.identity_1d(shape[d], "offset", names[d])
+        return ll.transpose_outs(names)
