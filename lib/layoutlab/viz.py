@@ -38,7 +38,6 @@ __all__ = [
     "draw_tiled_copy",
     "draw_gemm_tiling",
     "tv_cell_owners",
-    "bank_wavefronts",
     "figure_to_png",
     "figure_to_svg",
 ]
@@ -579,43 +578,15 @@ def draw_swizzle(swizzle_or_composed, element_bytes=2, *, shape=None, labels=Non
     return fig
 
 
-def bank_wavefronts(byte_addresses, access_bytes):
-    """Shared-memory wavefronts of one warp-wide access, and the worst bank conflict.
-
-    Thread t reads ``access_bytes`` (4, 8 or 16) starting at ``byte_addresses[t]``. The hardware serves 128
-    bytes per wavefront, so threads go in phases of ``128 // access_bytes`` (32 threads for 4-byte
-    accesses, 16 for 8-byte, 8 for 16-byte). Within a phase, a bank asked for ``k`` distinct 4-byte words
-    needs ``k`` wavefronts (the same word is broadcast). Returns ``(wavefronts, ideal, worst_ways)`` with
-    ``ideal`` the number of phases (one wavefront each).
-
-    Example: 32 threads reading a 4-byte column of a row-major 32x32 fp32 tile (address 128*t): every
-    thread hits bank 0 -> ``(32, 1, 32)``; a row (address 4*t) -> ``(1, 1, 1)``.
-    """
-    addrs = np.asarray(byte_addresses, dtype=np.int64).ravel()
-    width = max(int(access_bytes), _BANK_BYTES)
-    per_phase = max(128 // width, 1)
-    words = width // _BANK_BYTES
-    total, worst, phases = 0, 0, 0
-    for start in range(0, addrs.size, per_phase):
-        chunk = addrs[start:start + per_phase]
-        word_ids = (chunk[:, None] // _BANK_BYTES + np.arange(words)[None, :]).ravel()
-        word_ids = np.unique(word_ids)
-        ways = np.bincount(word_ids % _BANKS, minlength=_BANKS).max()
-        total += int(ways)
-        worst = max(worst, int(ways))
-        phases += 1
-    return total, phases, worst
-
-
 def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=None, title=None):
     """Which bank each thread of one warp-wide shared-memory access hits, with conflicts marked.
 
     ``layout`` gives the physical offset (in elements) of each logical (m, n) of the tile (a Layout, a
     swizzled layout, or a bare Swizzle on its default tile or ``shape`` as in :func:`draw_swizzle`); ``accesses[t]`` is
     the (m, n) where thread t starts reading ``access_bytes`` (default ``element_bytes``). One panel per
-    phase (see :func:`bank_wavefronts`): columns are the 32 banks, rows the 128-byte memory lines touched,
+    phase (threads served together: 32, or 16 / 8 for 8- / 16-byte accesses): columns are the 32 banks, rows the 128-byte memory lines touched,
     each word labelled with the thread(s) reading it. A bank asked for more than one word in a phase is
-    marked red with its ``k-way`` count.
+    marked red with its ``k-way`` count. The counts come from :func:`layoutlab.banks.bank_conflicts`.
 
     Example: 8 threads of an ldmatrix phase reading rows 0..7, column 0 of a 2-byte row-major 8x64 tile
     (16 bytes each): every row starts at bank 0 -> one 8-way conflict; under Swizzle<3,3,3> it is 1 way.
@@ -632,10 +603,12 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
     for t, (m, n) in enumerate(coords):
         if not (0 <= m < rows and 0 <= n < cols):
             raise LayoutError(f"{op}: thread {t} accesses (m,n)=({m},{n}) outside the {rows}x{cols} tile")
+    from .banks import bank_conflicts
     addrs = np.array([phys[m, n] * element_bytes for m, n in coords], dtype=np.int64)
-    waves, ideal, worst = bank_wavefronts(addrs, access_bytes)
+    result = bank_conflicts([int(a) for a in addrs], access_bytes)
+    waves, ideal, worst = result.wavefronts, result.ideal_wavefronts, result.conflict_degree
     width = max(access_bytes, _BANK_BYTES)
-    per_phase = max(128 // width, 1)
+    per_phase = max(128 // width, 1)  # the phase size of banks.bank_conflicts: 32, 16 (8 B), 8 (16 B)
     nwords = width // _BANK_BYTES
     phases = [list(range(s, min(s + per_phase, len(coords)))) for s in range(0, len(coords), per_phase)]
     panels = []

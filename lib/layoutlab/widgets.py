@@ -204,23 +204,26 @@ class LayoutExplorer(_Explorer):
 # ---------------------------------------------------------------- TVExplorer
 
 def tv_presets():
-    """TV-layout presets ``{name: (tv_layout, (M, N))}`` for the C (accumulator) operands of the SM80 and
-    SM90 MMA atoms, read from :mod:`layoutlab.atoms`. Raises LayoutError if the atoms module has none."""
+    """TV-layout presets ``{name: (tv_layout, (rows, cols))}`` of SM80 and SM90 MMA atoms from
+    :mod:`layoutlab.atoms`: the accumulator C on (M, N), and A on (M, K) and B on (N, K) where each thread
+    holds its own fragment (SM80 mma.sync, SM90 wgmma with A from registers).
+
+    Example: ``tv_presets()["SM90_64x64x16_F32F16F16_SS C"]`` is
+    ``(((4,8,4),(2,2,8)):((128,1,16),(64,8,512)), (64, 64))``.
+    """
     from . import atoms
-    provider = getattr(atoms, "tv_presets", None) or getattr(atoms, "TV_PRESETS", None)
-    if callable(provider):
-        provider = provider()
-    if provider:
-        return dict(provider)
+    ops = [atoms.MmaF16BF16Op("f16", "f32", (16, 8, 8)), atoms.MmaF16BF16Op("f16", "f32", (16, 8, 16)),
+           atoms.MmaTF32Op((16, 8, 8)), atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, 64, 16)),
+           atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, 16, 16), a_src="rmem")]
     presets = {}
-    for name in getattr(atoms, "__all__", []):
-        obj = getattr(atoms, name)
-        tv = getattr(obj, "tv_layout_C", None) or getattr(obj, "layout_c_tv", None)
-        mnk = getattr(obj, "shape_mnk", None) or getattr(obj, "tile_mnk", None)
-        if tv is not None and mnk is not None:
-            presets[name] = (tv, (mnk[0], mnk[1]))
-    if not presets:
-        raise LayoutError("tv_presets: layoutlab.atoms defines no MMA atoms yet; pass presets={name: (tv, (M, N))}")
+    for op in ops:
+        atom = atoms.make_mma_atom(op)
+        m, n, k = atom.shape_mnk
+        presets[f"{atom.name} C"] = (atom.layout_c_tv, (m, n))
+        if atom.layout_a_tv.stride[0] != 0:  # a broadcast (shared-memory) operand has no per-thread picture
+            presets[f"{atom.name} A"] = (atom.layout_a_tv, (m, k))
+        if atom.layout_b_tv.stride[0] != 0:
+            presets[f"{atom.name} B"] = (atom.layout_b_tv, (n, k))
     return presets
 
 
