@@ -1,0 +1,278 @@
+"""A lightweight ``Tensor``: an engine (a numpy array, an integer offset, or a coordinate) plus a Layout.
+
+``Tensor(engine, layout)`` maps a coordinate ``c`` to ``engine[iterator + layout(c)]`` for an array engine, or
+to the value ``iterator + layout(c)`` for a counting (integer / coordinate) engine -- exactly what the CuTe
+DSL's ``cute.make_tensor(0, layout)`` and ``cute.make_identity_tensor(shape)`` do, and printed the same way:
+``tensor<384 o (128,8,512):(1,5120,40960)>``.
+
+The GEMM chapters need :func:`local_tile` (a CTA's tiles, with ``Step``/``None`` projections as in
+``sgemm_nt_1``) and :func:`local_partition` (a thread's share of a tile).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .algebra import zipped_divide
+from .errors import LayoutError
+from .inttuple import _add, as_int_tuple, crd2idx, format_int_tuple, idx2crd, is_int, is_tuple, product, product_each
+from .layout import Layout, _has_none, make_identity_layout, slice_
+
+__all__ = [
+    "Tensor",
+    "make_tensor",
+    "make_identity_tensor",
+    "local_tile",
+    "local_partition",
+    "Step",
+    "X",
+    "get_flat_coord",
+]
+
+X = None
+"""CuTe's ``X`` in a ``Step``: this mode of the tiler/coordinate is projected away (the DSL writes ``None``)."""
+
+
+def Step(*modes):
+    """A projection for :func:`local_tile` / :func:`local_partition`: ``Step(1, X, 1)`` is C++'s
+    ``Step<_1,X,_1>`` and the DSL's ``proj=(1, None, 1)``: keep modes 0 and 2 of the tiler and coordinate."""
+    return tuple(modes)
+
+
+def _zero_free(c):
+    """Replace ``None`` (free modes) by 0, giving the coordinate of the slice's origin."""
+    if c is None:
+        return 0
+    if isinstance(c, (tuple, list)):
+        return tuple(_zero_free(e) for e in c)
+    return c
+
+
+def _zero_fill(c, shape):
+    """Coordinate congruent enough to ``shape`` with every ``None`` replaced by a zero of the right profile."""
+    if c is None:
+        return 0
+    if isinstance(c, (tuple, list)):
+        return tuple(_zero_fill(e, s) for e, s in zip(c, shape))
+    return c
+
+
+class Tensor:
+    """A view: ``engine`` (numpy array, integer offset or coordinate) + ``iterator`` (start) + ``layout``.
+
+    * ``T[c]`` / ``T(c)``: element at coordinate or index ``c`` (array value, or counting value
+      ``iterator + layout(c)``);
+    * a coordinate containing ``None`` (CuTe's ``_``) slices: a new Tensor of the free modes, its iterator
+      moved to the slice origin;
+    * ``T.values()``: all elements in index order as a numpy array.
+
+    >>> t = make_tensor(0, Layout((5120, 4096)))
+    >>> print(t[None, 3]), t[7, 3]
+    tensor<15360 o (5120):(1)> 15367
+    """
+
+    __slots__ = ("engine", "iterator", "layout")
+
+    def __init__(self, engine, layout: Layout, iterator=None):
+        if not isinstance(layout, Layout):
+            raise LayoutError(f"Tensor: layout must be a Layout, got {type(layout).__name__}")
+        if isinstance(engine, np.ndarray):
+            if engine.ndim != 1:
+                engine = engine.reshape(-1, order="F") if engine.flags.f_contiguous else engine.reshape(-1)
+            self.iterator = 0 if iterator is None else iterator
+        elif is_int(engine) or isinstance(engine, tuple):
+            self.iterator = engine if iterator is None else iterator
+            engine = None
+        else:
+            raise LayoutError(f"Tensor: engine must be a numpy array, an integer or a coordinate, got {type(engine).__name__}")
+        self.engine = engine
+        self.layout = layout
+
+    # ----------------------------------------------------------------- properties
+    @property
+    def shape(self):
+        return self.layout.shape
+
+    @property
+    def stride(self):
+        return self.layout.stride
+
+    def size(self) -> int:
+        return self.layout.size()
+
+    def rank(self) -> int:
+        return self.layout.rank()
+
+    # ----------------------------------------------------------------- access
+    def _offset(self, crd):
+        return _add(self.iterator, self.layout(crd)) if not isinstance(crd, np.ndarray) else self.iterator + self.layout(crd)
+
+    def __getitem__(self, crd):
+        if isinstance(crd, list):
+            crd = tuple(crd)
+        if _has_none(crd):
+            origin = crd2idx(_zero_fill(crd, self.layout.shape), self.layout.shape, self.layout.stride)
+            _ = self.layout(_zero_fill(crd, self.layout.shape))  # range check of the fixed entries
+            return Tensor(self.engine if self.engine is not None else 0, slice_(crd, self.layout),
+                          iterator=_add(self.iterator, origin))
+        off = self._offset(crd)
+        if self.engine is None:
+            return off
+        if isinstance(off, tuple):
+            raise LayoutError("Tensor: a coordinate-valued layout cannot index an array engine")
+        if not 0 <= off < self.engine.size:
+            raise LayoutError(f"Tensor: offset {off} is outside the engine's {self.engine.size} elements")
+        return self.engine[off]
+
+    __call__ = __getitem__
+
+    def __setitem__(self, crd, value):
+        if self.engine is None:
+            raise LayoutError("Tensor: cannot assign into a counting (offset/coordinate) tensor")
+        if _has_none(crd):
+            sub = self[crd]
+            sub.engine[sub.iterator + sub.layout.table()] = value
+            return
+        self.engine[self._offset(crd)] = value
+
+    def offsets(self) -> np.ndarray:
+        """``iterator + layout(i)`` for every index ``i`` (integer engines and arrays)."""
+        if isinstance(self.iterator, tuple):
+            raise LayoutError("offsets: a coordinate tensor has coordinate values; index it element by element")
+        return self.iterator + self.layout.table()
+
+    def values(self) -> np.ndarray:
+        """All elements in index order: array values, or the counting values for an integer engine."""
+        offs = self.offsets()
+        return offs if self.engine is None else self.engine[offs]
+
+    def __str__(self):
+        it = format_int_tuple(self.iterator) if isinstance(self.iterator, tuple) else str(self.iterator)
+        if self.engine is not None:
+            it = f"{self.engine.dtype}[{self.engine.size}]+{it}"
+        return f"tensor<{it} o {self.layout}>"
+
+    __repr__ = __str__
+
+
+def make_tensor(engine, layout: Layout) -> Tensor:
+    """A tensor over ``engine`` (numpy array, or an integer start offset as in ``cute.make_tensor(0, layout)``).
+
+    >>> make_tensor(0, Layout((4, 6)))
+    tensor<0 o (4,6):(1,4)>
+    """
+    return Tensor(engine, layout)
+
+
+def make_identity_tensor(shape) -> Tensor:
+    """The tensor mapping each coordinate to itself: ``make_identity_tensor((4,6))[1, 2] == (1, 2)``."""
+    shape = as_int_tuple(shape, "shape", "make_identity_tensor")
+    origin = tuple(0 for _ in shape) if is_tuple(shape) else 0
+    return Tensor(origin, make_identity_layout(shape))
+
+
+def _dice(proj, x, what):
+    """Keep the entries of ``x`` where ``proj`` is not ``None`` (C++ ``dice``)."""
+    if proj is None or not is_tuple(proj):
+        return x
+    if not isinstance(x, tuple) or len(x) != len(proj):
+        raise LayoutError(
+            f"projection {proj!r} has {len(proj)} modes but the {what} {x!r} has "
+            f"{len(x) if isinstance(x, tuple) else 1}; give one Step entry per mode"
+        )
+    kept = tuple(e for p, e in zip(proj, x) if p is not None)
+    return kept if len(kept) != 1 else kept
+
+
+def _repeat_free(r):
+    return None if r == 1 else tuple(None for _ in range(r))
+
+
+def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
+    """The tile(s) of ``tensor`` at tile coordinate ``coord``: ``zipped_divide(tensor, tiler)`` sliced with
+    ``(_, coord)``.  ``None`` in ``coord`` keeps that tile mode (e.g. the k-tiles); ``proj`` (``Step(1, X, 1)``
+    or the DSL's ``(1, None, 1)``) first drops the tiler/coord modes marked ``X``/``None``.
+
+    sgemm_nt_1 with M=N=5120, K=4096, a 128x128x8 CTA tile and block (m, n)::
+
+        gA = local_tile(mA, (128,128,8), (m, n, None), Step(1, X, 1))   # tensor<128m o (128,8,512):(1,5120,40960)>
+    """
+    if not isinstance(tensor, Tensor):
+        raise LayoutError(f"local_tile: expected a Tensor, got {type(tensor).__name__}")
+    if isinstance(tiler, list):
+        tiler = tuple(tiler)
+    if isinstance(coord, list):
+        coord = tuple(coord)
+    if proj is not None:
+        tiler = _dice(proj, tiler, "tiler")
+        coord = _dice(proj, coord, "coordinate")
+    z = zipped_divide(tensor.layout, tiler)
+    r0 = tiler.rank() if isinstance(tiler, Layout) else (len(tiler) if is_tuple(tiler) else 1)
+    r1 = z[1].rank()
+    if is_tuple(coord):
+        if len(coord) > r1:
+            raise LayoutError(f"local_tile: coordinate {coord!r} has {len(coord)} modes but there are only {r1} tile modes")
+        rest = coord + (None,) * (r1 - len(coord)) if r1 > 1 else coord[0]
+    else:
+        rest = coord if r1 == 1 else (coord,) + (None,) * (r1 - 1)
+    full = (_repeat_free(r0), rest)
+    return _slice_tensor(tensor, z, full, "local_tile")
+
+
+def _slice_tensor(tensor, layout, crd, op):
+    try:
+        origin = layout(_zero_fill(crd, layout.shape)) if _has_none(crd) else layout(crd)
+    except LayoutError as e:
+        raise LayoutError(f"{op}: {e}") from None
+    sub = slice_(crd, layout)
+    return Tensor(tensor.engine if tensor.engine is not None else 0, sub, iterator=_add(tensor.iterator, origin))
+
+
+def get_flat_coord(layout: Layout, index: int):
+    """The coordinate (one integer per top-level mode) at which ``layout`` produces ``index``.
+
+    Each leaf's coordinate is ``(index // stride) % shape`` (stride-0 leaves get 0), then each top-level mode's
+    hierarchical coordinate is flattened colexicographically: for the thread layout ``(32,8):(8,1)``,
+    ``get_flat_coord(L, 37) == (4, 5)``.
+    """
+
+    def hier(s, d):
+        if is_tuple(s):
+            return tuple(hier(x, y) for x, y in zip(s, d))
+        return 0 if d == 0 else (index // d) % s
+
+    h = hier(layout.shape, layout.stride)
+    if not is_tuple(layout.shape):
+        return h
+    return tuple(crd2idx(c, s) for c, s in zip(h, layout.shape))
+
+
+def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor:
+    """Thread ``index``'s share of ``tensor`` when the thread layout ``tiler`` is repeated over it.
+
+    ``zipped_divide(tensor, product_each(shape(tiler)))`` sliced at the thread's tile coordinate
+    ``get_flat_coord(tiler, index)``, keeping all the repeat modes.  ``proj`` (a tuple with ``None`` for
+    dropped modes) first projects the tiler, as the DSL's ``proj=`` does.
+
+    >>> local_partition(make_tensor(0, Layout((16, 64))), Layout((2, 16)), 5)
+    tensor<33 o (8,4):(2,256)>
+    """
+    if not isinstance(tensor, Tensor):
+        raise LayoutError(f"local_partition: expected a Tensor, got {type(tensor).__name__}")
+    if not isinstance(tiler, Layout):
+        raise LayoutError(f"local_partition: the thread layout must be a Layout, got {type(tiler).__name__}")
+    if is_tuple(proj):
+        if not is_tuple(tiler.shape) or len(proj) != len(tiler.shape):
+            raise LayoutError(
+                f"local_partition: projection {proj!r} must have one entry per mode of the thread layout {tiler}"
+            )
+        kept = [m for p, m in zip(proj, tiler) if p is not None]
+        tiler = Layout(tuple(m.shape for m in kept), tuple(m.stride for m in kept)) if len(kept) != 1 else kept[0]
+    if not 0 <= index < tiler.size():
+        raise LayoutError(f"local_partition: thread index {index} is outside the thread layout {tiler} (size {tiler.size()})")
+    tile_shape = product_each(tiler.shape)
+    z = zipped_divide(tensor.layout, tile_shape)
+    c = get_flat_coord(tiler, index)
+    r1 = z[1].rank()
+    full = (c, _repeat_free(r1))
+    return _slice_tensor(tensor, z, full, "local_partition")
