@@ -17,7 +17,7 @@ Example (the Hopper accumulator of seed 000, N = 64)::
     (0, 2)
 
 A copy atom moves ``value_type`` elements; ``layout_src_tv`` / ``layout_dst_tv`` map ``(thread, value)``
-to the index of the element in the atom's *reference* order (that of the destination). The layouts are
+to the index of the element in the atom's *reference* order (that of the register side). The layouts are
 defined in bits, as in CuTe, and shown in units of ``value_type``: ``ldmatrix.x4`` with f16 prints
 ``TV Layout Dst: (32,(2,4)):(2,(1,64))``.
 
@@ -328,7 +328,7 @@ class CopyAtom:
     """One copy instruction as layouts, in units of ``value_type`` (see the module docstring).
 
     Attributes: ``op``, ``name`` (CuTe C++ name), ``value_type`` (DSL short name), ``thr_id``,
-    ``layout_src_tv``, ``layout_dst_tv``, ``layout_ref_tv`` (the reference order: the destination's),
+    ``layout_src_tv``, ``layout_dst_tv``, ``layout_ref_tv`` (the reference order: the register side),
     ``num_val`` (values per thread), ``layout_src_tv_bits`` / ``layout_dst_tv_bits`` (in bits, as CuTe
     C++ writes them).
 
@@ -342,7 +342,7 @@ class CopyAtom:
           Value type:    f16
     """
 
-    def __init__(self, op, name, value_type, thr_id, src_bits, dst_bits, raw_units=False):
+    def __init__(self, op, name, value_type, thr_id, src_bits, dst_bits, raw_units=False, ref="dst"):
         self.op = op
         self.name = name
         self.value_type = value_type
@@ -355,7 +355,9 @@ class CopyAtom:
             bits = dtype_bits(value_type)
             self.layout_src_tv = recast_layout(bits, 1, src_bits)
             self.layout_dst_tv = recast_layout(bits, 1, dst_bits)
-        self.layout_ref_tv = self.layout_dst_tv
+        # CuTe's RefLayout: the side whose (thread, value) order a TiledCopy follows -- the registers
+        # (ldmatrix's destination, stmatrix's source); for copies with one TV layout it does not matter
+        self.layout_ref_tv = self.layout_src_tv if ref == "src" else self.layout_dst_tv
         self.num_val = self.layout_ref_tv[1].size()
 
     def _body(self, width):
@@ -491,7 +493,7 @@ def make_copy_atom(op, value_type, num_bits_per_copy=None) -> CopyAtom:
             raise LayoutError(f"make_copy_atom: {kind} moves 32 bits per lane and matrix; value_type {vt} "
                               f"({bits} bits) must be 8, 16 or 32 bits wide")
         src, dst = op._layouts()
-        return CopyAtom(op, op.name, vt, _L(32, 1), src, dst)
+        return CopyAtom(op, op.name, vt, _L(32, 1), src, dst, ref="dst" if kind == "ldmatrix" else "src")
     if isinstance(op, CopyG2SOp):
         nb = num_bits_per_copy
         if nb not in (32, 64, 128):

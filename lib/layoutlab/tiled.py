@@ -90,7 +90,10 @@ class Partition:
     not usable): the thread's ``offset`` in the partitioned layout's codomain and its ``layout``. Printed
     like a DSL tensor: ``tensor<(1,2) o ((2,2),2,4):((1@1,8@0),32@0,16@1)>``."""
 
-    def __init__(self, offset, layout):
+    def __init__(self, offset, layout, coord_rank=None):
+        # an identity (coordinate) tensor's offset is a coordinate; at the origin it is all zeros
+        if coord_rank and not isinstance(offset, tuple) and offset == 0:
+            offset = (0,) * coord_rank
         self.offset = offset
         self.layout = layout
 
@@ -111,7 +114,25 @@ def _as_tensor_result(x, offset, layout):
             return make_tensor(_advance(x, offset), layout)
     except ImportError:  # pragma: no cover - tensor module always present in the package
         pass
-    return Partition(offset, layout)
+    return Partition(offset, layout, _coord_rank(x))
+
+
+def _coord_rank(x):
+    """Rank of the coordinates an identity layout produces (its basis strides' largest mode + 1), else None."""
+    lay = x if isinstance(x, Layout) else getattr(x, "layout", None)
+    if not isinstance(lay, Layout) or lay.is_integral:
+        return None
+    modes = []
+
+    def walk(d):
+        if isinstance(d, tuple):
+            for e in d:
+                walk(e)
+        elif hasattr(d, "modes"):
+            modes.append(d.modes[0])
+
+    walk(lay.stride)
+    return max(modes) + 1 if modes else None
 
 
 def _advance(tensor, offset):
