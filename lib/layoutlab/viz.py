@@ -54,7 +54,7 @@ BANK_COLORS = np.array([colorsys.hsv_to_rgb(b / 32, 0.45, 1.0) for b in range(32
 FONT = {"family": "monospace"}
 _EMPTY = np.array([1.0, 1.0, 1.0])
 _CONFLICT = "#d62728"
-_LABEL_LIMIT = 1024
+_LABEL_LIMIT = 512
 _BANKS, _BANK_BYTES = 32, 4
 
 
@@ -778,10 +778,11 @@ def _mma_panels(tiled_mma, op):
     """{"A": (tv, (M,K)), "B": (tv, (N,K)), "C": (tv, (M,N))} from a TiledMMA-like object or a dict."""
     if isinstance(tiled_mma, dict) and {"A", "B", "C"} <= set(tiled_mma):
         return {k: tiled_mma[k] for k in "ABC"}
-    tv_a = _attr(tiled_mma, ("tv_layout_A", "tv_layout_a", "layout_a_tv", "tv_a"), "A TV layout", op)
-    tv_b = _attr(tiled_mma, ("tv_layout_B", "tv_layout_b", "layout_b_tv", "tv_b"), "B TV layout", op)
-    tv_c = _attr(tiled_mma, ("tv_layout_C", "tv_layout_c", "layout_c_tv", "tv_c"), "C TV layout", op)
-    mnk = _attr(tiled_mma, ("tile_mnk", "shape_mnk", "tile_shape_mnk", "mnk"), "tile shape (M,N,K)", op)
+    # a TiledMMA's tiled layouts cover its whole tile; a bare atom's cover shape_mnk
+    tv_a = _attr(tiled_mma, ("tv_layout_A_tiled", "tv_layout_A", "layout_a_tv"), "A TV layout", op)
+    tv_b = _attr(tiled_mma, ("tv_layout_B_tiled", "tv_layout_B", "layout_b_tv"), "B TV layout", op)
+    tv_c = _attr(tiled_mma, ("tv_layout_C_tiled", "tv_layout_C", "layout_c_tv"), "C TV layout", op)
+    mnk = _attr(tiled_mma, ("tile_size_mnk", "shape_mnk"), "tile shape (M,N,K)", op)
     m, n, k = (_product(x) for x in mnk)
     return {"A": (tv_a, (m, k)), "B": (tv_b, (n, k)), "C": (tv_c, (m, n))}
 
@@ -818,7 +819,10 @@ def draw_tiled_mma(tiled_mma, *, labels=None, title=None, label_limit=_LABEL_LIM
         thread, value = owners[key]
         _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit,
                     row_name=names[key][0], col_name=f"{key}: {names[key][1]}", transpose=(key == "B"))
-    fig.suptitle(title if title is not None else str(getattr(tiled_mma, "name", "") or type(tiled_mma).__name__),
+    name = getattr(tiled_mma, "name", None) or getattr(getattr(tiled_mma, "atom", None), "name", None)
+    if name and hasattr(tiled_mma, "tile_size_mnk"):
+        name = f"TiledMMA of {name}, tile {'x'.join(str(x) for x in tiled_mma.tile_size_mnk)}"
+    fig.suptitle(title if title is not None else (name or "MMA"),
                  fontfamily="monospace", fontsize=10, y=1 - 0.08 / height, va="top")
     return fig
 
@@ -837,9 +841,9 @@ def draw_tiled_copy(tiled_copy=None, *, src=None, dst=None, tile_mn=None, labels
     """
     op = "draw_tiled_copy"
     if tiled_copy is not None:
-        src = _attr(tiled_copy, ("layout_src_tv_tiled", "tv_layout_src", "layout_src_tv", "src"), "Src TV layout", op)
-        dst = _attr(tiled_copy, ("layout_dst_tv_tiled", "tv_layout_dst", "layout_dst_tv", "dst"), "Dst TV layout", op)
-        tile_mn = _attr(tiled_copy, ("tiler_mn", "tile_mn"), "tile (M, N)", op)
+        src = _attr(tiled_copy, ("layout_src_tv_tiled",), "Src TV layout", op)
+        dst = _attr(tiled_copy, ("layout_dst_tv_tiled",), "Dst TV layout", op)
+        tile_mn = _attr(tiled_copy, ("tiler_mn",), "tile (M, N)", op)
     if src is None or dst is None or tile_mn is None:
         raise LayoutError(f"{op}: give a TiledCopy, or all of src=, dst= and tile_mn=")
     if isinstance(tile_mn, (tuple, list)) and len(tile_mn) == 2 and all(hasattr(t, "shape") for t in tile_mn):
@@ -847,7 +851,7 @@ def draw_tiled_copy(tiled_copy=None, *, src=None, dst=None, tile_mn=None, labels
     owners = [tv_cell_owners(_as_layout(x, op), tile_mn, op) for x in (src, dst)]
     rows, cols = owners[0][0].shape
     cell = _cell_inches(rows, 2 * cols, max_w=10, max_h=9)
-    left, gap, top = 0.55, 0.55, 0.9
+    left, gap, top = 0.55, 0.55, 1.1
     width = left + 2 * cols * cell + gap + 0.2
     height = top + rows * cell + 0.2
     fig = _BookFigure(figsize=(width, height))
@@ -855,7 +859,9 @@ def draw_tiled_copy(tiled_copy=None, *, src=None, dst=None, tile_mn=None, labels
         x = left + i * (cols * cell + gap)
         ax = fig.add_axes((x / width, 0.2 / height, cols * cell / width, rows * cell / height))
         _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit, col_name=name)
-    fig.suptitle(title if title is not None else f"Src {src}  ->  Dst {dst}", fontfamily="monospace",
+    name = getattr(getattr(tiled_copy, "atom", None), "name", None)
+    head = f"{name}: " if name else ""
+    fig.suptitle(title if title is not None else f"{head}Src {src}\nDst {dst}", fontfamily="monospace",
                  fontsize=9, y=1 - 0.08 / height, va="top")
     return fig
 

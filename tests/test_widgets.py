@@ -1,0 +1,157 @@
+"""layoutlab.widgets: every explorer constructed and driven programmatically; invalid input becomes a message."""
+
+import ipywidgets as w
+import pytest
+
+from layoutlab import LayoutError, widgets as W
+from layoutlab.inttuple import idx2crd
+
+
+def test_layout_explorer_click_and_errors():
+    ex = W.LayoutExplorer("(4,8):(8,1)")
+    assert len(ex.buttons) == 32
+    # buttons are row-major over the grid: (m, n) = (1, 2) is button 1*8 + 2; index m + 4n = 9, offset 8m + n
+    ex.buttons[1 * 8 + 2].click()
+    assert "(m,n) = (1,2)" in ex.info.value and "index 9" in ex.info.value and "offset 10" in ex.info.value
+    assert ex.buttons[10].description == "10" and "offset 10" in ex.buttons[10].tooltip
+    before = ex.grid.children
+    ex.text.value = "(4,8):(8"                          # broken: message, old grid stays
+    assert "parse_layout" in ex.message.value and "Traceback" not in ex.message.value
+    assert ex.grid.children == before
+    ex.text.value = "(2,2,2):(1,2,4)"
+    assert "rank 3" in ex.message.value
+    ex.text.value = "(4,(2,4)):(2,(1,8))"
+    assert ex.message.value == ""
+    ex.select(3, 5)                                    # index 3 + 4*5 = 23 -> natural (3,(1,2))
+    assert idx2crd(23, (4, (2, 4))) == (3, (1, 2))
+    assert "natural coordinate (3,(1,2))" in ex.info.value and "offset 23" in ex.info.value   # 6 + 1 + 16
+    ex.select(9, 0)
+    assert "outside the 4x8 grid" in ex.message.value
+
+
+def test_layout_explorer_large_layout_is_a_picture():
+    ex = W.LayoutExplorer("(32,32):(1,32)")
+    assert ex.buttons == []
+    image = ex.grid.children[0]
+    assert isinstance(image, w.Image) and image.value[:4] == b"\x89PNG"
+
+
+def test_tv_explorer_steps_follow_seed_000():
+    ex = W.TVExplorer(preset="SM90_64x64x16_F32F16F16_SS C", threads="1", values="0")
+    assert "(T,V)=(1,0) -&gt; ((1,0,0),(0,0,0)) -&gt; offset 128" in ex.steps.value
+    assert "= (0,2)" in ex.steps.value
+    first = ex.picture.value
+    ex.threads.value = "4"
+    assert "offset 1 " in ex.steps.value and "= (1,0)" in ex.steps.value      # T4 V0 -> (1, 0)
+    assert ex.picture.value != first
+    ex.threads.value = "0"
+    ex.values.value = "4"
+    assert "offset 512" in ex.steps.value and "= (0,8)" in ex.steps.value    # T0 V4 -> (0, 8)
+    ex.threads.value = "500"
+    assert "0..127" in ex.message.value
+    ex.threads.value = "x-y"
+    assert "not a number" in ex.message.value
+    ex.threads.value = "0-1"
+    assert ex.message.value == ""
+
+
+def test_tv_explorer_custom_presets_and_atom_switch():
+    presets = {"col": ("(4,2):(1,4)", (4, 2)), "row": ("(4,2):(2,1)", (4, 2))}
+    ex = W.TVExplorer(presets=presets, threads="all")
+    steps = ex.steps.value
+    assert "(T,V)=(1,0) -&gt; (1,0) -&gt; offset 1" in steps
+    ex.atom.value = "row"
+    assert "(T,V)=(1,0) -&gt; (1,0) -&gt; offset 2" in ex.steps.value
+
+
+def test_tv_presets_come_from_the_atoms():
+    presets = W.tv_presets()
+    tv, tile = presets["SM90_64x64x16_F32F16F16_SS C"]
+    assert str(tv) == "((4,8,4),(2,2,8)):((128,1,16),(64,8,512))" and tile == (64, 64)
+    assert "SM80_16x8x16_F32F16F16F32_TN A" in presets
+
+
+def test_swizzle_explorer_conflicts_and_errors():
+    ex = W.SwizzleExplorer(b=3, m=3, s=3, element_bytes=2, pattern="ldmatrix")
+    assert "1 wavefront(s), ideal 1 -&gt; conflict-free" in ex.summary.value
+    picture = ex.placement.value
+    ex.b.value = 0                                     # no swizzle: the 8 rows all start in bank 0
+    assert "8 wavefront(s), ideal 1 -&gt; 8-way conflict" in ex.summary.value
+    assert ex.placement.value != picture
+    ex.pattern.value = "row"
+    assert "conflict-free" in ex.summary.value
+    ex.element_bytes.value = 4
+    ex.pattern.value = "column"                        # 32 threads down 8 rows x 4 columns of fp32
+    assert "8-way conflict" in ex.summary.value
+    ex.b.value = 3
+    ex.m.value = 2
+    assert "conflict-free" in ex.summary.value
+    ex.b.value = 4
+    ex.s.value = 3                                     # |S| < B
+    assert "|S|=3 &lt; B=4" in ex.message.value
+
+
+def test_access_patterns():
+    assert W.access_pattern("ldmatrix", 8, 64, 2) == ([(t, 0) for t in range(8)], 16)
+    cells, nbytes = W.access_pattern("column", 8, 32, 4)
+    assert cells[:9] == [(t, 0) for t in range(8)] + [(0, 1)] and nbytes == 4
+    with pytest.raises(LayoutError, match="unknown pattern"):
+        W.access_pattern("diagonal", 8, 8, 2)
+
+
+def test_precomputed_explorer_structure():
+    slider = w.SelectionSlider(options=[0, 1, 2], description="a")
+    choice = w.Dropdown(options=["x", "y"], description="b")
+    box = W.precomputed_explorer([("a", slider), ("b", choice)], lambda a, b: w.HTML(f"{a}{b}"))
+    outer = box.frames
+    assert isinstance(outer, w.Stack) and len(outer.children) == 3
+    assert [[leaf.value for leaf in inner.children] for inner in outer.children] == \
+        [["0x", "0y"], ["1x", "1y"], ["2x", "2y"]]
+    assert len(box.links) == 4                        # one link per stack: 3 inner + 1 outer
+    sources = {(link.source[0].model_id, link.source[1]) for link in box.links}
+    assert sources == {(slider.model_id, "index"), (choice.model_id, "index")}
+    with pytest.raises(LayoutError, match="options/index"):
+        W.precomputed_explorer([("n", w.IntSlider())], lambda n: w.HTML())
+
+
+def test_static_swizzle_and_tv_frames_differ():
+    box = W.SwizzleExplorer().static(bits=(0, 3), element_sizes=(2,), patterns=("ldmatrix",))
+    frames = [inner.children[0].children[0].value for inner in box.frames.children]
+    assert len(frames) == 2 and frames[0] != frames[1]
+    assert "8-way conflict" in frames[0] and "conflict-free" in frames[1]
+    tv = W.TVExplorer(preset="SM80_16x8x8_F32F16F16F32_TN C").static(threads=[0, 5])
+    texts = [frame.value for frame in tv.frames.children]
+    assert "(T,V)=(5,0)" in texts[1] and texts[0] != texts[1]
+
+
+def test_linear_layout_explorer_toggle_compose_invert():
+    from layoutlab.linear import LinearLayout
+    a = LinearLayout.from_bases([("lane", [[1, 0], [2, 0], [0, 1]])], ["dim0", "dim1"])
+    b = LinearLayout.from_bases([("lane", [[0, 1], [1, 0], [2, 0]])], ["dim0", "dim1"])
+    ex = W.LinearLayoutExplorer(a, b)
+    assert len(ex.toggles) == 9 and ex.toggles[(0, 0)].value is True
+    ex.operation.value = "inverse(A)"
+    assert "injective, surjective" in ex.description.value
+    picture = ex.picture.value
+    ex.toggle(0, 0)                                   # lane0 -> 0: no longer invertible
+    assert ex.a.apply({"lane": 1}) == {"dim0": 0, "dim1": 0}
+    assert "not invertible" in ex.message.value
+    ex.operation.value = "A"
+    assert ex.message.value == "" and ex.picture.value != picture
+    ex.toggles[(0, 0)].value = True                   # clicking the button restores the bit
+    assert ex.a.apply({"lane": 1}) == {"dim0": 1, "dim1": 0}
+    ex.operation.value = "invert_and_compose(A, B)"   # C with A(x) = B(C(x))
+    c = ex.result()
+    for x in range(8):
+        assert b.apply(c.apply({"lane": x})) == a.apply({"lane": x})
+    ex.toggle(7, 0)
+    assert "outside the 3x3 matrix" in ex.message.value
+
+
+def test_ldmatrix_explorer_shows_choice_or_message():
+    ex = W.LdmatrixExplorer()
+    from layoutlab import ldmatrix
+    if hasattr(ldmatrix, "select_ldmatrix"):
+        assert ex.message.value == "" and "chosen" in ex.choice.value
+    else:
+        assert "select_ldmatrix is not available" in ex.message.value
