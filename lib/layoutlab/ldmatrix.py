@@ -1,0 +1,208 @@
+"""Which ``ldmatrix`` feeds an MMA operand from shared memory: x1/x2/x4 and ``.trans``, with the reasons.
+
+Two facts decide it (seed 002's analysis, checked here against the CuTe DSL and the H100):
+
+* **How many 8x8 matrices.** ``ldmatrix`` gives each of the 32 lanes two 16-bit values per 8x8 matrix. One
+  warp's share of the operand tile -- MMA atom M/N x K, times the value repetition that the permutation adds
+  (CUTLASS 3.5 folded the old ``ValLayoutMNK`` into ``PermutationMNK``) -- holds ``v`` values per thread, so
+  it covers ``v / 2`` matrices. Take the widest of x4, x2, x1 that divides it: fewer, wider instructions.
+  A wider atom than that is CuTe's "TiledCopy uses too few vals for selected CopyAtom" (the C++
+  static_assert); the DSL builds such a copy silently, we refuse.
+* **Transpose or not.** Each lane hands ``ldmatrix`` the address of one 16-byte row, and gets back pairs of
+  neighbours along that row. The MMA wants pairs of neighbours along K. If K is the contiguous direction in
+  shared memory (K-major: row-major A, "TN"), rows are K-runs: no ``.trans`` (``SM75_U32x{n}_LDSM_N``). If
+  M/N is contiguous (MN-major), rows run along M/N and ``.trans`` turns them around
+  (``SM75_U16x{2n}_LDSM_T``). A swizzle (``S<B,M,S> o layout``) permutes whole 16-byte chunks, so the
+  majorness is read from the layout under it.
+
+Example (seed 002: SM80 16x8x16 with value layout (1,2,1), A row-major)::
+
+    >>> from layoutlab import nvgpu, make_layout, make_tiled_mma
+    >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
+    >>> choice = select_ldmatrix(tm, "A", make_layout((16, 16), stride=(16, 1)))
+    >>> choice.name
+    'SM75_U32x4_LDSM_N'
+    >>> atom, why = choice                      # unpacks as (copy atom, reasoning text)
+"""
+
+from dataclasses import dataclass
+
+from .atoms import LdMatrix8x8x16bOp, MmaF16BF16Op, dtype_bits, make_copy_atom
+from .errors import LayoutError
+from .inttuple import flatten, is_tuple, product
+from .layout import Layout
+from .tiled import TiledMMA, make_tiled_copy_A, make_tiled_copy_B
+
+__all__ = ["select_ldmatrix", "LdmatrixSelection", "operand_majorness"]
+
+
+@dataclass(frozen=True)
+class LdmatrixSelection:
+    """The chosen copy atom, the tiled copy that feeds the MMA with it, and why (``reasoning``, text).
+
+    Unpacks as ``atom, reasoning = select_ldmatrix(...)``. ``name`` is CuTe's (``SM75_U32x4_LDSM_N``),
+    ``op`` the DSL-style operation (``LdMatrix8x8x16bOp(transpose, num_matrices)``).
+    """
+
+    atom: object
+    tiled_copy: object
+    op: LdMatrix8x8x16bOp
+    reasoning: str
+
+    @property
+    def name(self):
+        return self.atom.name
+
+    @property
+    def num_matrices(self):
+        return self.op.num_matrices
+
+    @property
+    def transpose(self):
+        return self.op.transpose
+
+    def __iter__(self):
+        return iter((self.atom, self.reasoning))
+
+    def __str__(self):
+        return f"{self.name}\n{self.reasoning}"
+
+
+def _leaves(layout, mode):
+    """(shape, stride) leaves of top-level mode ``mode``, in order, size-1 leaves dropped."""
+    s, d = layout.shape[mode], layout.stride[mode]
+    ss = flatten(s) if is_tuple(s) else (s,)
+    dd = flatten(d) if is_tuple(d) else (d,)
+    return [(a, b) for a, b in zip(ss, dd) if a != 1]
+
+
+def _contiguous_run(leaves):
+    """How many elements are contiguous starting at the stride-1 leaf (merging leaves that continue it)."""
+    run = None
+    for k, (s, d) in enumerate(leaves):
+        if d == 1:
+            run = s
+            for s2, d2 in leaves[k + 1:]:
+                if d2 == run:
+                    run *= s2
+                else:
+                    break
+            return run
+    return 0
+
+
+def operand_majorness(smem_layout, operand="A"):
+    """``("K" | "MN", contiguous run, explanation)`` for an operand tile layout in shared memory.
+
+    ``smem_layout`` maps the operand's (M, K) -- or (N, K) for B -- coordinates to element offsets: a
+    :class:`Layout`, or a swizzled ``ComposedLayout`` (``S<B,M,S> o offset o layout``: we look through the
+    swizzle, which keeps 2^M-element chunks whole). K-major means K has the stride-1 mode.
+
+    >>> operand_majorness(Layout((16, 16), (1, 16)))[0]      # column-major A: M contiguous
+    'MN'
+    """
+    op = "select_ldmatrix"
+    what = "(M,K)" if operand == "A" else "(N,K)"
+    note = ""
+    layout = smem_layout
+    inner = getattr(smem_layout, "inner", None)
+    if inner is not None and hasattr(smem_layout, "outer"):
+        if isinstance(inner, Layout):
+            raise LayoutError(f"{op}: {smem_layout} composes with a Layout, not a swizzle; its majorness can't be "
+                              f"read from the outer layout -- pass the plain {what} layout")
+        base = getattr(inner, "num_base", 0)
+        if getattr(inner, "num_bits", 0) and base < 3:
+            raise LayoutError(f"{op}: swizzle {inner} keeps only 2^{base}-element chunks together; ldmatrix reads "
+                              f"8 contiguous 16-bit elements per row, so it needs a swizzle base M >= 3")
+        note = f"looking through the swizzle {inner} (it moves whole 2^{base}-element chunks), "
+        layout = smem_layout.outer
+    if not isinstance(layout, Layout):
+        raise LayoutError(f"{op}: smem_layout must be a Layout or a ComposedLayout over the operand's {what} "
+                          f"tile, got {type(smem_layout).__name__}")
+    if layout.rank() < 2 or not is_tuple(layout.shape):
+        raise LayoutError(f"{op}: smem_layout {layout} must have two modes {what}")
+    runs = {"MN": _contiguous_run(_leaves(layout, 0)), "K": _contiguous_run(_leaves(layout, 1))}
+    found = [k for k, r in runs.items() if r]
+    if len(found) != 1:
+        raise LayoutError(f"{op}: can't tell whether {layout} is K-major or MN-major: "
+                          + ("no mode has stride 1" if not found else "both modes have a stride-1 leaf")
+                          + f"; ldmatrix needs rows of 8 contiguous 16-bit elements along K or along "
+                          f"{'M' if operand == 'A' else 'N'}")
+    major = found[0]
+    run = runs[major]
+    mode = "K (mode 1)" if major == "K" else f"{'M' if operand == 'A' else 'N'} (mode 0)"
+    return major, run, f"{note}the stride-1 mode of {layout} is {mode}, {run} contiguous elements"
+
+
+def select_ldmatrix(tiled_mma, operand, smem_layout, num_matrices=None) -> LdmatrixSelection:
+    """The ``ldmatrix`` copy atom for operand ``"A"`` or ``"B"`` of ``tiled_mma`` read from ``smem_layout``.
+
+    Math: a thread of the tiled MMA holds ``v = size(mode 1 of tv_layout_X_tiled)`` 16-bit values of the
+    operand; ``v / 2`` 8x8 matrices per warp; x = the largest of 4, 2, 1 dividing ``v / 2`` (or the given
+    ``num_matrices``, which must divide it). ``.trans`` iff the operand is MN-major in shared memory.
+
+    Raises :class:`~layoutlab.errors.LayoutError` for an operand that is not A/B, an MMA whose operands
+    are not 16-bit register fragments of a warp MMA, a majorness that cannot be read, or a requested
+    ``num_matrices`` wider than the fragment ("TiledCopy uses too few vals for selected CopyAtom").
+
+    >>> from layoutlab import nvgpu, make_layout, make_tiled_mma
+    >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 8)))
+    >>> select_ldmatrix(tm, "B", make_layout((8, 8), stride=(1, 8))).name     # B (N,K) with N contiguous
+    'SM75_U16x2_LDSM_T'
+    """
+    op = "select_ldmatrix"
+    if not isinstance(tiled_mma, TiledMMA):
+        raise LayoutError(f"{op}: expected a TiledMMA (make_tiled_mma(...)), got {type(tiled_mma).__name__}")
+    if operand not in ("A", "B"):
+        raise LayoutError(f"{op}: operand {operand!r} must be 'A' or 'B'; ldmatrix loads MMA inputs (the "
+                          f"accumulator C is stored with stmatrix / StMatrix8x8x16bOp)")
+    atom = tiled_mma.atom
+    if not isinstance(atom.op, MmaF16BF16Op):
+        if getattr(atom.op, "a_src", None) is not None:
+            raise LayoutError(f"{op}: {atom.name} is a warpgroup MMA; its operands are read from shared memory "
+                              f"through matrix descriptors (or A from registers loaded per warp), not through "
+                              f"a TiledCopy over the whole MMA -- ldmatrix selection applies to SM80 mma.sync")
+        raise LayoutError(f"{op}: {atom.name} takes {getattr(atom.op, 'ab_dtype', 'tf32')} operands; ldmatrix "
+                          f"moves 16-bit elements (f16/bf16 mma.sync atoms only)")
+    bits = dtype_bits(atom.op.ab_dtype)
+    tv = tiled_mma.tv_layout_A_tiled if operand == "A" else tiled_mma.tv_layout_B_tiled
+    vals = tv[1].size()
+    m_or_n = 0 if operand == "A" else 1
+    tile = (tiled_mma.get_tile_size(m_or_n), tiled_mma.get_tile_size(2))
+    atom_tile = (atom.shape_mnk[m_or_n], atom.shape_mnk[2])
+    warps = tiled_mma.thr_layout_vmnk[m_or_n + 1].size() * tiled_mma.thr_layout_vmnk[3].size()
+    per_warp = (tile[0] * tile[1]) // warps
+    lines = [
+        f"operand {operand} of {atom.name}: the tiled MMA's {operand} tile is {tile[0]}x{tile[1]} "
+        f"({'M' if operand == 'A' else 'N'} x K), atom {atom_tile[0]}x{atom_tile[1]} repeated "
+        f"{(tile[0] * tile[1]) // (atom_tile[0] * atom_tile[1] * warps)}x in values per warp "
+        f"({warps} warp(s) split it: {per_warp} elements each)",
+        f"each thread holds {vals} {bits}-bit values of it (size of mode 1 of {tv}), i.e. one warp's "
+        f"fragment covers {vals * 32} elements = {vals // 2} 8x8 matrices (ldmatrix gives a lane 2 values per matrix)",
+    ]
+    if vals % 2:
+        raise LayoutError(f"{op}: a thread holds {vals} values of {operand}; ldmatrix hands out values in pairs")
+    n_mat = vals // 2
+    if num_matrices is None:
+        chosen = next(x for x in (4, 2, 1) if n_mat % x == 0)
+        lines.append(f"-> x{chosen}: the widest of x4/x2/x1 dividing {n_mat}"
+                     + (f" ({n_mat // chosen} ldmatrix per k-block)" if n_mat > chosen else ""))
+    else:
+        if num_matrices not in (1, 2, 4):
+            raise LayoutError(f"{op}: num_matrices {num_matrices!r} must be 1, 2 or 4")
+        chosen = num_matrices
+        lines.append(f"-> x{chosen} as requested")
+    major, run, why = operand_majorness(smem_layout, operand)
+    if run < 8:
+        raise LayoutError(f"{op}: {why}; ldmatrix reads rows of 8 contiguous 16-bit elements (16 bytes), "
+                          f"so the contiguous run must be at least 8")
+    trans = major == "MN"
+    lines.append(f"shared memory: {why} -> {major}-major"
+                 + (" (rows run along M/N, so .trans turns each 8x8 matrix to give K-pairs)" if trans
+                    else " (rows run along K: the K-pairs the MMA wants come out as they are, no .trans)"))
+    ld_op = LdMatrix8x8x16bOp(trans, chosen)
+    copy_atom = make_copy_atom(ld_op, atom.op.ab_dtype)
+    make = make_tiled_copy_A if operand == "A" else make_tiled_copy_B
+    tiled_copy = make(copy_atom, tiled_mma)  # raises CuTe's "too few vals" when the atom is too wide
+    lines.append(f"=> {copy_atom.name} = LdMatrix8x8x16bOp(transpose={trans}, num_matrices={chosen})")
+    return LdmatrixSelection(copy_atom, tiled_copy, ld_op, "\n".join(lines))
