@@ -382,6 +382,16 @@ def _smem_image(rows, K, major, T=8):
     return off, lbo, sbo
 
 
+def _reads_inside(rows, major, lbo, sbo, capacity, K=16, T=8):
+    """Does the canonical no-swizzle layout with these LBO/SBO (bytes) stay inside ``capacity`` elements?"""
+    lbo_e, sbo_e = lbo // 2, sbo // 2
+    if major == "K":
+        top = (T - 1) + 7 * T + (rows // 8 - 1) * sbo_e + (K // T - 1) * lbo_e
+    else:
+        top = (T - 1) + (rows // T - 1) * sbo_e + 7 * T + (K // 8 - 1) * lbo_e
+    return top < capacity
+
+
 def _image(X, off, ab="f16"):
     img = np.zeros(off.size, dtype=np.uint16)
     img[off.reshape(-1)] = _f16_bits(X.reshape(-1), ab)
@@ -438,6 +448,13 @@ def _probe_wgmma_n(n, fn, cp, rng, empty16, empty32):
         res, coords = {}, {}
         for swap in (False, True):
             prm = [sboA, lboA, sboB, lboB] if swap else [lboA, sboA, lboB, sboB]
+            if swap and not (_reads_inside(64, "MN" if ta else "K", sboA, lboA, 64 * 16)
+                             and _reads_inside(n, "MN" if tb else "K", sboB, lboB, 256 * 16)):
+                # the wrong reading would send the tensor cores outside the buffers (an illegal address
+                # that poisons the context): skip it
+                res["lbo_sbo_swapped"] = {"random_ok": False, "skipped": "would read outside the buffers"}
+                coords[swap] = None
+                continue
             d = launch(name, cp.asarray(_image(Arand, offA, ab)), empty32, cp.asarray(_image(Brand.T, offB, ab)), prm)
             ok = bool(np.array_equal(d, _c_from_table(Arand @ Brand, c_claim)))
             coords[swap] = launch(name, cp.asarray(_image(Acoord, offA, ab)), empty32,
