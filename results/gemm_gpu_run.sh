@@ -42,17 +42,17 @@ PY
       ;;
     tests)
       stamp tests
-      timeout 220 python3 -m pytest -q -p no:cacheprovider -x -n 6 -m gpu tests/test_kernels_hopper.py 2>&1 | tee "$OUT/tests.log" | tail -25
+      timeout 150 python3 -m pytest -q -p no:cacheprovider -x -n 8 -m gpu tests/test_kernels_hopper.py 2>&1 | tee "$OUT/tests.log" | tail -25
       ;;
     sanitize)
       for tool in memcheck racecheck; do
         stamp "sanitize $tool"
-        timeout 120 compute-sanitizer --tool $tool --print-limit 20 python3 tests/test_kernels_hopper.py sanitize 2>&1 | tee "$OUT/sanitize_$tool.log" | tail -8
+        timeout 75 compute-sanitizer --tool $tool --print-limit 20 python3 tests/test_kernels_hopper.py sanitize 2>&1 | tee "$OUT/sanitize_$tool.log" | tail -8
       done
       ;;
     bench)
       stamp bench
-      timeout 400 python3 -m layoutlab.bench.gemm ${BENCH_ARGS:-} --json "$OUT/gemm_bench.json" 2>&1 | tee "$OUT/bench.log" | tail -40
+      timeout 150 python3 -m layoutlab.bench.gemm ${BENCH_ARGS:-} --json "$OUT/gemm_bench.json" 2>&1 | tee "$OUT/bench.log" | tail -40
       ;;
     ncu)
       stamp ncu

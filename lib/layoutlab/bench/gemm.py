@@ -102,16 +102,16 @@ def _rel_err(x, ref):
                  / cupy.linalg.norm(ref.astype(cupy.float32)))
 
 
-def time_launches(fn, ops, warmup=3, target_s=0.6, min_runs=10, max_runs=200):
-    """Median milliseconds of ``fn(a, b, c)`` over rotating operand sets, one event pair per launch."""
+def time_launches(launches, warmup=3, target_s=0.3, min_runs=10, max_runs=200):
+    """Median milliseconds of one launch, cycling over ``launches`` (one zero-argument callable per
+    operand set), with one event pair per launch."""
     import cupy
     for i in range(warmup):
-        fn(*ops.sets[i % len(ops.sets)])
+        launches[i % len(launches)]()
     cupy.cuda.runtime.deviceSynchronize()
-    # estimate, then size the run count to about target_s of GPU time
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
     start.record()
-    fn(*ops.sets[0])
+    launches[0]()
     stop.record()
     stop.synchronize()
     est = cupy.cuda.get_elapsed_time(start, stop)
@@ -119,24 +119,29 @@ def time_launches(fn, ops, warmup=3, target_s=0.6, min_runs=10, max_runs=200):
     events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(runs)]
     for i, (e0, e1) in enumerate(events):
         e0.record()
-        fn(*ops.sets[i % len(ops.sets)])
+        launches[i % len(launches)]()
         e1.record()
     events[-1][1].synchronize()
-    times = [cupy.cuda.get_elapsed_time(e0, e1) for e0, e1 in events]
-    return statistics.median(times), runs
+    return statistics.median(cupy.cuda.get_elapsed_time(e0, e1) for e0, e1 in events), runs
 
 
-def bench_point(kernel, ops, m, n, k):
-    """(kernel ms, cuBLAS ms, relative error vs cuBLAS, runs) for one shape; torch/cupy streams agree
-    because both use the legacy default stream here."""
+def bench_point(name, ops):
+    """(kernel ms, cuBLAS ms, relative error vs cuBLAS, runs) for one shape. Kernels that offer
+    ``prepare_<name>`` are timed through it, so host-side checks stay out of the measurement."""
+    module = importlib.import_module(f"layoutlab.kernels.{name}")
+    kernel, prepare = getattr(module, name), getattr(module, f"prepare_{name}", None)
     a, b, c = ops.sets[0]
     ops.cublas(a, b, c)
     ref = c.clone() if hasattr(c, "clone") else c.copy()
     c[...] = float("nan")
     kernel(a, b, c)
     err = _rel_err(c, ref)
-    t_kernel, runs = time_launches(lambda x, y, z: kernel(x, y, z), ops)
-    t_cublas, _ = time_launches(ops.cublas, ops)
+    if prepare is not None:
+        launches = [prepare(*s)[1] for s in ops.sets]
+    else:
+        launches = [(lambda s=s: kernel(*s)) for s in ops.sets]
+    t_kernel, runs = time_launches(launches)
+    t_cublas, _ = time_launches([(lambda s=s: ops.cublas(*s)) for s in ops.sets])
     return t_kernel, t_cublas, err, runs
 
 
@@ -184,10 +189,11 @@ def main(argv=None):
     bf16_lib = "cupy" if _cupy_has_bf16() else "torch"
     info["bf16_arrays"] = bf16_lib
     rows, notes = [], []
+    out = Path(args.json) if args.json else REPO / "results" / f"gemm_{_slug(info['gpu'])}.json"
     for name in args.kernels.split(","):
         try:
-            kernel = getattr(importlib.import_module("layoutlab.kernels"), name)
-        except (ModuleNotFoundError, AttributeError) as err:
+            importlib.import_module(f"layoutlab.kernels.{name}")
+        except ModuleNotFoundError as err:
             notes.append(f"{name}: skipped, not available ({err})")
             continue
         for dtype, shapes in PLAN.get(name, []):
@@ -199,9 +205,10 @@ def main(argv=None):
                 sets = max(2, math.ceil(4 * info["l2_bytes"] / set_bytes))
                 try:
                     ops = Operands(lib, dtype, m, n, k, sets)
-                    t, t_ref, err, runs = bench_point(kernel, ops, m, n, k)
+                    t, t_ref, err, runs = bench_point(name, ops)
                 except Exception as exc:          # a kernel's refusal or failure is reported, not fatal
                     notes.append(f"{name} {dtype} {m}x{n}x{k}: failed: {type(exc).__name__}: {exc}")
+                    print("  " + notes[-1], flush=True)
                     continue
                 finally:
                     ops = None
@@ -213,15 +220,20 @@ def main(argv=None):
                              "rel_err_vs_cublas": err, "runs": runs, "operand_sets": sets,
                              "cublas_via": "torch.matmul" if lib == "torch" else "cupy.matmul"})
                 r = rows[-1]
+                _write(out, info, rows, notes)
                 print(f"  {name:15s} {dtype:8s} {m:>5}x{n:>5}x{k:>5}  {t:8.3f} ms  {r['tflops']:6.1f} TF/s"
                       f"  cuBLAS {r['cublas_tflops']:6.1f}  {r['pct_cublas']:6.1f} %  err {err:.1e}",
                       flush=True)
     print(format_table(rows, info, notes))
-    out = Path(args.json) if args.json else REPO / "results" / f"gemm_{_slug(info['gpu'])}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"info": info, "rows": rows, "notes": notes}, indent=1))
+    _write(out, info, rows, notes)
     print(f"wrote {out}")
     return 0
+
+
+def _write(out, info, rows, notes):
+    """Rewritten after every point, so a run cut short still leaves what it measured."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"info": info, "rows": rows, "notes": notes}, indent=1))
 
 
 def _slug(name):

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from ..errors import LayoutError
 from ._common import DeviceOperand, device_operand, gemm_problem
 
-__all__ = ["gemm_hopper", "HopperGemmConfig", "compile_hopper_gemm", "hopper_operands"]
+__all__ = ["gemm_hopper", "prepare_gemm_hopper", "HopperGemmConfig", "compile_hopper_gemm",
+           "hopper_operands"]
 
 #: wgmma issue granularity: one warpgroup is 4 consecutive warps.
 THREADS_PER_WARPGROUP = 128
@@ -315,10 +316,12 @@ def make_hopper_gemm_class():
                 if k_tile > 0:
                     ab_pipe.consumer_release(release)
                     release.advance()
+                    # Refill the stage just released with the k-tile `stages` ahead. Only now: had warp 0
+                    # waited for a stage that its own warp has not released yet, it would wait forever.
+                    if warp == 0 and produce.count < k_tiles:
+                        self._load_stage(ab_pipe, produce, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB)
+                        produce.advance()
                 consume.advance()
-                if warp == 0 and produce.count < k_tiles:
-                    self._load_stage(ab_pipe, produce, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB)
-                    produce.advance()
             warpgroup.wait_group(0)
 
             # --- epilogue ---------------------------------------------------------------------------
@@ -499,8 +502,10 @@ def current_stream(A):
     return cuda.CUstream(cupy.cuda.get_current_stream().ptr)
 
 
-def run_gemm(name, compiled_for, A, B, C, alpha, beta):
-    """Shared host path of the two Hopper kernels: check, allocate C, pick the compiled kernel, launch."""
+def plan_gemm(name, compiled_for, A, B, C, alpha, beta):
+    """Shared host path of the two Hopper kernels: check the operands, allocate C, fetch (or compile)
+    the kernel. Returns ``(C, launch)``: ``launch()`` enqueues the GEMM on the current stream with all
+    arguments already converted, which is what a benchmark should time."""
     prob, _ = hopper_operands(A, B, C, beta=beta, name=name)
     if C is None:
         C = _new_output(A, (prob.m, prob.n))
@@ -510,8 +515,25 @@ def run_gemm(name, compiled_for, A, B, C, alpha, beta):
     b = to_cute_tensor(B.T, 1 if prob.b_major == "K" else 0)      # (N, K) view of B
     c = to_cute_tensor(C, 1 if prob.c_major == "N" else 0)
     kernel = compiled_for(dtype_name, prob.a_major, prob.b_major, prob.c_major, beta != 0, (a, b, c))
-    kernel(a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), current_stream(A))
+    args = (a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), current_stream(A))
+    return C, lambda: kernel(*args)
+
+
+def run_gemm(name, compiled_for, A, B, C, alpha, beta):
+    C, launch = plan_gemm(name, compiled_for, A, B, C, alpha, beta)
+    launch()
     return C
+
+
+def _compiled_for(config):
+    return lambda dt, am, bm, cm, wb, ops: compile_hopper_gemm(dt, am, bm, cm, config=config, with_beta=wb,
+                                                                operands=ops)
+
+
+def prepare_gemm_hopper(A, B, C=None, *, alpha=1.0, beta=0.0, config=HopperGemmConfig()):
+    """Like :func:`gemm_hopper` but returns ``(C, launch)`` without running: ``launch()`` enqueues the
+    GEMM with no host-side checking or conversion (for timing)."""
+    return plan_gemm("gemm_hopper", _compiled_for(config), A, B, C, alpha, beta)
 
 
 def gemm_hopper(A, B, C=None, *, alpha=1.0, beta=0.0, config=HopperGemmConfig()):
@@ -524,7 +546,4 @@ def gemm_hopper(A, B, C=None, *, alpha=1.0, beta=0.0, config=HopperGemmConfig())
         c = gemm_hopper(a, a.T)                   # TN: both operands K-major
         # c ~= (a.astype(float) @ a.T.astype(float)).astype(float16)
     """
-    return run_gemm("gemm_hopper",
-                    lambda dt, am, bm, cm, wb, ops: compile_hopper_gemm(
-                        dt, am, bm, cm, config=config, with_beta=wb, operands=ops),
-                    A, B, C, alpha, beta)
+    return run_gemm("gemm_hopper", _compiled_for(config), A, B, C, alpha, beta)

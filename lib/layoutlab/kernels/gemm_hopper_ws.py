@@ -24,9 +24,9 @@ the way the fastest Hopper GEMMs are:
 from dataclasses import dataclass
 
 from .gemm_hopper import (THREADS_PER_WARPGROUP, HopperGemmConfig, compile_hopper_gemm,
-                          make_hopper_gemm_class, run_gemm, _dsl)
+                          make_hopper_gemm_class, plan_gemm, _dsl)
 
-__all__ = ["gemm_hopper_ws", "HopperWsConfig", "compile_hopper_gemm_ws"]
+__all__ = ["gemm_hopper_ws", "prepare_gemm_hopper_ws", "HopperWsConfig", "compile_hopper_gemm_ws"]
 
 #: registers per thread after ``setmaxnreg``: producer warpgroup, then each consumer warpgroup.
 PRODUCER_REGS, CONSUMER_REGS = 40, 232
@@ -255,12 +255,19 @@ def gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None):
         a = cupy.random.randn(8192, 8192).astype(cupy.float16)
         c = gemm_hopper_ws(a, a.T)                # TN
     """
+    C, launch = prepare_gemm_hopper_ws(A, B, C, alpha=alpha, beta=beta, config=config)
+    launch()
+    return C
+
+
+def prepare_gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None):
+    """``(C, launch)`` as :func:`~layoutlab.kernels.gemm_hopper.prepare_gemm_hopper` (for timing)."""
     if config is None:
         config = HopperWsConfig(num_sms=_sm_count(A))
-    return run_gemm("gemm_hopper_ws",
-                    lambda dt, am, bm, cm, wb, ops: compile_hopper_gemm_ws(
-                        dt, am, bm, cm, config=config, with_beta=wb, operands=ops),
-                    A, B, C, alpha, beta)
+    return plan_gemm("gemm_hopper_ws",
+                     lambda dt, am, bm, cm, wb, ops: compile_hopper_gemm_ws(
+                         dt, am, bm, cm, config=config, with_beta=wb, operands=ops),
+                     A, B, C, alpha, beta)
 
 
 _SM_COUNT = {}
