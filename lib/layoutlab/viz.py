@@ -324,11 +324,19 @@ def _axis_names(ax, row_name, col_name, pad=12):
         ax.set_xlabel(col_name, fontfamily="monospace", labelpad=pad)
 
 
+def _title_inches(title, fontsize=10):
+    """Width a monospace title needs (0.6 em per character), so that figures are never narrower."""
+    return 0.6 * fontsize / 72 * max((len(line) for line in str(title or "").split("\n")), default=0) + 0.3
+
+
 def _single_grid_figure(rows, cols, title, extra_h=0.0):
     cell = _cell_inches(rows, cols)
-    left, right, top, bottom = 0.55, 0.2, 0.75 + extra_h, 0.2
-    width, height = cols * cell + left + right, rows * cell + top + bottom
-    fig = _BookFigure(figsize=(max(width, 2.5), height))
+    top = 0.75 + extra_h + 0.17 * str(title or "").count("\n")
+    right, bottom = 0.2, 0.2
+    width = max(cols * cell + 0.55 + right, 2.5, _title_inches(title))
+    left = max(0.55, (width - cols * cell) / 2)     # centre the grid under a wide title
+    height = rows * cell + top + bottom
+    fig = _BookFigure(figsize=(width, height))
     w, h = fig.get_size_inches()
     ax = fig.add_axes((left / w, bottom / h, cols * cell / w, rows * cell / h))
     if title:

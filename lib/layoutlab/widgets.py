@@ -59,7 +59,7 @@ def _image(fig=None, dpi=_DPI):
 def _img_html(fig, dpi=_DPI, caption=""):
     """An HTML snippet with ``fig`` as an inline PNG (for precomputed frames)."""
     data = base64.b64encode(_png(fig, dpi)).decode("ascii")
-    cap = f"<div style='font-family:monospace'>{html.escape(caption)}</div>" if caption else ""
+    cap = f"<div class='ll-caption' style='font-family:monospace'>{html.escape(caption)}</div>" if caption else ""
     return f"{cap}<img style='max-width:100%' src='data:image/png;base64,{data}'/>"
 
 
@@ -280,7 +280,7 @@ class TVExplorer(_Explorer):
         threads = _parse_set(self.threads.value, num_t, "threads")
         values = _parse_set(self.values.value, num_v, "values")
         fig = viz.draw_tv_layout(tv, tile, highlight_threads=threads, highlight_values=values,
-                                 title=f"{self.atom.value}: {tv}")
+                                 title=f"{self.atom.value}\n{tv}")
         self.picture.value = _png(fig)
         pairs = list(itertools.islice(((t, v) for t in (sorted(threads) if threads is not None else range(num_t))
                                        for v in (sorted(values) if values is not None else range(num_v))), 8))
@@ -299,11 +299,11 @@ class TVExplorer(_Explorer):
         name = self.atom.value
 
         def frame(thread):
-            fig = viz.draw_tv_layout(tv, tile, highlight_threads={thread}, title=f"{name}: {tv}")
+            fig = viz.draw_tv_layout(tv, tile, highlight_threads={thread}, title=f"{name}\n{tv}")
             return w.HTML(_img_html(fig, caption=_tv_steps(tv, tile, thread, 0)))
 
-        return precomputed_explorer([("thread", w.SelectionSlider(options=threads, description="thread"))],
-                                    frame)
+        slider = w.SelectionSlider(options=threads, description="thread", layout=w.Layout(width="28em"))
+        return precomputed_explorer([("thread", slider)], frame)
 
 
 # ---------------------------------------------------------------- SwizzleExplorer
@@ -417,7 +417,8 @@ class SwizzleExplorer(_Explorer):
             return w.HTML(_img_html(placement, dpi=56, caption=line) + _img_html(bank_fig, dpi=48))
 
         return precomputed_explorer([
-            ("B", w.SelectionSlider(options=list(bits), value=3 if 3 in bits else bits[0], description="B")),
+            ("B", w.SelectionSlider(options=list(bits), value=3 if 3 in bits else bits[0], description="B",
+                                    layout=w.Layout(width="20em"))),
             ("bytes", w.Dropdown(options=list(element_sizes), description="bytes")),
             ("access", w.Dropdown(options=list(patterns), description="access")),
         ], frame)
