@@ -1,0 +1,104 @@
+"""Atoms without the DSL: seed 000's accumulator evaluations, PTX fragment facts, CuTe names, bad input."""
+
+import pytest
+
+from layoutlab import LayoutError, atoms, nvgpu
+
+
+def _mn(layout, t, v, m):
+    x = layout(t, v)
+    return x % m, x // m
+
+
+def test_seed_000_wgmma_accumulator_evaluations():
+    """Seed 000 evaluates C of m64n64k16, ((4,8,4),(2,2,8)):((128,1,16),(64,8,512)), on the 64x64 tile."""
+    c = atoms.make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16))).layout_c_tv
+    assert str(c) == "((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"
+    for (t, v), mn in {(1, 0): (0, 2), (4, 0): (1, 0), (32, 0): (16, 0), (0, 1): (0, 1), (0, 2): (8, 0),
+                       (0, 4): (0, 8)}.items():
+        assert _mn(c, t, v, 64) == mn
+    assert c(1, 0) == 128
+
+
+def test_mma_sync_fragments_follow_the_ptx_figures():
+    """PTX mma.m16n8k16 (.f16): lane = 4*groupID + threadID_in_group; a0,a1 = (groupID, 2*tig + {0,1}),
+    a2,a3 = row + 8, a4..a7 = column + 8; b0,b1 = (k = 2*tig + {0,1}, n = groupID); c0,c1 = (groupID,
+    2*tig + {0,1}), c2,c3 = row + 8."""
+    a = atoms.make_mma_atom(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)))
+    for lane in range(32):
+        g, tig = lane // 4, lane % 4
+        assert [_mn(a.layout_a_tv, lane, v, 16) for v in range(8)] == [
+            (g, 2 * tig), (g, 2 * tig + 1), (g + 8, 2 * tig), (g + 8, 2 * tig + 1),
+            (g, 2 * tig + 8), (g, 2 * tig + 9), (g + 8, 2 * tig + 8), (g + 8, 2 * tig + 9)]
+        # B is stored (N, K): index n + 8 k
+        assert [_mn(a.layout_b_tv, lane, v, 8) for v in range(4)] == [
+            (g, 2 * tig), (g, 2 * tig + 1), (g, 2 * tig + 8), (g, 2 * tig + 9)]
+        assert [_mn(a.layout_c_tv, lane, v, 16) for v in range(4)] == [
+            (g, 2 * tig), (g, 2 * tig + 1), (g + 8, 2 * tig), (g + 8, 2 * tig + 1)]
+
+
+def test_ldmatrix_fragment_follows_the_ptx_figure():
+    """PTX ldmatrix: without .trans lane l receives row l/4, columns 2*(l%4) and +1 of each matrix; with
+    .trans it receives column l/4, rows 2*(l%4) and +1."""
+    n = atoms.make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(False, 4), "f16").layout_dst_tv
+    t = atoms.make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(True, 4), "f16").layout_dst_tv
+    for lane in range(32):
+        for j in range(4):
+            for i in range(2):
+                assert n(lane, i + 2 * j) == 64 * j + 8 * (lane // 4) + 2 * (lane % 4) + i
+                assert t(lane, i + 2 * j) == 64 * j + 8 * (2 * (lane % 4) + i) + lane // 4
+
+
+@pytest.mark.parametrize("op,name", [
+    (lambda: nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 8)), "SM80_16x8x8_F16F16F16F16_TN"),
+    (lambda: nvgpu.warp.MmaF16BF16Op("bf16", "f32", (16, 8, 16)), "SM80_16x8x16_F32BF16BF16F32_TN"),
+    (lambda: nvgpu.warp.MmaTF32Op((16, 8, 8)), "SM80_16x8x8_F32TF32TF32F32_TN"),
+    (lambda: nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 256, 16)), "SM90_64x256x16_F32F16F16_SS"),
+    (lambda: nvgpu.warpgroup.MmaF16BF16Op("bf16", "f32", (64, 8, 16), "rmem"), "SM90_64x8x16_F32BF16BF16_RS"),
+])
+def test_mma_cute_names(op, name):
+    assert atoms.make_mma_atom(op()).name == name
+
+
+def test_copy_cute_names():
+    assert [atoms.make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(t, n), "f16").name
+            for t in (False, True) for n in (1, 2, 4)] == [
+        "SM75_U32x1_LDSM_N", "SM75_U32x2_LDSM_N", "SM75_U32x4_LDSM_N",
+        "SM75_U16x2_LDSM_T", "SM75_U16x4_LDSM_T", "SM75_U16x8_LDSM_T"]
+    assert atoms.make_copy_atom(nvgpu.warp.StMatrix8x8x16bOp(True, 4), "bf16").name == "SM90_U16x8_STSM_T"
+    assert atoms.make_copy_atom(nvgpu.cpasync.CopyG2SOp(), "f16", num_bits_per_copy=64).name == \
+        "SM80_CP_ASYNC_CACHEALWAYS<uint64_t>"
+    assert atoms.make_copy_atom(nvgpu.CopyUniversalOp(), "f32", num_bits_per_copy=128).name == "UniversalCopy<uint128_t>"
+
+
+def test_dtype_names_accepted():
+    class Float16:  # stands in for cutlass.Float16 (matched by name)
+        pass
+    assert atoms.dtype_name(Float16) == "f16"
+    assert atoms.dtype_name("BFloat16") == "bf16" and atoms.dtype_bits("tf32") == 32
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda: atoms.dtype_name("f17"), "unknown element type"),
+    (lambda: nvgpu.warp.MmaF16BF16Op("f32", "f32", (16, 8, 16)), "not f16 or bf16"),
+    (lambda: nvgpu.warp.MmaF16BF16Op("f16", "f64", (16, 8, 16)), "f16 or f32"),
+    (lambda: nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 4)), r"use \(16,8,8\) or \(16,8,16\)"),
+    (lambda: nvgpu.warp.MmaTF32Op((16, 8, 16)), r"\(16,8,4\) or \(16,8,8\)"),
+    (lambda: nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (128, 64, 16)), "64,N,16"),
+    (lambda: nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16), "rmem", "MN"), "always K-major"),
+    (lambda: nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16), "tmem"), "smem, rmem"),
+    (lambda: nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16), "smem", "K", "N"), "k, mn"),
+    (lambda: nvgpu.warp.LdMatrix8x8x16bOp("yes", 4), "bool"),
+    (lambda: atoms.make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(False, 4), "f64"), "8, 16 or 32 bits"),
+    (lambda: atoms.make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(False, 4), "f16", num_bits_per_copy=128),
+     "does not apply"),
+    (lambda: atoms.make_copy_atom(nvgpu.cpasync.CopyG2SOp(), "f16"), "32, 64 or 128"),
+    (lambda: atoms.make_copy_atom(nvgpu.cpasync.CopyG2SOp("global"), "f16", num_bits_per_copy=64), "16 bytes only"),
+    (lambda: atoms.make_copy_atom(nvgpu.cpasync.CopyG2SOp(), "f64", num_bits_per_copy=32), "whole number"),
+    (lambda: atoms.make_copy_atom(nvgpu.CopyUniversalOp(), "f16", num_bits_per_copy=48), "power-of-two"),
+    (lambda: atoms.make_copy_atom("ldmatrix", "f16"), "not a copy operation"),
+    (lambda: atoms.make_mma_atom("mma"), "not an MMA operation"),
+])
+def test_bad_input_is_refused_with_the_rule(make, match):
+    with pytest.raises(LayoutError, match=match):
+        make()
