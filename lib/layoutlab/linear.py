@@ -221,29 +221,37 @@ class LinearLayout:
         return [(d, 1 << len(vs)) for d, vs in self._bases]
 
     def get_in_dim_names(self) -> list:
+        """Input dim names in order, e.g. ``["register", "lane", "warp"]``."""
         return [d for d, _ in self._bases]
 
     def get_out_dim_names(self) -> list:
+        """Output dim names in order, e.g. ``["dim0", "dim1"]``."""
         return [d for d, _ in self._out_dims]
 
     @property
     def num_in_dims(self) -> int:
+        """Number of input dims (Triton's ``num_in_dims``)."""
         return len(self._bases)
 
     @property
     def num_out_dims(self) -> int:
+        """Number of output dims (Triton's ``num_out_dims``)."""
         return len(self._out_dims)
 
     def get_in_dim_size(self, in_dim: str) -> int:
+        """2 ** (number of bases of ``in_dim``): ``identity_1d(8, "i", "o").get_in_dim_size("i") == 8``."""
         return dict(self.in_dims)[self._need_in(in_dim, "get_in_dim_size")]
 
     def get_out_dim_size(self, out_dim: str) -> int:
+        """Declared size of ``out_dim``: ``strided_1d(4, 2, "i", "o").get_out_dim_size("o") == 8``."""
         return dict(self._out_dims)[self._need_out(out_dim, "get_out_dim_size")]
 
     def total_in_dim_size_log2(self) -> int:
+        """Number of input bits (columns of the matrix)."""
         return sum(len(vs) for _, vs in self._bases)
 
     def total_out_dim_size_log2(self) -> int:
+        """Number of output bits (rows of the matrix)."""
         return sum(_log2(s) for _, s in self._out_dims)
 
     def _need_in(self, d, op):
