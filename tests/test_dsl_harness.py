@@ -1,0 +1,73 @@
+"""The shared CuTe DSL harness: batching, per-snippet errors, crash isolation, formatting, notebook helper."""
+
+from __future__ import annotations
+
+import pytest
+
+from layoutlab import dsl
+
+pytestmark = pytest.mark.dsl
+needs_dsl = pytest.mark.skipif(not dsl.HAVE_DSL, reason=dsl.SKIP_REASON or "CuTe DSL unavailable")
+
+
+def test_availability_flags_are_consistent():
+    assert isinstance(dsl.HAVE_DSL, bool)
+    assert dsl.HAVE_DSL == (dsl.SKIP_REASON == "")
+    if dsl.HAVE_DSL:
+        assert dsl.DSL_VERSION
+
+
+@needs_dsl
+def test_one_batch_isolates_errors_crashes_and_syntax_errors():
+    snippets = [
+        "cute.make_layout((4,6), stride=(6,1))",
+        "a = cute.make_layout(8)\ncute.size(a)",
+        "cute.idx2crd(17, (4,6))",
+        # native SIGFPE inside the DSL: must not take the rest of the batch down
+        "cute.logical_product(cute.make_layout((2,2), stride=(1,1)), cute.make_layout(3))",
+        "1/0",
+        "cute.make_layout((4,6)",
+        "helper(3)",
+        "cute.make_layout(((4,8,4),(2,2,8)), stride=((128,1,16),(64,8,512)))",
+    ]
+    rs = dsl.dsl_eval(snippets, setup="def helper(n):\n    return cute.make_layout(n, stride=2)")
+    assert [r.status for r in rs] == ["ok", "ok", "ok", "crash", "error", "error", "ok", "ok"]
+    assert rs[0].value == "(4,6):(6,1)"
+    assert rs[1].value == "8" and rs[1].type == "int"
+    assert rs[2].value == "(1,4)"  # tuples are printed the CuTe way, without spaces
+    assert "SIGFPE" in rs[3].message
+    assert rs[4].message.startswith("ZeroDivisionError")
+    assert "SyntaxError" in rs[5].message
+    assert rs[6].value == "3:2"
+    assert rs[7].value == "((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"
+
+
+@needs_dsl
+def test_consecutive_crashes_each_pinned_to_their_snippet():
+    bad = "cute.logical_product(cute.make_layout((2,2), stride=(1,1)), cute.make_layout(3))"
+    rs = dsl.dsl_eval([bad, bad.replace("(3)", "(5)"), "cute.size(cute.make_layout((3,5)))"])
+    assert [r.status for r in rs] == ["crash", "crash", "ok"]
+    assert rs[2].value == "15"
+
+
+@needs_dsl
+def test_dsl_value_and_show_dsl(capsys):
+    assert dsl.dsl_value("cute.cosize(cute.make_layout((4,6), stride=(1,10)))") == "54"
+    with pytest.raises(RuntimeError, match="error"):
+        dsl.dsl_value("cute.no_such_function()")
+    from layoutlab import Layout
+
+    r = dsl.show_dsl("cute.make_layout((4,6), stride=(6,1))", ours=Layout((4, 6), (6, 1)))
+    out = capsys.readouterr().out
+    assert r.ok and "CuTe DSL : (4,6):(6,1)" in out and "[identical]" in out
+    dsl.show_dsl("cute.make_layout((4,6))", ours="(4,6):(6,1)")
+    assert "[DIFFERENT]" in capsys.readouterr().out
+
+
+def test_show_dsl_without_the_dsl_prints_a_note(monkeypatch, capsys):
+    monkeypatch.setattr(dsl, "HAVE_DSL", False)
+    monkeypatch.setattr(dsl, "SKIP_REASON", "not installed here")
+    assert dsl.show_dsl("cute.make_layout(4)") is None
+    assert "CuTe DSL check skipped: not installed here" in capsys.readouterr().out
+    rs = dsl.dsl_eval(["cute.make_layout(4)"])
+    assert rs[0].status == "error" and "unavailable" in rs[0].message
