@@ -1,0 +1,151 @@
+"""Chapters 1-5 (part 1 of the course): what every chapter promises, checked without executing them.
+
+Execution itself is nbmake's job (`make test` runs every notebook in chapters/). These tests check the
+stored notebooks (no outputs, labels, cross-references, the check-yourself block and exercise link) and
+re-derive, with the library, every answer written by hand into the chapters' "check yourself" dropdowns, so
+the prose cannot drift from what the code computes.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from layoutlab import (ComposedLayout, Layout, LayoutError, LinearLayout, SmemLayoutAtomKind, Swizzle, coalesce, complement,
+                       composition, cosize, idx2crd, linear_layout_from_cute, make_layout, make_smem_layout_atom,
+                       size, zipped_divide)
+from layoutlab.banks import bank_conflicts, layout_bank_conflicts
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = {
+    "01_layouts": "ch-layouts",
+    "02_layout_algebra": "ch-algebra",
+    "03_tv_layouts": "ch-tv",
+    "04_linear_layouts": "ch-linear",
+    "05_swizzles_banks": "ch-swizzle",
+}
+
+
+def _nb(name):
+    return json.loads((ROOT / "chapters" / f"{name}.ipynb").read_text())
+
+
+def _markdown(nb):
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def _code(nb):
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+
+
+def _all_labels():
+    labels = set()
+    for path in list((ROOT / "chapters").glob("*.ipynb")) + list((ROOT / "chapters").glob("*.md")):
+        text = path.read_text()
+        labels |= set(re.findall(r"\((?P<label>[\w-]+)\)=", text.replace("\\n", "\n")))
+    return labels
+
+
+@pytest.mark.parametrize("name", sorted(CHAPTERS))
+def test_chapter_stored_without_outputs(name):
+    nb = _nb(name)
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [], f"{name}: a code cell was committed with outputs"
+            assert cell["execution_count"] is None, f"{name}: a code cell has an execution count"
+
+
+@pytest.mark.parametrize("name", sorted(CHAPTERS))
+def test_chapter_structure(name):
+    nb = _nb(name)
+    first = "".join(nb["cells"][0]["source"])
+    assert first.startswith(f"({CHAPTERS[name]})=\n# "), f"{name}: must open with its MyST label and title"
+    md, code = _markdown(nb), _code(nb)
+    assert "**After this chapter you can**" in first and "**Hardware:**" in first
+    assert "## Check yourself" in md and ":::{dropdown} Answers" in md
+    number = name[:2]
+    assert f"`exercises/source/ex{number}/`" in md and (ROOT / "exercises" / "source" / f"ex{number}").is_dir()
+    assert "{ref}`teachers`" in md
+    assert "viz.draw_" in code, f"{name}: no picture from layoutlab.viz"
+    assert "widgets." in code, f"{name}: no widget"
+    if name != "04_linear_layouts":
+        assert "dsl_check(" in code, f"{name}: no comparison with the CuTe DSL"
+    else:
+        assert "TritonLinearLayout" in code, "chapter 4 is checked against Triton"
+
+
+def test_cross_references_resolve():
+    labels = _all_labels()
+    for name in CHAPTERS:
+        md = _markdown(_nb(name))
+        for target in re.findall(r"\{ref\}`([^`<]+)`", md):
+            if target == "teachers" and not (ROOT / "chapters" / "teachers.md").exists():
+                pytest.skip("chapters/teachers.md (the exercises engineer's page) is not written yet")
+            assert target in labels, f"{name}: {{ref}}`{target}` has no label"
+
+
+# ------------------------------------------------------------------ the hand-written answers, re-derived
+
+
+def test_ch1_answers():
+    L = Layout((3, 4), (4, 1))
+    assert L((2, 1)) == 9 and L(5) == 9
+    assert str(make_layout((2, 1, 8))) == "(2,1,8):(1,0,2)"
+    L3 = Layout((4, 3), (3, 20))
+    assert (size(L3), cosize(L3)) == (12, 50)
+
+
+def test_ch2_answers():
+    assert str(coalesce(Layout((4, (2, 3)), (1, (4, 8))))) == "24:1"
+    assert str(composition(Layout((4, 6), (1, 4)), Layout(4, 3))) == "4:3"
+    assert str(composition(Layout((4, 6), (1, 10)), Layout(2, 4))) == "2:10"
+    with pytest.raises(LayoutError):
+        composition(Layout((4, 6), (1, 10)), Layout(4, 3))
+    assert str(complement(Layout((2, 2), (1, 6)), 24)) == "(3,2):(2,12)"
+    Z = zipped_divide(make_layout((8, 8)), (2, 4))
+    assert size(Z[1]) == 8 and str(Z[0]) == "(2,4):(1,8)"
+
+
+WGMMA_ACC = Layout(((4, 8, 4), (2, 2, 8)), ((128, 1, 16), (64, 8, 512)))
+
+
+def _mn(t, v):
+    return idx2crd(WGMMA_ACC((t, v)), (64, 64))
+
+
+def test_ch3_answers():
+    assert _mn(2, 0) == (0, 4) and _mn(0, 3) == (8, 1)
+    assert _mn(36, 5) == (17, 9)
+    acc256 = Layout(((4, 8, 4), (2, 2, 32)), ((128, 1, 16), (64, 8, 512)))
+    assert size(acc256[1]) == 64 * 256 // 128
+    assert sorted(acc256.table().tolist()) == list(range(64 * 256))
+    sm80_c = Layout(((4, 8), (2, 2)), ((32, 1), (16, 8)))
+    row0 = {t for t in range(32) for v in range(4) if sm80_c((t, v)) % 16 == 0}
+    assert row0 == {0, 1, 2, 3}
+
+
+def test_ch4_answers():
+    assert linear_layout_from_cute(Layout((2, 4), (4, 1))).get_matrix_view() == [[0, 1, 0], [0, 0, 1], [1, 0, 0]]
+    with pytest.raises(LayoutError):
+        linear_layout_from_cute(Layout((2, 2), (1, 1)))
+    assert [Swizzle(1, 0, 1)(x) for x in range(4)] == [0, 1, 3, 2]
+    lanes = LinearLayout.from_bases([("lane", [[1, 0], [2, 0], [0, 1]])], ["dim0", "dim1"])
+    assert lanes.free_variable_masks() == {"lane": 0}
+
+
+def test_ch5_answers():
+    assert bank_conflicts([12 * t for t in range(32)], 4).wavefronts == 1
+    bc = bank_conflicts([64 * t for t in range(32)], 8)
+    assert (bc.ideal_wavefronts, bc.wavefronts) == (2, 16)
+    assert Swizzle(3, 4, 3)(0x1A5) == 0x195
+    column_128b = layout_bank_conflicts(Layout(32, 1), ComposedLayout(Swizzle(3, 4, 3), 0, Layout((32, 32), (32, 1))), 4)
+    assert column_128b.conflict_degree == 4
+    assert str(make_smem_layout_atom(SmemLayoutAtomKind.K_SW64, 32)) == "S<2,4,3> o 0 o (8,16):(16,1)"
+    # the ldmatrix phase of the chapter: 8 rows of 128 B at column 0, plain vs S<3,4,3>
+    assert bank_conflicts([128 * r for r in range(8)], 16, threads_per_phase=8).wavefronts == 8
+    sw = Swizzle(3, 4, 3)
+    assert bank_conflicts([sw(128 * r) for r in range(8)], 16, threads_per_phase=8).wavefronts == 1
+    assert np.array_equal([sw(2 * e) for e in range(512)], [2 * Swizzle(3, 3, 3)(e) for e in range(512)])
