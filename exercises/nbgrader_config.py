@@ -16,10 +16,11 @@ c.CourseDirectory.root = _here
 # The gradebook is a SQLite file inside the course root: nothing to install, nothing online.
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(_here, "gradebook.db")
 
-# Per-cell time limit while autograding.  Every exercise cell finishes in well under a second; a cell that
-# runs longer is interrupted (KeyboardInterrupt), recorded as an error, and grading goes on with the next
-# cell and the next student.
-c.Execute.timeout = 30
+# Per-cell time limit while autograding.  Every exercise cell finishes in about a second or less (the first
+# one imports layoutlab); a cell that runs longer is interrupted (KeyboardInterrupt), recorded as an error
+# (that part scores 0), and grading goes on with the next cell and the next student.  Raise it on a very
+# slow or busy grading machine.
+c.Execute.timeout = 15
 c.Execute.interrupt_on_timeout = True
 c.Execute.execute_retries = 0
 

@@ -15,7 +15,7 @@ Example::
     >>> check_layout("(4,6):(1,4)", make_layout((4,6), stride=(6,1)), name="stride_a")
     Traceback (most recent call last):
     ...
-    layoutlab.grading.WrongAnswer: stride_a = (4,6):(1,4) is not the expected layout: at index 1 (coordinate (1,0)) it gives 1, expected 6; 22 of 24 offsets differ.
+    layoutlab.grading.WrongAnswer: stride_a = (4,6):(1,4) is not the right layout: at index 1 (coordinate (1,0)) it gives 1, expected 6; 22 of 24 offsets differ.
     ...
 """
 
@@ -318,12 +318,12 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
         crd = _fmt(idx2crd(k, want.shape))
         rows, cols = _grid_dims(want.shape)
         if reveal:
-            head = (f"{name} = {got} is not the expected layout: at index {k} (coordinate {crd}) it gives {a[k]}, "
+            head = (f"{name} = {got} is not the right layout: at index {k} (coordinate {crd}) it gives {a[k]}, "
                     f"expected {e[k]}; {int(diff.sum())} of {len(a)} offsets differ.")
             table = _side_by_side(_text_grid(a, rows, cols, diff), _text_grid(e, rows, cols, diff),
                                   (f"{name} (wrong entries in [ ])", "expected"))
         else:
-            head = (f"{name} = {got} is not the expected layout: at index {k} (coordinate {crd}) it gives {a[k]}, "
+            head = (f"{name} = {got} is not the right layout: at index {k} (coordinate {crd}) it gives {a[k]}, "
                     f"which is wrong; {int(diff.sum())} of {len(a)} offsets differ.")
             table = "\n".join([f"{name} (wrong entries in [ ])"] + _text_grid(a, rows, cols, diff))
         if picture and reveal:
@@ -372,7 +372,7 @@ def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = Tr
                           f"bits (rows) and {want.shape[1]} input bits (columns).{hint}")
     if not np.isin(got, (0, 1)).all():
         bad = tuple(int(i) for i in np.argwhere(~np.isin(got, (0, 1)))[0])
-        raise WrongAnswer(f"{name}[{bad[0]}][{bad[1]}] = {got[bad]!r}; entries of a matrix over F2 are 0 or 1 "
+        raise WrongAnswer(f"{name}[{bad[0]}][{bad[1]}] = {got[bad].item()!r}; entries of a matrix over F2 are 0 or 1 "
                           f"(2 = 0 and 3 = 1 mod 2: reduce them).{hint}")
     got = got.astype(np.int64)
     wrong = [j for j in range(want.shape[1]) if not np.array_equal(got[:, j], want[:, j])]
