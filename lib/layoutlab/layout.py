@@ -213,24 +213,14 @@ class Layout:
         return crd2idx(crd, self.shape, self.stride)
 
     def evaluate_indices(self, idx) -> np.ndarray:
-        """Offsets of many 1-D indices at once (numpy, no Python loop over elements)."""
+        """Offsets of many 1-D indices at once (a lookup in the cached :meth:`table`, no Python loop)."""
         if not self.is_integral:
             raise LayoutError(f"evaluate_indices: {self} has basis (coordinate) strides; evaluate it element by element")
         idx = np.asarray(idx, dtype=np.int64)
         n = self.size()
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             raise LayoutError(f"Layout(): index out of range for {self}: indices must lie in [0,{n})")
-        shapes = _flatten(self.shape) if is_tuple(self.shape) else (self.shape,)
-        strides = _flatten(self.stride) if is_tuple(self.stride) else (self.stride,)
-        out = np.zeros(idx.shape, dtype=np.int64)
-        rest = idx
-        for s, d in zip(shapes, strides):
-            if s == 1:
-                continue
-            if d != 0:
-                out += (rest % s) * d
-            rest = rest // s
-        return out
+        return self.table()[idx]
 
     def table(self) -> np.ndarray:
         """All offsets ``[L(0), L(1), ..., L(size-1)]`` as an int64 numpy array (vectorised)."""
