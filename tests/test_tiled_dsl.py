@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from layoutlab import (CopyG2SOp, CopyUniversalOp, LayoutError, make_copy_atom, make_identity_layout, make_layout,
-                       nvgpu)
+                       make_identity_tensor, nvgpu)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.tiled import (make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_tv,
                              make_tiled_mma)
@@ -120,7 +120,7 @@ def _cases():
                 cases.append((f"{label}: thr {thr} partition_{op} {shp}",
                               f"{tm_src}.get_slice({thr}).partition_{op}(cute.make_identity_tensor({shp}))",
                               lambda i=i, thr=thr, op=op, shp=shp: str(getattr(
-                                  _our_tiled(i).get_slice(thr), f"partition_{op}")(make_identity_layout(shp)))))
+                                  _our_tiled(i).get_slice(thr), f"partition_{op}")(make_identity_tensor(shp)))))
     for cop, which, ti in TILED_COPIES:
         dsl_atom = f"cute.make_copy_atom({COPY_OPS[cop][0]}, Float16)"
         src = f"cute.make_tiled_copy_{which}({dsl_atom}, {_dsl_tiled(ti)})"

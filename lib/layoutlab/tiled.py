@@ -34,7 +34,7 @@ from .algebra import (coalesce, composition, logical_divide, raked_product, righ
                       zipped_divide)
 from .atoms import CopyAtom, MmaAtom, make_mma_atom
 from .errors import LayoutError
-from .inttuple import crd2idx, idx2crd, is_int, is_tuple, product, product_each
+from .inttuple import _add, crd2idx, idx2crd, is_int, is_tuple, product, product_each
 from .layout import Layout, make_layout
 
 __all__ = [
@@ -86,8 +86,8 @@ def _flat_slice(layout, crd):
 
 
 class Partition:
-    """What ``partition_*`` returns for a plain :class:`Layout` input (or when :mod:`layoutlab.tensor` is
-    not usable): the thread's ``offset`` in the partitioned layout's codomain and its ``layout``. Printed
+    """What ``partition_*`` returns for a plain :class:`Layout` input (a :class:`~layoutlab.tensor.Tensor`
+    input gives a Tensor): the thread's ``offset`` in the partitioned layout's codomain and its ``layout``. Printed
     like a DSL tensor: ``tensor<(1,2) o ((2,2),2,4):((1@1,8@0),32@0,16@1)>``."""
 
     def __init__(self, offset, layout, coord_rank=None):
@@ -106,14 +106,11 @@ class Partition:
 
 
 def _as_tensor_result(x, offset, layout):
-    """Wrap a partition result like the input: a layoutlab Tensor stays a Tensor, anything else a Partition."""
-    try:
-        from . import tensor as _tensor
-        make_tensor = getattr(_tensor, "make_tensor", None)
-        if make_tensor is not None and hasattr(x, "layout") and not isinstance(x, Layout):
-            return make_tensor(_advance(x, offset), layout)
-    except ImportError:  # pragma: no cover - tensor module always present in the package
-        pass
+    """A layoutlab Tensor in gives a Tensor out (its iterator moved by ``offset``); a Layout gives a Partition."""
+    from .tensor import Tensor
+
+    if isinstance(x, Tensor):
+        return Tensor(x.engine if x.engine is not None else 0, layout, iterator=_add(x.iterator, offset))
     return Partition(offset, layout, _coord_rank(x))
 
 
@@ -133,18 +130,6 @@ def _coord_rank(x):
 
     walk(lay.stride)
     return max(modes) + 1 if modes else None
-
-
-def _advance(tensor, offset):
-    """The tensor's iterator/engine moved by ``offset`` (an int or a coordinate for identity tensors)."""
-    for name in ("iterator", "data", "engine"):
-        if hasattr(tensor, name):
-            it = getattr(tensor, name)
-            try:
-                return it + offset
-            except TypeError:
-                continue
-    raise LayoutError(f"partition: cannot offset a {type(tensor).__name__}; pass a Layout or a layoutlab Tensor")
 
 
 def _layout_of(x, op):
