@@ -16,14 +16,17 @@ WGMMA_C = "((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"
 
 
 def cell_texts(ax):
-    """{(m, n): text} of the per-cell labels (plain Text at cell centres; index labels are Annotations)."""
+    """{(m, n): text} of the per-cell labels (viz draws them as glyph outlines, one collection per weight,
+    and keeps the strings on the collection)."""
     out = {}
-    for t in ax.texts:
-        if isinstance(t, Annotation):
-            continue
-        x, y = t.get_position()
-        out[(int(round(y)), int(round(x)))] = t.get_text()
+    for coll in ax.collections:
+        out.update(getattr(coll, "cell_labels", {}))
     return out
+
+
+def bold_cells(ax):
+    return {cell for coll in ax.collections if getattr(coll, "label_weight", "") == "bold"
+            for cell in coll.cell_labels}
 
 
 def cell_rgb(ax):
@@ -91,9 +94,7 @@ def test_sm80_accumulator_labels_and_highlight():
         for n in range(8):
             full = np.allclose(rgb[m, n], viz.TV_COLORS[(4 * (m % 8) + n // 2) % 8], atol=1 / 255)
             assert full == ((m, n) in owned), (m, n)
-    bold = {(int(round(t.get_position()[1])), int(round(t.get_position()[0])))
-            for t in fig.axes[0].texts if not isinstance(t, Annotation) and t.get_weight() == "bold"}
-    assert bold == owned
+    assert bold_cells(fig.axes[0]) == owned
 
 
 def test_inverse_picture_lists_mn_per_thread_value():
@@ -142,6 +143,14 @@ def test_large_tiles_drop_labels_unless_forced():
     fig = viz.draw_tv_layout(tv, (128, 256))
     assert cell_texts(fig.axes[0]) == {}
     assert len(fig.axes[0].texts) <= 20          # only the index labels: redraw stays cheap
+
+
+def test_labels_render_in_png_and_svg():
+    """The glyph-outline labels really reach the output: a labelled picture differs from an unlabelled one."""
+    tv = parse_layout("((4,8),(2,2)):((32,1),(16,8))")
+    with_labels = viz.figure_to_png(viz.draw_tv_layout(tv, (16, 8), labels=True))
+    without = viz.figure_to_png(viz.draw_tv_layout(tv, (16, 8), labels=False))
+    assert with_labels != without and len(with_labels) > len(without)
 
 
 small_shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3)

@@ -148,10 +148,23 @@ def test_linear_layout_explorer_toggle_compose_invert():
     assert "outside the 3x3 matrix" in ex.message.value
 
 
-def test_ldmatrix_explorer_shows_choice_or_message():
-    ex = W.LdmatrixExplorer()
-    from layoutlab import ldmatrix
-    if hasattr(ldmatrix, "select_ldmatrix"):
-        assert ex.message.value == "" and "chosen" in ex.choice.value
-    else:
-        assert "select_ldmatrix is not available" in ex.message.value
+def test_ldmatrix_explorer_choices_and_errors():
+    ex = W.LdmatrixExplorer(atom="SM80_16x8x16_F32F16F16F32_TN", operand="A", repeat="1,2,1", major="K")
+    assert ex.selection.name == "SM75_U32x4_LDSM_N" and ex.message.value == ""      # seed 002
+    picture = ex.picture.value
+    ex.major.value = "MN"
+    assert ex.selection.name == "SM75_U16x8_LDSM_T" and ex.picture.value != picture
+    ex.operand.value = "B"                             # B of 16x8x16 with N repeated twice: 16x16 -> x4
+    assert ex.selection.name == "SM75_U16x8_LDSM_T"
+    ex.repeat.value = "1,1,1"                          # B 8x16: 4 values per thread -> 2 matrices -> x2
+    assert ex.selection.name == "SM75_U16x4_LDSM_T"
+    ex.matrices.value = 4                              # forcing x4 on a 2-matrix fragment
+    assert "too few vals" in ex.message.value and ex.selection is None
+    ex.matrices.value = "auto"
+    ex.atom.value = "SM80_16x8x8_F32TF32TF32F32_TN"
+    assert "16-bit" in ex.message.value
+    # in the Src picture, thread t supplies the address of a row: 8 consecutive elements share its label
+    ex.atom.value = "SM80_16x8x16_F32F16F16F32_TN"
+    ex.operand.value = "A"
+    ex.major.value = "K"
+    assert ex.selection.name == "SM75_U32x4_LDSM_N"

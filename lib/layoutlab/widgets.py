@@ -565,50 +565,71 @@ class LinearLayoutExplorer(_Explorer):
 
 # ---------------------------------------------------------------- LdmatrixExplorer
 
-class LdmatrixExplorer(_Explorer):
-    """Which ldmatrix atom a tiled copy should use, and which thread supplies which row address.
+def _ldmatrix_atoms():
+    """MMA atoms offered by LdmatrixExplorer: the 16-bit SM80 ones ldmatrix feeds, and two it cannot."""
+    from . import atoms
+    ops = [atoms.MmaF16BF16Op("f16", "f32", (16, 8, 16)), atoms.MmaF16BF16Op("f16", "f32", (16, 8, 8)),
+           atoms.MmaF16BF16Op("bf16", "f32", (16, 8, 16)), atoms.MmaTF32Op((16, 8, 8)),
+           atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, 64, 16))]
+    return {atoms.make_mma_atom(op).name: op for op in ops}
 
-    Controls: the MMA atom, the operand (A or B), the value repetition and the shared-memory majorness;
-    :func:`layoutlab.ldmatrix.select_ldmatrix` picks the atom (x1 / x2 / x4, ``.trans`` when the tile is
-    MN-major) or raises the error a wrong choice gives (e.g. "TiledCopy uses too few vals for selected
-    CopyAtom"), shown as a message. The picture is :func:`layoutlab.viz.draw_tiled_copy` of the chosen copy.
+
+class LdmatrixExplorer(_Explorer):
+    """Which ldmatrix atom feeds an MMA operand, which thread supplies which row address, or why none fits.
+
+    Controls: the MMA atom, the operand (A or B), the value repetition (the tiled MMA's tile is the atom's
+    M, N, K times ``rep``, CuTe's permutation -- seed 002's "value layout (1,2,1)"), the majorness of the
+    operand tile in shared memory, and optionally a forced x1 / x2 / x4. :func:`layoutlab.ldmatrix.select_ldmatrix`
+    decides; its reasoning is shown, or its error (e.g. "TiledCopy uses too few vals for selected
+    CopyAtom" for a forced x4 on an x2 fragment, or a tf32 atom). The picture is
+    :func:`layoutlab.viz.draw_tiled_copy` of the chosen copy: in Src, the thread labelled on a row of 8
+    elements is the lane that supplies that row's address.
+
+    Example: SM80_16x8x16, operand A, rep (1,2,1), K-major -> ``SM75_U32x4_LDSM_N``; MN-major ->
+    ``SM75_U16x8_LDSM_T``.
     """
 
-    def __init__(self, atom=None, operand="A", repeat=1, major="K"):
-        self._select = self._selector()
-        names = self._atom_names()
-        self.atom = w.Dropdown(options=names or ["(none)"], value=atom if atom in names else (names or ["(none)"])[0],
-                               description="MMA atom", layout=w.Layout(width="32em"))
+    REPEATS = ("1,1,1", "1,2,1", "2,1,1", "1,1,2", "2,2,1")
+
+    def __init__(self, atom="SM80_16x8x16_F32F16F16F32_TN", operand="A", repeat="1,1,1", major="K",
+                 matrices="auto"):
+        self.atoms = _ldmatrix_atoms()
+        names = list(self.atoms)
+        self.atom = w.Dropdown(options=names, value=atom if atom in names else names[0], description="MMA atom",
+                               layout=w.Layout(width="32em"))
         self.operand = w.ToggleButtons(options=["A", "B"], value=operand, description="operand")
-        self.repeat = w.Dropdown(options=[1, 2, 4], value=repeat, description="value rep")
+        self.repeat = w.Dropdown(options=list(self.REPEATS), value=repeat, description="value rep")
         self.major = w.ToggleButtons(options=["K", "MN"], value=major, description="smem major")
+        self.matrices = w.Dropdown(options=["auto", 1, 2, 4], value=matrices, description="x")
         self.choice = w.HTML()
         self.picture = _image()
-        super().__init__([self.atom, w.HBox([self.operand, self.repeat]), self.major, self.choice, self.picture])
-        for control in (self.atom, self.operand, self.repeat, self.major):
-            control.observe(lambda _c: self._guard(self._update), names="value")
-        self._guard(self._update)
+        self.selection = None
+        super().__init__([self.atom, w.HBox([self.operand, self.repeat]), w.HBox([self.major, self.matrices]),
+                          self.choice, self.picture])
+        for control in (self.atom, self.operand, self.repeat, self.major, self.matrices):
+            control.observe(lambda _c: self._changed(), names="value")
+        self._changed()
 
-    @staticmethod
-    def _selector():
-        try:
-            from .ldmatrix import select_ldmatrix
-        except ImportError:
-            return None
-        return select_ldmatrix
-
-    @staticmethod
-    def _atom_names():
-        try:
-            return list(tv_presets())
-        except Exception:
-            return []
+    def _changed(self):
+        if self._guard(self._update) is None:
+            self.selection = None
+            self.choice.value = ""
 
     def _update(self):
-        if self._select is None:
-            raise LayoutError("LdmatrixExplorer: layoutlab.ldmatrix.select_ldmatrix is not available in this "
-                              "version of the library, so no atom can be chosen")
-        choice = self._select(self.atom.value, operand=self.operand.value, value_repeat=self.repeat.value,
-                              major=self.major.value)
-        self.choice.value = _ok_html(f"chosen: {getattr(choice, 'name', choice)}")
-        self.picture.value = _png(viz.draw_tiled_copy(choice))
+        from .layout import Layout
+        from .ldmatrix import select_ldmatrix
+        from .tiled import make_tiled_mma
+        op = self.atoms[self.atom.value]
+        m, n, k = op.shape_mnk
+        rm, rn, rk = (int(x) for x in self.repeat.value.split(","))
+        tiled = make_tiled_mma(op, (1, 1, 1), (m * rm, n * rn, k * rk))
+        rows = m * rm if self.operand.value == "A" else n * rn
+        cols = k * rk
+        # the operand tile (M or N, K): K-major = K contiguous (row-major), MN-major = column-major
+        smem = Layout((rows, cols), (cols, 1) if self.major.value == "K" else (1, rows))
+        forced = None if self.matrices.value == "auto" else int(self.matrices.value)
+        selection = select_ldmatrix(tiled, self.operand.value, smem, num_matrices=forced)
+        self.selection = selection
+        self.choice.value = _ok_html(f"smem tile {smem}\n{selection.reasoning}")
+        self.picture.value = _png(viz.draw_tiled_copy(selection.tiled_copy))
+        return selection

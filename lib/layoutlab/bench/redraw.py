@@ -15,8 +15,9 @@ __all__ = ["main", "redraw_times", "TV_128x256"]
 TV_128x256 = "((4,8,4,2),(2,2,32)):((256,1,16,64),(128,8,1024))"
 
 
-def redraw_times(repeats=9, png=False):
-    """Wall-clock seconds of ``repeats`` redraws (after one warm-up) of the 128x256 TV picture."""
+def redraw_times(repeats=9, png=False, clock=time.perf_counter):
+    """Seconds of ``repeats`` redraws (after one warm-up) of the 128x256 TV picture, measured with ``clock``
+    (wall time by default; ``time.process_time`` counts only this process's CPU, for a shared machine)."""
     import matplotlib
     matplotlib.use("Agg")
     from layoutlab import parse_layout, viz
@@ -33,17 +34,18 @@ def redraw_times(repeats=9, png=False):
     once(0)
     times = []
     for i in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         once(i + 1)
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return times
 
 
 def main():
     draw = redraw_times()
+    cpu = redraw_times(clock=time.process_time)
     frame = redraw_times(png=True)
     print(f"redraw 128x256 TV layout {TV_128x256}: median {1000 * statistics.median(draw):.1f} ms "
-          f"(min {1000 * min(draw):.1f}), target < 150 ms")
+          f"(min {1000 * min(draw):.1f}; CPU time median {1000 * statistics.median(cpu):.1f}), target < 150 ms")
     print(f"widget frame (redraw + PNG at 72 dpi): median {1000 * statistics.median(frame):.1f} ms")
 
 
