@@ -102,3 +102,14 @@ def test_dtype_names_accepted():
 def test_bad_input_is_refused_with_the_rule(make, match):
     with pytest.raises(LayoutError, match=match):
         make()
+
+
+def test_docstring_examples_run():
+    """The worked examples in the docstrings of atoms, tiled, ldmatrix and probe are true."""
+    import doctest
+
+    from layoutlab import ldmatrix, probe, tiled
+
+    for mod in (atoms, tiled, ldmatrix, probe):
+        res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        assert res.failed == 0, mod.__name__

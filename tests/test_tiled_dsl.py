@@ -158,7 +158,7 @@ def _cases():
                 cases.append((f"tv copy {k}: thr {thr} partition_{part}",
                               f"{src}.get_slice({thr}).partition_{part}(cute.make_identity_tensor({shp}))",
                               lambda ours=ours, thr=thr, part=part, shp=shp: str(getattr(
-                                  ours().get_slice(thr), f"partition_{part}")(make_identity_layout(shp)))))
+                                  ours().get_slice(thr), f"partition_{part}")(make_identity_tensor(shp)))))
     return cases
 
 
