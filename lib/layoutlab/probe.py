@@ -33,13 +33,13 @@ stmatrix forms, wgmma m64nNk16 for all 32 N in 4 majorness pairs (+ bf16 at N = 
 registers -- and no mismatch.
 
 Kernels are CUDA C++ with inline PTX, built for ``sm_90a`` by ``nvcc`` and launched with CuPy
-(``LAYOUTLAB_PROBE_BUILD=dir`` keeps and reuses the cubins). :func:`run` returns one JSON-able record; ``python -m layoutlab.probe OUT.json``
-writes it. :func:`compare` checks a record (live, or the one stored in
+(``LAYOUTLAB_PROBE_BUILD=dir`` keeps and reuses the cubins). :func:`run` returns one JSON-able record;
+``python -m layoutlab.probe OUT.json`` writes it. :func:`compare` checks a record (live, or the one stored in
 ``results/atoms_probe_h100.json``) against the atoms' TV layouts; CI runs that on the recording.
 
-Example (on an H100)::
+Example (on an H100, about 10 s)::
 
-    >>> rec = run()                        # doctest: +SKIP   (~10 s on the H100)
+    >>> rec = run()                        # doctest: +SKIP
     >>> compare(rec)["mismatches"]         # doctest: +SKIP
     []
 """
