@@ -16,10 +16,10 @@ rm -f /tmp/tests_done
 ( CUTE_DSL_KEEP=cubin CUTE_DSL_DUMP_DIR=/tmp/cubins BENCH_WAIT_FOR=/tmp/tests_done timeout 420 \
     python3 $T bench $OUT/bench.json > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/bench.log ) &
 BENCH=$!
-( timeout 300 python3 -m pytest -n 8 -m gpu $T -q -p no:cacheprovider ${1:+-k "$1"} > $OUT/pytest.log 2>&1
+( timeout 300 python3 -m pytest -n 12 -m gpu $T -q -p no:cacheprovider ${1:+-k "$1"} > $OUT/pytest.log 2>&1
   echo "pytest rc $?" >> $OUT/pytest.log ) &
 P1=$!
-( timeout 300 compute-sanitizer --tool memcheck python3 $T sanitize > $OUT/memcheck.log 2>&1
+( timeout 300 compute-sanitizer --tool memcheck --report-api-errors no python3 $T sanitize > $OUT/memcheck.log 2>&1
   echo "memcheck rc $?" >> $OUT/memcheck.log ) &
 P2=$!
 ( timeout 300 compute-sanitizer --tool racecheck python3 $T sanitize > $OUT/racecheck.log 2>&1

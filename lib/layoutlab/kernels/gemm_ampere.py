@@ -227,13 +227,22 @@ class GemmAmpere:
                 cute.gemm(tiled_mma, acc, tCrA[None, None, kb], tCrB[None, None, kb], acc)
         cute.arch.cp_async_wait_group(0)
 
-        # Epilogue: C = alpha * acc + beta * C in fp32, rounded once to the output type.
-        for i in cutlass.range_constexpr(cute.size(acc)):
-            if cute.elem_less(tCcC[i], (M, N)):
-                result = alpha * acc[i]
-                if beta != 0.0:
-                    result += beta * tCgC[i].to(cutlass.Float32)
-                tCgC[i] = result.to(self.dtype)
+        # Epilogue: C = alpha * acc + beta * C in fp32, rounded once to the output type. Whether the tile
+        # lies wholly inside C and whether beta is zero are decided once, outside the per-element loops.
+        if (bm + 1) * self.bM <= M and (bn + 1) * self.bN <= N:
+            if beta == 0.0:
+                for i in cutlass.range_constexpr(cute.size(acc)):
+                    tCgC[i] = (alpha * acc[i]).to(self.dtype)
+            else:
+                for i in cutlass.range_constexpr(cute.size(acc)):
+                    tCgC[i] = (alpha * acc[i] + beta * tCgC[i].to(cutlass.Float32)).to(self.dtype)
+        else:
+            for i in cutlass.range_constexpr(cute.size(acc)):
+                if cute.elem_less(tCcC[i], (M, N)):
+                    result = alpha * acc[i]
+                    if beta != 0.0:
+                        result += beta * tCgC[i].to(cutlass.Float32)
+                    tCgC[i] = result.to(self.dtype)
 
     @cute.jit
     def load_tile(self, tiled_copy: cute.TiledCopy, src: cute.Tensor, dst: cute.Tensor, coords: cute.Tensor,
