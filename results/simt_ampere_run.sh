@@ -13,16 +13,16 @@ T=tests/test_kernels_simt_ampere.py
 } > $OUT/env.txt 2>&1
 rm -f /tmp/tests_done
 # the benchmark process compiles everything now, and times only after /tmp/tests_done appears
-( CUTE_DSL_KEEP=cubin CUTE_DSL_DUMP_DIR=/tmp/cubins BENCH_WAIT_FOR=/tmp/tests_done timeout 420 \
+( CUTE_DSL_KEEP=cubin CUTE_DSL_DUMP_DIR=/tmp/cubins BENCH_WAIT_FOR=/tmp/tests_done timeout 235 \
     python3 $T bench $OUT/bench.json > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/bench.log ) &
 BENCH=$!
-( timeout 300 python3 -m pytest -n 12 -m gpu $T -q -p no:cacheprovider ${1:+-k "$1"} > $OUT/pytest.log 2>&1
+( timeout 150 python3 -m pytest -n 12 -m gpu $T -q -p no:cacheprovider ${1:+-k "$1"} > $OUT/pytest.log 2>&1
   echo "pytest rc $?" >> $OUT/pytest.log ) &
 P1=$!
-( timeout 300 compute-sanitizer --tool memcheck --report-api-errors no python3 $T sanitize > $OUT/memcheck.log 2>&1
+( timeout 150 compute-sanitizer --tool memcheck --report-api-errors no python3 $T sanitize > $OUT/memcheck.log 2>&1
   echo "memcheck rc $?" >> $OUT/memcheck.log ) &
 P2=$!
-( timeout 300 compute-sanitizer --tool racecheck python3 $T sanitize > $OUT/racecheck.log 2>&1
+( timeout 150 compute-sanitizer --tool racecheck python3 $T sanitize > $OUT/racecheck.log 2>&1
   echo "racecheck rc $?" >> $OUT/racecheck.log ) &
 P3=$!
 wait $P1 $P2 $P3
