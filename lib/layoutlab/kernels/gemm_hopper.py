@@ -334,7 +334,10 @@ def make_hopper_gemm_class():
             store_pipe = pipeline.PipelineTmaStore.create(
                 num_stages=self.epi_stages,
                 producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, self.threads))
-            self._epilogue(tidx, warp, acc, alpha, beta, thr_mma.partition_C(gC), thr_mma.partition_C(cC),
+            # The accumulator's (m, n) coordinates differ per thread: partition C with this thread's
+            # slice (thr_mma above is the warpgroup's, which is all that the smem operands need).
+            thr_c = tiled_mma.get_slice(tidx)
+            self._epilogue(tidx, warp, acc, alpha, beta, thr_c.partition_C(gC), thr_c.partition_C(cC),
                            mC.shape, tiled_mma, sC, gC_tma, tma_c, store_pipe, self.threads)
             if warp == self.store_warp:
                 store_pipe.producer_tail()           # the last TMA stores must finish reading smem
@@ -357,7 +360,7 @@ def make_hopper_gemm_class():
             if cutlass.const_expr(self.with_beta):
                 # beta != 0 reads C straight from global memory in the accumulator layout (predicated
                 # on the matrix bounds); beta == 0 never reads C, so NaNs in it cannot leak (BLAS rule).
-                for i in cutlass.range_constexpr(cute.size(acc)):
+                for i in cutlass.range(cute.size(acc), unroll_full=True):
                     if cute.elem_less(tCcC[i], c_shape):
                         acc[i] = alpha * acc[i] + beta * tCgC[i].to(self.acc_dtype)
             else:

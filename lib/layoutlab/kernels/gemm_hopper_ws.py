@@ -190,7 +190,8 @@ def make_hopper_ws_class():
                 # ================================ consumer warpgroups ===============================
                 cute.arch.setmaxregister_increase(CONSUMER_REGS)
                 mma_tidx = tidx - THREADS_PER_WARPGROUP
-                thr_mma = tiled_mma.get_slice((wg - 1) * THREADS_PER_WARPGROUP)
+                thr_mma = tiled_mma.get_slice((wg - 1) * THREADS_PER_WARPGROUP)   # smem operand views
+                thr_c = tiled_mma.get_slice(mma_tidx)      # this thread's accumulator coordinates
                 tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))
                 tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
                 acc = cute.make_rmem_tensor(thr_mma.partition_C(gC[None, None, 0, 0]).shape, self.acc_dtype)
@@ -226,8 +227,8 @@ def make_hopper_ws_class():
                     release.advance()
 
                     self._epilogue(mma_tidx, warp, acc, alpha, beta,
-                                   thr_mma.partition_C(gC[None, None, tm, tn]),
-                                   thr_mma.partition_C(cC[None, None, tm, tn]), mC.shape, tiled_mma, sC,
+                                   thr_c.partition_C(gC[None, None, tm, tn]),
+                                   thr_c.partition_C(cC[None, None, tm, tn]), mC.shape, tiled_mma, sC,
                                    gC_tma[None, None, tm, tn], tma_c, store_pipe, self.mma_threads)
                     tiles.advance_to_next_work()
                     work = tiles.get_current_work()
