@@ -10,6 +10,7 @@ exits non-zero on a wrong answer: the command that `compute-sanitizer --tool mem
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -266,6 +267,26 @@ def test_hopper_gemm_alpha_beta(name, layout):
     import layoutlab.kernels as kernels
     err = check_gemm(getattr(kernels, name), "cupy", "float16", layout, 333, 264, 200, alpha=0.5, beta=-2.0)
     assert err < 1e-2
+
+
+@pytest.mark.gpu
+def test_hopper_sass_has_hgmma_and_tma(tmp_path):
+    """The machine code (nvdisasm through CUTE_DSL_KEEP=sass, which needs the GPU machine's CUDA tools):
+    HGMMA is wgmma, UTMALDG/UTMASTG are the TMA load/store, STSM is stmatrix."""
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_90a", CUTE_DSL_KEEP="sass", CUTE_DSL_DUMP_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT.format(lib=LIB, dump=str(tmp_path))],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    sass = {p.name: p.read_text() for p in tmp_path.glob("*.sass")}
+    plain = "".join(t for n, t in sass.items() if "HopperGemmWs" not in n)
+    ws = "".join(t for n, t in sass.items() if "HopperGemmWs" in n)
+    for text in (plain, ws):
+        assert "HGMMA.64x256x16.F32" in text
+        assert "UTMALDG" in text and "UTMASTG" in text and "STSM" in text
+    assert "MULTICAST" in ws                       # B reaches both CTAs of the cluster from one load
+    spill = re.compile(r"\b(LDL|STL)\b")
+    assert not spill.search(plain), "local-memory traffic (register spills) in gemm_hopper"
+    assert not spill.search(ws), "local-memory traffic (register spills) in gemm_hopper_ws"
 
 
 @pytest.mark.gpu
