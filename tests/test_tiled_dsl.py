@@ -50,7 +50,18 @@ TILINGS = [
     ("sm90 64x128x16 SS", (1, 1, 1), "None", None),
     ("sm90 64x128x16 SS", (2, 1, 1), "None", None),
     ("sm90 64x64x16 RS", (1, 2, 1), "None", None),
+    # warps numbered along N first: an atom layout given as a Layout
+    ("sm80 16x8x16", ("cute.make_layout((2,2,1), stride=(2,1,0))", make_layout((2, 2, 1), stride=(2, 1, 0))),
+     "None", None),
 ]
+
+
+def _al_src(al):
+    return al[0] if isinstance(al[0], str) else str(al)
+
+
+def _al_ours(al):
+    return al[1] if isinstance(al[0], str) else al
 
 COPY_OPS = {
     "ldsm_n1": ("cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 1)", lambda: nvgpu.warp.LdMatrix8x8x16bOp(False, 1)),
@@ -92,19 +103,19 @@ def _our_layout(shape_stride):
 
 def _our_tiled(i):
     key, al, _, perm = TILINGS[i]
-    return make_tiled_mma(ATOMS[key][1](), al, perm)
+    return make_tiled_mma(ATOMS[key][1](), _al_ours(al), perm)
 
 
 def _dsl_tiled(i):
     key, al, perm_src, _ = TILINGS[i]
-    return f"cute.make_tiled_mma(cute.make_mma_atom({ATOMS[key][0]}), {al}, {perm_src})"
+    return f"cute.make_tiled_mma(cute.make_mma_atom({ATOMS[key][0]}), {_al_src(al)}, {perm_src})"
 
 
 def _cases():
     cases = []
     for i, (key, al, perm_src, _) in enumerate(TILINGS):
         tm_src = _dsl_tiled(i)
-        label = f"{key} {al} {perm_src}"
+        label = f"{key} {_al_src(al)} {perm_src}"
         cases.append((f"{label}: print", f"str({tm_src})", lambda i=i: str(_our_tiled(i))))
         for op in "ABC":
             cases.append((f"{label}: tv_layout_{op}_tiled", f"{tm_src}.tv_layout_{op}_tiled",

@@ -34,8 +34,9 @@ from .algebra import (coalesce, composition, logical_divide, raked_product, righ
                       zipped_divide)
 from .atoms import CopyAtom, MmaAtom, make_mma_atom
 from .errors import LayoutError
-from .inttuple import _add, crd2idx, idx2crd, is_int, is_tuple, product, product_each
+from .inttuple import _add, crd2idx, is_int, is_tuple, product, product_each
 from .layout import Layout, make_layout
+from .tensor import get_flat_coord
 
 __all__ = [
     "TiledMMA",
@@ -327,10 +328,9 @@ class ThrMMA:
     def __init__(self, tiled_mma, thr_idx):
         self.tiled_mma = tiled_mma
         self.thr_idx = thr_idx
-        v = tiled_mma.thr_layout_vmnk
-        crd = idx2crd(thr_idx, v.shape)
-        # one integer per top mode (CuTe's get_flat_coord)
-        self.thr_vmnk = tuple(crd2idx(c, s) if is_tuple(s) else c for c, s in zip(crd, v.shape))
+        # the (V, M, N, K) coordinate at which the thread layout *produces* thr_idx (CuTe's get_flat_coord:
+        # read through the strides, so warps numbered along N first land in the right place)
+        self.thr_vmnk = get_flat_coord(tiled_mma.thr_layout_vmnk, thr_idx)
 
     def _partition(self, x, thrfrg, i, j, op):
         layout = _layout_of(x, op)
