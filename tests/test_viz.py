@@ -370,3 +370,23 @@ def test_pictures_match_cute_dsl_print_latex():
     # raises a TypeError in product_each; ours draws that column
     assert cell_texts(viz.draw_layout(parse_layout("8:2"), labels=True).axes[0]) == \
         {(int(m), int(n)): v for m, n, v in node.findall(results[len(TV_CASES) + 2].value)}
+
+
+def test_linear_layout_drawn_as_tv_matches_cute_tv_layout():
+    """Seed 001's blocked layout as a LinearLayout and as the CuTe TV layout ((8,4,2),(2,2)):((32,2,8),(16,1))
+    give the same picture; so do TV layouts converted by linear.tv_layout_to_linear_layout."""
+    from layoutlab.linear import LinearLayout, tv_layout_to_linear_layout
+    blocked = LinearLayout.from_bases(
+        [("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ("warp", [[8, 0]])],
+        ["dim0", "dim1"])
+    ours = viz.linear_tv_owners(blocked)
+    cute = viz.tv_cell_owners(parse_layout("((8,4,2),(2,2)):((32,2,8),(16,1))"), (16, 16))
+    assert all((a == b).all() for a, b in zip(ours, cute))
+    texts = cell_texts(viz.draw_tv_layout(blocked, None, labels=True).axes[0])
+    assert texts[(0, 1)] == "T0\nV1" and texts[(2, 0)] == "T8\nV0"      # register0 -> dim1 1, lane3 -> dim0 2
+    for text, tile in [(WGMMA_C, (64, 64)), ("((4,8),(2,2,2)):((32,1),(16,8,128))", (16, 16))]:
+        tv = parse_layout(text)
+        ll = tv_layout_to_linear_layout(tv, tile)
+        assert all((a == b).all() for a, b in zip(viz.linear_tv_owners(ll), viz.tv_cell_owners(tv, tile)))
+    with pytest.raises(LayoutError, match="register / lane / warp"):
+        viz.draw_tv_layout(LinearLayout.identity_1d(8, "offset", "offset"), None)

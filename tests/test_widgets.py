@@ -168,3 +168,17 @@ def test_ldmatrix_explorer_choices_and_errors():
     ex.operand.value = "A"
     ex.major.value = "K"
     assert ex.selection.name == "SM75_U32x4_LDSM_N"
+
+
+def test_linear_layout_explorer_shows_distributed_layout_on_its_tile():
+    from layoutlab.linear import LinearLayout
+    blocked = LinearLayout.from_bases(
+        [("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ("warp", [[8, 0]])],
+        ["dim0", "dim1"])
+    ex = W.LinearLayoutExplorer(blocked)
+    assert ex.tile.value[:4] == b"\x89PNG" and ex.tile.layout.display is None
+    before = ex.tile.value
+    ex.toggle(4, 1)                                   # reg1 now also flips dim1 bit 0
+    assert ex.tile.value != before
+    ex.operation.value = "inverse(A)"                 # inputs dim0/dim1: no tile picture, no error
+    assert ex.message.value == "" and ex.tile.layout.display == "none"

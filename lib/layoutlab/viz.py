@@ -42,6 +42,7 @@ __all__ = [
     "draw_tiled_copy",
     "draw_gemm_tiling",
     "tv_cell_owners",
+    "linear_tv_owners",
     "figure_to_png",
     "figure_to_svg",
 ]
@@ -501,10 +502,18 @@ def draw_tv_layout(tv, tile_mn, *, highlight_threads=None, highlight_values=None
     ``inverse=True`` draws the other direction: the (T, V) grid (rows t, columns v), each cell labelled with
     the ``(m,n)`` that (t, v) writes.
 
+    ``tv`` may also be a distributed :class:`~layoutlab.linear.LinearLayout` (input dims ``register``,
+    ``lane``, ``warp``; two output dims m = ``dim0``, n = ``dim1``): then t = lane + 32 * warp (lanes per
+    warp = 2^(number of lane bits)), v = register, and ``tile_mn`` may be None (the output dims' sizes).
+
     Example (seed 000): the WGMMA accumulator on a 64x64 tile, cell (0,2) reads ``T1 V0``::
 
         draw_tv_layout(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64))
     """
+    if hasattr(tv, "bases") and hasattr(tv, "out_dims"):
+        return _draw_linear_tv(tv, tile_mn, highlight_threads=highlight_threads,
+                               highlight_values=highlight_values, labels=labels, title=title,
+                               label_limit=label_limit)
     tv = _as_layout(tv, "draw_tv_layout")
     title = str(tv) if title is None else title
     if inverse:
@@ -513,6 +522,63 @@ def draw_tv_layout(tv, tile_mn, *, highlight_threads=None, highlight_values=None
     thread, value = tv_cell_owners(tv, tile_mn, "draw_tv_layout")
     rows, cols = thread.shape
     fig, ax, cell = _single_grid_figure(rows, cols, title)
+    _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit,
+                highlight_threads=highlight_threads, highlight_values=highlight_values)
+    return fig
+
+
+def linear_tv_owners(linear_layout, op="draw_tv_layout"):
+    """(thread, value) arrays over the (dim0, dim1) tile of a distributed linear layout (first writer in
+    thread-major order, -1 where nothing lands), with t = lane + 2^lane_bits * warp and v = register.
+
+    Evaluated for all inputs at once: the output is the XOR of the basis vectors of the set input bits.
+    Example: bases register [[0,1]], lane [[1,0],[2,0]] on a 4x2 tile: lane 1, register 1 -> (1, 1).
+    """
+    names = [d for d, _ in linear_layout.bases]
+    unknown = [d for d in names if d not in ("register", "lane", "warp")]
+    outs = list(linear_layout.out_dims)
+    if unknown or len(outs) != 2:
+        raise LayoutError(f"{op}: a linear layout is drawn as a TV layout when its input dims are register / "
+                          f"lane / warp and it has two output dims (m, n); got inputs {names} and outputs "
+                          f"{[d for d, _ in outs]}")
+    bases = dict(linear_layout.bases)
+    bits = {d: len(bases.get(d, [])) for d in ("register", "lane", "warp")}
+    total = sum(bits.values())
+    if total > 16:
+        raise LayoutError(f"{op}: {total} input bits is too many to draw (at most 16)")
+    x = np.arange(1 << total, dtype=np.int64)
+    m = np.zeros_like(x)
+    n = np.zeros_like(x)
+    j = 0
+    for d in ("register", "lane", "warp"):
+        for vec in bases.get(d, []):
+            bit = (x >> j) & 1
+            m ^= bit * int(vec[0])
+            n ^= bit * int(vec[1])
+            j += 1
+    reg = x & ((1 << bits["register"]) - 1)
+    lane = (x >> bits["register"]) & ((1 << bits["lane"]) - 1)
+    warp = x >> (bits["register"] + bits["lane"])
+    t = lane + (warp << bits["lane"])
+    (_, m_ext), (_, n_ext) = outs
+    order = np.lexsort((reg, t))
+    cells = (m * n_ext + n)[order]
+    first_cells, first_pos = np.unique(cells, return_index=True)
+    thread = np.full(m_ext * n_ext, -1, dtype=np.int64)
+    value = np.full(m_ext * n_ext, -1, dtype=np.int64)
+    thread[first_cells] = t[order][first_pos]
+    value[first_cells] = reg[order][first_pos]
+    return thread.reshape(m_ext, n_ext), value.reshape(m_ext, n_ext)
+
+
+def _draw_linear_tv(ll, tile_mn, *, highlight_threads, highlight_values, labels, title, label_limit):
+    thread, value = linear_tv_owners(ll)
+    if tile_mn is not None and tuple(_product(x) for x in tile_mn) != thread.shape:
+        raise LayoutError(f"draw_tv_layout: tile_mn {tile_mn} differs from the linear layout's output sizes "
+                          f"{thread.shape}; pass tile_mn=None")
+    rows, cols = thread.shape
+    head = title if title is not None else "linear layout: t = lane + 32*warp, v = register"
+    fig, ax, cell = _single_grid_figure(rows, cols, head)
     _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit,
                 highlight_threads=highlight_threads, highlight_values=highlight_values)
     return fig

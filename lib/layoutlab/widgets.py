@@ -476,7 +476,9 @@ class LinearLayoutExplorer(_Explorer):
     buttons (rows: output bits, columns: input bits); flipping one changes the image of that input bit.
     ``operation`` shows ``A``, ``inverse(A)``, ``compose(A, B)`` = B(A(x)) (``A.compose(B)``), or
     ``invert_and_compose(A, B)`` (the C with A(x) = B(C(x)), Triton's layout conversion), drawn with
-    :func:`layoutlab.viz.draw_f2_matrix`. Non-invertible or mismatched layouts show the library's error.
+    :func:`layoutlab.viz.draw_f2_matrix`, and, for a distributed layout (register / lane / warp -> two
+    output dims), on its tile with :func:`layoutlab.viz.draw_tv_layout`. Non-invertible or mismatched
+    layouts show the library's error.
     """
 
     OPERATIONS = ("A", "inverse(A)", "compose(A, B)", "invert_and_compose(A, B)")
@@ -489,8 +491,9 @@ class LinearLayoutExplorer(_Explorer):
         self.operation = w.Dropdown(options=list(self.OPERATIONS), value=operation, description="show")
         self.bits = w.Box()
         self.picture = _image()
+        self.tile = _image()
         self.description = w.HTML()
-        super().__init__([self.bits, self.operation, self.description, self.picture])
+        super().__init__([self.bits, self.operation, self.description, w.HBox([self.picture, self.tile])])
         self.operation.observe(lambda _c: self._guard(self._update), names="value")
         self._build_toggles()
         self._guard(self._update)
@@ -561,6 +564,15 @@ class LinearLayoutExplorer(_Explorer):
         self.description.value = _ok_html(f"{self.operation.value} = {result}\n"
                                           f"{', '.join(flags) if flags else 'neither injective nor surjective'}")
         self.picture.value = _png(viz.draw_f2_matrix(result, title=self.operation.value))
+        # a distributed layout (register/lane/warp -> (m, n)) is also shown on its tile
+        try:
+            tile = viz.draw_tv_layout(result, None, title=f"{self.operation.value} on its tile")
+        except LayoutError:
+            self.tile.value = b""
+            self.tile.layout.display = "none"
+        else:
+            self.tile.value = _png(tile)
+            self.tile.layout.display = None
 
 
 # ---------------------------------------------------------------- LdmatrixExplorer
