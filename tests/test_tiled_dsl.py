@@ -232,3 +232,65 @@ def test_tiled_copy_too_few_vals():
     tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 8)), (1, 1, 1))
     with pytest.raises(LayoutError, match="TiledCopy uses too few vals for selected CopyAtom"):
         make_tiled_copy_B(make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(False, 2), "f16"), tm)
+
+
+# ---- seeded random tilings, one DSL batch ---------------------------------------------------------------
+
+def _random_tilings(seed=5, count=40):
+    """Random (atom, atom layout, permutation) triples: warp counts 1/2/4 per mode, M- or N-first warp
+    numbering, value repetition 1/2 per mode, and sometimes an interleaving Layout permutation of N."""
+    import random
+
+    rng = random.Random(seed)
+    warp_atoms = ["sm80 16x8x16", "sm80 16x8x8", "sm80 tf32 16x8x8"]
+    out = []
+    for _ in range(count):
+        key = rng.choice(warp_atoms + ["sm90 64x128x16 SS", "sm90 64x64x16 RS"])
+        shape = {"sm80 16x8x16": (16, 8, 16), "sm80 16x8x8": (16, 8, 8), "sm80 tf32 16x8x8": (16, 8, 8),
+                 "sm90 64x128x16 SS": (64, 128, 16), "sm90 64x64x16 RS": (64, 64, 16)}[key]
+        wm, wn = rng.choice([1, 2, 4]), rng.choice([1, 2])
+        if rng.random() < 0.3:
+            al = (f"cute.make_layout(({wm},{wn},1), stride=({wn},1,0))", make_layout((wm, wn, 1), stride=(wn, 1, 0)))
+        else:
+            al = (wm, wn, 1)
+        reps = [rng.choice([1, 2]) for _ in range(3)]
+        if rng.random() < 0.4:
+            perm_src, perm = "None", None
+        else:
+            tiles = [shape[0] * wm * reps[0], shape[1] * wn * reps[1], shape[2] * reps[2]]
+            perm, srcs = list(tiles), [str(t) for t in tiles]
+            if tiles[1] % 16 == 0 and rng.random() < 0.5:   # interleave N by pairs of 8-column blocks
+                half = tiles[1] // 2
+                perm[1] = make_layout((half, 2), stride=(2, 1))
+                srcs[1] = f"cute.make_layout(({half},2), stride=(2,1))"
+            perm_src, perm = "(" + ",".join(srcs) + ")", tuple(perm)
+        out.append((key, al, perm_src, perm))
+    return out
+
+
+RANDOM_TILINGS = _random_tilings()
+
+
+@pytest.mark.dsl
+@pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)
+def test_random_tilings_match_the_dsl():
+    snippets, ours = [], []
+    for key, al, perm_src, perm in RANDOM_TILINGS:
+        tm = make_tiled_mma(ATOMS[key][1](), _al_ours(al), perm)
+        src = f"cute.make_tiled_mma(cute.make_mma_atom({ATOMS[key][0]}), {_al_src(al)}, {perm_src})"
+        tile_m, tile_n, tile_k = tm.tile_size_mnk
+        thr = (tm.size * 5) // 7
+        items = [("str", f"str({src})", str(tm))]
+        items += [(op, f"{src}.tv_layout_{op}_tiled", str(getattr(tm, f"tv_layout_{op}_tiled"))) for op in "ABC"]
+        items.append(("pC", f"{src}.get_slice({thr}).partition_C(cute.make_identity_tensor(({tile_m},{2 * tile_n})))",
+                      str(tm.get_slice(thr).partition_C(make_identity_tensor((tile_m, 2 * tile_n))))))
+        items.append(("pA", f"{src}.get_slice({thr}).partition_A(cute.make_identity_tensor(({2 * tile_m},{tile_k})))",
+                      str(tm.get_slice(thr).partition_A(make_identity_tensor((2 * tile_m, tile_k))))))
+        for what, snip, mine in items:
+            snippets.append(snip)
+            ours.append((f"{key} {_al_src(al)} {perm_src}: {what}", mine))
+    results = dsl_eval(snippets, setup=SETUP)
+    bad = [f"{label}\n  DSL : {r.value if r.ok else r.message[:200]}\n  ours: {mine}"
+           for (label, mine), r in zip(ours, results) if not r.ok or r.value != mine]
+    print(f"\nrandom tilings vs CuTe DSL: {len(RANDOM_TILINGS)} tilings, {len(snippets)} cases, {len(bad)} differ")
+    assert not bad, "\n".join(bad[:6])
