@@ -144,3 +144,42 @@ def test_dsl_builds_the_too_wide_copy_silently():
     assert r.ok and "Tiled Copy" in r.value
     with pytest.raises(LayoutError, match="too few vals"):
         select_ldmatrix(_mma(8, perm=(16, 16, 8)), "B", ROW_MAJOR(16, 8), num_matrices=4)
+
+
+@pytest.mark.dsl
+@pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)
+def test_random_selections_build_the_dsl_tiled_copy():
+    """Seeded random warp tilings: the selected atom's tiled copy (print, src/dst TV, a thread's partition_S)
+    is the DSL's make_tiled_copy_A/B with the same atom."""
+    import random
+
+    from layoutlab import make_identity_tensor
+
+    rng = random.Random(11)
+    snippets, ours = [], []
+    for _ in range(30):
+        k, ab = rng.choice([(16, "f16"), (8, "f16"), (16, "bf16")])
+        wm, wn = rng.choice([1, 2, 4]), rng.choice([1, 2])
+        reps = [rng.choice([1, 2]) for _ in range(3)]
+        perm = (16 * wm * reps[0], 8 * wn * reps[1], k * reps[2])
+        operand, row = rng.choice("AB"), rng.random() < 0.5
+        tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op(ab, "f32", (16, 8, k)), (wm, wn, 1), perm)
+        mn, kk = tm.get_tile_size(0 if operand == "A" else 1), tm.get_tile_size(2)
+        choice = select_ldmatrix(tm, operand, (ROW_MAJOR if row else COL_MAJOR)(mn, kk))
+        dt = "Float16" if ab == "f16" else "BFloat16"
+        src = (f"cute.make_tiled_copy_{operand}(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp("
+               f"{choice.transpose}, {choice.num_matrices}), {dt}), cute.make_tiled_mma(cute.make_mma_atom("
+               f"cute.nvgpu.warp.MmaF16BF16Op({dt}, Float32, (16,8,{k}))), ({wm},{wn},1), {perm}))")
+        thr = (tm.size * 3) // 5
+        tc = choice.tiled_copy
+        for snip, mine in ((f"str({src})", str(tc)), (f"{src}.layout_src_tv_tiled", str(tc.layout_src_tv_tiled)),
+                           (f"{src}.layout_dst_tv_tiled", str(tc.layout_dst_tv_tiled)),
+                           (f"{src}.get_slice({thr}).partition_S(cute.make_identity_tensor(({mn},{2 * kk})))",
+                            str(tc.get_slice(thr).partition_S(make_identity_tensor((mn, 2 * kk)))))):
+            snippets.append(snip)
+            ours.append(mine)
+    results = dsl_eval(snippets, setup="from cutlass import Float16, BFloat16, Float32\n")
+    bad = [(s, r.value if r.ok else r.message[:200], m) for s, r, m in zip(snippets, results, ours)
+           if not r.ok or r.value != m]
+    print(f"\nrandom ldmatrix selections vs CuTe DSL: {len(snippets)} cases, {len(bad)} differ")
+    assert not bad, bad[:3]
