@@ -68,7 +68,7 @@ from layoutlab import (
     zipped_product,
 )
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
-from layoutlab.inttuple import ceil_div, format_int_tuple, product_each
+from layoutlab.inttuple import _ceil_div_modes as ceil_div, format_int_tuple, product_each
 from test_layout_strategies import (
     divisors,
     dsl_literal as lit,

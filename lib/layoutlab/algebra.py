@@ -14,6 +14,7 @@ from math import gcd
 from .errors import LayoutError
 from .inttuple import (
     ScaledBasis,
+    _ceil_div_modes,
     ceil_div,
     flatten as _flatten,
     format_int_tuple,
@@ -338,7 +339,7 @@ def _complement_filtered(shapes, strides, cotarget, layout):
         result_shape.append(d // last)  # CuTe's (floor) gap; verified below when inexact
         result_stride.append(d * s)
     new_stride = result_stride.pop()
-    rest_shape = ceil_div(cotarget, new_stride)
+    rest_shape = _ceil_div_modes(cotarget, new_stride)
     rest_shape = product(rest_shape) if is_tuple(rest_shape) else rest_shape
     result = coalesce(Layout(tuple(result_shape) + (rest_shape,), tuple(result_stride) + (new_stride,)))
     if inexact is not None and not _is_complement(Layout(tuple(shapes), tuple(strides)), result, cotarget):

@@ -295,12 +295,12 @@ def suffix_product(a, init=1):
 
 
 def shape_div(a, b):
-    """CuTe's ``shape_div``: divide shape ``a`` by ``b``, left to right, rounding *away from zero*.
+    """CuTe's ``shape_div``: divide shape ``a`` by ``b`` left to right, one mode at a time.
 
-    For integers ``a // b`` when ``b`` divides ``a``, and ``1`` (sign kept) when ``a`` divides ``b``
-    (the divisor is "used up").  A tuple ``a`` is divided mode by mode by what is left of ``b``:
-    ``shape_div((4,6), 8) == (1,3)``; ``shape_div((4,6),(2,3)) == (2,2)``.
-    Callers that need exactness check ``a % b == 0 or b % a == 0`` themselves.
+    For integers: ``a // b`` when ``b`` divides ``a``, ``1`` when ``a`` divides ``b`` (the divisor is "used
+    up" and carries on as ``b // a``).  A tuple ``a`` is divided mode by mode by what is left of ``b``; two
+    tuples divide element-wise.  Any other pair is refused, as in the DSL.
+    ``shape_div((4,6), 8) == (1,3)``; ``shape_div((4,6), (2,3)) == (2,2)``; ``shape_div(6, 4)`` raises.
     """
     if is_tuple(a):
         if is_tuple(b):
@@ -310,31 +310,48 @@ def shape_div(a, b):
         out = []
         for e in a:
             out.append(shape_div(e, b))
-            b = shape_div(b, e)
+            b = shape_div(b, product(e))
         return tuple(out)
     if is_tuple(b):
         return shape_div(a, product(b))
     if b == 0:
         raise LayoutError("shape_div: division by 0")
-    q = int(a / b)  # truncation toward zero, like C++
+    if a % b != 0 and b % a != 0:
+        raise LayoutError(
+            f"shape_div: {a} and {b} do not divide one another; shape_div needs one of them to be a multiple of the other"
+        )
+    q = int(a / b)
     return q if q != 0 else signum(a) * signum(b)
 
 
 def ceil_div(a, b):
-    """Ceiling division, mode by mode; a tuple ``a`` divided by an integer ``b`` consumes ``b`` left to right.
+    """Ceiling division as the DSL's ``cute.ceil_div`` computes it: element-wise for two tuples, and
+    ``ceil(size(a) / b)`` for a shape divided by an integer.
 
-    ``ceil_div(10, 4) == 3``; ``ceil_div((4,6), 8) == (1,3)``.
+    ``ceil_div(10, 4) == 3``; ``ceil_div((4,6), (3,4)) == (2,2)``; ``ceil_div((4,6), 8) == 3``.
+    """
+    if is_tuple(a) and is_tuple(b):
+        if len(a) != len(b):
+            raise LayoutError(f"ceil_div: ranks differ, {format_int_tuple(a)} vs {format_int_tuple(b)}")
+        return tuple(ceil_div(x, y) for x, y in zip(a, b))
+    if is_tuple(a) or is_tuple(b):
+        return ceil_div(product(a), product(b))
+    if b == 0:
+        raise LayoutError("ceil_div: division by 0")
+    return -((-a) // b)
+
+
+def _ceil_div_modes(a, b):
+    """CuTe's internal (C++) ceil_div of a shape by an integer: consume ``b`` left to right, rounding up per mode.
+
+    ``_ceil_div_modes((4,6), 8) == (1,3)``: used for shape cotargets in :func:`complement`.
     """
     if is_tuple(a):
-        if is_tuple(b):
-            return tuple(ceil_div(x, y) for x, y in zip(a, b))
         out = []
         for e in a:
-            out.append(ceil_div(e, b))
-            b = ceil_div(b, e)
+            out.append(_ceil_div_modes(e, b))
+            b = -((-b) // product(e))
         return tuple(out)
-    if is_tuple(b):
-        return ceil_div(a, product(b))
     return -((-a) // b)
 
 
