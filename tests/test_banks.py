@@ -166,17 +166,52 @@ def _blocked(reg_dim, lane_dim, regs=5):
     return LinearLayout.from_bases([("register", r), ("lane", ln)], ["dim0", "dim1"])
 
 
+def _smem_offsets_match(choice, M, N, eb):
+    """The returned F2 smem layout is a bijection and, for a CuTe answer, equals Sw(byte address)."""
+    ll = choice.linear_layout
+    assert ll.is_injective() and ll.get_out_dim_size("offset") == M * N
+    if choice.swizzle is not None:
+        for m in range(0, M, 3):
+            for n in range(N):
+                off = ll.apply({"dim0": m, "dim1": n})["offset"]
+                assert off * eb == choice.swizzle((m * N + n) * eb)
+
+
 def test_find_swizzle_transpose_scalar():
     write = _blocked(0, 1)   # lanes along a row
     read = _blocked(1, 0)    # lanes down a column
     c = find_swizzle([write, read], (32, 32), 4, max_vector_bytes=4)
     assert c.unswizzled_wavefronts == 32 * 1 + 32 * 32
     assert c.conflict_free and c.vector_bytes == 4
-    # the F2 map is the CuTe swizzle's matrix, an involution
-    assert c.linear_layout.compose(c.linear_layout) == LinearLayout.identity_1d(
-        c.linear_layout.get_out_dim_size("offset"), "offset", "offset")
+    _smem_offsets_match(c, 32, 32, 4)
     sw = c.swizzle
     assert layout_bank_conflicts(Layout(32, 1), ComposedLayout(sw, 0, Layout((32, 32), (32, 1))), 4).conflict_free
+
+
+def test_find_swizzle_general_f2_beats_every_cute_swizzle():
+    from layoutlab.gluon import BlockedLayout
+    a = BlockedLayout([1, 1], [8, 4], [1, 1], [0, 1]).to_linear_layout([32, 32])
+    b = BlockedLayout([1, 4], [8, 4], [1, 1], [1, 0]).to_linear_layout([32, 32])
+    c = find_swizzle([a, b], (32, 32), 4)
+    assert c.swizzle is None          # no Sw<B,M,S> does as well: the answer is a general F2 map
+    assert c.conflict_free and c.unswizzled_wavefronts > c.wavefronts and c.vector_bytes == 16
+    _smem_offsets_match(c, 32, 32, 4)
+    # vectors stay contiguous and aligned: element (m, 4k + j) sits at offset(m, 4k) + j
+    ll = c.linear_layout
+    for m in range(32):
+        for n in range(0, 32, 4):
+            base = ll.apply({"dim0": m, "dim1": n})["offset"]
+            assert base % 4 == 0
+            assert [ll.apply({"dim0": m, "dim1": n + j})["offset"] for j in range(4)] == [base + j for j in range(4)]
+    # re-score by brute force: every instruction of both layouts through the bank model
+    for lay, vec in ((a, 1), (b, 4)):
+        regs = lay.get_in_dim_size("register")
+        for r0 in range(0, regs, vec):
+            addrs = []
+            for lane in range(32):
+                crd = lay.apply({"register": r0, "lane": lane, "warp": 0})
+                addrs.append(ll.apply(crd)["offset"] * 4)
+            assert bank_conflicts(addrs, 4 * vec).conflict_free
 
 
 def test_find_swizzle_keeps_vectors_and_finds_128b_swizzle_for_ldmatrix():
@@ -186,6 +221,7 @@ def test_find_swizzle_keeps_vectors_and_finds_128b_swizzle_for_ldmatrix():
     assert c.vector_bytes == 16 and c.swizzle.num_base >= 4
     assert c.unswizzled_wavefronts == 32 and c.conflict_free
     assert str(c.swizzle) == "S<3,4,3>"
+    _smem_offsets_match(c, 64, 64, 2)
     # vectorised transpose: 16-byte row writes, 16-byte column-block reads
     w = LinearLayout.from_bases([("register", [[0, 1], [0, 2], [1, 0], [2, 0], [4, 0]]),
                                  ("lane", [[0, 4], [0, 8], [0, 16], [8, 0], [16, 0]])], ["dim0", "dim1"])

@@ -24,7 +24,6 @@ show measured cycles tracking the predicted wavefronts; the H100 record lives in
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 
 from .errors import LayoutError
@@ -218,7 +217,14 @@ def ldmatrix_bank_conflicts(row_addresses) -> BankConflicts:
 # ----------------------------------------------------------------------------- swizzle search
 @dataclass(frozen=True)
 class SwizzleChoice:
-    """What :func:`find_swizzle` picked: the CuTe swizzle (on byte addresses), its F2 matrix, the cost."""
+    """What :func:`find_swizzle` picked.
+
+    ``linear_layout``: the shared-memory layout as an F2 map (dim0, dim1) -> element ``offset``;
+    ``swizzle``: the same map as a CuTe ``Sw<B,M,S>`` on byte addresses over the plain row-/column-major
+    tile when it is one (else ``None``); ``wavefronts`` / ``ideal_wavefronts`` / ``unswizzled_wavefronts``:
+    total over all warp instructions of warp 0; ``vector_bytes``: the widest access kept; ``per_access``:
+    wavefronts of each instruction.
+    """
     swizzle: object
     linear_layout: object
     wavefronts: int
@@ -233,8 +239,7 @@ class SwizzleChoice:
 
 
 def _access_instructions(ll, tile_shape, element_bytes, row_major, max_vector_bytes=16):
-    """Split a distributed layout into warp instructions: [(vector_elems, [(m, n) per lane])]."""
-    M, N = tile_shape
+    """Split a distributed layout into warp instructions: (vector_elems, [(m, n) per lane], lane bases)."""
     regs = dict(ll.bases).get("register", [])
     fast = 1 if row_major else 0
     # leading register bits that walk the contiguous dim by 1, 2, 4, ... form the vector
@@ -256,64 +261,191 @@ def _access_instructions(ll, tile_shape, element_bytes, row_major, max_vector_by
             o = ll.apply(ins)
             crds.append((o["dim0"], o["dim1"]))
         instrs.append((vec, crds))
-    return instrs
+    return instrs, vec_bits, [tuple(v) for v in dict(ll.bases).get("lane", [])]
+
+
+def _span_rank(vectors) -> int:
+    rows, basis = 0, []
+    for v in vectors:
+        for b in basis:
+            v = min(v, v ^ b)
+        if v:
+            basis.append(v)
+            rows += 1
+    return rows
+
+
+def _f2_layout(accesses_info, n_bits, log_eb, vec_bits):
+    """Greedy F2 construction of the smem layout (offset bit j -> logical index vector).
+
+    Offset columns: the vector bits first (kept contiguous), then *bank* columns (element-offset bits
+    that pick the 4-byte bank inside a 128-byte line), then *row* columns.  Two lanes of a phase
+    conflict when their logical difference lies in span(row columns) (+ same-word columns) but not in
+    the same-word part; so the row columns are chosen one by one to keep each phase's lane span as
+    disjoint from them as possible; the bank columns complete the basis.
+    """
+    unit = lambda k: 1 << k  # noqa: E731
+    cols = [unit(k) for k in range(vec_bits)]  # logical bits 0..vec-1 of the contiguous dim
+    while len(cols) + log_eb < 2 and len(cols) < n_bits:  # rest of a 4-byte word: plain next bits
+        cols.append(unit(len(cols)))
+    same_word = list(cols[:max(0, 2 - log_eb)])
+    n_bank = max(0, min(n_bits, 7 - log_eb) - len(cols))
+    n_row = n_bits - len(cols) - n_bank
+    phases = [p for p in accesses_info if p]
+    low = len(cols)  # candidates avoid the vector/word bits so every vector stays aligned and contiguous
+    cands = sorted({unit(i) for i in range(low, n_bits)} |
+                   {unit(i) ^ unit(j) for i in range(low, n_bits) for j in range(low, i)},
+                   key=lambda v: (bin(v).count("1"), v))
+
+    def excess(extra):
+        out = []
+        base = same_word
+        for ph in phases:
+            w = base + extra
+            inter = len(ph) + _span_rank(w) - _span_rank(ph + w)
+            inter0 = len(ph) + _span_rank(base) - _span_rank(ph + base)
+            out.append(inter - inter0)
+        return (max(out) if out else 0, sum(out))
+
+    rows = []
+    for _ in range(n_row):
+        have = cols + rows
+        r0 = _span_rank(have)
+        best = None
+        for c in cands:
+            if _span_rank(have + [c]) == r0:
+                continue
+            score = excess(rows + [c]) + (bin(c).count("1"),)
+            if best is None or score < best[0]:
+                best = (score, c)
+        rows.append(best[1])
+    bank = []
+    for c in cands:
+        if len(bank) == n_bank:
+            break
+        if _span_rank(cols + rows + bank + [c]) > len(cols) + len(rows) + len(bank):
+            bank.append(c)
+    return cols + bank + rows
 
 
 def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = True,
                  max_bits: int = 5, max_vector_bytes: int = 16) -> SwizzleChoice:
-    """Choose the swizzle that minimises bank conflicts of all ``accesses`` while keeping their vectors.
+    """Choose the shared-memory layout that minimises bank conflicts of all ``accesses`` while keeping
+    their vector width - the linear-layout "optimal swizzle" idea.
 
     ``accesses``: distributed layouts (``LinearLayout`` register/lane[/warp] -> dim0, dim1) that write or
     read the ``tile_shape`` = (M, N) tile, stored row-major (``row_major``, dim1 contiguous) or
     column-major.  Each warp instruction moves, per lane, the vector of register elements that are
     contiguous along the stored-contiguous dim (up to ``max_vector_bytes``, at most 16).
 
-    Search: every CuTe ``Sw<B,M,S>`` on byte addresses with B <= ``max_bits``, 2^M >= the widest vector
-    (so no access has to be split: vectorisation is kept) and M+S+B within the tile, scored by total
-    wavefronts of all instructions of warp 0; ties go to fewer XOR bits.  The answer comes as the CuTe
-    swizzle and as its F2 matrix (``linear_layout``: offset bits -> offset bits).
+    Math: the smem layout is an invertible F2 matrix F (logical index bits -> offset bits) whose low
+    columns are the vector bits (so every vector stays one access).  A phase of an access is
+    conflict-free when no nonzero difference of its lanes' logical indices maps into the *row* offset
+    bits only (same bank, other word).  Two candidates are scored with the bank model and the better
+    kept: (1) a greedy F2 construction choosing the row columns to avoid every phase's lane span,
+    (2) every CuTe ``Sw<B,M,S>`` (B <= ``max_bits``, 2^M >= the widest vector in bytes) on byte addresses
+    over the plain tile; ties go to the CuTe swizzle (then fewer XOR bits).
 
     Example (the classic transpose): a 32x32 fp32 tile written by rows and read by columns is 32-way
     conflicted unswizzled; with scalar accesses ``find_swizzle`` returns ``S<5,2,5>`` (row r's words
     XORed by r: one wavefront per access), with 16-byte reads ``S<3,4,3>``.
     """
     from .swizzle import Swizzle
-    from .linear import swizzle_to_linear_layout
     M, N = (int(x) for x in tile_shape)
+    op = "find_swizzle"
     if element_bytes not in (1, 2, 4, 8, 16):
-        raise LayoutError(f"find_swizzle: element_bytes={element_bytes} must be 1, 2, 4, 8 or 16")
-    instrs = []
-    for ll in accesses:
-        instrs += _access_instructions(ll, (M, N), element_bytes, row_major, max_vector_bytes)
-    vec_bytes = max(v for v, _ in instrs) * element_bytes
-    total_bits = (M * N * element_bytes - 1).bit_length()
+        raise LayoutError(f"{op}: element_bytes={element_bytes} must be 1, 2, 4, 8 or 16")
+    for what, x in (("M", M), ("N", N)):
+        if x <= 0 or x & (x - 1):
+            raise LayoutError(f"{op}: tile extent {what}={x} is not a power of two; F2 swizzles need 2^k extents")
+    instrs, phase_spans, vec_bits_all = [], [], []
+    n_bits = (M * N).bit_length() - 1
 
-    def cost(sw):
+    def logical(m, n):
+        return m * N + n if row_major else m + n * M
+
+    for ll in accesses:
+        ins, vb, lane_bases = _access_instructions(ll, (M, N), element_bytes, row_major, max_vector_bytes)
+        instrs += ins
+        vec_bits_all.append(vb)
+        access = (1 << vb) * element_bytes
+        per_phase = max(1, min(32, 128 // max(access, 4))) if access >= 8 else 32
+        k = per_phase.bit_length() - 1
+        phase_spans.append([logical(*lb) for lb in lane_bases[:k] if logical(*lb)])
+    vec_bits = max(vec_bits_all)
+    vec_bytes = (1 << vec_bits) * element_bytes
+    log_eb = element_bytes.bit_length() - 1
+
+    def cost(addr_of):
         per, tot, ideal = [], 0, 0
         for vec, crds in instrs:
-            addrs = []
-            for m, n in crds:
-                e = m * N + n if row_major else m + n * M
-                addrs.append(sw(e * element_bytes))
-            bc = bank_conflicts(addrs, vec * element_bytes)
+            bc = bank_conflicts([addr_of(logical(m, n)) for m, n in crds], vec * element_bytes)
             per.append(bc.wavefronts)
             tot += bc.wavefronts
             ideal += bc.ideal_wavefronts
         return tot, ideal, tuple(per)
 
-    base_cost = cost(Swizzle(0, 0, 0))
-    best = (base_cost, 0, Swizzle(0, 0, 0))
-    min_base = max(vec_bytes, 1).bit_length() - 1
+    plain = cost(lambda e: e * element_bytes)
+    best_sw, best_cost, best_b = Swizzle(0, 0, 0), plain, 0
+    total_bits = n_bits + log_eb
     for b in range(1, max_bits + 1):
-        for m in range(min_base, total_bits):
+        for m in range(max(vec_bytes.bit_length() - 1, log_eb), total_bits):
             for s in range(b, total_bits - m - b + 1):
                 sw = Swizzle(b, m, s)
-                c = cost(sw)
-                if (c[0], b) < (best[0][0], best[1]):
-                    best = (c, b, sw)
-    (tot, ideal, per), _, sw = best
-    return SwizzleChoice(sw, swizzle_to_linear_layout(sw, max(total_bits, sw.num_base + sw.num_bits + sw.num_shift)),
-                         tot, ideal, base_cost[0], vec_bytes, per)
+                c = cost(lambda e, sw=sw: sw(e * element_bytes))
+                if (c[0], b) < (best_cost[0], best_b):
+                    best_sw, best_cost, best_b = sw, c, b
+    # the general F2 construction
+    cols = _f2_layout(phase_spans, n_bits, log_eb, vec_bits)
+    f2_offset = _invert_columns(cols, n_bits)   # logical vector -> offset, as a function
+    f2_cost = cost(lambda e: f2_offset(e) * element_bytes)
+    names = ["dim0", "dim1"]
+    if f2_cost[0] < best_cost[0]:
+        swizzle, (tot, ideal, per) = None, f2_cost
+        offset_of = f2_offset
+    else:
+        swizzle, (tot, ideal, per) = best_sw, best_cost
+        offset_of = lambda e, sw=best_sw: sw(e * element_bytes) // element_bytes  # noqa: E731
+    bases = []
+    for d, extent in ((0, M), (1, N)):
+        vecs, k = [], 1
+        while k < extent:
+            e = logical(k, 0) if d == 0 else logical(0, k)
+            vecs.append([offset_of(e)])
+            k *= 2
+        bases.append((names[d], vecs))
+    from .linear import LinearLayout
+    ll = LinearLayout(bases, [("offset", M * N)], require_surjective=False)
+    return SwizzleChoice(swizzle, ll, tot, ideal, plain[0], vec_bytes, per)
+
+
+def _invert_columns(cols, n_bits):
+    """Given S (offset bit j -> logical vector cols[j]), return F = S^-1 as a function on ints."""
+    # Gauss-Jordan on the augmented rows [S | I] written as (logical vector, offset vector) pairs
+    pairs = [(c, 1 << j) for j, c in enumerate(cols)]
+    basis = {}
+    for v, o in pairs:
+        for bit, (bv, bo) in basis.items():
+            if v >> bit & 1:
+                v ^= bv
+                o ^= bo
+        if v == 0:
+            raise LayoutError("find_swizzle: internal error, the constructed layout is not invertible")
+        low = (v & -v).bit_length() - 1
+        for bit in list(basis):
+            bv, bo = basis[bit]
+            if bv >> low & 1:
+                basis[bit] = (bv ^ v, bo ^ o)
+        basis[low] = (v, o)
+    unit_image = [basis[k][1] for k in range(n_bits)]
+
+    def offset(e):
+        out = 0
+        for k in range(n_bits):
+            if e >> k & 1:
+                out ^= unit_image[k]
+        return out
+    return offset
 
 
 # ----------------------------------------------------------------------------- patterns + GPU check
@@ -455,12 +587,3 @@ def record_bank_measurements(path: str, warps: int = 16) -> dict:
     with open(path, "w") as f:
         json.dump(rec, f, indent=1)
     return rec
-
-
-def _fit_slope(xs, ys):
-    """Least-squares slope and intercept (used by the tests to relate cycles to wavefronts)."""
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else math.nan
-    return slope, my - slope * mx
