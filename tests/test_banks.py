@@ -168,9 +168,11 @@ def _blocked(reg_dim, lane_dim, regs=5):
 
 def _smem_offsets_match(choice, M, N, eb):
     """The returned F2 smem layout is a bijection and, for a CuTe answer, equals Sw(byte address)."""
-    ll = choice.linear_layout
+    ll = choice.smem_layout
     assert ll.is_injective() and ll.get_out_dim_size("offset") == M * N
+    assert choice.linear_layout.is_invertible()
     if choice.swizzle is not None:
+        assert choice.linear_layout == choice.swizzle.to_linear_layout(choice.linear_layout.total_in_dim_size_log2())
         for m in range(0, M, 3):
             for n in range(N):
                 off = ll.apply({"dim0": m, "dim1": n})["offset"]
@@ -197,7 +199,7 @@ def test_find_swizzle_general_f2_beats_every_cute_swizzle():
     assert c.conflict_free and c.unswizzled_wavefronts > c.wavefronts and c.vector_bytes == 16
     _smem_offsets_match(c, 32, 32, 4)
     # vectors stay contiguous and aligned: element (m, 4k + j) sits at offset(m, 4k) + j
-    ll = c.linear_layout
+    ll = c.smem_layout
     for m in range(32):
         for n in range(0, 32, 4):
             base = ll.apply({"dim0": m, "dim1": n})["offset"]

@@ -219,14 +219,17 @@ def ldmatrix_bank_conflicts(row_addresses) -> BankConflicts:
 class SwizzleChoice:
     """What :func:`find_swizzle` picked.
 
-    ``linear_layout``: the shared-memory layout as an F2 map (dim0, dim1) -> element ``offset``;
-    ``swizzle``: the same map as a CuTe ``Sw<B,M,S>`` on byte addresses over the plain row-/column-major
-    tile when it is one (else ``None``); ``wavefronts`` / ``ideal_wavefronts`` / ``unswizzled_wavefronts``:
+    ``linear_layout``: the swizzle as an F2 matrix on byte-address bits (``offset -> offset``), i.e. the
+    chosen address of each byte of the plain row-/column-major tile - for a CuTe answer exactly
+    ``swizzle.to_linear_layout``; ``smem_layout``: the resulting map (dim0, dim1) -> element ``offset``;
+    ``swizzle``: the map as a CuTe ``Sw<B,M,S>`` on byte addresses when it is one (else ``None``, a general
+    F2 swizzle); ``wavefronts`` / ``ideal_wavefronts`` / ``unswizzled_wavefronts``:
     total over all warp instructions of warp 0; ``vector_bytes``: the widest access kept; ``per_access``:
     wavefronts of each instruction.
     """
     swizzle: object
     linear_layout: object
+    smem_layout: object
     wavefronts: int
     ideal_wavefronts: int
     unswizzled_wavefronts: int
@@ -415,8 +418,12 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
             k *= 2
         bases.append((names[d], vecs))
     from .linear import LinearLayout
-    ll = LinearLayout(bases, [("offset", M * N)], require_surjective=False)
-    return SwizzleChoice(swizzle, ll, tot, ideal, plain[0], vec_bytes, per)
+    smem = LinearLayout(bases, [("offset", M * N)], require_surjective=False)
+    # the plain tile's byte address is element index * eb, so the swizzle on bytes keeps the low log2(eb)
+    # bits and sends index bit k to offset_of(2^k) * eb
+    byte_bases = [[1 << i] for i in range(log_eb)] + [[offset_of(1 << k) * element_bytes] for k in range(n_bits)]
+    sw_matrix = LinearLayout([("offset", byte_bases)], [("offset", 1 << total_bits)])
+    return SwizzleChoice(swizzle, sw_matrix, smem, tot, ideal, plain[0], vec_bytes, per)
 
 
 def _invert_columns(cols, n_bits):
