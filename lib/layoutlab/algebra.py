@@ -119,8 +119,8 @@ def coalesce(layout: Layout, target_profile=None) -> Layout:
     with ``d1 == s0*d0`` and drop size-1 modes.  Result has depth <= 1; all-size-1 gives ``1:0``.
 
     With ``target_profile`` (a tuple), coalesce each top-level mode separately, keeping the rank:
-    ``coalesce(((2,4),(3,2)):((1,2),(8,24)), target_profile=(1,1))`` is ``(8,6):(1,8)``.
-
+    >>> coalesce(Layout(((2,4),(3,2)), ((1,2),(8,24))), target_profile=(1,1))
+    (8,6):(1,8)
     >>> coalesce(Layout((2,(1,6)), (1,(6,2))))
     12:1
     """
@@ -140,7 +140,8 @@ def _coalesce_x(layout: Layout) -> Layout:
 def filter_zeros(layout: Layout, target_profile=None) -> Layout:
     """Replace the shape of every stride-0 mode by 1 (the layout keeps its rank and strides).
 
-    ``filter_zeros((4,6):(0,1))`` is ``(1,6):(0,1)``.
+    >>> filter_zeros(Layout((4,6),(0,1)))
+    (1,6):(0,1)
     """
     _need_layout(layout, "filter_zeros", "the argument")
     guide = layout.stride if target_profile is None else target_profile
@@ -156,9 +157,12 @@ def filter_zeros(layout: Layout, target_profile=None) -> Layout:
 
 
 def filter(layout: Layout, target_profile=None) -> Layout:  # noqa: A001 - CuTe's name
-    """Remove all stride-0 and size-1 modes and coalesce: ``filter((4,1,6):(0,3,1))`` is ``6:1``.
+    """Remove all stride-0 and size-1 modes and coalesce.
 
     The result is ``1:0`` when nothing is left.  With a tuple ``target_profile``, filter mode by mode.
+
+    >>> filter(Layout((4,1,6),(0,3,1)))
+    6:1
     """
     _need_layout(layout, "filter", "the argument")
     if target_profile is not None and is_tuple(target_profile):
@@ -401,7 +405,11 @@ def complement(layout: Layout, cotarget=None) -> Layout:
 
 
 def is_injective(layout: Layout) -> bool:
-    """True when distinct coordinates map to distinct offsets (checked on the full table)."""
+    """True when distinct coordinates map to distinct offsets (checked on the full table).
+
+    >>> is_injective(Layout((4,6),(6,1))), is_injective(Layout((2,2),(1,1)))
+    (True, False)
+    """
     t = layout.table()
     return len(set(t.tolist())) == t.size if t.size < 1 << 16 else len(__import__("numpy").unique(t)) == t.size
 
@@ -413,7 +421,8 @@ def right_inverse(layout: Layout) -> Layout:
     """A layout ``R`` with ``layout(R(i)) == i`` for all ``i < size(R)`` (the largest such contiguous domain).
 
     Follows the stride chain ``1, s*d, ...`` of the coalesced layout.
-    ``right_inverse((4,8):(8,1))`` is ``(8,4):(4,1)``; ``right_inverse(4:2)`` is ``1:0``.
+    >>> right_inverse(Layout((4,8),(8,1))), right_inverse(Layout(4,2))
+    ((8,4):(4,1), 1:0)
     """
     _need_layout(layout, "right_inverse", "the argument")
     c = coalesce(layout)
@@ -440,7 +449,8 @@ def left_inverse(layout: Layout) -> Layout:
     Stride-0 modes are ignored (then ``layout(L(layout(i))) == layout(i)``, a quasi-inverse).
     Admissible when the non-zero modes do not overlap (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``.
 
-    ``left_inverse((4,6):(6,1))`` is ``(6,4):(4,1)``.
+    >>> left_inverse(Layout((4,6),(6,1)))
+    (6,4):(4,1)
     """
     _need_layout(layout, "left_inverse", "the argument")
     if filter(layout) == Layout(1, 0):
@@ -533,7 +543,8 @@ def _zip2_by(layout: Layout, guide):
 def zipped_divide(layout: Layout, tiler) -> Layout:
     """:func:`logical_divide`, then gather all tile modes into mode 0 and all rest modes into mode 1.
 
-    ``zipped_divide((8,6):(1,8), (4,3))`` is ``((4,3),(2,2)):((1,8),(4,24))``.
+    >>> zipped_divide(Layout((8,6)), (4,3))
+    ((4,3),(2,2)):((1,8),(4,24))
     """
     return _zip2_by(logical_divide(layout, tiler), tiler)
 
@@ -543,13 +554,21 @@ def _unpack(modes_layout: Layout):
 
 
 def tiled_divide(layout: Layout, tiler) -> Layout:
-    """:func:`zipped_divide` with the rest modes unpacked: ``((tile), rest0, rest1, ...)``."""
+    """:func:`zipped_divide` with the rest modes unpacked: ``((tile), rest0, rest1, ...)``.
+
+    >>> tiled_divide(Layout((8,6)), (4,3))
+    ((4,3),2,2):((1,8),4,24)
+    """
     z = zipped_divide(layout, tiler)
     return make_layout(z[0], *_unpack(z[1]))
 
 
 def flat_divide(layout: Layout, tiler) -> Layout:
-    """:func:`zipped_divide` with both groups unpacked: ``(tile0, tile1, ..., rest0, rest1, ...)``."""
+    """:func:`zipped_divide` with both groups unpacked: ``(tile0, tile1, ..., rest0, rest1, ...)``.
+
+    >>> flat_divide(Layout((8,6)), (4,3))
+    (4,3,2,2):(1,8,4,24)
+    """
     z = zipped_divide(layout, tiler)
     return make_layout(*_unpack(z[0]), *_unpack(z[1]))
 
@@ -584,18 +603,31 @@ def logical_product(block: Layout, tiler) -> Layout:
 
 
 def zipped_product(block: Layout, tiler) -> Layout:
-    """:func:`logical_product` with block modes gathered in mode 0 and repetition modes in mode 1."""
+    """:func:`logical_product` with block modes gathered in mode 0 and repetition modes in mode 1
+    (for a Layout tiler this is :func:`logical_product` itself; tuple tilers are zipped mode by mode).
+
+    >>> zipped_product(Layout((2,2),(2,1)), Layout((2,3)))
+    ((2,2),(2,3)):((2,1),(4,8))
+    """
     return _zip2_by(logical_product(block, tiler), tiler)
 
 
 def tiled_product(block: Layout, tiler) -> Layout:
-    """:func:`zipped_product` with the repetition modes unpacked: ``((block), rest0, rest1, ...)``."""
+    """:func:`zipped_product` with the repetition modes unpacked: ``((block), rest0, rest1, ...)``.
+
+    >>> tiled_product(Layout((2,2),(2,1)), Layout((2,3)))
+    ((2,2),2,3):((2,1),4,8)
+    """
     z = zipped_product(block, tiler)
     return make_layout(z[0], *_unpack(z[1]))
 
 
 def flat_product(block: Layout, tiler) -> Layout:
-    """:func:`zipped_product` with both groups unpacked."""
+    """:func:`zipped_product` with both groups unpacked: ``(block0, block1, ..., rest0, rest1, ...)``.
+
+    >>> flat_product(Layout((2,2),(2,1)), Layout((2,3)))
+    (2,2,2,3):(2,1,4,8)
+    """
     z = zipped_product(block, tiler)
     return make_layout(*_unpack(z[0]), *_unpack(z[1]))
 
@@ -626,7 +658,8 @@ def blocked_product(block: Layout, tiler: Layout) -> Layout:
 
     Math: ``logical_product(block, tiler)`` (both padded with ``1:0`` to the larger rank), with block mode
     ``i`` and repetition mode ``i`` zipped together.
-    ``blocked_product((2,2):(1,2), (3,4):(1,3))`` is ``((2,3),(2,4)):((1,4),(2,12))``.
+    >>> blocked_product(Layout((2,2)), Layout((3,4)))
+    ((2,3),(2,4)):((1,4),(2,12))
     """
     _need_layout(block, "blocked_product", "the block")
     _need_layout(tiler, "blocked_product", "the tiler")
@@ -641,7 +674,8 @@ def raked_product(block: Layout, tiler: Layout) -> Layout:
     """Rank-preserving interleaved product: mode ``i`` is ``(tiler_i, block_i)`` — blocks raked across the tiler.
 
     Like :func:`blocked_product` with the pair order swapped, then each mode coalesced (as CuTe does).
-    ``raked_product((2,2):(1,2), (3,4):(1,3))`` is ``((3,2),(4,2)):((4,1),(12,2))``.
+    >>> raked_product(Layout((2,2)), Layout((3,4)))
+    ((3,2),(4,2)):((4,1),(12,2))
     """
     _need_layout(block, "raked_product", "the block")
     _need_layout(tiler, "raked_product", "the tiler")
@@ -663,7 +697,8 @@ def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
     the repetition grid advances first (default: mode 0, column-major).
 
     Every mode of ``trg_shape`` must be a multiple of the block's mode size.
-    ``tile_to_shape((2,2):(1,2), (8,6), order=(1,0))`` is ``((2,4),(2,3)):((1,12),(2,4))``.
+    >>> tile_to_shape(Layout((2,2)), (8,6), order=(1,0))
+    ((2,4),(2,3)):((1,12),(2,4))
     """
     _need_layout(block, "tile_to_shape", "the block")
     if isinstance(trg_shape, list):
@@ -696,7 +731,8 @@ def max_common_layout(a: Layout, b: Layout) -> Layout:
     """The layout ``R`` of the largest contiguous run on which ``a`` and ``b`` agree: ``a(R(i)) == i == b(R(i))``.
 
     ``R = right_inverse(b) o (the leading stride-1 mode of coalesce(a o right_inverse(b)))``; ``1:0`` if none.
-    ``max_common_layout((4,8):(1,4), (4,8):(1,8))`` is ``4:1``.
+    >>> max_common_layout(Layout((4,8),(1,4)), Layout((4,8),(1,8)))
+    4:1
     """
     _need_layout(a, "max_common_layout", "a")
     _need_layout(b, "max_common_layout", "b")
@@ -711,7 +747,8 @@ def max_common_layout(a: Layout, b: Layout) -> Layout:
 def max_common_vector(a: Layout, b: Layout) -> int:
     """The number ``N`` of leading elements that ``a`` and ``b`` map identically and contiguously.
 
-    ``max_common_vector((4,8):(1,4), (4,8):(1,8))`` is ``4``.
+    >>> max_common_vector(Layout((4,8),(1,4)), Layout((4,8),(1,8)))
+    4
     """
     _need_layout(a, "max_common_vector", "a")
     _need_layout(b, "max_common_vector", "b")
@@ -723,7 +760,10 @@ def max_common_vector(a: Layout, b: Layout) -> int:
 def nullspace(layout: Layout) -> Layout:
     """The (flat) coordinates mapped to offset 0: the stride-0 modes, with the index strides of ``flatten(layout)``.
 
-    ``nullspace((4,3,2):(0,1,0))`` is ``(4,2):(1,12)``; no stride-0 mode gives ``1:0``.
+    No stride-0 mode gives ``1:0``.
+
+    >>> nullspace(Layout((4,3,2),(0,1,0)))
+    (4,2):(1,12)
     """
     _need_layout(layout, "nullspace", "the argument")
     shapes, strides = _flat(layout)
@@ -756,7 +796,8 @@ def _map_modes(layout, f):
 def upcast(layout: Layout, n: int) -> Layout:
     """View the layout in units ``n`` times larger: stride-1 modes shrink by ``n``, other strides divide by ``n``.
 
-    ``upcast((4,8):(1,4), 2)`` is ``(2,8):(1,2)``.
+    >>> upcast(Layout((4,8),(1,4)), 2)
+    (2,8):(1,2)
     """
     _need_layout(layout, "upcast", "the argument")
     if n < 1:
@@ -777,7 +818,8 @@ def upcast(layout: Layout, n: int) -> Layout:
 def downcast(layout: Layout, n: int) -> Layout:
     """View the layout in units ``n`` times smaller: stride-±1 modes grow by ``n``, other strides multiply by ``n``.
 
-    ``downcast((2,8):(1,2), 2)`` is ``(4,8):(1,4)``.
+    >>> downcast(Layout((2,8),(1,2)), 2)
+    (4,8):(1,4)
     """
     _need_layout(layout, "downcast", "the argument")
     if n < 1:

@@ -54,7 +54,7 @@ __all__ = [
 
 
 def is_layout(x) -> bool:
-    """True if ``x`` is a :class:`Layout`."""
+    """True if ``x`` is a :class:`Layout`: ``is_layout(Layout(4))`` is True, ``is_layout((4,))`` False."""
     return isinstance(x, Layout)
 
 
@@ -437,7 +437,11 @@ def parse_layout(text: str) -> Layout:
     """Read CuTe's printed notation ``shape:stride`` back into a :class:`Layout`.
 
     A bare shape (no ``:``) gets LayoutLeft strides.  ``_`` prefixes of static integers (``_4``) are accepted.
-    ``parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))")`` round-trips through ``str``.
+
+    >>> parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))")((1, 2))
+    136
+    >>> parse_layout("(_4,_6)")
+    (4,6):(1,4)
     """
     if not isinstance(text, str):
         raise LayoutError(f"parse_layout: expected a string like '(4,6):(1,4)', got {type(text).__name__}")
@@ -457,7 +461,11 @@ def parse_layout(text: str) -> Layout:
 
 
 def shape(x, mode=()):
-    """Shape of a layout (or an IntTuple itself), optionally of a sub-mode: ``shape(L, mode=[1])``."""
+    """Shape of a layout (or an IntTuple itself), optionally of a sub-mode.
+
+    >>> shape(Layout(((4,8),6))), shape(Layout(((4,8),6)), mode=[0])
+    (((4, 8), 6), (4, 8))
+    """
     s = x.shape if isinstance(x, Layout) else as_int_tuple(x, "shape", "shape")
     for m in [mode] if isinstance(mode, int) else mode:
         s = s[m] if is_tuple(s) else s
@@ -465,7 +473,11 @@ def shape(x, mode=()):
 
 
 def stride(x, mode=()):
-    """Stride of a layout, optionally of a sub-mode: ``stride(L, mode=[1])``."""
+    """Stride of a layout, optionally of a sub-mode.
+
+    >>> stride(Layout(((4,8),6)), mode=[1])
+    32
+    """
     if not isinstance(x, Layout):
         raise LayoutError(f"stride: expected a Layout, got {type(x).__name__}")
     d = x.stride
@@ -509,7 +521,11 @@ def get(layout: Layout, mode) -> Layout:
 
 
 def select(layout: Layout, mode) -> Layout:
-    """Layout made of the chosen top-level modes, in the given order: ``select(L, [2, 0])``."""
+    """Layout made of the chosen top-level modes, in the given order.
+
+    >>> select(Layout((2,3,4)), [2, 0])
+    (4,2):(6,1)
+    """
     modes = [mode] if is_int(mode) else list(mode)
     return make_layout(*[layout[m] for m in modes])
 
@@ -545,7 +561,11 @@ def append(layout: Layout, elem: Layout | None = None, up_to_rank: int | None = 
 
 
 def prepend(layout: Layout, elem: Layout | None = None, up_to_rank: int | None = None) -> Layout:
-    """Prepend ``elem`` (default ``1:0``) as a new first mode; with ``up_to_rank`` pad to that rank."""
+    """Prepend ``elem`` (default ``1:0``) as a new first mode; with ``up_to_rank`` pad to that rank.
+
+    >>> prepend(Layout((4,6)), Layout(2,24))
+    (2,4,6):(24,1,4)
+    """
     elem = Layout(1, 0) if elem is None else elem
     modes = list(layout) if is_tuple(layout.shape) else [layout]
     if up_to_rank is None:
@@ -632,7 +652,11 @@ def _empty_slice(layout):
 
 
 def dice(crd, layout: Layout) -> Layout:
-    """The complement of :func:`slice_`: keep the modes where ``crd`` is an integer."""
+    """The complement of :func:`slice_`: keep the modes where ``crd`` is an integer (not ``None``).
+
+    >>> dice((1, None), Layout((4,6)))
+    (4):(1)
+    """
     if isinstance(crd, list):
         crd = tuple(crd)
     s = _dice_keep(crd, layout.shape)

@@ -67,8 +67,8 @@ class Tensor:
     * ``T.values()``: all elements in index order as a numpy array.
 
     >>> t = make_tensor(0, Layout((5120, 4096)))
-    >>> print(t[None, 3]), t[7, 3]
-    tensor<15360 o (5120):(1)> 15367
+    >>> t[None, 3], t[7, 3]
+    (tensor<15360 o (5120):(1)>, 15367)
     """
 
     __slots__ = ("engine", "iterator", "layout")
