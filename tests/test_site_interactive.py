@@ -32,6 +32,8 @@ def test_static_swizzle_and_tv_sliders_switch_pictures(tmp_path):
         "# TV explorer (static)",
         "from layoutlab.widgets import TVExplorer\n"
         "TVExplorer(preset='SM80_16x8x8_F32F16F16F32_TN C').static(threads=[0, 1, 2])",
+        "# Layout explorer (hover a cell)",
+        "from layoutlab.widgets import LayoutExplorer\nLayoutExplorer('(4,8):(8,1)')",
     ])
     text = html.read_text()
     assert "application/vnd.jupyter.widget-state+json" in text
@@ -67,6 +69,10 @@ def test_static_swizzle_and_tv_sliders_switch_pictures(tmp_path):
             page.wait_for_timeout(300)
             tv_after = page.locator(".ll-caption:visible").nth(1).inner_text()
             assert "(T,V)=(1,0)" in tv_after and "offset 32" in tv_after and "= (0,2)" in tv_after
+            # the layout explorer's cells carry their coordinates as tooltips, also without a kernel
+            cell = page.locator("button[title='(1,2) idx 9 -> offset 10']")
+            assert cell.count() == 1 and cell.inner_text().strip() == "10"
+            assert page.locator("button[title*='-> offset']").count() == 32
             page.screenshot(path=str(tmp_path / "after.png"), full_page=True)
             if SHOTS:
                 for name in ("before.png", "after.png"):

@@ -76,14 +76,20 @@ class _BookFigure(Figure):
 
 
 def figure_to_png(fig, dpi=80):
-    """PNG bytes of ``fig`` (``dpi`` 80 keeps pages light: a 6-inch picture is ~480 pixels wide)."""
+    """PNG bytes of ``fig`` (``dpi`` 80 keeps pages light: a 6-inch picture is ~480 pixels wide).
+
+    Example: ``figure_to_png(draw_layout(parse_layout("(2,2):(1,2)")))[:4] == b"\\x89PNG"``.
+    """
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
 
 
 def figure_to_svg(fig):
-    """SVG text of ``fig`` (text stays text, so it is small for labelled tiles)."""
+    """SVG text of ``fig`` (cell labels are glyph outlines, index labels and titles are text).
+
+    Example: ``"<svg" in figure_to_svg(draw_layout(parse_layout("(2,2):(1,2)")))``.
+    """
     buf = io.StringIO()
     fig.savefig(buf, format="svg")
     return buf.getvalue()
@@ -1040,10 +1046,11 @@ def draw_gemm_tiling(m, n, k, block_mnk, *, thread_mn=None, block=(0, 0), k_tile
                                  facecolor=strong if t == k_tile else pale, edgecolor="black", lw=0.6))
         ax_b.add_patch(Rectangle((bj * bn, kx), min(bn, n - bj * bn), min(bk, k - kx),
                                  facecolor=strong if t == k_tile else pale, edgecolor="black", lw=0.6))
-        if k_tiles <= 16:
-            ax_a.text(kx + min(bk, k - kx) / 2, bi * bm - 0.02 * m, f"k{t}", ha="center", va="bottom",
-                      fontsize=6, fontfamily="monospace")
-            ax_b.text(bj * bn - 0.02 * n, kx + min(bk, k - kx) / 2, f"k{t}", ha="right", va="center",
+        roomy = bk * scale >= 0.14       # inches per k-tile: label each, or only the first and last
+        if roomy or t in (0, k_tiles - 1):
+            ax_a.text(kx + min(bk, k - kx) / 2, min(m, (bi + 1) * bm) + 0.02 * m, f"k{t}", ha="center",
+                      va="top", fontsize=6, fontfamily="monospace")
+            ax_b.text(bj * bn - 0.01 * n, kx + min(bk, k - kx) / 2, f"k{t}", ha="right", va="center",
                       fontsize=6, fontfamily="monospace")
     # C: the CTA grid, the highlighted block and its thread tiles
     segs = [((j * bn, 0), (j * bn, m)) for j in range(grid_n + 1)] + \

@@ -181,7 +181,8 @@ class LayoutExplorer(_Explorer):
             self.buttons = []
             self.grid.children = [_image(viz.draw_layout(layout))]
         self.info.value = _ok_html(f"{layout}: size {rows * cols}, cosize {layout.cosize()}; "
-                                   f"click a cell for its coordinate, index and offset")
+                                   f"hover a cell for its coordinate, index and offset (click it to pin "
+                                   f"the natural coordinate here when a kernel runs)")
 
     def select(self, m, n):
         """Show cell (m, n): natural coordinate, 1-D index ``m + M*n`` and offset ``layout(m, n)``."""
