@@ -344,6 +344,14 @@ class Case:
             self.ours, self.error = None, e
 
 
+def _negate_some(rng, L):
+    from layoutlab.inttuple import unflatten
+
+    fs = list(flatten(L.stride)) if is_tuple(L.stride) else [L.stride]
+    fs = [-d if rng.random() < 0.4 else d for d in fs]
+    return Layout(L.shape, unflatten(tuple(fs), L.shape) if is_tuple(L.shape) else fs[0])
+
+
 def _fmt_value(x):
     if isinstance(x, tuple):
         return "(" + ",".join(_fmt_value(e) for e in x) + ")"
@@ -398,6 +406,12 @@ def build_cases(seed=SEED, n=N_PER_OP):
         add(Case("append", (A, B), lambda A=A, B=B: append(A, B), f"cute.append({lit(A)}, {lit(B)})"))
         add(Case("prepend", (A, B), lambda A=A, B=B: prepend(A, B), f"cute.prepend({lit(A)}, {lit(B)})"))
         add(Case("flatten", (A,), lambda A=A: A.flatten(), f"cute.flatten({lit(A)})"))
+        # --- negative strides (CuTe allows them): evaluation, coalesce, filter, right_inverse
+        An = _negate_some(rng, A)
+        add(Case("negative strides", (An,), lambda An=An: (cosize(An), An(An.size() - 1), coalesce(An), filter(An),
+                                                           right_inverse(An)),
+                 f"(lambda L: (cute.cosize(L), L({An.size() - 1}), cute.coalesce(L), cute.filter(L), "
+                 f"cute.right_inverse(L)))({lit(An)})", kind="value"))
         # --- coalesce / filter
         add(Case("coalesce", (A,), lambda A=A: coalesce(A), f"cute.coalesce({lit(A)})",
                  lambda R, A=A: _check_same_function(R, A)))

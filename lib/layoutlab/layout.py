@@ -492,6 +492,8 @@ def cosize(x, mode=()):
     Math: ``cosize(L) = sum_i (s_i - 1) * |d_i| + 1``.  ``cosize((4,6):(1,10)) == 54``.
     For a coordinate layout the result is the coordinate shape product.
     """
+    if not isinstance(x, Layout) and isinstance(getattr(x, "layout", None), Layout):
+        x = x.layout  # a Tensor
     if not isinstance(x, Layout):
         raise LayoutError(f"cosize: expected a Layout, got {type(x).__name__}")
     for m in [mode] if isinstance(mode, int) else mode:
