@@ -69,6 +69,11 @@ def test_tv_presets_come_from_the_atoms():
     tv, tile = presets["SM90_64x64x16_F32F16F16_SS C"]
     assert str(tv) == "((4,8,4),(2,2,8)):((128,1,16),(64,8,512))" and tile == (64, 64)
     assert "SM80_16x8x16_F32F16F16F32_TN A" in presets
+    tv, tile = presets["TiledMMA 2x2x1 of SM80_16x8x16_F32F16F16F32_TN C"]
+    assert tile == (32, 16)
+    ex = W.TVExplorer(preset="TiledMMA 2x2x1 of SM80_16x8x16_F32F16F16F32_TN C", threads="32", values="0")
+    # warp 1 (threads 32..63) takes the second 16-row block of M: thread 32 value 0 -> (16, 0)
+    assert "= (16,0)" in ex.steps.value and ex.message.value == ""
 
 
 def test_swizzle_explorer_conflicts_and_errors():

@@ -207,7 +207,7 @@ class LayoutExplorer(_Explorer):
 def tv_presets():
     """TV-layout presets ``{name: (tv_layout, (rows, cols))}`` of SM80 and SM90 MMA atoms from
     :mod:`layoutlab.atoms`: the accumulator C on (M, N), and A on (M, K) and B on (N, K) where each thread
-    holds its own fragment (SM80 mma.sync, SM90 wgmma with A from registers).
+    holds its own fragment (SM80 mma.sync, SM90 wgmma with A from registers); plus a 2x2-warp TiledMMA.
 
     Example: ``tv_presets()["SM90_64x64x16_F32F16F16_SS C"]`` is
     ``(((4,8,4),(2,2,8)):((128,1,16),(64,8,512)), (64, 64))``.
@@ -217,6 +217,12 @@ def tv_presets():
            atoms.MmaTF32Op((16, 8, 8)), atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, 64, 16)),
            atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, 16, 16), a_src="rmem")]
     presets = {}
+    # a tiled MMA: 2x2 warps of SM80 16x8x16 over a 32x16 (x16) tile, as in the TiledMMA chapter
+    from .tiled import make_tiled_mma
+    tiled = make_tiled_mma(ops[1], (2, 2, 1))
+    tm, tn, tk = tiled.tile_size_mnk
+    presets[f"TiledMMA 2x2x1 of {atoms.make_mma_atom(ops[1]).name} C"] = (tiled.tv_layout_C_tiled, (tm, tn))
+    presets[f"TiledMMA 2x2x1 of {atoms.make_mma_atom(ops[1]).name} A"] = (tiled.tv_layout_A_tiled, (tm, tk))
     for op in ops:
         atom = atoms.make_mma_atom(op)
         m, n, k = atom.shape_mnk
@@ -388,7 +394,7 @@ class SwizzleExplorer(_Explorer):
         self.b = w.IntSlider(value=b, min=0, max=4, description="B")
         self.m = w.IntSlider(value=m, min=0, max=5, description="M")
         self.s = w.IntSlider(value=s, min=1, max=6, description="S")
-        self.element_bytes = w.Dropdown(options=[1, 2, 4, 8], value=element_bytes, description="bytes")
+        self.element_bytes = w.SelectionSlider(options=[1, 2, 4, 8], value=element_bytes, description="bytes")
         self.pattern = w.Dropdown(options=["row", "column", "ldmatrix"], value=pattern, description="access")
         self.summary = w.HTML()
         self.placement = _image()
