@@ -203,3 +203,24 @@ def test_bad_gluon_arguments():
         DotOperandLayout(1, NVMMADistributedLayout([3, 0], [4, 1], [16, 64, 16]), 2)
     with pytest.raises(LayoutError, match="rank"):
         BlockedLayout([1, 1], [4, 8], [1, 1], [1, 0]).to_linear_layout([16])
+
+
+@pytest.mark.parametrize("width", [32, 64, 128])
+@pytest.mark.parametrize("bits", [8, 16, 32])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_nvmma_shared_is_the_cute_gmma_atom(width, bits, transposed):
+    """Gluon's NVMMASharedLayout (offset -> coordinate) inverts CuTe's GMMA atom tiled over the same tile
+    (coordinate -> byte address, the swizzle acting on bytes): the same shared memory, two notations."""
+    from layoutlab.swizzle import make_smem_layout_atom
+    eb = bits // 8
+    cont = width // eb                       # elements along the contiguous dim in one atom row
+    kind = ("MN_SW" if transposed else "K_SW") + str(width)
+    atom = make_smem_layout_atom(kind, bits)
+    shape = (2 * cont, 32) if transposed else (32, 2 * cont)
+    # stack atoms along the non-contiguous dim first, as the DSL's GEMM does (order (0,1,2) for K-major,
+    # (1,0,2) for MN-major); Gluon's layout does the same
+    tiled = atom.tile_to_shape(shape, order=(1, 0) if transposed else (0, 1))
+    gl = NVMMASharedLayout(width, bits, 2, transposed).to_linear_layout(list(shape)).invert()
+    for m in range(shape[0]):
+        for n in range(shape[1]):
+            assert gl.apply({"dim0": m, "dim1": n})["offset"] * eb == tiled.byte_address((m, n), eb), (m, n)
