@@ -133,6 +133,23 @@ def test_gemm_ampere_ptx_has_cp_async_ldmatrix_mma_sync(sm80_ptx, case, ab, tran
     assert "cp.async.commit_group" in ptx and "cp.async.wait_group" in ptx
 
 
+@pytest.mark.dsl
+@pytest.mark.parametrize("a_major,b_major", [("K", "K"), ("M", "N"), ("M", "K"), ("K", "N")])
+def test_gemm_ampere_takes_its_ldmatrix_from_select_ldmatrix(a_major, b_major):
+    """The kernel asks layoutlab.select_ldmatrix; for m16n8k16 with the 16-wide N permutation the answer
+    must be x4, transposed exactly for an MN-major operand (what the PTX test sees compiled)."""
+    cutlass = pytest.importorskip("cutlass", reason="needs nvidia-cutlass-dsl")
+    from layoutlab.kernels.gemm_ampere import GemmAmpere
+    for dtype in (cutlass.Float16, cutlass.BFloat16):
+        kernel = GemmAmpere(dtype, a_major, b_major, "N")
+        for operand, major in (("A", a_major), ("B", b_major)):
+            choice = kernel.ldmatrix_selection(operand)
+            assert choice.num_matrices == 4
+            assert choice.transpose == (major != "K")
+            assert choice.name == ("SM75_U16x8_LDSM_T" if major != "K" else "SM75_U32x4_LDSM_N")
+            assert "x4" in choice.reasoning
+
+
 # ---------------------------------------------------------------------------------------------------
 # CI: the host-side rules (no DSL, no GPU)
 # ---------------------------------------------------------------------------------------------------

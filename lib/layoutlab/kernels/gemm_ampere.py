@@ -20,11 +20,10 @@ Data path of one CTA (tile ``bM x bN``, K walked ``bK`` at a time)::
   index into the 16-byte chunk index (``B = log2(2 bK / 16)``), so the 8 rows of a matrix hit 8 distinct
   chunks = all 32 banks. An M-major (or N-major) tile is stored M-major with the same 128-byte swizzle
   atom ``Swizzle<3,3,3> o (64,8):(1,64)``, and ``ldmatrix.trans`` transposes it on the way to registers.
-* **ldmatrix choice.** mma.sync m16n8k16 wants A as K-major 16x16 and B as K-major 16(n)x16 per warp
-  (with the N permutation below), i.e. four 8x8 b16 matrices: ``ldmatrix.x4`` (``LdMatrix8x8x16bOp``,
-  ``num_matrices=4``); ``.trans`` exactly when the operand is stored MN-major in shared memory. This is
-  the rule ``layoutlab.ldmatrix.select_ldmatrix`` will compute; until that exists the kernel applies it
-  here (see :meth:`GemmAmpere.ldmatrix_op`).
+* **ldmatrix choice.** Made by :func:`layoutlab.ldmatrix.select_ldmatrix` on the course's own model of
+  the same tiled MMA and smem tile (see :meth:`GemmAmpere.ldmatrix_selection`, whose ``reasoning`` says
+  why): a warp's share of an m16n8k16 operand, with the N permutation below, is 16x16 = four 8x8 b16
+  matrices, so ``ldmatrix.x4``; ``.trans`` exactly when the operand is MN-major in shared memory.
 * **Predication.** Any M, N, K: each 16-byte vector of A and B is copied only if its first element is
   inside the matrix, else its smem slot is zero-filled (the vector width is chosen so that a vector is
   wholly in or out); the epilogue writes only in-range elements. Operands whose addresses, leading
@@ -110,11 +109,25 @@ class GemmAmpere:
         return cute.make_tiled_copy_tv(atom, threads, values)
 
     # ---- shared -> registers ------------------------------------------------------------------------
-    @staticmethod
-    def ldmatrix_op(k_major):
-        """ldmatrix for one m16n8k16 operand tile per warp: x4 (four 8x8 b16 matrices); .trans when
-        the smem tile is MN-major. (To be replaced by ``layoutlab.ldmatrix.select_ldmatrix``.)"""
-        return warp.LdMatrix8x8x16bOp(transpose=not k_major, num_matrices=4)
+    def ldmatrix_selection(self, operand):
+        """``layoutlab.select_ldmatrix`` for operand "A" or "B", asked about this kernel's tiled MMA and
+        one stage of its smem tile (the plain layout under the swizzle: the swizzle moves whole 16-byte
+        chunks, so it changes neither the majorness nor the width). ``.reasoning`` explains the choice.
+        Example: A K-major -> ``SM75_U32x4_LDSM_N``; B N-major -> ``SM75_U16x8_LDSM_T``."""
+        from .. import make_layout, make_tiled_mma, nvgpu
+        from ..ldmatrix import select_ldmatrix
+
+        ab = "bf16" if self.dtype is cutlass.BFloat16 else "f16"
+        model = make_tiled_mma(nvgpu.warp.MmaF16BF16Op(ab, "f32", (16, 8, 16)), (self.wm, self.wn, 1),
+                               (self.wm * 16, self.wn * 16, 16))
+        rows, k_major = (self.bM, self.a_major == "K") if operand == "A" else (self.bN, self.b_major == "K")
+        stage = make_layout((rows, self.bK), stride=(self.bK, 1) if k_major else (1, rows))
+        return select_ldmatrix(model, operand, stage)
+
+    def ldmatrix_op(self, operand):
+        """The DSL ldmatrix operation that :meth:`ldmatrix_selection` chose for operand "A" or "B"."""
+        choice = self.ldmatrix_selection(operand)
+        return warp.LdMatrix8x8x16bOp(transpose=choice.transpose, num_matrices=choice.num_matrices)
 
     @cute.jit
     def run(self, pA: cute.Pointer, pB: cute.Pointer, pC: cute.Pointer, M: cutlass.Int32, N: cutlass.Int32,
@@ -130,10 +143,8 @@ class GemmAmpere:
         mma_op = warp.MmaF16BF16Op(self.dtype, cutlass.Float32, (16, 8, 16))
         tiled_mma = cute.make_tiled_mma(mma_op, (self.wm, self.wn, 1),
                                         permutation_mnk=(self.wm * 16, self.wn * 16, 16))
-        s2r_A = cute.make_tiled_copy_A(cute.make_copy_atom(self.ldmatrix_op(self.a_major == "K"),
-                                                           self.dtype), tiled_mma)
-        s2r_B = cute.make_tiled_copy_B(cute.make_copy_atom(self.ldmatrix_op(self.b_major == "K"),
-                                                           self.dtype), tiled_mma)
+        s2r_A = cute.make_tiled_copy_A(cute.make_copy_atom(self.ldmatrix_op("A"), self.dtype), tiled_mma)
+        s2r_B = cute.make_tiled_copy_B(cute.make_copy_atom(self.ldmatrix_op("B"), self.dtype), tiled_mma)
         grid = (cute.ceil_div(M, self.bM), cute.ceil_div(N, self.bN), 1)
         self.kernel(mA, mB, mC, sA_layout, sB_layout, copy_A, copy_B, tiled_mma, s2r_A, s2r_B,
                     alpha, beta).launch(grid=grid, block=(self.threads, 1, 1), smem=self.smem_bytes(),
