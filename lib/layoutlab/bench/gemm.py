@@ -233,7 +233,15 @@ def main(argv=None):
 def _write(out, info, rows, notes):
     """Rewritten after every point, so a run cut short still leaves what it measured."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"info": info, "rows": rows, "notes": notes}, indent=1))
+    out.write_text(json.dumps(_record(info, rows, notes), indent=1))
+
+
+def _record(info, rows, notes):
+    """The JSON layout `layoutlab.gpu.load_result` expects (gpu, date, versions at the top)."""
+    versions = {k: info.get(k) for k in ("driver_version", "cupy", "cuda_runtime", "nvidia-cutlass-dsl",
+                                         "cutlass", "torch")}
+    return {"gpu": info.get("gpu"), "date": info.get("date"), "versions": versions, "info": info,
+            "rows": rows, "notes": notes}
 
 
 def _slug(name):
