@@ -12,7 +12,6 @@ from layoutlab.swizzle import (ComposedLayout, SmemLayoutAtomKind, Swizzle, get_
                                make_composed_layout, make_smem_layout_atom, make_swizzle)
 
 needs_dsl = pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)
-dsl_mark = [pytest.mark.dsl, needs_dsl, pytest.mark.xdist_group("dsl_swizzle")]
 
 SEED4_STAGED = "S<3,4,3> o 0 o ((8,16),(64,1),(1,7)):((64,512),(1,0),(0,8192))"
 DSL_TYPES = {8: "cutlass.Float8E4M3FN", 16: "cutlass.Float16", 32: "cutlass.TFloat32"}
@@ -156,11 +155,10 @@ def test_get_smem_layout_atom_picks_the_widest_swizzle():
 COMPOSED = "cute.make_composed_layout(cute.make_swizzle({b},{m},{s}), {o}, cute.make_layout({shape}, stride={stride}))"
 
 
-@pytest.mark.parametrize("_", [0], ids=["dsl"])
 @pytest.mark.dsl
 @needs_dsl
 @pytest.mark.xdist_group("dsl_swizzle")
-def test_against_cute_dsl(_):
+def test_against_cute_dsl():
     rng = random.Random(7)
     snippets, expected, labels = [], [], []
 
