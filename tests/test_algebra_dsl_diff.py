@@ -155,6 +155,27 @@ def _injective(L):
     return np.unique(t).size == t.size
 
 
+def _norm_coord(c, shp):
+    """Pad a coordinate with zeros to the profile of ``shp`` (basis sums omit trailing zero modes)."""
+    if not is_tuple(shp):
+        return c
+    cl = list(c) if is_tuple(c) else [c]
+    cl += [0] * (len(shp) - len(cl))
+    return tuple(_norm_coord(x, s) for x, s in zip(cl, shp))
+
+
+def _check_identity_composition(shp, B, R):
+    """R(i) is the natural coordinate of B(i) in shp, wherever B(i) lies inside shp."""
+    if R.size() != B.size():
+        return False
+    b = B.table()
+    n = product(shp)
+    for i in range(B.size()):
+        if 0 <= b[i] < n and _norm_coord(R(i), shp) != idx2crd(int(b[i]), shp):
+            return False
+    return True
+
+
 def _check_right_inverse(A, R):
     r = R.table()
     if r.min() < 0 or r.max() >= A.size():
@@ -432,6 +453,15 @@ def build_cases(seed=SEED, n=N_PER_OP):
         if not all(t is None for t in tt):
             add(Case("composition(tuple)", (A, tt), lambda A=A, t=tt: composition(A, t),
                      f"cute.composition({lit(A)}, {lit(tt)})", lambda R, A=A, t=tt: _check_composition(A, t, R)))
+        # --- coordinate (identity) layouts: composition gives (T,V) -> (m,n) maps
+        shpI = rand_shape(rng, max_leaves=3, max_depth=2, max_size=512)
+        BI = rand_layout(rng, rng.choice(["compact", "gapped", "random"]), max_size=size(shpI), max_leaves=3)
+        add(Case("composition(identity)", (shpI, BI), lambda s=shpI, b=BI: composition(make_identity_layout(s), b),
+                 f"cute.composition(cute.make_identity_layout({shpI!r}), {lit(BI)})",
+                 lambda R, s=shpI, b=BI: _check_identity_composition(s, b, R)))
+        iI = rng.randrange(size(shpI))
+        add(Case("evaluate identity", (shpI, iI), lambda s=shpI, i=iI: make_identity_layout(s)(i),
+                 f"cute.make_identity_layout({shpI!r})({iI})", kind="value"))
         # --- complement
         M = rng.choice([cosize(A), cosize(A) * rng.choice([1, 2, 3]), rng.randint(1, 2 * cosize(A))])
         add(Case("complement", (A, M), lambda A=A, M=M: complement(A, M), f"cute.complement({lit(A)}, {M})",

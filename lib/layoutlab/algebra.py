@@ -174,7 +174,7 @@ def filter(layout: Layout, target_profile=None) -> Layout:  # noqa: A001 - CuTe'
 
 
 def _basis_get(d: ScaledBasis, x):
-    for m in d.modes:
+    for m in reversed(d.modes):  # modes are printed innermost first: 1@1@0 is sub-mode 1 of mode 0
         if not is_tuple(x):
             if m == 0:
                 continue

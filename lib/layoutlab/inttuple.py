@@ -54,8 +54,8 @@ class ScaledBasis:
     """A scaled unit vector ``value @ modes`` of CuTe's arithmetic tuples (``E<i>`` scaled by ``value``).
 
     ``ScaledBasis(v, (i,))`` is the coordinate ``(0,..,v,..0)`` with ``v`` in mode ``i``; a longer
-    ``modes`` path nests: ``ScaledBasis(1, (1, 0))`` is ``1@1@0`` (sub-mode 0 of mode 1), as CuTe
-    prints it.  They are the strides of :func:`make_identity_layout`, whose evaluation returns
+    ``modes`` path nests, innermost index first as CuTe prints it: ``ScaledBasis(1, (1, 0))`` is
+    ``1@1@0``, sub-mode 1 of mode 0.  They are the strides of :func:`make_identity_layout`, whose evaluation returns
     coordinates instead of offsets.
 
     >>> str(ScaledBasis(2, (1,)))
@@ -99,7 +99,7 @@ class ScaledBasis:
     def as_coordinate(self):
         """The nested coordinate tuple this basis element points to (zeros elsewhere), e.g. 2@1 -> (0,2)."""
         out = self.value
-        for m in reversed(self.modes):
+        for m in self.modes:  # innermost first: 1@1@0 is sub-mode 1 of mode 0 -> ((0,1),)
             out = tuple([0] * m + [out])
         return out
 

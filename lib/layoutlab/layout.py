@@ -466,6 +466,8 @@ def shape(x, mode=()):
     >>> shape(Layout(((4,8),6))), shape(Layout(((4,8),6)), mode=[0])
     (((4, 8), 6), (4, 8))
     """
+    if not isinstance(x, Layout) and isinstance(getattr(x, "layout", None), Layout):
+        x = x.layout  # a Tensor
     s = x.shape if isinstance(x, Layout) else as_int_tuple(x, "shape", "shape")
     for m in [mode] if isinstance(mode, int) else mode:
         s = s[m] if is_tuple(s) else s
@@ -478,6 +480,8 @@ def stride(x, mode=()):
     >>> stride(Layout(((4,8),6)), mode=[1])
     32
     """
+    if not isinstance(x, Layout) and isinstance(getattr(x, "layout", None), Layout):
+        x = x.layout  # a Tensor
     if not isinstance(x, Layout):
         raise LayoutError(f"stride: expected a Layout, got {type(x).__name__}")
     d = x.stride
