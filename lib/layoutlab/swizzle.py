@@ -207,9 +207,11 @@ class ComposedLayout:
         """Fix the integer entries of ``crd`` and keep the ``None`` modes.
 
         Math: inner(offset + outer(c)) with the fixed part folded into the offset, so the result
-        evaluates exactly like the original at every kept coordinate.  (The CuTe DSL instead drops the
-        fixed part's offset and, when it can, folds the swizzle into the strides; both agree whenever
-        the fixed coordinates are 0, e.g. picking stage 0 with ``(None, None, 0)``.)
+        evaluates exactly like the original at every kept coordinate.  (The CuTe DSL 4.8.1 instead drops
+        the fixed part's offset and, when it can, folds the swizzle into the strides.  For some 32-bit
+        SW32 staged layouts that folding is wrong even for stage 0 - it yields negative offsets, e.g.
+        ``K_SW32``/tf32 tiled to (8,8,3) with order (1,0,2) and sliced at stage 0 reaches offset -16, while
+        the unsliced layout gives 0..63 there; ``tests/test_swizzle.py`` records such cases.)
         """
         fixed = _zero_nones(crd)
         return ComposedLayout(self.inner, self.offset + self.outer(fixed), slice_(crd, self.outer))
