@@ -202,9 +202,9 @@ def make_hopper_gemm_class():
         def _setup(self, a, b, c):
             self.ab_dtype = a.element_type
             self.c_dtype = c.element_type
-            self.a_layout = utils.LayoutEnum.from_tensor(a)
-            self.b_layout = utils.LayoutEnum.from_tensor(b)
-            self.c_layout = utils.LayoutEnum.from_tensor(c)
+            self.a_layout = cutlass.tensor_utils.LayoutEnum.from_tensor(a)
+            self.b_layout = cutlass.tensor_utils.LayoutEnum.from_tensor(b)
+            self.c_layout = cutlass.tensor_utils.LayoutEnum.from_tensor(c)
             # One wgmma atom covers 64 x bN x 16; tile it over the warpgroups along M.
             self.tiled_mma = sm90.make_trivial_tiled_mma(
                 self.ab_dtype, self.ab_dtype, self.a_layout.sm90_mma_major_mode(),
@@ -258,7 +258,7 @@ def make_hopper_gemm_class():
                 cpasync.prefetch_descriptor(tma_b)
 
             # --- shared memory and the k-tile pipeline (full/empty mbarrier per stage) ---------------
-            storage = utils.SmemAllocator().allocate(self.shared_storage)
+            storage = cutlass.memory.SmemAllocator().allocate(self.shared_storage)
             stage_bytes = (cute.size_in_bytes(self.ab_dtype, cute.slice_(sA_layout, (None, None, 0)))
                            + cute.size_in_bytes(self.ab_dtype, cute.slice_(sB_layout, (None, None, 0))))
             ab_pipe = pipeline.PipelineTmaAsync.create(

@@ -134,7 +134,7 @@ def make_hopper_ws_class():
             b_mask = cute.make_layout_image_mask(cluster_layout, cluster_crd, mode=0) if self.mcast_b > 1 else 0
 
             # --- shared memory ring: `stages` x (A tile, B tile), full/empty mbarrier per stage -------
-            storage = utils.SmemAllocator().allocate(self.shared_storage)
+            storage = cutlass.memory.SmemAllocator().allocate(self.shared_storage)
             stage_bytes = (cute.size_in_bytes(self.ab_dtype, cute.slice_(sA_layout, (None, None, 0)))
                            + cute.size_in_bytes(self.ab_dtype, cute.slice_(sB_layout, (None, None, 0))))
             ab_pipe = pipeline.PipelineTmaAsync.create(
