@@ -71,3 +71,10 @@ def test_show_dsl_without_the_dsl_prints_a_note(monkeypatch, capsys):
     assert "CuTe DSL check skipped: not installed here" in capsys.readouterr().out
     rs = dsl.dsl_eval(["cute.make_layout(4)"])
     assert rs[0].status == "error" and "unavailable" in rs[0].message
+
+
+@needs_dsl
+def test_a_failing_setup_reports_every_snippet_once():
+    rs = dsl.dsl_eval(["cute.make_layout(4)", "cute.make_layout(8)"], setup="raise RuntimeError('broken setup')")
+    assert [r.status for r in rs] == ["error", "error"]
+    assert all("broken setup" in r.message for r in rs)

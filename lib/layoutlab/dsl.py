@@ -272,22 +272,22 @@ def dsl_eval(
             out[i] = DSLResult("error", message=err)
         else:
             todo.append((i, s))
-    while todo:
+    if todo:
+        # One subprocess: child crashes and hangs are already pinned on their snippets by the zygote.
         results, how, tail, compile_error = _run_batch(todo, setup, arch, timeout, child_timeout)
-        missing = [(i, s) for i, s in todo if i not in results]
         for i, r in results.items():
             out[i] = r
-        if not missing:
-            break
-        if how is None and compile_error is not None:
-            # The setup code or the compile itself failed before any snippet ran.
-            for i, _ in missing:
-                out[i] = DSLResult("error", message=f"compile failed: {compile_error}")
-            break
-        bad_i, _ = missing[0]
-        status = "timeout" if how and how.startswith("timed out") else "crash"
-        out[bad_i] = DSLResult(status, message=f"{how or 'process ended early'}; stderr: {tail}".strip())
-        todo = missing[1:]
+        missing = [i for i, _ in todo if i not in results]
+        if missing:
+            if compile_error is not None:
+                why, status = f"compile failed: {compile_error}", "error"
+            elif how is not None and how.startswith("timed out"):
+                why, status = f"DSL subprocess {how}", "timeout"
+            else:
+                # the zygote itself died: the DSL does not import here, or the setup code failed
+                why, status = f"DSL subprocess failed ({how or 'ended early'}); stderr: {tail}", "error"
+            for i in missing:
+                out[i] = DSLResult(status, message=why)
     for i, s in enumerate(snippets):
         _MEMO[(DSL_VERSION, arch, setup, s)] = out[i]
     return out  # type: ignore[return-value]
