@@ -117,6 +117,13 @@ def test_precomputed_explorer_structure():
     assert sources == {(slider.model_id, "index"), (choice.model_id, "index")}
     with pytest.raises(LayoutError, match="options/index"):
         W.precomputed_explorer([("n", w.IntSlider())], lambda n: w.HTML())
+    # a picture that depends on one control only is rendered once per option of that control
+    calls = []
+    box = W.precomputed_explorer([("a", slider), ("b", choice)], lambda a, b: w.HTML(f"{a}{b}"),
+                                 (("a",), lambda a: calls.append(a) or w.HTML(f"{a}")))
+    assert calls == [0, 1, 2] and [leaf.value for leaf in box.pictures[1].children] == ["0", "1", "2"]
+    with pytest.raises(LayoutError, match="not controls"):
+        W.precomputed_explorer([("a", slider)], (("z",), lambda z: w.HTML()))
 
 
 def test_static_swizzle_and_tv_frames_differ():

@@ -307,7 +307,7 @@ class TVExplorer(_Explorer):
 
         def frame(thread):
             fig = viz.draw_tv_layout(tv, tile, highlight_threads={thread}, title=f"{name}\n{tv}")
-            return w.HTML(_img_html(fig, caption=_tv_steps(tv, tile, thread, 0)))
+            return w.HTML(_img_html(fig, dpi=60, caption=_tv_steps(tv, tile, thread, 0)))
 
         slider = w.SelectionSlider(options=threads, description="thread", layout=w.Layout(width="28em"))
         return precomputed_explorer([("thread", slider)], frame)
@@ -360,7 +360,7 @@ def _swizzle_tile_shape(b, m, s, element_bytes):
     return rows, cols
 
 
-def _swizzle_frame(b, m, s, element_bytes, pattern, labels=None):
+def _swizzle_frame(b, m, s, element_bytes, pattern, labels=None, placement=True):
     """(placement figure, bank-map figure, summary line) for one parameter choice."""
     if b < 0 or m < 0:
         raise LayoutError(f"SwizzleExplorer: B={b} and M={m} must be >= 0")
@@ -369,7 +369,7 @@ def _swizzle_frame(b, m, s, element_bytes, pattern, labels=None):
                           f"target bits [M, M+B); CuTe requires |S| >= B")
     swz = _make_swizzle(b, m, s)
     rows, cols = _swizzle_tile_shape(b, m, s, element_bytes)
-    placement = viz.draw_swizzle(swz, element_bytes, shape=(rows, cols), labels=labels)
+    placement = viz.draw_swizzle(swz, element_bytes, shape=(rows, cols), labels=labels) if placement else None
     coords, access_bytes = access_pattern(pattern, rows, cols, element_bytes)
     bank_fig = viz.draw_bank_map(swz, element_bytes, coords, access_bytes=access_bytes,
                                  title=f"{pattern} access", shape=(rows, cols))
@@ -416,61 +416,77 @@ class SwizzleExplorer(_Explorer):
         """A kernel-free version: B, element size and access pattern switch precomputed frames in the browser.
 
         M is chosen so that the 16-byte chunk stays whole (``M = log2(16 / element_bytes)``) and S = 3
-        (128-byte rows), the swizzles CuTe uses for shared-memory atoms; 4 x 3 x 3 = 36 frames by default.
+        (128-byte rows), the swizzles CuTe uses for shared-memory atoms. The conflict summary and bank map
+        come first (4 x 3 x 3 = 36 small frames by default), then the placement (4 x 3 = 12 frames: it does
+        not depend on the access).
         """
-        def frame(B, bytes, access):
+        def placement(B, bytes):
             m = max((16 // bytes).bit_length() - 1, 0)
-            placement, bank_fig, line = _swizzle_frame(B, m, 3, bytes, access, labels=False)
-            return w.HTML(_img_html(placement, dpi=56, caption=line) + _img_html(bank_fig, dpi=48))
+            fig, _, line = _swizzle_frame(B, m, 3, bytes, "row", labels=False)
+            return w.HTML(_img_html(fig, dpi=56))
+
+        def banks(B, bytes, access):
+            m = max((16 // bytes).bit_length() - 1, 0)
+            _, bank_fig, line = _swizzle_frame(B, m, 3, bytes, access, labels=False, placement=False)
+            return w.HTML(_img_html(bank_fig, dpi=48, caption=line))
 
         return precomputed_explorer([
             ("B", w.SelectionSlider(options=list(bits), value=3 if 3 in bits else bits[0], description="B",
                                     layout=w.Layout(width="20em"))),
             ("bytes", w.Dropdown(options=list(element_sizes), description="bytes")),
             ("access", w.Dropdown(options=list(patterns), description="access")),
-        ], frame)
+        ], (("B", "bytes", "access"), banks), (("B", "bytes"), placement))
 
 
 # ---------------------------------------------------------------- precomputed (kernel-free) explorers
 
-def precomputed_explorer(controls, render):
+def precomputed_explorer(controls, *renders):
     """Controls whose every combination was rendered in advance; the browser switches between them.
 
     ``controls`` is a list of ``(name, widget)`` where each widget has an ``index`` trait (``Dropdown``,
-    ``SelectionSlider``, ``ToggleButtons``...); ``render(**{name: value})`` returns a widget (e.g. an
-    ``HTML`` with an inline image) for one combination. The frames are nested ``Stack`` widgets, one level
-    per control, and each level's ``selected_index`` is ``jslink``-ed to its control's ``index``: the links
-    run in the browser, so the page needs no kernel. Frames: the product of the option counts (keep it to a
-    few dozen).
+    ``SelectionSlider``, ``ToggleButtons``...). Each of ``renders`` is ``render(**{name: value})`` returning
+    a widget (e.g. an ``HTML`` with an inline image) for one combination, or ``(names, render)`` when that
+    picture depends only on some of the controls (so it is rendered once per combination of those). Each
+    picture's frames are nested ``Stack`` widgets, one level per control it depends on, and each level's
+    ``selected_index`` is ``jslink``-ed to its control's ``index``: the links run in the browser, so the page
+    needs no kernel. Frames: the product of the option counts (keep it to a few dozen).
 
     Example::
 
         precomputed_explorer([("B", w.SelectionSlider(options=[0, 1, 2, 3]))],
                              lambda B: w.HTML(f"B = {B}"))
     """
-    if not controls:
-        raise LayoutError("precomputed_explorer: give at least one (name, control)")
-    names = [name for name, _ in controls]
-    widgets = [control for _, control in controls]
+    if not controls or not renders:
+        raise LayoutError("precomputed_explorer: give at least one (name, control) and one render function")
+    by_name = dict(controls)
     for name, control in controls:
         if not hasattr(control, "index") or not getattr(control, "options", None):
             raise LayoutError(f"precomputed_explorer: control {name!r} ({type(control).__name__}) has no "
                               f"options/index; use Dropdown, SelectionSlider or ToggleButtons")
     links = []
 
-    def build(level, chosen):
-        if level == len(widgets):
+    def build(names, render, level, chosen):
+        if level == len(names):
             return render(**dict(zip(names, chosen)))
-        control = widgets[level]
+        control = by_name[names[level]]
         values = [opt[1] if isinstance(opt, tuple) else opt for opt in control.options]
-        stack = w.Stack([build(level + 1, chosen + [v]) for v in values], selected_index=control.index)
+        stack = w.Stack([build(names, render, level + 1, chosen + [v]) for v in values],
+                        selected_index=control.index)
         links.append(w.jslink((control, "index"), (stack, "selected_index")))
         return stack
 
-    frames = build(0, [])
-    box = w.VBox([w.HBox(widgets), frames])
+    pictures = []
+    for item in renders:
+        names, render = (item if isinstance(item, tuple) else ([name for name, _ in controls], item))
+        missing = [n for n in names if n not in by_name]
+        if missing:
+            raise LayoutError(f"precomputed_explorer: a render depends on {missing}, which are not controls "
+                              f"(the controls are {list(by_name)})")
+        pictures.append(build(list(names), render, 0, []))
+    box = w.VBox([w.HBox([control for _, control in controls])] + pictures)
     box.links = links  # keep the Link models alive (their state is embedded with the page)
-    box.frames = frames
+    box.frames = pictures[0]
+    box.pictures = pictures
     return box
 
 
