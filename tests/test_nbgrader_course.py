@@ -188,6 +188,18 @@ def test_source_notebooks_are_well_formed():
                 assert "### BEGIN HIDDEN TESTS" in c.source, f"{a}/{_meta(c)['grade_id']}: no hidden tests"
 
 
+def test_teachers_page_lists_the_real_parts_and_points():
+    """The table on chapters/teachers.md says what the notebooks contain (parts and points per assignment)."""
+    page = (ROOT / "chapters" / "teachers.md").read_text()
+    rows = {m.group(1): (int(m.group(2)), int(m.group(3)))
+            for m in re.finditer(r"^\| `(ex\d\d)` \|.*\| (\d+) \| (\d+) \|$", page, re.M)}
+    actual = {}
+    for a in ASSIGNMENTS:
+        tests = [c for c in nbformat.read(_notebook(COURSE / "source" / a), 4).cells if _meta(c).get("grade")]
+        actual[a] = (len(tests), sum(_meta(c)["points"] for c in tests))
+    assert rows == actual
+
+
 def _region_lines(source, begin, end):
     inside, lines = False, []
     for line in source.splitlines():
