@@ -390,3 +390,9 @@ def test_linear_layout_drawn_as_tv_matches_cute_tv_layout():
         assert all((a == b).all() for a, b in zip(viz.linear_tv_owners(ll), viz.tv_cell_owners(tv, tile)))
     with pytest.raises(LayoutError, match="register / lane / warp"):
         viz.draw_tv_layout(LinearLayout.identity_1d(8, "offset", "offset"), None)
+
+
+def test_tile_given_as_a_row_major_layout():
+    # tile (4,2):(2,1): offset o sits at m = (o // 2) % 4, n = o % 2 -- thread t of 8:1 lands at (t // 2, t % 2)
+    thread, value = viz.tv_cell_owners(parse_layout("(8,1):(1,0)"), Layout((4, 2), (2, 1)))
+    assert thread.tolist() == [[0, 1], [2, 3], [4, 5], [6, 7]] and (value == 0).all()
