@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import LayoutError
-from ._common import DeviceOperand, device_operand, gemm_problem
+from ._common import DeviceOperand, cutlass_dtype, device_operand, gemm_problem
 
 __all__ = ["gemm_hopper", "prepare_gemm_hopper", "HopperGemmConfig", "compile_hopper_gemm",
            "hopper_operands"]
@@ -172,12 +172,6 @@ def _dsl():
     import cutlass.utils as utils
     import cutlass.utils.hopper_helpers as sm90
     return cutlass, cute, pipeline, utils, sm90
-
-
-def cute_dtype(name):
-    """The CuTe DSL numeric type for a dtype name ('bfloat16' -> cutlass.BFloat16)."""
-    cutlass = _dsl()[0]
-    return {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16, "float32": cutlass.Float32}[name]
 
 
 def make_hopper_gemm_class():
@@ -426,9 +420,9 @@ def fake_operands(dtype_name, a_major, b_major, c_major="N"):
     ``a`` is (M, K), ``b`` is (N, K) (CuTe's convention for B), ``c`` is (M, N). Compiling against these
     yields one kernel for every problem size with this dtype and majorness, and works without a GPU.
     """
-    cutlass, cute = _dsl()[:2]
+    cute = _dsl()[1]
     from cutlass.cute.runtime import make_fake_tensor
-    dt = cute_dtype(dtype_name)
+    dt = cutlass_dtype(dtype_name)
     m, n, k = (cute.sym_int32(symbol=s) for s in "MNK")
     div = TMA_ALIGN_BYTES * 8 // dt.width
 
