@@ -552,6 +552,8 @@ def outcome():
     lines = [f"algebra DSL differential: {len(cases)} cases: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items()))]
     for op in sorted(per_op):
         lines.append(f"  {op:24s} " + ", ".join(f"{k}={v}" for k, v in sorted(per_op[op].items())))
+    for c, r in problems["dsl_refuses_admissible"][:5]:
+        lines.append(f"  DSL refuses, we accept (our result checked against the definition): {c.snippet} -> ours {c.ours}")
     summary = "\n".join(lines)
     print(summary)
     return cases, results, counts, problems, summary

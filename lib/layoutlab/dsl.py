@@ -104,6 +104,7 @@ _TIMEOUT = {timeout}
 def _child(start, w):
     def drive():
         for k in range(start, len(_FUNCS)):
+            signal.alarm(_TIMEOUT)  # per snippet: a slow batch is fine, a hanging snippet is not
             try:
                 r = _FUNCS[k]()
                 os.write(w, _line(k, "ok", _fmt(r), type(r).__name__).encode())
@@ -117,6 +118,7 @@ def _child(start, w):
 
     try:
         cute.compile(main)
+        signal.alarm(0)
     except Exception as e:
         os.write(w, _line(-1, "compile_error", None, None, (type(e).__name__ + ": " + str(e))[:2000]).encode())
 
@@ -254,7 +256,7 @@ def dsl_eval(
     Returns one :class:`DSLResult` per snippet, in order.  If the DSL is unavailable, every result is an
     ``"error"`` carrying :data:`SKIP_REASON` (callers normally skip before calling).
     The subprocess imports the DSL once and runs the batch in a forked child; a native crash or a hang
-    (``child_timeout`` seconds for the child) is pinned on the first snippet without a result and the rest
+    (``child_timeout`` seconds for one snippet) is pinned on the first snippet without a result and the rest
     run again in a new child, so one bad input never hides the others and costs only a fork.
     """
     snippets = list(snippets)
