@@ -1,6 +1,6 @@
 #!/bin/bash
 # One device call for the Hopper GEMMs: environment, correctness tests, compute-sanitizer, benchmark.
-# Usage (on the GPU machine, repo root): bash results/gemm_gpu_run.sh [tests|sanitize|bench|full|ncu]...
+# Usage (on the GPU machine, repo root): bash results/gemm_gpu_run.sh [env|smoke|bench|tests|sanitize]...
 # Logs and JSON go to $OUT (or /tmp/out).
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 mkdir -p /tmp/site && [ -f /tmp/site/.unpacked ] || { tar -C /tmp/site -xJf .device/gpu-deps-py312.tar.xz && touch /tmp/site/.unpacked; }
@@ -53,15 +53,6 @@ PY
     bench)
       stamp bench
       timeout 150 python3 -m layoutlab.bench.gemm ${BENCH_ARGS:-} --json "$OUT/gemm_bench.json" 2>&1 | tee "$OUT/bench.log" | tail -40
-      ;;
-    ncu)
-      stamp ncu
-      timeout 200 ncu --set full -k regex:kernel -c 2 -o "$OUT/ncu_ws" python3 -c "
-import cupy
-from layoutlab.kernels import gemm_hopper_ws, gemm_hopper
-a = cupy.random.standard_normal((8192, 8192), dtype=cupy.float32).astype(cupy.float16)
-gemm_hopper_ws(a, a.T); gemm_hopper(a, a.T)" 2>&1 | tail -5
-      ncu --import "$OUT/ncu_ws.ncu-rep" --page details 2>&1 | grep -E "Duration|Throughput|Registers|Shared Memory|Warp Cycles|Issue|Stall|Occupancy|L2 Hit|DRAM" | head -60 | tee "$OUT/ncu_summary.txt"
       ;;
   esac
 done
