@@ -84,6 +84,7 @@ def _count(ptx, needle):
 
 
 @pytest.mark.dsl
+@pytest.mark.xdist_group("simt_ampere_ptx")  # one worker compiles the PTX once
 def test_sgemm_simple_ptx_is_a_plain_ffma_loop(sm80_ptx):
     ptx = sm80_ptx["sgemm_simple_NT"]
     assert ".target sm_80" in ptx
@@ -96,6 +97,7 @@ def test_sgemm_simple_ptx_is_a_plain_ffma_loop(sm80_ptx):
 
 
 @pytest.mark.dsl
+@pytest.mark.xdist_group("simt_ampere_ptx")  # one worker compiles the PTX once
 @pytest.mark.parametrize("case", ["sgemm_fast_NT", "sgemm_fast_TN"])
 def test_sgemm_fast_ptx_has_16_byte_cp_async_and_vector_smem_loads(sm80_ptx, case):
     ptx = sm80_ptx[case]
@@ -116,6 +118,7 @@ def test_sgemm_fast_ptx_has_16_byte_cp_async_and_vector_smem_loads(sm80_ptx, cas
 
 
 @pytest.mark.dsl
+@pytest.mark.xdist_group("simt_ampere_ptx")  # one worker compiles the PTX once
 @pytest.mark.parametrize("case,ab,trans", [("gemm_ampere_TN", "f16", False), ("gemm_ampere_NT", "bf16", True)])
 def test_gemm_ampere_ptx_has_cp_async_ldmatrix_mma_sync(sm80_ptx, case, ab, trans):
     ptx = sm80_ptx[case]

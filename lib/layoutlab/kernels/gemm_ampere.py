@@ -170,7 +170,7 @@ class GemmAmpere:
         cB = cute.local_tile(cute.make_identity_tensor(mB.shape), (self.bN, self.bK), (bn, None))
         cC = cute.local_tile(cute.make_identity_tensor(mC.shape), (self.bM, self.bN), (bm, bn))
 
-        smem = cutlass.utils.SmemAllocator()
+        smem = cutlass.memory.SmemAllocator()
         # 1024-byte alignment: the swizzle pattern repeats every 1024 bytes, so aligned tiles keep
         # the bank arithmetic of the docstring exact.
         sA = smem.allocate_tensor(self.dtype, sA_layout, 1024)          # (bM, bK, stages)

@@ -132,7 +132,7 @@ class SgemmFast:
         cB = cute.local_tile(cute.make_identity_tensor(mB.shape), (self.bN, self.bK), (bn, None))
         cC = cute.local_tile(cute.make_identity_tensor(mC.shape), (self.bM, self.bN), (bm, bn))
 
-        smem = cutlass.utils.SmemAllocator()
+        smem = cutlass.memory.SmemAllocator()
         sA = smem.allocate_tensor(self.dtype, sA_layout, 16)
         sB = smem.allocate_tensor(self.dtype, sB_layout, 16)
 
