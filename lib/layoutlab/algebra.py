@@ -281,6 +281,12 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
     return result
 
 
+def _composed(obj):
+    """True for a swizzled ``ComposedLayout`` (layoutlab.swizzle), which carries its own algebra on the outer
+    layout; the free functions dispatch to it so DSL-style code (``tile_to_shape(atom, ...)``) works."""
+    return not isinstance(obj, Layout) and hasattr(obj, "inner") and hasattr(obj, "outer")
+
+
 def composition(lhs: Layout, rhs) -> Layout:
     """Functional composition ``R = lhs o rhs``: ``R(c) = lhs(rhs(c))`` for every coordinate ``c`` of ``rhs``.
 
@@ -299,6 +305,8 @@ def composition(lhs: Layout, rhs) -> Layout:
     >>> composition(Layout((6,2), (8,2)), Layout((4,3), (3,1)))
     ((2,2),3):((24,2),8)
     """
+    if _composed(lhs):
+        return lhs.compose(rhs)
     _need_layout(lhs, "composition", "the left operand")
     if rhs is None:
         return lhs
@@ -508,6 +516,8 @@ def logical_divide(layout: Layout, tiler) -> Layout:
     >>> logical_divide(Layout((9,(4,8)), (59,(13,1))), (Layout(3,3), Layout((2,4),(1,8))))
     ((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))
     """
+    if _composed(layout):
+        return layout.logical_divide(tiler)
     _need_layout(layout, "logical_divide", "the layout")
     if tiler is None:
         return layout
@@ -700,6 +710,8 @@ def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
     >>> tile_to_shape(Layout((2,2)), (8,6), order=(1,0))
     ((2,4),(2,3)):((1,12),(2,4))
     """
+    if _composed(block):
+        return block.tile_to_shape(trg_shape, order)
     _need_layout(block, "tile_to_shape", "the block")
     if isinstance(trg_shape, list):
         trg_shape = tuple(trg_shape)

@@ -638,6 +638,8 @@ def slice_(crd, layout: Layout) -> Layout:
     ``slice_((None, 3), ((4,8,4),(2,2,8)):(...))`` is ``((4,8,4)):((128,1,16))``.  The offset of the
     fixed part is ``layout(crd with None -> 0)``; see :func:`slice_and_offset`.
     """
+    if not isinstance(layout, Layout) and hasattr(layout, "slice_"):  # a swizzled ComposedLayout
+        return layout.slice_(crd)
     if isinstance(crd, list):
         crd = tuple(crd)
     if crd is None:
