@@ -66,12 +66,14 @@ def _img_html(fig, dpi=_DPI, caption=""):
 def _error_html(err):
     """A readable message for an invalid input: the library's own words, no traceback."""
     kind = "" if isinstance(err, LayoutError) else f"{type(err).__name__}: "
-    return (f"<div style='color:#b00020;font-family:monospace;white-space:pre-wrap'>"
+    return (f"<div style='color:#b00020;font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere;"
+            f"max-width:48em'>"
             f"&#9888; {html.escape(kind + str(err))}</div>")
 
 
 def _ok_html(text):
-    return f"<div style='font-family:monospace;white-space:pre-wrap'>{html.escape(text)}</div>"
+    return (f"<div style='font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere;max-width:48em'>"
+            f"{html.escape(text)}</div>")
 
 
 class _Explorer(w.VBox):
@@ -181,8 +183,7 @@ class LayoutExplorer(_Explorer):
             self.buttons = []
             self.grid.children = [_image(viz.draw_layout(layout))]
         self.info.value = _ok_html(f"{layout}: size {rows * cols}, cosize {layout.cosize()}; "
-                                   f"hover a cell for its coordinate, index and offset (click it to pin "
-                                   f"the natural coordinate here when a kernel runs)")
+                                   f"hover a cell: coordinate, index, offset")
 
     def select(self, m, n):
         """Show cell (m, n): natural coordinate, 1-D index ``m + M*n`` and offset ``layout(m, n)``."""
