@@ -57,6 +57,7 @@ def hopper_ptx(tmp_path_factory):
 
 
 @pytest.mark.dsl
+@pytest.mark.xdist_group("hopper_ptx")     # one worker compiles the module fixture once
 def test_gemm_hopper_ptx_has_tma_wgmma_and_tma_store(hopper_ptx):
     ptx = hopper_ptx["gemm_hopper"]
     assert ".target sm_90a" in ptx
@@ -73,6 +74,7 @@ def test_gemm_hopper_ptx_has_tma_wgmma_and_tma_store(hopper_ptx):
 
 
 @pytest.mark.dsl
+@pytest.mark.xdist_group("hopper_ptx")
 def test_gemm_hopper_ws_ptx_has_setmaxnreg_and_multicast(hopper_ptx):
     ptx = hopper_ptx["gemm_hopper_ws"]
     assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in ptx
