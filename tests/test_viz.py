@@ -215,7 +215,9 @@ def test_draw_swizzle_banks_follow_the_xor():
 
 def test_draw_swizzle_composed_equals_bare_swizzle():
     from layoutlab.swizzle import ComposedLayout, Swizzle
-    composed = ComposedLayout(Swizzle(2, 2, 3), 0, Layout((4, 32), (32, 1)))
+    # A composed (smem) layout's swizzle acts on byte addresses, a bare one on element offsets: with 4-byte
+    # elements, byte-level Sw<2,4,3> is element-level Sw<2,2,3> (two more low bits: the byte in the element).
+    composed = ComposedLayout(Swizzle(2, 4, 3), 0, Layout((4, 32), (32, 1)))
     a = cell_texts(viz.draw_swizzle(composed, 4, labels=True).axes[0])
     b = cell_texts(viz.draw_swizzle(Swizzle(2, 2, 3), 4, shape=(4, 32), labels=True).axes[0])
     assert a == b and len(a) == 128

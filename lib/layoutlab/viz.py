@@ -618,8 +618,24 @@ def _bank_of(offsets, element_bytes):
     return (offsets * element_bytes // _BANK_BYTES) % _BANKS
 
 
-def _swizzle_tile(swizzle_or_composed, shape, op):
-    """(rows, cols, physical offsets[rows, cols]) for a bare swizzle (on a row-major tile) or a layout."""
+def _smem_offsets(layout, element_bytes, op):
+    """Physical element offsets of ``layout`` placed in shared memory.
+
+    A swizzled ComposedLayout's swizzle acts on *byte* addresses there (the DSL applies it to the smem
+    pointer; the GMMA atoms' ``S<3,4,3>`` is the 128-byte pattern for every element size), so the offsets are
+    ``swizzle((offset + outer(i)) * element_bytes) / element_bytes`` — not the swizzle of the element offset.
+    """
+    inner, outer = getattr(layout, "inner", None), getattr(layout, "outer", None)
+    bms = _swizzle_bms(inner) if inner is not None and outer is not None else None
+    if bms is None:
+        return _offsets(layout, op)
+    base = (_offsets(outer, op) + int(getattr(layout, "offset", 0) or 0)) * element_bytes
+    return _apply_swizzle(bms, base) // element_bytes
+
+
+def _swizzle_tile(swizzle_or_composed, shape, op, element_bytes):
+    """(rows, cols, physical element offsets[rows, cols]) for a bare swizzle (acting on the element offsets of
+    a row-major tile) or a layout (a swizzled ComposedLayout acts on byte addresses, see _smem_offsets)."""
     bms = _swizzle_bms(swizzle_or_composed)
     if bms is not None and not hasattr(swizzle_or_composed, "shape"):
         b, m, s = bms
@@ -638,7 +654,7 @@ def _swizzle_tile(swizzle_or_composed, shape, op):
     if len(modes) != 2:
         raise LayoutError(f"{op}: {layout} has rank {len(modes)}; draw a rank-2 (rows, cols) tile")
     rows, cols = _product(modes[0]), _product(modes[1])
-    return rows, cols, _offsets(layout, op).reshape(cols, rows).T
+    return rows, cols, _smem_offsets(layout, element_bytes, op).reshape(cols, rows).T
 
 
 def _check_element_bytes(element_bytes, op):
@@ -667,7 +683,7 @@ def draw_swizzle(swizzle_or_composed, element_bytes=2, *, shape=None, labels=Non
     """
     op = "draw_swizzle"
     _check_element_bytes(element_bytes, op)
-    rows, cols, phys = _swizzle_tile(swizzle_or_composed, shape, op)
+    rows, cols, phys = _swizzle_tile(swizzle_or_composed, shape, op, element_bytes)
     banks = _bank_of(phys, element_bytes)
     per_row = max(128 // element_bytes, 1)
     cosize = int(phys.max()) + 1
@@ -726,7 +742,7 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
     access_bytes = element_bytes if access_bytes is None else int(access_bytes)
     if access_bytes not in (1, 2, 4, 8, 16):
         raise LayoutError(f"{op}: access_bytes={access_bytes!r}; use 1, 2, 4, 8 or 16")
-    rows, cols, phys = _swizzle_tile(layout, shape, op)
+    rows, cols, phys = _swizzle_tile(layout, shape, op, element_bytes)
     coords = [tuple(int(x) for x in a) for a in accesses]
     if not coords or len(coords) > 32:
         raise LayoutError(f"{op}: {len(coords)} accesses given; a warp issues 1 to 32 (one per thread)")
