@@ -66,8 +66,9 @@ def test_chapter_structure(name):
     md, code = _markdown(nb), _code(nb)
     assert "**After this chapter you can**" in first and "**Hardware:**" in first
     assert "## Check yourself" in md and ":::{dropdown} Answers" in md
-    number = name[:2]
-    assert f"`exercises/source/ex{number}/`" in md and (ROOT / "exercises" / "source" / f"ex{number}").is_dir()
+    linked = re.findall(r"`(exercises/source/ex\d\d/[\w.]+\.ipynb)`", md)
+    assert len(linked) == 1 and linked[0].startswith(f"exercises/source/ex{name[:2]}/"), f"{name}: exercise link"
+    assert (ROOT / linked[0]).is_file(), f"{name}: the linked exercise notebook {linked[0]} does not exist"
     assert "{ref}`teachers`" in md
     assert "viz.draw_" in code, f"{name}: no picture from layoutlab.viz"
     assert "widgets." in code, f"{name}: no widget"
