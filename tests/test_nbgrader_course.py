@@ -17,6 +17,10 @@ nbgrader goes through the students in alphabetical order):
 * ``abuse_crash``: a cell at the top kills the kernel at import (``os._exit``): the notebook scores 0 and the
   batch goes on.
 
+Besides: every test cell fails on the release notebooks as handed out, and on the solution with one plausible
+mistake per part it fails with a ``layoutlab.grading.WrongAnswer`` (a message that says where), never with a
+bare error; the seeded notebooks hold for other seeds; the teachers page lists the real parts and points.
+
 Run with ``-s`` to see the table of observed scores.
 """
 
@@ -260,6 +264,60 @@ def test_every_test_cell_fails_on_the_release_version(course):
         passing = [_meta(c)["grade_id"] for c in nb.cells if _meta(c).get("grade")
                    and not any(o.output_type == "error" for o in c.outputs)]
         assert not passing, f"{a}: these test cells pass on the unsolved notebook: {passing}"
+
+
+# A plausible mistake per part, appended to the reference solution: every test cell must then fail with a
+# WrongAnswer (a message that says where), not with a NameError, a TypeError or a bare AssertionError.
+MISTAKES = {
+    "ex01": {"a": "stride_a = (stride_a[1], stride_a[0])",
+             "b": "mn_b = (mn_b[0] + 1, mn_b[1])",
+             "c": "cosize_c = cosize_c + 1",
+             "d": "dA_N, dA_T = dA_T, dA_N",
+             "e": "gA_layout = f'({BM},{BK},{K_E // BK}):(1,{BK},{BK * M_E})'",
+             "f": "gB = local_tile(mB, cta_tiler, cta_coord, proj=Step(1, X, 1))"},
+    "ex02": {"a": "comp_a = '((2,2),3):((24,2),1)'",
+             "b": "comp_b = '(3,2):(2,6)'",
+             "c": "zd_origin = zd_origin + 1",
+             "d": "prod_d = '((2,3),(2,2)):((2,4),(1,8))'",
+             "e": "admissible_e = [True, True, True, True]",
+             "f": "inv_f = '(2,4,4):(1,4,8)'"},
+    "ex03": {"a": "mn_a = [(m + 1, n) for m, n in mn_a]",
+             "b": "owner = lambda m, n: ((m + 64 * n) % 128, 0)",
+             "c": "tv_c = Layout(((THREADS_N_C, ROWS_C), VEC_C), ((VEC_C, 1), ROWS_C))",
+             "d": "owner_d = ((owner_d[0] + 1) % 32, owner_d[1])",
+             "e": "owned_e = owned_e[:-1] + [(63, 31) if owned_e[-1] != (63, 31) else (0, 0)]"},
+    "ex04": {"a": "sw_matrix_a = [[int(i == j) for j in range(NBITS_A)] for i in range(NBITS_A)]",
+             "b": "bases_b = bases_b[::-1]",
+             "c": "linear_c = [True, True, True, True]",
+             "d": "coord_d = (coord_d[0] ^ 1, coord_d[1])",
+             "e": "conv_e = [1, 2, 4, 8, 16]"},
+    "ex05": {"a": "degree_a = degree_a + 1",
+             "b": "wavefronts_b = degree_b",
+             "c": "address_c = address_c ^ 16",
+             "d": "atom_d = 'K_INTER' if atom_d != 'K_INTER' else 'MN_INTER'",
+             "e": "swizzle_e = (3, 4, 3)"},
+}
+
+
+def test_wrong_answers_fail_with_a_message_that_says_where(course):
+    runs = []
+    for a in ASSIGNMENTS:
+        rel, src = nbformat.read(course["release"][a], 4), nbformat.read(course["source"][a], 4)
+        nb = _solved(rel, src)
+        parts = {_meta(c)["grade_id"][:-len("_answer")]: c for c in nb.cells if _meta(c).get("solution")}
+        assert set(parts) == set(MISTAKES[a]), f"{a}: mistakes for {sorted(MISTAKES[a])}, parts {sorted(parts)}"
+        for part, mistake in MISTAKES[a].items():
+            parts[part].source += "\n" + mistake
+        runs.append((a, nb))
+    _execute_all([(course["release"][a], nb) for a, nb in runs], allow_errors=True)
+    report = []
+    for a, nb in runs:
+        for cell in nb.cells:
+            if _meta(cell).get("grade"):
+                errors = [o for o in cell.outputs if o.output_type == "error"]
+                assert errors and errors[0].ename == "WrongAnswer", (a, _meta(cell)["grade_id"], errors)
+                report.append(f"{a}/{_meta(cell)['grade_id']}: {errors[0].evalue.splitlines()[0]}")
+    print("\nfeedback on typical mistakes:\n" + "\n".join(report))
 
 
 def test_round_trip_blank_scores_zero_and_solution_full_marks(course):
