@@ -144,6 +144,8 @@ def course(tmp_path_factory):
     with open(course / "grades.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     scores = {(r["assignment"], r["student_id"]): (float(r["score"]), float(r["max_score"])) for r in rows}
+    missing = [(a, s) for a in ASSIGNMENTS for s in ("blank", "solution") if (a, s) not in scores]
+    assert not missing, f"no grades for {missing}; autograde said:\n{autograde.stderr[-4000:]}"
 
     from nbgrader.api import Gradebook
 

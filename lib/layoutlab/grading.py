@@ -266,7 +266,10 @@ def _show_picture(answer: Layout, expected: Layout, name: str, wrong_cells):
         return
     import base64
 
-    from . import viz
+    try:
+        from . import viz
+    except ImportError:  # no matplotlib: the text table in the message is the picture
+        return
 
     images = []
     for layout, title in ((answer, f"{name} = {answer}"), (expected, f"expected: {expected}")):
