@@ -583,10 +583,9 @@ def record_bank_measurements(path: str, warps: int = 16) -> dict:
         "compute_capability": f"{props['major']}.{props['minor']}",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "driver": driver,
-        "cuda_driver_api_version": cp.cuda.runtime.driverGetVersion(),
-        "cuda_runtime_version": cp.cuda.runtime.runtimeGetVersion(),
-        "cupy_version": cp.__version__,
-        "python": platform.python_version(),
+        "versions": {"nvidia_driver": driver, "cuda_driver_api": cp.cuda.runtime.driverGetVersion(),
+                     "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(), "cupy": cp.__version__,
+                     "python": platform.python_version()},
         "method": f"1 block x {warps} warps, 16x unrolled volatile ld.shared per iteration, clock64 between "
                   f"barriers / (loads x warps), median of 5",
         "patterns": rows,
