@@ -27,3 +27,8 @@ c.Execute.execute_retries = 0
 # Release versions show this where a solution was.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+# `nbgrader zip_collect exNN` sorts the files (or zip archives of them) put in downloaded/exNN/archive/ into
+# submitted/<student_id>/exNN/.  Default naming: <student_id>_<notebook file>, e.g. alice_ex01_layouts.ipynb
+# (student ids without "_"); change the pattern to what your LMS produces.
+c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>ex\d\d_[^/]+\.ipynb)$"
