@@ -1,5 +1,7 @@
 """The static site shows widgets from state saved at execution, with no kernel and no CDN."""
 
+import re
+
 import pytest
 
 from browser import build_book, open_page, require_browser
@@ -12,12 +14,14 @@ def test_slider_renders_from_saved_state(tmp_path):
     from playwright.sync_api import sync_playwright
 
     html = build_book(tmp_path, [
-        "# A slider",
+        "# A slider\n\nA page with math, $2^{10}$, so MathJax 3 is loaded next to the widgets.",
         "import ipywidgets as w\nw.IntSlider(value=7, min=0, max=10, description='tile')",
     ])
     text = html.read_text()
     assert "application/vnd.jupyter.widget-state+json" in text, "widget state was not saved into the page"
-    assert "cdn.jsdelivr" not in text and "cdnjs" not in text, "the page must not load widget JS from a CDN"
+    remote = re.findall(r'src="(https?://[^"]*(?:html-manager|embed-amd|require)[^"]*)"', text)
+    assert not remote, f"the page must not load widget JavaScript from a CDN: {remote}"
+    assert 'src="_static/embed-amd.js' in text and 'src="_static/require.js' in text
     with sync_playwright() as p:
         browser, page = open_page(p, html)
         try:
