@@ -99,18 +99,27 @@ def test_sgemm_simple_ptx_is_a_plain_ffma_loop(sm80_ptx):
 @pytest.mark.dsl
 @pytest.mark.xdist_group("simt_ampere_ptx")  # one worker compiles the PTX once
 @pytest.mark.parametrize("case", ["sgemm_fast_NT", "sgemm_fast_TN"])
-def test_sgemm_fast_ptx_has_16_byte_cp_async_and_vector_smem_loads(sm80_ptx, case):
+def test_sgemm_fast_ptx_has_vector_copies_and_vector_smem_loads(sm80_ptx, case):
     ptx = sm80_ptx[case]
     assert ".target sm_80" in ptx
-    # 128-bit global->shared copies that bypass L1 (cp.async.cg ... 16), committed in groups
-    assert _count(ptx, "cp.async.cg.shared.global") >= 2
-    assert all(line.rstrip(";").split(",")[-2:] == [" 16", " 16"]
-               for line in ptx.splitlines() if "cp.async.cg.shared.global" in line)
+    bk, vectors = 16, 2          # k-tiles of 16; a 128x16 operand tile is 2 16-byte vectors per thread
+    prologue_tiles = 2           # stages - 1 tiles loaded before the loop
+    if case.endswith("NT"):
+        # MN-major operands: 128-bit global->shared copies that bypass L1 (cp.async.cg ... 16)
+        assert _count(ptx, "cp.async.cg.shared.global") == 2 * vectors * (prologue_tiles + 1)
+        assert all(line.rstrip(";").split(",")[-2:] == [" 16", " 16"]
+                   for line in ptx.splitlines() if "cp.async.cg.shared.global" in line)
+        assert "ld.global.v4" not in ptx           # (the epilogue reads C with scalar loads)
+    else:
+        # K-major operands are staged: 128-bit global loads into registers, then 4 scalar shared stores
+        # per vector (the transpose), and no cp.async at all
+        assert _count(ptx, "ld.global.v4") == 2 * vectors * (prologue_tiles + 1)
+        assert _count(ptx, "st.shared.b32") == 4 * 2 * vectors * (prologue_tiles + 1)
+        assert "cp.async.cg" not in ptx
     assert "cp.async.commit_group" in ptx and "cp.async.wait_group" in ptx
-    # register blocking: the 8 A and 8 B values of each k-step arrive as 128-bit shared loads. NT: k-tiles
-    # of 16, one k-step per group; TN: k-tiles of 8, groups of 4 k-steps (one v4 per row and operand).
-    bk, prologue = (16, 4) if case.endswith("NT") else (8, 16)
-    assert _count(ptx, "ld.shared.v4") == 2 * 8 * bk // 4 + prologue
+    # register blocking, the same inner loop in both layouts: the 8 A and 8 B values of each k-step arrive
+    # as two 128-bit shared loads per operand (bK steps in the loop, plus the first step in the prologue)
+    assert _count(ptx, "ld.shared.v4") == 2 * 2 * (bk + 1)
     assert "ld.shared.b32" not in ptx and "ld.shared.f32" not in ptx and "ld.shared.v2" not in ptx
     assert _count(ptx, "fma.rn.f32") >= 8 * 8 * bk
     # one barrier per k-tile (the pipeline needs no second one) plus one before the loop
@@ -121,16 +130,20 @@ def test_sgemm_fast_ptx_has_16_byte_cp_async_and_vector_smem_loads(sm80_ptx, cas
 @pytest.mark.xdist_group("simt_ampere_ptx")  # one worker compiles the PTX once
 @pytest.mark.parametrize("case,ab,trans", [("gemm_ampere_TN", "f16", False), ("gemm_ampere_NT", "bf16", True)])
 def test_gemm_ampere_ptx_has_cp_async_ldmatrix_mma_sync(sm80_ptx, case, ab, trans):
+    from layoutlab.kernels.gemm_ampere import DEFAULT_CONFIG
     ptx = sm80_ptx[case]
     assert ".target sm_80" in ptx
     assert f"mma.sync.aligned.m16n8k16.row.col.f32.{ab}.{ab}.f32" in ptx
-    # per k-tile of 32 and a 64x64 warp tile: 4 (M) x 8 (N) x 2 (K) mma.sync
-    assert _count(ptx, "mma.sync.aligned") == 4 * 8 * 2
+    (bm, bn, bk), (wm, wn) = DEFAULT_CONFIG["tile"], DEFAULT_CONFIG["warps"]
+    warp_m, warp_n, k_blocks = bm // wm, bn // wn, bk // 16        # e.g. 64 x 64 per warp, 2 k-blocks
+    # per k-tile: (warp_m / 16) x (warp_n / 8) m16n8k16 per k-block
+    assert _count(ptx, "mma.sync.aligned") == (warp_m // 16) * (warp_n // 8) * k_blocks
     ldsm = "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" if trans else "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
     assert ldsm in ptx
-    # a 64x64 warp tile needs 4 ldmatrix.x4 for A and 4 for B per 16-deep k-block: 2 k-blocks per tile
-    # in the loop, plus the first k-block in the prologue
-    assert _count(ptx, "ldmatrix.sync.aligned") == (4 + 4) * 2 + (4 + 4)
+    # one ldmatrix.x4 per 16x16 piece: warp_m / 16 for A and warp_n / 16 for B per 16-deep k-block,
+    # every k-block of the tile in the loop plus the first k-block in the prologue
+    per_kblock = warp_m // 16 + warp_n // 16
+    assert _count(ptx, "ldmatrix.sync.aligned") == per_kblock * (k_blocks + 1)
     assert _count(ptx, "bar.sync") == 2
     assert _count(ptx, "cp.async.cg.shared.global") >= 8
     assert "cp.async.commit_group" in ptx and "cp.async.wait_group" in ptx

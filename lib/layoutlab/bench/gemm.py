@@ -7,6 +7,8 @@ numbers where no GPU is present.
 How it measures (each point is the median of many single-launch timings):
 
 * CUDA events around every launch; warm-up launches first (compilation and module load stay out);
+* the SIMT kernels in NT (the seed's layout) and TN, the tensor-core kernels in TN (the ``layout``
+  column);
 * fresh random normal inputs, never zeros (zeros run faster on tensor cores and hide unwritten output);
 * L2 kept cold for the operands: the launches rotate over enough independent (A, B, C) sets that their
   bytes exceed 4x the L2 size, so a launch never finds its inputs left in L2 by the previous one;
@@ -32,13 +34,15 @@ __all__ = ["main", "bench_point", "SHAPES", "PLAN"]
 #: (M, N, K): two cubes and LLM-like projections (K-heavy, wide-N MLP, tall-M batch).
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 14336, 4096),
           (16384, 4096, 4096)]
-#: kernel -> [(dtype, shapes)]. The SIMT kernels run fp32 (no tensor cores); the rest 16-bit operands.
+#: kernel -> [(dtype, shapes, layouts)]. The SIMT kernels run fp32 (no tensor cores) in both NT (the
+#: seed's layout: A M-major, B N-major) and TN (both K-major, what the tensor-core kernels are timed in);
+#: the rest 16-bit operands in TN.
 PLAN = {
-    "sgemm_simple": [("float32", [(4096, 4096, 4096)])],
-    "sgemm_fast": [("float32", [(4096, 4096, 4096), (8192, 8192, 8192)])],
-    "gemm_ampere": [("float16", [(4096, 4096, 4096), (8192, 8192, 8192)])],
-    "gemm_hopper": [("bfloat16", SHAPES), ("float16", [(8192, 8192, 8192)])],
-    "gemm_hopper_ws": [("bfloat16", SHAPES), ("float16", [(8192, 8192, 8192)])],
+    "sgemm_simple": [("float32", [(4096, 4096, 4096)], ("NT", "TN"))],
+    "sgemm_fast": [("float32", [(4096, 4096, 4096), (8192, 8192, 8192)], ("NT", "TN"))],
+    "gemm_ampere": [("float16", [(4096, 4096, 4096), (8192, 8192, 8192)], ("TN",))],
+    "gemm_hopper": [("bfloat16", SHAPES, ("TN",)), ("float16", [(8192, 8192, 8192)], ("TN",))],
+    "gemm_hopper_ws": [("bfloat16", SHAPES, ("TN",)), ("float16", [(8192, 8192, 8192)], ("TN",))],
 }
 REPO = Path(__file__).resolve().parents[3]
 
@@ -54,27 +58,32 @@ def _cupy_has_bf16():
 
 
 class Operands:
-    """``sets`` independent TN problems (A (M,K) K-major, B (K,N) K-major, C (M,N) row-major) in cupy or
-    torch, filled with standard-normal values."""
+    """``sets`` independent problems in cupy or torch, filled with standard-normal values: A (M,K), B
+    (K,N), C (M,N) row-major. ``layout`` "TN": A and B K-major; "NT": A M-major, B N-major."""
 
-    def __init__(self, lib, dtype, m, n, k, sets, seed=0):
-        self.lib, self.dtype = lib, dtype
+    def __init__(self, lib, dtype, m, n, k, sets, seed=0, layout="TN"):
+        if layout not in ("TN", "NT"):
+            raise ValueError(f"Operands: layout {layout!r} is not timed; use 'TN' or 'NT'")
+        self.lib, self.dtype, self.layout = lib, dtype, layout
+        # stored shapes: K-major A is (M,K), M-major A is (K,M) transposed; likewise B
+        a_shape, b_shape = ((m, k), (n, k)) if layout == "TN" else ((k, m), (k, n))
         self.sets = []
         for s in range(sets):
             if lib == "torch":
                 import torch
                 g = torch.Generator(device="cuda").manual_seed(seed + s)
                 dt = getattr(torch, dtype)
-                a = torch.randn((m, k), generator=g, device="cuda").to(dt)
-                b = torch.randn((n, k), generator=g, device="cuda").to(dt).T
+                a = torch.randn(a_shape, generator=g, device="cuda").to(dt)
+                b = torch.randn(b_shape, generator=g, device="cuda").to(dt)
                 c = torch.empty((m, n), device="cuda", dtype=dt)
             else:
                 import cupy
                 rs = cupy.random.RandomState(seed + s)
                 dt = _np_dtype(dtype)
-                a = rs.standard_normal((m, k), dtype=cupy.float32).astype(dt)
-                b = rs.standard_normal((n, k), dtype=cupy.float32).astype(dt).T
+                a = rs.standard_normal(a_shape, dtype=cupy.float32).astype(dt)
+                b = rs.standard_normal(b_shape, dtype=cupy.float32).astype(dt)
                 c = cupy.empty((m, n), dtype=dt)
+            a, b = (a, b.T) if layout == "TN" else (a.T, b)
             self.sets.append((a, b, c))
 
     def cublas(self, a, b, c):
@@ -196,32 +205,32 @@ def main(argv=None):
         except ModuleNotFoundError as err:
             notes.append(f"{name}: skipped, not available ({err})")
             continue
-        for dtype, shapes in PLAN.get(name, []):
-            for (m, n, k) in shapes:
+        for dtype, shapes, layouts in PLAN.get(name, []):
+            for (m, n, k), layout in ((shape, lay) for shape in shapes for lay in layouts):
                 if args.quick and (m, n, k) not in SHAPES[:2]:
                     continue
                 lib = bf16_lib if dtype == "bfloat16" else "cupy"
                 set_bytes = (m * k + k * n + m * n) * (4 if dtype == "float32" else 2)
                 sets = max(2, math.ceil(4 * info["l2_bytes"] / set_bytes))
                 try:
-                    ops = Operands(lib, dtype, m, n, k, sets)
+                    ops = Operands(lib, dtype, m, n, k, sets, layout=layout)
                     t, t_ref, err, runs = bench_point(name, ops)
                 except Exception as exc:          # a kernel's refusal or failure is reported, not fatal
-                    notes.append(f"{name} {dtype} {m}x{n}x{k}: failed: {type(exc).__name__}: {exc}")
+                    notes.append(f"{name} {dtype} {layout} {m}x{n}x{k}: failed: {type(exc).__name__}: {exc}")
                     print("  " + notes[-1], flush=True)
                     continue
                 finally:
                     ops = None
                     cupy.get_default_memory_pool().free_all_blocks()
                 flops = 2.0 * m * n * k
-                rows.append({"kernel": name, "dtype": dtype, "m": m, "n": n, "k": k, "ms": t,
+                rows.append({"kernel": name, "dtype": dtype, "layout": layout, "m": m, "n": n, "k": k, "ms": t,
                              "tflops": flops / t / 1e9, "cublas_ms": t_ref,
                              "cublas_tflops": flops / t_ref / 1e9, "pct_cublas": 100.0 * t_ref / t,
                              "rel_err_vs_cublas": err, "runs": runs, "operand_sets": sets,
                              "cublas_via": "torch.matmul" if lib == "torch" else "cupy.matmul"})
                 r = rows[-1]
                 _write(out, info, rows, notes)
-                print(f"  {name:15s} {dtype:8s} {m:>5}x{n:>5}x{k:>5}  {t:8.3f} ms  {r['tflops']:6.1f} TF/s"
+                print(f"  {name:15s} {dtype:8s} {layout} {m:>5}x{n:>5}x{k:>5}  {t:8.3f} ms  {r['tflops']:6.1f} TF/s"
                       f"  cuBLAS {r['cublas_tflops']:6.1f}  {r['pct_cublas']:6.1f} %  err {err:.1e}",
                       flush=True)
     print(format_table(rows, info, notes))
@@ -249,14 +258,16 @@ def _slug(name):
 
 
 def format_table(rows, info, notes=()):
-    """The one table: kernel, dtype, MxNxK, median ms, TFLOP/s, cuBLAS TFLOP/s, % of cuBLAS."""
+    """The one table: kernel, dtype, layout, MxNxK, median ms, TFLOP/s, cuBLAS TFLOP/s, % of cuBLAS.
+    Rows recorded before the layout column existed were all TN."""
     head = (f"GEMM benchmark on {info.get('gpu')} ({info.get('sm_count')} SMs, driver "
             f"{info.get('driver_version')}, SM clock {info.get('clocks.sm')} / max {info.get('clocks.max.sm')}), "
             f"{info.get('date')}\n")
-    lines = [head, f"{'kernel':16s}{'dtype':10s}{'M x N x K':>20s}{'ms':>10s}{'TFLOP/s':>10s}"
+    lines = [head, f"{'kernel':16s}{'dtype':10s}{'layout':>7s}{'M x N x K':>20s}{'ms':>10s}{'TFLOP/s':>10s}"
                    f"{'cuBLAS':>10s}{'% cuBLAS':>10s}"]
     for r in rows:
-        lines.append(f"{r['kernel']:16s}{r['dtype']:10s}{str(r['m']) + 'x' + str(r['n']) + 'x' + str(r['k']):>20s}"
+        lines.append(f"{r['kernel']:16s}{r['dtype']:10s}{r.get('layout', 'TN'):>7s}"
+                     f"{str(r['m']) + 'x' + str(r['n']) + 'x' + str(r['k']):>20s}"
                      f"{r['ms']:10.3f}{r['tflops']:10.1f}{r['cublas_tflops']:10.1f}{r['pct_cublas']:9.1f}%")
     lines += [f"note: {n}" for n in notes]
     return "\n".join(lines)

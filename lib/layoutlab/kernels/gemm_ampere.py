@@ -52,7 +52,7 @@ from cutlass.cute.nvgpu import cpasync, warp
 
 from ._common import GemmLauncher, cutlass_dtype, grouped_tile_coord, operand_tensors
 
-__all__ = ["gemm_ampere", "GemmAmpere", "gemm_ampere_configured"]
+__all__ = ["gemm_ampere", "GemmAmpere", "gemm_ampere_configured", "DEFAULT_CONFIG"]
 
 
 class GemmAmpere:
@@ -60,7 +60,7 @@ class GemmAmpere:
     and the global-copy vector width ``vec`` (elements; 8 = 16-byte cp.async)."""
 
     def __init__(self, dtype, a_major, b_major, c_major, vec=8, tile=(128, 128, 32), warps=(2, 2),
-                 stages=4):
+                 stages=4, min_ctas=0):
         self.dtype = dtype
         self.a_major, self.b_major, self.c_major = a_major, b_major, c_major
         self.vec = vec
@@ -68,6 +68,10 @@ class GemmAmpere:
         self.wm, self.wn = warps
         self.threads = 32 * self.wm * self.wn
         self.stages = stages
+        # CTAs per SM that ptxas must make room for (launch bound minctasm): 65536 / (min_ctas * threads)
+        # caps the registers per thread; 0 leaves ptxas free. With it the launch asks for the largest
+        # shared-memory carveout (100 %), which is also what lets the DSL compile without a GPU.
+        self.min_ctas = min_ctas
 
     # ---- shared memory ------------------------------------------------------------------------------
     def smem_layout(self, rows, k_major):
@@ -148,7 +152,8 @@ class GemmAmpere:
         grid = (cute.ceil_div(M, self.bM), cute.ceil_div(N, self.bN), 1)
         self.kernel(mA, mB, mC, sA_layout, sB_layout, copy_A, copy_B, tiled_mma, s2r_A, s2r_B,
                     alpha, beta).launch(grid=grid, block=(self.threads, 1, 1), smem=self.smem_bytes(),
-                                        stream=stream)
+                                        stream=stream, min_blocks_per_mp=self.min_ctas,
+                                        preferred_smem_carveout=100 if self.min_ctas > 1 else None)
 
     @cute.kernel
     def kernel(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor,
@@ -269,15 +274,17 @@ class GemmAmpere:
                     dst_s[None, i, j].fill(0.0)
 
 
-def gemm_ampere_configured(tile=(128, 128, 32), warps=(2, 2), stages=4):
+def gemm_ampere_configured(tile=(128, 128, 32), warps=(2, 2), stages=4, min_ctas=0):
     """A launcher for :class:`GemmAmpere` with a given tile/warps/stages (for tuning and the bench)."""
     return GemmLauncher(
         "gemm_ampere", dtypes=("float16", "bfloat16"), layouts=("TN", "NT", "NN", "TT"), max_vec=8,
         build=lambda p, vec: GemmAmpere(cutlass_dtype(p.dtype), p.a_major, p.b_major, p.c_major, vec,
-                                        tile, warps, stages))
+                                        tile, warps, stages, min_ctas))
 
 
-_launcher = gemm_ampere_configured()
+#: The tile configuration ``gemm_ampere`` uses (chosen by the H100 sweep in results/simt_ampere_notes.md).
+DEFAULT_CONFIG = dict(tile=(128, 128, 32), warps=(2, 2), stages=4, min_ctas=0)
+_launcher = gemm_ampere_configured(**DEFAULT_CONFIG)
 
 
 def gemm_ampere(A, B, C=None, *, alpha=1.0, beta=0.0):

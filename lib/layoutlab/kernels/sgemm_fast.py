@@ -51,72 +51,72 @@ __all__ = ["sgemm_fast", "SgemmFast"]
 
 
 class SgemmFast:
-    """Compile-time configuration: majorness of A/B/C, vector width ``vec`` (floats per cp.async),
-    pipeline depth ``stages``, k-tile depth ``bK`` (8 or 16). Tile 128x128, 256 threads."""
+    """Compile-time configuration: majorness of A/B/C, vector width ``vec`` (floats per global load),
+    pipeline depth ``stages``, k-tile depth ``bK`` (8 or 16), ``min_ctas`` (CTAs per SM that ptxas must
+    leave registers for; 0 = no bound). Tile 128x128, 256 threads."""
 
     bM, bN = 128, 128
     threads = 256
-    k_pad = 4  # floats added to each K-major smem row (row = bK + 4 words; see module docstring)
+    mn_pad = 4  # floats added to each k-row of a transposed (staged) smem tile; see module docstring
 
-    def __init__(self, a_major, b_major, c_major, vec=4, stages=3, bK=16):
+    def __init__(self, a_major, b_major, c_major, vec=4, stages=3, bK=16, min_ctas=0):
         self.a_major, self.b_major, self.c_major = a_major, b_major, c_major
         self.dtype = cutlass.Float32
-        self.k_group = 4 if "K" in (a_major, b_major) else 1
-        # With a K-major operand the register groups are 4 k deep; bK = 16 then needs more than 255
-        # registers (ptxas spills), so K-major layouts keep the baseline's bK = 8.
-        self.vec, self.stages, self.bK = vec, stages, (bK if self.k_group == 1 else 8)
+        self.vec, self.stages, self.bK, self.min_ctas = vec, stages, bK, min_ctas
+        # A K-major operand cannot go through cp.async (it copies, it cannot transpose): it is loaded
+        # into registers and stored transposed, so that every operand is MN-major in shared memory.
+        self.staged_a, self.staged_b = a_major == "K", b_major == "K"
 
-    def smem_layout(self, rows, k_major):
-        """(rows, bK, stages): MN-major unpadded, or K-major with rows of bK + k_pad floats."""
-        if k_major:
-            row = self.bK + self.k_pad
-            return cute.make_layout((rows, self.bK, self.stages), stride=(row, 1, row * rows))
-        return cute.make_layout((rows, self.bK, self.stages), stride=(1, rows, rows * self.bK))
+    def smem_layout(self, rows, staged):
+        """(rows, bK, stages), MN-major; a staged (transposed) tile has k-rows of ``rows + mn_pad``."""
+        row = rows + (self.mn_pad if staged else 0)
+        return cute.make_layout((rows, self.bK, self.stages), stride=(1, row, row * self.bK))
 
     def smem_bytes(self):
-        return 2 * 128 * (self.bK + self.k_pad) * self.stages * 4 + 256
+        return 2 * (128 + self.mn_pad) * self.bK * self.stages * 4 + 256
 
     def g2s_copy(self, k_major):
-        """256 threads x ``vec`` floats over a (128, bK) tile; consecutive threads walk the contiguous mode."""
+        """256 threads x ``vec`` floats over a (128, bK) tile; consecutive threads walk the contiguous
+        mode. MN-major: cp.async straight into shared memory. K-major: a plain (LDG) copy to registers,
+        from where :meth:`store_staged` writes the values transposed."""
         bits = 32 * self.vec
-        mode = cpasync.LoadCacheMode.GLOBAL if bits == 128 else cpasync.LoadCacheMode.ALWAYS
-        atom = cute.make_copy_atom(cpasync.CopyG2SOp(cache_mode=mode), self.dtype, num_bits_per_copy=bits)
         if k_major:
+            atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.dtype, num_bits_per_copy=bits)
             t_k = self.bK // self.vec
             threads = cute.make_layout((self.threads // t_k, t_k), stride=(t_k, 1))
             values = cute.make_layout((1, self.vec))
         else:
+            mode = cpasync.LoadCacheMode.GLOBAL if bits == 128 else cpasync.LoadCacheMode.ALWAYS
+            atom = cute.make_copy_atom(cpasync.CopyG2SOp(cache_mode=mode), self.dtype, num_bits_per_copy=bits)
             t_mn = 128 // self.vec
             threads = cute.make_layout((t_mn, self.threads // t_mn), stride=(1, t_mn))
             values = cute.make_layout((self.vec, 1))
         return cute.make_tiled_copy_tv(atom, threads, values)
 
     @staticmethod
-    def value_permutation(mn_major):
+    def value_permutation():
         """How a thread's 8 rows (or columns) are spread over the 128 of the tile: 2 groups of 4
-        contiguous ones when the operand is MN-major in smem (for ld.shared.v4), else strided by 16."""
-        if mn_major:
-            return cute.make_layout((16, 4, 2), stride=(4, 1, 64))
-        return cute.make_layout(128)
+        contiguous ones (``m = 4 t + {0..3}`` and ``64 + 4 t + {0..3}``), so they load with ld.shared.v4."""
+        return cute.make_layout((16, 4, 2), stride=(4, 1, 64))
 
     @cute.jit
     def run(self, pA: cute.Pointer, pB: cute.Pointer, pC: cute.Pointer, M: cutlass.Int32, N: cutlass.Int32,
             K: cutlass.Int32, ldA: cutlass.Int32, ldB: cutlass.Int32, ldC: cutlass.Int32,
             alpha: cutlass.Float32, beta: cutlass.Float32, stream):
         mA, mB, mC = operand_tensors(self, pA, pB, pC, M, N, K, ldA, ldB, ldC, vec=self.vec)
-        sA_layout = self.smem_layout(self.bM, self.a_major == "K")
-        sB_layout = self.smem_layout(self.bN, self.b_major == "K")
+        sA_layout = self.smem_layout(self.bM, self.staged_a)
+        sB_layout = self.smem_layout(self.bN, self.staged_b)
         copy_A = self.g2s_copy(self.a_major == "K")
         copy_B = self.g2s_copy(self.b_major == "K")
         # 16x16 threads, each an FMA "atom"; a warp is 8 (M) x 4 (N) threads: tid = m0 + 8 n0 + 32 m1 + 64 n1.
         thread_layout = cute.make_layout(((8, 2), (4, 4), 1), stride=((1, 32), (8, 64), 0))
         tiled_mma = cute.make_tiled_mma(
             cute.nvgpu.MmaUniversalOp(cutlass.Float32), thread_layout,
-            permutation_mnk=(self.value_permutation(self.a_major == "M"),
-                             self.value_permutation(self.b_major == "N"), None))
+            permutation_mnk=(self.value_permutation(), self.value_permutation(), None))
         grid = (cute.ceil_div(M, self.bM), cute.ceil_div(N, self.bN), 1)
         self.kernel(mA, mB, mC, sA_layout, sB_layout, copy_A, copy_B, tiled_mma, alpha, beta).launch(
-            grid=grid, block=(self.threads, 1, 1), smem=self.smem_bytes(), stream=stream)
+            grid=grid, block=(self.threads, 1, 1), smem=self.smem_bytes(), stream=stream,
+            min_blocks_per_mp=self.min_ctas, preferred_smem_carveout=100 if self.min_ctas > 1 else None)
 
     @cute.kernel
     def kernel(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor,
@@ -154,51 +154,55 @@ class SgemmFast:
         acc = tiled_mma.make_fragment_C(tCgC)
         acc.fill(0.0)
 
-        # Register blocking in groups of g k-steps: g = 1 when both operands are MN-major in smem (the
-        # 8 values of one k are contiguous), g = 4 when one is K-major (4 consecutive k of one row are).
-        # Registers hold two groups (the one being multiplied and the one being loaded): (1, 8, g, 2).
-        g = self.k_group
-        groups = self.bK // g
-        tCsA_g = cute.flat_divide(tCsA, (1, 8, g))          # (1, 8, g, 1, 1, groups, stages)
-        tCsB_g = cute.flat_divide(tCsB, (1, 8, g))
-        tCrA = cute.make_rmem_tensor((1, 8, g, 2), self.dtype)
-        tCrB = cute.make_rmem_tensor((1, 8, g, 2), self.dtype)
+        # Register double buffering: the 8 A and 8 B values of k-step k + 1 are loaded (two ld.shared.v4
+        # each) while the 64 FMAs of step k run: (1, 8, 2) per operand.
+        tCrA = cute.make_rmem_tensor((1, 8, 2), self.dtype)
+        tCrB = cute.make_rmem_tensor((1, 8, 2), self.dtype)
+        # Staged (K-major) operands: one k-tile's vectors in registers, between its global load (at the
+        # start of a tile) and its transposing store to shared memory (at the end of the same tile).
+        # (the global partition is the template: its vectors are contiguous, so the registers are too)
+        tArA = cute.make_rmem_tensor_like(tAgA[None, None, None, 0], self.dtype)
+        tBrB = cute.make_rmem_tensor_like(tBgB[None, None, None, 0], self.dtype)
 
         k_tiles = cute.ceil_div(K, self.bK)
         for s in cutlass.range_constexpr(self.stages - 1):
             if s < k_tiles:
-                self.load_tile(copy_A, tAgA, tAsA, tAcA, s, s, (M, K))
-                self.load_tile(copy_B, tBgB, tBsB, tBcB, s, s, (N, K))
+                self.load_operand(copy_A, tAgA, tAsA, tArA, tAcA, s, s, (M, K), self.staged_a, True)
+                self.load_operand(copy_B, tBgB, tBsB, tBrB, tBcB, s, s, (N, K), self.staged_b, True)
             cute.arch.cp_async_commit_group()
         cute.arch.cp_async_wait_group(self.stages - 2)
         cute.arch.sync_threads()
-        cute.autovec_copy(tCsA_g[None, None, None, 0, 0, 0, 0], tCrA[None, None, None, 0])
-        cute.autovec_copy(tCsB_g[None, None, None, 0, 0, 0, 0], tCrB[None, None, None, 0])
+        cute.autovec_copy(tCsA[None, None, 0, 0], tCrA[None, None, 0])
+        cute.autovec_copy(tCsB[None, None, 0, 0], tCrB[None, None, 0])
 
-        # Main loop, one k (a rank-1 update of the 8x8 block) per step. At the start of each group the
-        # next group's values are loaded from shared memory (128-bit loads) while this group's FMAs run;
-        # the last group of a tile first waits for the next tile (and barriers) and prefetches from it.
+        # Main loop, one k (a rank-1 update of the 8x8 block) per step. Each step first loads the next
+        # step's values from shared memory (128-bit loads); the last step of a tile first stores the staged
+        # operands of tile kt + stages - 1, waits for tile kt + 1 (and barriers), and prefetches from it.
+        # Stage (kt + stages - 1) % stages, written during tile kt, was last read before the barrier
+        # that ended tile kt - 1, and is first read after the barrier that ends tile kt + stages - 2.
         for kt in range(k_tiles):
+            nxt = kt + self.stages - 1
             for k in cutlass.range_constexpr(self.bK):
-                if k % g == 0:
-                    j = k // g
-                    if j == groups - 1:
-                        cute.arch.cp_async_wait_group(self.stages - 2)
-                        cute.arch.sync_threads()
-                    j_next = (j + 1) % groups
-                    stage_next = kt % self.stages if j + 1 < groups else (kt + 1) % self.stages
-                    cute.autovec_copy(tCsA_g[None, None, None, 0, 0, j_next, stage_next],
-                                      tCrA[None, None, None, j_next % 2])
-                    cute.autovec_copy(tCsB_g[None, None, None, 0, 0, j_next, stage_next],
-                                      tCrB[None, None, None, j_next % 2])
-                if k == 0:
-                    nxt = kt + self.stages - 1
+                if k == self.bK - 1:
                     if nxt < k_tiles:
-                        self.load_tile(copy_A, tAgA, tAsA, tAcA, nxt, nxt % self.stages, (M, K))
-                        self.load_tile(copy_B, tBgB, tBsB, tBcB, nxt, nxt % self.stages, (N, K))
+                        if cutlass.const_expr(self.staged_a):
+                            cute.autovec_copy(tArA, tAsA[None, None, None, nxt % self.stages])
+                        if cutlass.const_expr(self.staged_b):
+                            cute.autovec_copy(tBrB, tBsB[None, None, None, nxt % self.stages])
+                    cute.arch.cp_async_wait_group(self.stages - 2)
+                    cute.arch.sync_threads()
+                stage_next = kt % self.stages if k + 1 < self.bK else (kt + 1) % self.stages
+                k_next = (k + 1) % self.bK
+                cute.autovec_copy(tCsA[None, None, k_next, stage_next], tCrA[None, None, (k + 1) % 2])
+                cute.autovec_copy(tCsB[None, None, k_next, stage_next], tCrB[None, None, (k + 1) % 2])
+                if k == 0:
+                    if nxt < k_tiles:
+                        self.load_operand(copy_A, tAgA, tAsA, tArA, tAcA, nxt, nxt % self.stages, (M, K),
+                                          self.staged_a, False)
+                        self.load_operand(copy_B, tBgB, tBsB, tBrB, tBcB, nxt, nxt % self.stages, (N, K),
+                                          self.staged_b, False)
                     cute.arch.cp_async_commit_group()
-                cute.gemm(tiled_mma, acc, tCrA[None, None, k % g, (k // g) % 2],
-                          tCrB[None, None, k % g, (k // g) % 2], acc)
+                cute.gemm(tiled_mma, acc, tCrA[None, None, k % 2], tCrB[None, None, k % 2], acc)
         cute.arch.cp_async_wait_group(0)
 
         # Epilogue: C = alpha * acc + beta * C. The checks that do not depend on the element (is the whole
@@ -219,24 +223,35 @@ class SgemmFast:
                     tCgC[i] = result
 
     @cute.jit
-    def load_tile(self, tiled_copy: cute.TiledCopy, src: cute.Tensor, dst: cute.Tensor, coords: cute.Tensor,
-                  k_tile, stage, bounds):
-        """cp.async one k-tile into one smem stage; vectors outside the matrix are zero-filled."""
+    def load_operand(self, tiled_copy: cute.TiledCopy, src: cute.Tensor, dst: cute.Tensor, regs: cute.Tensor,
+                     coords: cute.Tensor, k_tile, stage, bounds, staged: cutlass.Constexpr,
+                     store_now: cutlass.Constexpr):
+        """Start loading one k-tile of an operand. MN-major: cp.async into smem stage ``stage``. K-major
+        (``staged``): into registers (the caller stores them transposed later, or at once if
+        ``store_now``). Vectors outside the matrix become zeros."""
         src_k, dst_s, crd_k = src[None, None, None, k_tile], dst[None, None, None, stage], \
             coords[None, None, None, k_tile]
         for i in cutlass.range_constexpr(cute.size(dst_s, mode=[1])):
             for j in cutlass.range_constexpr(cute.size(dst_s, mode=[2])):
-                if cute.elem_less(crd_k[0, i, j], bounds):
-                    cute.copy(tiled_copy, src_k[None, i, j], dst_s[None, i, j])
+                if cutlass.const_expr(staged):
+                    if cute.elem_less(crd_k[0, i, j], bounds):
+                        cute.copy(tiled_copy, src_k[None, i, j], regs[None, i, j])
+                    else:
+                        regs[None, i, j].fill(0.0)
                 else:
-                    dst_s[None, i, j].fill(0.0)
+                    if cute.elem_less(crd_k[0, i, j], bounds):
+                        cute.copy(tiled_copy, src_k[None, i, j], dst_s[None, i, j])
+                    else:
+                        dst_s[None, i, j].fill(0.0)
+        if cutlass.const_expr(staged and store_now):
+            cute.autovec_copy(regs, dst_s)
 
 
-def sgemm_fast_configured(stages=3, bK=16):
+def sgemm_fast_configured(stages=3, bK=16, min_ctas=0):
     """A launcher for :class:`SgemmFast` with a given pipeline depth and k-tile (for tuning and the bench)."""
     return GemmLauncher(
         "sgemm_fast", dtypes=("float32",), layouts=("TN", "NT", "NN", "TT"), max_vec=4,
-        build=lambda p, vec: SgemmFast(p.a_major, p.b_major, p.c_major, vec, stages, bK))
+        build=lambda p, vec: SgemmFast(p.a_major, p.b_major, p.c_major, vec, stages, bK, min_ctas))
 
 
 _launcher = sgemm_fast_configured()
