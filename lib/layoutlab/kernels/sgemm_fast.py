@@ -53,13 +53,14 @@ __all__ = ["sgemm_fast", "SgemmFast"]
 class SgemmFast:
     """Compile-time configuration: majorness of A/B/C, vector width ``vec`` (floats per global load),
     pipeline depth ``stages``, k-tile depth ``bK`` (8 or 16), ``min_ctas`` (CTAs per SM that ptxas must
-    leave registers for; 0 = no bound). Tile 128x128, 256 threads."""
+    leave registers for: 2 caps a thread at 128 registers, which the 8x8 block needs without spilling in
+    the common layouts; 0 = no bound). Tile 128x128, 256 threads."""
 
     bM, bN = 128, 128
     threads = 256
     mn_pad = 4  # floats added to each k-row of a transposed (staged) smem tile; see module docstring
 
-    def __init__(self, a_major, b_major, c_major, vec=4, stages=3, bK=16, min_ctas=0):
+    def __init__(self, a_major, b_major, c_major, vec=4, stages=3, bK=16, min_ctas=2):
         self.a_major, self.b_major, self.c_major = a_major, b_major, c_major
         self.dtype = cutlass.Float32
         self.vec, self.stages, self.bK, self.min_ctas = vec, stages, bK, min_ctas
@@ -247,7 +248,7 @@ class SgemmFast:
             cute.autovec_copy(regs, dst_s)
 
 
-def sgemm_fast_configured(stages=3, bK=16, min_ctas=0):
+def sgemm_fast_configured(stages=3, bK=16, min_ctas=2):
     """A launcher for :class:`SgemmFast` with a given pipeline depth and k-tile (for tuning and the bench)."""
     return GemmLauncher(
         "sgemm_fast", dtypes=("float32",), layouts=("TN", "NT", "NN", "TT"), max_vec=4,

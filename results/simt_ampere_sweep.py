@@ -1,0 +1,109 @@
+"""Tile sweep for gemm_ampere and sgemm_fast on the GPU machine (driven by results/simt_ampere_run.sh).
+
+    python3 results/simt_ampere_sweep.py check I N OUT.json   # correctness of every N-th candidate from I
+    python3 results/simt_ampere_sweep.py time OUT.json          # compile all, wait for $BENCH_WAIT_FOR, time
+    python3 results/simt_ampere_sweep.py pick TIME.json CHECK.json...   # set gemm_ampere's DEFAULT_CONFIG
+
+`time` uses the timing of tests/test_kernels_simt_ampere.py (CUDA events, median of 20, kernel and
+cupy.matmul interleaved twice on the same inputs). `pick` rewrites the DEFAULT_CONFIG line of
+lib/layoutlab/kernels/gemm_ampere.py in this copy of the tree to the fastest gemm_ampere candidate that
+passed its checks, if it beats the current default by more than 3 % (the noise seen between runs); the
+final tests, sanitizer runs and benchmark of the same device call then use it.
+"""
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "tests")]
+
+#: (tile, warps, stages, min_ctas); the first is the current default
+AMPERE = [((128, 128, 32), (2, 2), 4, 0),      # 4 warps of 64x64, 238 regs -> 2 CTAs = 8 warps/SM
+          ((128, 128, 32), (2, 4), 4, 2),      # 8 warps of 64x32, capped at 128 regs -> 16 warps/SM
+          ((128, 128, 32), (2, 4), 3, 2),
+          ((256, 128, 32), (4, 4), 3, 0),      # 16 warps of 64x32, 1 CTA/SM, 25 % less L2 traffic
+          ((256, 128, 32), (4, 4), 4, 0),
+          ((128, 256, 32), (4, 4), 3, 0),      # 16 warps of 32x64
+          ((256, 128, 32), (4, 2), 3, 0),      # 8 warps of 64x64, 230 regs, 1 CTA/SM
+          ((256, 128, 32), (4, 2), 4, 0),
+          ((128, 256, 32), (2, 4), 4, 0)]
+#: (stages, bK, min_ctas) for sgemm_fast, timed in NT and TN
+SGEMM = [(3, 16, 2), (3, 16, 0), (4, 16, 2)]
+
+
+def ampere_label(cfg):
+    (m, n, k), (wm, wn), s, mc = cfg
+    return f"gemm_ampere {m}x{n}x{k} w{wm}x{wn} s={s} mc={mc}"
+
+
+def ampere(cfg):
+    from layoutlab.kernels.gemm_ampere import gemm_ampere_configured
+    tile, warps, stages, mc = cfg
+    return gemm_ampere_configured(tile, warps, stages, mc)
+
+
+def check(first, step, out):
+    """Odd sizes in TN and NT (NT with alpha/beta), fp16, NaN-prefilled C, float64 reference."""
+    from test_kernels_simt_ampere import TOL, check_gemm
+    res = {}
+    for cfg in AMPERE[first::step]:
+        kernel, worst = ampere(cfg), 0.0
+        try:
+            for (m, n, k) in [(200, 136, 72), (777, 650, 333)]:
+                worst = max(worst, check_gemm(kernel, "cupy", "float16", "TN", m, n, k, seed=m))
+                worst = max(worst, check_gemm(kernel, "cupy", "float16", "NT", m, n, k, alpha=2.0, beta=0.5,
+                                              seed=n))
+            res[ampere_label(cfg)] = {"worst_rel_err": worst, "ok": worst < TOL["float16"]}
+        except Exception as exc:
+            res[ampere_label(cfg)] = {"error": repr(exc)[:500], "ok": False}
+        print(ampere_label(cfg), res[ampere_label(cfg)], flush=True)
+    Path(out).write_text(json.dumps(res, indent=1))
+
+
+def time_all(out):
+    from layoutlab.kernels import sgemm_simple
+    from layoutlab.kernels.sgemm_fast import sgemm_fast_configured
+    from test_kernels_simt_ampere import bench_main
+    configs = [("sgemm_simple", sgemm_simple, "float32", 4096, lay) for lay in ("NT", "TN")]
+    for stages, bk, mc in SGEMM:
+        launcher = sgemm_fast_configured(stages, bk, mc)
+        configs += [(f"sgemm_fast s={stages} bK={bk} mc={mc}", launcher, "float32", 4096, lay)
+                    for lay in ("NT", "TN")]
+    configs += [(ampere_label(cfg), ampere(cfg), "float16", 8192, "TN") for cfg in AMPERE]
+    bench_main(out, configs)
+
+
+def pick(time_json, check_jsons):
+    rows = {r["label"]: r for r in json.loads(Path(time_json).read_text()) if "ratio" in r}
+    ok = {}
+    for path in check_jsons:
+        ok.update({k: v["ok"] for k, v in json.loads(Path(path).read_text()).items()})
+    default = ampere_label(AMPERE[0])
+    scored = [(rows[ampere_label(c)]["ratio"], c) for c in AMPERE
+              if ampere_label(c) in rows and ok.get(ampere_label(c))]
+    if not scored or default not in rows:
+        print("pick: nothing to compare; DEFAULT_CONFIG unchanged")
+        return
+    best_ratio, best = max(scored)
+    if best_ratio < 1.03 * rows[default]["ratio"]:
+        print(f"pick: default kept ({default}: {rows[default]['ratio']:.3f}; best {ampere_label(best)}: "
+              f"{best_ratio:.3f})")
+        return
+    tile, warps, stages, mc = best
+    src = ROOT / "lib/layoutlab/kernels/gemm_ampere.py"
+    text = src.read_text()
+    new = f"DEFAULT_CONFIG = dict(tile={tile}, warps={warps}, stages={stages}, min_ctas={mc})"
+    text, n = re.subn(r"^DEFAULT_CONFIG = dict\(.*\)$", new, text, flags=re.M)
+    assert n == 1, "DEFAULT_CONFIG line not found"
+    src.write_text(text)
+    print(f"pick: {new}  (ratio {best_ratio:.3f} vs default {rows[default]['ratio']:.3f})")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "check":
+        check(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+    elif sys.argv[1] == "time":
+        time_all(sys.argv[2])
+    elif sys.argv[1] == "pick":
+        pick(sys.argv[2], sys.argv[3:])
