@@ -31,8 +31,9 @@ Data path of one CTA (tile ``bM x bN``, K walked ``bK`` at a time)::
   (8/4-byte) cp.async, or, for single 2-byte elements, synchronous copies.
 
 Supported: fp16 and bf16 A/B/C (C has the operands' dtype; accumulation and alpha/beta in fp32); layouts
-TN, NT, NN and TT; C row- or column-major. Tile configuration: ``GemmAmpere.config`` (default 128x128x32,
-4 warps as 2x2, 4 stages); :func:`gemm_ampere_configured` builds a launcher for another one.
+TN, NT, NN and TT; C row- or column-major. Tile configuration: ``DEFAULT_CONFIG`` (128x128x32, 4 warps
+as 2x2 of 64x64, 4 stages; the fastest of the H100 sweep in ``results/simt_ampere_notes.md``);
+:func:`gemm_ampere_configured` builds a launcher for another one.
 
 Example (on a GPU)::
 

@@ -5,7 +5,7 @@ Same CTA tile as the baseline (128x128, 256 threads, 8x8 outputs per thread), bu
 predicates) per FMA; four changes:
 
 1. **Vectorised 128-bit global copies** -- each thread moves 4 contiguous floats per instruction
-   (``cp.async.cg ... 16``) instead of one.
+   (``cp.async.cg ... 16`` or ``ld.global.v4``) instead of one.
 2. **cp.async multi-stage pipeline** -- global->shared copies go straight to shared memory without
    passing through registers, ``stages`` k-tiles deep, so the load of tile ``k + stages - 1`` overlaps the
    FMAs of tile ``k``; one barrier per k-tile instead of two. Inside a tile, the shared->register loads
@@ -13,24 +13,28 @@ predicates) per FMA; four changes:
    tiles in L2-friendly groups of 8 tile-rows (:func:`grouped_tile_coord`).
 3. **Register blocking with 128-bit shared loads** -- each thread's 8 rows are not strided by 16 as in
    the baseline but come in two groups of 4 *contiguous* rows (``m = 4 t + {0..3}`` and ``64 + 4 t +
-   {0..3}``), so an MN-major operand reaches registers with ``ld.shared.v4``. This is a permutation of the
-   tiled MMA's M (and N) mode: ``(16,4,2):(4,1,64)``. A warp covers 8 (M) x 4 (N) threads, so per k it
-   reads 256 + 128 distinct bytes of shared memory for 8 x 64 FMAs.
-4. **Bank-conflict-free shared memory** -- MN-major tiles are stored unpadded (a warp's vector reads of
-   8 threads x 16 bytes cover 32 consecutive words); K-major tiles (TN) keep K contiguous with rows padded
-   to ``bK + 4`` words (20 for bK = 16, 12 for bK = 8), so that the 8 consecutive rows read by a
-   quarter-warp start in 8 different 16-byte bank groups (``20 r mod 32`` for ``r = 0..7`` is
-   0, 20, 8, 28, 16, 4, 24, 12: every multiple of 4 once), and each thread reads 4 k values of a row
-   with one ``ld.shared.v4``.
+   {0..3}``), so they reach registers with ``ld.shared.v4``. This is a permutation of the tiled MMA's M
+   (and N) mode: ``(16,4,2):(4,1,64)``. A warp covers 8 (M) x 4 (N) threads, so per k it reads 256 + 128
+   distinct bytes of shared memory for 8 x 64 FMAs. This needs both operands MN-major in shared memory.
+4. **K-major operands transposed on the way in** -- cp.async copies bytes, it cannot transpose, so a
+   K-major operand (A in TN/TT, B in TN/NN) is *staged*: at the start of tile ``k`` each thread loads its
+   vectors of tile ``k + stages - 1`` into registers (``ld.global.v4``: 4 consecutive k of one row), and
+   at the end of tile ``k``, before the barrier, it stores them as 4 scalars into the MN-major tile. The
+   global latency hides behind a whole tile of FMAs, and every layout runs the same inner loop.
+5. **Bank-conflict-free shared memory** -- MN-major tiles from cp.async are stored unpadded (a warp's
+   vector reads of 8 threads x 16 bytes cover 32 consecutive words). A staged tile has k-rows of
+   ``128 + 4`` words: a warp of the staging copy is 8 rows x 4 k-groups, so its stores for one value
+   land at word ``m + 132 (4 q + j)``, bank ``m + 16 q + 4 j mod 32``: 2-way conflicts instead of the
+   4-way of an unpadded tile (a pad that removed them would break the 16-byte alignment of the
+   ``ld.shared.v4`` reads; 16 conflicted stores per 1024 FMAs cost nothing measurable).
 
 Operands: fp32; TN, NT, NN, TT; C row- or column-major; any M, N, K (vectors outside the matrix are
 zero-filled in shared memory, the epilogue writes only in-range elements; operands that are not 16-byte
 aligned get a kernel compiled with narrower copies). ``C = alpha * A @ B + beta * C``.
 
-Speed (H100, 4096^3, ``results/simt_ampere_notes.md``): NT ~0.88-0.90 of cuBLAS, the seed's layout and the
-one this kernel is tuned for. A K-major operand (TN) stays K-major in shared memory (cp.async copies, it
-cannot transpose), so its register groups are 4 k deep, bK stays 8 and the kernel needs ~220 registers
-(one CTA per SM): ~0.65 of cuBLAS.
+Speed (H100, 4096^3, same-run ratio to cuBLAS fp32, ``results/simt_ampere_notes.md``): NT 0.885, TN
+0.92 (same buffers, interleaved); the benchmark (L2-cold operands) recorded TN 0.96 at 4096^3 and 1.01
+at 8192^3. Before the staging, TN kept K-major tiles, needed ~220 registers and reached 0.65.
 
 Example (on a GPU)::
 
@@ -53,14 +57,15 @@ __all__ = ["sgemm_fast", "SgemmFast"]
 class SgemmFast:
     """Compile-time configuration: majorness of A/B/C, vector width ``vec`` (floats per global load),
     pipeline depth ``stages``, k-tile depth ``bK`` (8 or 16), ``min_ctas`` (CTAs per SM that ptxas must
-    leave registers for: 2 caps a thread at 128 registers, which the 8x8 block needs without spilling in
-    the common layouts; 0 = no bound). Tile 128x128, 256 threads."""
+    leave registers for; 0 = no bound, the default: ptxas already lands at <= 128 registers = 2 CTAs per
+    SM in NT and TN with C row-major, and the bound min_ctas = 2 made NT 14 % slower on the H100).
+    Tile 128x128, 256 threads."""
 
     bM, bN = 128, 128
     threads = 256
-    mn_pad = 4  # floats added to each k-row of a transposed (staged) smem tile; see module docstring
+    mn_pad = 4  # floats added to each k-row of a transposed (staged) smem tile; see module docstring (5.)
 
-    def __init__(self, a_major, b_major, c_major, vec=4, stages=3, bK=16, min_ctas=2):
+    def __init__(self, a_major, b_major, c_major, vec=4, stages=3, bK=16, min_ctas=0):
         self.a_major, self.b_major, self.c_major = a_major, b_major, c_major
         self.dtype = cutlass.Float32
         self.vec, self.stages, self.bK, self.min_ctas = vec, stages, bK, min_ctas
@@ -248,7 +253,7 @@ class SgemmFast:
             cute.autovec_copy(regs, dst_s)
 
 
-def sgemm_fast_configured(stages=3, bK=16, min_ctas=2):
+def sgemm_fast_configured(stages=3, bK=16, min_ctas=0):
     """A launcher for :class:`SgemmFast` with a given pipeline depth and k-tile (for tuning and the bench)."""
     return GemmLauncher(
         "sgemm_fast", dtypes=("float32",), layouts=("TN", "NT", "NN", "TT"), max_vec=4,
