@@ -28,8 +28,9 @@ AMPERE = [((128, 128, 32), (2, 2), 4, 0),      # 4 warps of 64x64, 238 regs -> 2
           ((256, 128, 32), (4, 2), 3, 0),      # 8 warps of 64x64, 230 regs, 1 CTA/SM
           ((256, 128, 32), (4, 2), 4, 0),
           ((128, 256, 32), (2, 4), 4, 0)]
-#: (stages, bK, min_ctas) for sgemm_fast, timed in NT and TN
-SGEMM = [(3, 16, 2), (3, 16, 0), (4, 16, 2)]
+#: (stages, bK, min_ctas, stage_mn) for sgemm_fast, timed in NT and TN. Run of 2026-11-22 16:00 UTC:
+#: (3, 16, 2), (3, 16, 0), (4, 16, 2), all with stage_mn False; the next run should try stage_mn.
+SGEMM = [(3, 16, 0, False), (3, 16, 0, True), (3, 16, 2, True)]
 
 
 def ampere_label(cfg):
@@ -66,10 +67,10 @@ def time_all(out):
     from layoutlab.kernels.sgemm_fast import sgemm_fast_configured
     from test_kernels_simt_ampere import bench_main
     configs = [("sgemm_simple", sgemm_simple, "float32", 4096, lay) for lay in ("NT", "TN")]
-    for stages, bk, mc in SGEMM:
-        launcher = sgemm_fast_configured(stages, bk, mc)
-        configs += [(f"sgemm_fast s={stages} bK={bk} mc={mc}", launcher, "float32", 4096, lay)
-                    for lay in ("NT", "TN")]
+    for stages, bk, mc, smn in SGEMM:
+        launcher = sgemm_fast_configured(stages, bk, mc, smn)
+        configs += [(f"sgemm_fast s={stages} bK={bk} mc={mc}" + (" stage_mn" if smn else ""), launcher,
+                     "float32", 4096, lay) for lay in ("NT", "TN")]
     configs += [(ampere_label(cfg), ampere(cfg), "float16", 8192, "TN") for cfg in AMPERE]
     bench_main(out, configs)
 
