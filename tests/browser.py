@@ -39,6 +39,7 @@ def build_book(tmp_path, cells, name="page"):
     book = Path(tmp_path) / "book"
     book.mkdir()
     shutil.copytree(ROOT / "chapters" / "_widgets_js", book / "chapters" / "_widgets_js")
+    shutil.copytree(ROOT / "chapters" / "_ext", book / "chapters" / "_ext")
     shutil.copy(ROOT / "_config.yml", book / "_config.yml")
     (book / "_toc.yml").write_text(f"format: jb-book\nroot: {name}\n")
     nb = nbformat.v4.new_notebook()
