@@ -29,7 +29,7 @@ from enum import Enum
 from .algebra import composition, logical_divide, tile_to_shape
 from .errors import LayoutError
 from .inttuple import is_int, is_tuple
-from .layout import Layout, make_layout, slice_
+from .layout import Layout, _has_none, make_layout, slice_
 
 __all__ = [
     "Swizzle",
@@ -266,14 +266,6 @@ class ComposedLayout:
         return f"{self.inner} o {_fmt_offset(self.offset)} o {self.outer}"
 
     __repr__ = __str__
-
-
-def _has_none(c) -> bool:
-    if c is None:
-        return True
-    if isinstance(c, (tuple, list)):
-        return any(_has_none(e) for e in c)
-    return False
 
 
 def _zero_nones(c):
