@@ -219,23 +219,24 @@ def _check_logical_divide(A, T, R):
     return _check_composition(A, B, R) and R[0].size() == T.size()
 
 
+def _modewise_table(A, T, op_table):
+    """Table of a tuple-tiler op applied mode by mode: the outer combination (mode 0 fastest) of the
+    per-mode tables, or None when any mode is undefined."""
+    out = np.zeros(1, dtype=np.int64)
+    for i, a in enumerate(_modes(A)):
+        part = op_table(a, T[i] if i < len(T) else None)
+        if part is None:
+            return None
+        out = (out[None, :] + part[:, None]).ravel()
+    return out
+
+
 def _logical_divide_table(A, T):
     """Offsets of the mathematical logical_divide, in index order, or None when undefined."""
     if T is None:
         return A.table()
     if isinstance(T, tuple):
-        # mode-wise: the full table is the outer combination of the per-mode tables
-        parts = []
-        for i, a in enumerate(_modes(A)):
-            t = T[i] if i < len(T) else None
-            p = _logical_divide_table(a, t)
-            if p is None:
-                return None
-            parts.append(p)
-        out = np.zeros(1, dtype=np.int64)
-        for p in parts:
-            out = (out[None, :] + p[:, None]).ravel()
-        return out
+        return _modewise_table(A, T, _logical_divide_table)
     if isinstance(T, int):
         T = Layout(T)
     B = _divide_operand(T, coalesce(A).shape)
@@ -256,17 +257,7 @@ def _logical_product_table(A, T):
     if T is None:
         return A.table()
     if isinstance(T, tuple):
-        parts = []
-        for i, a in enumerate(_modes(A)):
-            t = T[i] if i < len(T) else None
-            p = _logical_product_table(a, t)
-            if p is None:
-                return None
-            parts.append(p)
-        out = np.zeros(1, dtype=np.int64)
-        for p in parts:
-            out = (out[None, :] + p[:, None]).ravel()
-        return out
+        return _modewise_table(A, T, _logical_product_table)
     if isinstance(T, int):
         T = Layout(T)
     C = _math_complement(A, A.size() * cosize(T))
