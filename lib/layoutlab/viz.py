@@ -191,6 +191,19 @@ def _tile_mn(tile_mn, op):
     return m, n, 1, m
 
 
+def _first_owners(m, n, thread_of, value_of, m_ext, n_ext):
+    """(thread, value) grids of shape (m_ext, n_ext): for each cell (m, n) the first (t, v) in thread-major
+    order (t outer, v inner) that lands there, as print_latex_tv draws it; -1 where no one does."""
+    order = np.lexsort((value_of, thread_of))
+    cells = (m * n_ext + n)[order]
+    first_cells, first_pos = np.unique(cells, return_index=True)
+    thread = np.full(m_ext * n_ext, -1, dtype=np.int64)
+    value = np.full(m_ext * n_ext, -1, dtype=np.int64)
+    thread[first_cells] = thread_of[order][first_pos]
+    value[first_cells] = value_of[order][first_pos]
+    return thread.reshape(m_ext, n_ext), value.reshape(m_ext, n_ext)
+
+
 def tv_cell_owners(tv, tile_mn, op="tv_cell_owners"):
     """Which (thread, value) owns each cell of the (M, N) tile under the TV layout ``tv``.
 
@@ -222,14 +235,7 @@ def tv_cell_owners(tv, tile_mn, op="tv_cell_owners"):
     # thread-major order (t outer, v inner), first writer wins as in print_latex_tv
     t_idx = np.arange(offsets.size) % num_t
     v_idx = np.arange(offsets.size) // num_t
-    order = np.lexsort((v_idx, t_idx))
-    cells = (m * n_ext + n)[order]
-    first_cells, first_pos = np.unique(cells, return_index=True)
-    thread = np.full(m_ext * n_ext, -1, dtype=np.int64)
-    value = np.full(m_ext * n_ext, -1, dtype=np.int64)
-    thread[first_cells] = t_idx[order][first_pos]
-    value[first_cells] = v_idx[order][first_pos]
-    return thread.reshape(m_ext, n_ext), value.reshape(m_ext, n_ext)
+    return _first_owners(m, n, t_idx, v_idx, m_ext, n_ext)
 
 
 # ---------------------------------------------------------------- painting grids
@@ -567,14 +573,7 @@ def linear_tv_owners(linear_layout, op="draw_tv_layout"):
     warp = x >> (bits["register"] + bits["lane"])
     t = lane + (warp << bits["lane"])
     (_, m_ext), (_, n_ext) = outs
-    order = np.lexsort((reg, t))
-    cells = (m * n_ext + n)[order]
-    first_cells, first_pos = np.unique(cells, return_index=True)
-    thread = np.full(m_ext * n_ext, -1, dtype=np.int64)
-    value = np.full(m_ext * n_ext, -1, dtype=np.int64)
-    thread[first_cells] = t[order][first_pos]
-    value[first_cells] = reg[order][first_pos]
-    return thread.reshape(m_ext, n_ext), value.reshape(m_ext, n_ext)
+    return _first_owners(m, n, t, reg, m_ext, n_ext)
 
 
 def _draw_linear_tv(ll, tile_mn, *, highlight_threads, highlight_values, labels, title, label_limit):
