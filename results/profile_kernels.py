@@ -1,8 +1,11 @@
 """Launch each kernel whose speed target was missed (or is weak) exactly once after compiling, for ncu.
 
 Run under `ncu` on the GPU machine (see profile_run.sh): compile + warm-up launches happen first, then
-one launch per kernel inside a cudaProfilerStart/Stop range so ncu measures only those.
+one launch per kernel inside a cudaProfilerStart/Stop range so ncu measures only those. Arguments, if
+any, keep only the cases whose name contains one of them (e.g. ``gemm_ampere``).
 """
+import sys
+
 import cupy as cp
 
 from layoutlab.kernels import gemm_ampere, gemm_hopper_ws, sgemm_fast
@@ -21,8 +24,10 @@ def tn(m, n, k, dtype):
 
 
 cases = [("sgemm_fast NT fp32 4096^3", sgemm_fast, nt(4096, 4096, 4096, cp.float32)),
+         ("sgemm_fast TN fp32 4096^3", sgemm_fast, tn(4096, 4096, 4096, cp.float32)),
          ("gemm_ampere TN fp16 8192^3", gemm_ampere, tn(8192, 8192, 8192, cp.float16)),
          ("gemm_hopper_ws TN fp16 4096x14336x4096", gemm_hopper_ws, tn(4096, 14336, 4096, cp.float16))]
+cases = [c for c in cases if len(sys.argv) < 2 or any(a in c[0] for a in sys.argv[1:])]
 for name, kernel, (A, B) in cases:       # compile and warm up outside the profiled range
     C = kernel(A, B)
     kernel(A, B, C)

@@ -5,7 +5,8 @@
 #  B. time the sweep alone; pick gemm_ampere's DEFAULT_CONFIG (only in this copy of the tree);
 #  C. GPU tests of gemm_ampere with that default, compute-sanitizer memcheck + racecheck of all three;
 #  D. the full benchmark of all five kernels (python -m layoutlab.bench.gemm).
-# At most 8 files come back: sweep.json, bench.json, bench.log and checks.log (everything else, rebuilt
+#  E. (if $PROFILE is set) ncu of the profile_kernels.py cases it names.
+# At most 8 files come back: sweep.json, bench.json, bench.log, checks.log, ncu_profile.txt (everything else, rebuilt
 # after each phase, so a run cut short still returns what it did).
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT /tmp/parts /tmp/cubins
 T0=$(date +%s); stamp() { echo "== [$(( $(date +%s) - T0 ))s] $*" | tee -a /tmp/parts/00_stamps; }
@@ -13,6 +14,7 @@ collect() { for f in /tmp/parts/*; do echo "##### $(basename $f)"; cat $f; done 
 mkdir -p /tmp/site && tar -C /tmp/site -xJf .device/gpu-deps-py312.tar.xz || exit 1
 export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD/lib MPLBACKEND=Agg PYTHONUNBUFFERED=1
 unset CUTE_DSL_ARCH
+export AMPERE_BASELINE=${AMPERE_BASELINE:-$PWD/.device/gemm_ampere_e3354bb.py}  # run 4: the pre-change kernel, for the sweep
 T=tests/test_kernels_simt_ampere.py; S=results/simt_ampere_sweep.py
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
   python3 -c "import cupy, torch, sys; from importlib.metadata import version; print('python', sys.version.split()[0], 'cupy', cupy.__version__, 'torch', torch.__version__, 'nvidia-cutlass-dsl', version('nvidia-cutlass-dsl'), 'cuda runtime', cupy.cuda.runtime.runtimeGetVersion())"
@@ -59,8 +61,17 @@ collect
 stamp "D: full benchmark"
 timeout ${BENCH_TIMEOUT:-170} python3 -m layoutlab.bench.gemm --json $OUT/bench.json > $OUT/bench.log 2>&1
 echo "bench rc $?" >> $OUT/bench.log
+if [ -n "$PROFILE" ]; then   # E (optional): ncu of the named cases, e.g. PROFILE="gemm_ampere sgemm_fast TN"
+  stamp "E: ncu $PROFILE"
+  timeout 200 ncu --clock-control none --profile-from-start off --target-processes all \
+    --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy \
+    --section LaunchStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+    python3 results/profile_kernels.py $PROFILE > $OUT/ncu_profile.txt 2>&1
+  echo "ncu rc $?" >> $OUT/ncu_profile.txt
+fi
 stamp done
 collect
 echo "=== summary"; grep -hE "passed|failed|rc |SUMMARY|pick|worst|^== " $OUT/checks.log | grep -v "^== \[" | head -60
 grep -v "^compiled" /tmp/parts/10_sweep | tail -16
 tail -30 $OUT/bench.log
+[ -n "$PROFILE" ] && grep -E "profiling|Duration|SM Frequency|Issue Slots Busy|No Eligible|Registers Per|Stall|ncu rc" $OUT/ncu_profile.txt | head -40

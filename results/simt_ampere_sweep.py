@@ -18,29 +18,41 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "tests")]
 
-#: (tile, warps, stages, min_ctas); the first is the current default
-AMPERE = [((128, 128, 32), (2, 2), 4, 0),      # 4 warps of 64x64, 238 regs -> 2 CTAs = 8 warps/SM
-          ((128, 128, 32), (2, 4), 4, 2),      # 8 warps of 64x32, capped at 128 regs -> 16 warps/SM
-          ((128, 128, 32), (2, 4), 3, 2),
-          ((256, 128, 32), (4, 4), 3, 0),      # 16 warps of 64x32, 1 CTA/SM, 25 % less L2 traffic
-          ((256, 128, 32), (4, 4), 4, 0),
-          ((128, 256, 32), (4, 4), 3, 0),      # 16 warps of 32x64
-          ((256, 128, 32), (4, 2), 3, 0),      # 8 warps of 64x64, 230 regs, 1 CTA/SM
-          ((256, 128, 32), (4, 2), 4, 0),
-          ((128, 256, 32), (2, 4), 4, 0)]
-#: (stages, bK, min_ctas, stage_mn) for sgemm_fast, timed in NT and TN. Run of 2026-11-22 16:00 UTC:
-#: (3, 16, 2), (3, 16, 0), (4, 16, 2), all with stage_mn False; the next run should try stage_mn.
-SGEMM = [(3, 16, 0, False), (3, 16, 0, True), (3, 16, 2, True)]
+#: (tile, warps, stages, min_ctas, variant); the first is the current default. Run 4 (after log entry 13:
+#: ldmatrix after the cp.async block, `even` kernels): "base" is gemm_ampere.py of commit e3354bb (the code
+#: of runs 1-3), loaded from $AMPERE_BASELINE, timed in the same run for the before/after ratio.
+AMPERE = [((128, 128, 32), (2, 2), 4, 0, "new"),
+          ((128, 128, 32), (2, 2), 4, 0, "base"),
+          ((128, 128, 32), (2, 2), 3, 0, "new"),
+          ((128, 128, 64), (2, 2), 3, 0, "new"),      # 4 k-blocks per barrier; 234 regs (spilled before)
+          ((128, 256, 32), (2, 4), 4, 0, "new"),      # 8 warps of 64x64, 1 CTA/SM
+          ((256, 128, 32), (4, 2), 4, 0, "new")]
+#: (stages, bK, min_ctas, stage_mn) for sgemm_fast, timed in NT and TN. Run 3: (3, 16, 2), (3, 16, 0),
+#: (4, 16, 2), all with stage_mn False; run 4 adds stage_mn (NT through registers, like TN).
+SGEMM = [(3, 16, 0, False), (3, 16, 0, True)]
 
 
 def ampere_label(cfg):
-    (m, n, k), (wm, wn), s, mc = cfg
-    return f"gemm_ampere {m}x{n}x{k} w{wm}x{wn} s={s} mc={mc}"
+    (m, n, k), (wm, wn), s, mc, variant = cfg
+    return f"gemm_ampere {m}x{n}x{k} w{wm}x{wn} s={s} mc={mc}" + (" (e3354bb)" if variant == "base" else "")
 
 
 def ampere(cfg):
+    tile, warps, stages, mc, variant = cfg
+    if variant == "base":
+        import importlib.util
+        import os
+        src = Path(os.environ["AMPERE_BASELINE"]).read_text()
+        src = src.replace("from ._common import", "from layoutlab.kernels._common import")
+        src = src.replace("from .. import", "from layoutlab import").replace("from ..ldmatrix", "from layoutlab.ldmatrix")
+        src = src.replace("build=lambda p, vec:", "build=lambda p, vec, even=False:")
+        path = Path("/tmp/gemm_ampere_baseline.py")   # a real file: the DSL reads the kernel's source
+        path.write_text(src)
+        spec = importlib.util.spec_from_file_location("gemm_ampere_baseline", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod.gemm_ampere_configured(tile, warps, stages, mc)
     from layoutlab.kernels.gemm_ampere import gemm_ampere_configured
-    tile, warps, stages, mc = cfg
     return gemm_ampere_configured(tile, warps, stages, mc)
 
 
@@ -51,7 +63,7 @@ def check(first, step, out):
     for cfg in AMPERE[first::step]:
         kernel, worst = ampere(cfg), 0.0
         try:
-            for (m, n, k) in [(200, 136, 72), (777, 650, 333)]:
+            for (m, n, k) in [(200, 136, 72), (777, 650, 333), (512, 512, 256)]:   # the last one even
                 worst = max(worst, check_gemm(kernel, "cupy", "float16", "TN", m, n, k, seed=m))
                 worst = max(worst, check_gemm(kernel, "cupy", "float16", "NT", m, n, k, alpha=2.0, beta=0.5,
                                               seed=n))
@@ -91,7 +103,10 @@ def pick(time_json, check_jsons):
         print(f"pick: default kept ({default}: {rows[default]['ratio']:.3f}; best {ampere_label(best)}: "
               f"{best_ratio:.3f})")
         return
-    tile, warps, stages, mc = best
+    tile, warps, stages, mc, variant = best
+    if variant == "base":
+        print("pick: the baseline (e3354bb) was fastest; DEFAULT_CONFIG unchanged")
+        return
     src = ROOT / "lib/layoutlab/kernels/gemm_ampere.py"
     text = src.read_text()
     new = f"DEFAULT_CONFIG = dict(tile={tile}, warps={warps}, stages={stages}, min_ctas={mc})"

@@ -153,16 +153,23 @@ def cutlass_dtype(dtype):
 class GemmLauncher:
     """Validate operands, pick (and cache) a compiled kernel, launch it on the current stream.
 
-    ``build(problem, vec)`` returns a kernel object with a ``@cute.jit`` method ``run(pA, pB, pC, M, N,
-    K, ldA, ldB, ldC, alpha, beta, stream)``. ``max_vec`` is the widest global copy (elements) the kernel
-    can use. Compiled kernels are cached per (dtype, majorness of A, B, C, vector width). C has the dtype
-    of A and B.
+    ``build(problem, vec, even)`` returns a kernel object with a ``@cute.jit`` method ``run(pA, pB, pC,
+    M, N, K, ldA, ldB, ldC, alpha, beta, stream)``. ``max_vec`` is the widest global copy (elements) the
+    kernel can use. ``tile`` (bM, bN, bK), if given, lets the launcher ask for an ``even`` kernel when M,
+    N and K are multiples of it: one without bounds tests, which the edge tiles of other problems need
+    (the CUTLASS practice of a separate kernel for evenly tiled problems). Compiled kernels are cached per
+    (dtype, majorness of A, B, C, vector width, even). C has the dtype of A and B.
     """
 
-    def __init__(self, name, dtypes, layouts, build, max_vec=1):
+    def __init__(self, name, dtypes, layouts, build, max_vec=1, tile=None):
         self.name, self.dtypes, self.layouts = name, tuple(dtypes), tuple(layouts)
-        self.build, self.max_vec = build, max_vec
+        self.build, self.max_vec, self.tile = build, max_vec, tile
         self.cache = {}
+
+    def is_even(self, problem):
+        """True when this launcher has a tile and M, N, K are multiples of it (e.g. 8192^3, 128x128x32)."""
+        return self.tile is not None and all(x % t == 0 for x, t in zip((problem.m, problem.n, problem.k),
+                                                                       self.tile))
 
     def compile(self, problem, vec):
         """Compile (or fetch from the cache) the kernel for this problem's static properties.
@@ -174,10 +181,11 @@ class GemmLauncher:
         import cutlass.cute as cute
         from cutlass.cute.runtime import make_ptr
 
-        key = (str(problem.dtype), problem.a_major, problem.b_major, problem.c_major, vec)
+        even = self.is_even(problem)
+        key = (str(problem.dtype), problem.a_major, problem.b_major, problem.c_major, vec, even)
         if key not in self.cache:
             dtype = cutlass_dtype(problem.dtype)
-            kernel = self.build(problem, vec)
+            kernel = self.build(problem, vec, even)
             ab_align = vec * problem.dtype.itemsize
             args = [make_ptr(dtype, 0, cute.AddressSpace.gmem, assumed_align=a)
                     for a in (ab_align, ab_align, problem.dtype.itemsize)]

@@ -262,7 +262,7 @@ def sgemm_fast_configured(stages=3, bK=16, min_ctas=0, stage_mn=False):
     """A launcher for :class:`SgemmFast` with a given pipeline depth and k-tile (for tuning and the bench)."""
     return GemmLauncher(
         "sgemm_fast", dtypes=("float32",), layouts=("TN", "NT", "NN", "TT"), max_vec=4,
-        build=lambda p, vec: SgemmFast(p.a_major, p.b_major, p.c_major, vec, stages, bK, min_ctas, stage_mn))
+        build=lambda p, vec, even: SgemmFast(p.a_major, p.b_major, p.c_major, vec, stages, bK, min_ctas, stage_mn))
 
 
 _launcher = sgemm_fast_configured()

@@ -160,7 +160,7 @@ class SgemmSimple:
 
 _launcher = GemmLauncher(
     "sgemm_simple", dtypes=("float32",), layouts=("TN", "NT", "NN", "TT"),
-    build=lambda problem, vec: SgemmSimple(problem.a_major, problem.b_major, problem.c_major))
+    build=lambda problem, vec, even: SgemmSimple(problem.a_major, problem.b_major, problem.c_major))
 
 
 def sgemm_simple(A, B, C=None, *, alpha=1.0, beta=0.0):
