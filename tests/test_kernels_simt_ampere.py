@@ -273,8 +273,8 @@ def _cases():
     sizes = [(128, 128, 8), (1, 1, 1), (77, 200, 33), (257, 136, 1000), (1023, 513, 771), (1024, 1024, 1024)]
     sizes += [tuple(int(x) for x in rng.integers(1, 1300, 3)) for _ in range(2)]
     cases = [(m, n, k, ["TN", "NT", "NN", "TT"][i % 4], "N") for i, (m, n, k) in enumerate(sizes)]
-    # evenly tiled (multiples of 128 x 128 x 32): gemm_ampere's launcher compiles its `even` variant
-    return cases + [(300, 260, 520, "TN", "M"), (513, 1000, 64, "NT", "M"), (256, 384, 96, "TN", "M"),
+    # evenly tiled (multiples of 128 x 128 x 64): gemm_ampere's launcher compiles its `even` variant
+    return cases + [(300, 260, 520, "TN", "M"), (513, 1000, 64, "NT", "M"), (256, 384, 192, "TN", "M"),
                     (384, 256, 512, "NT", "N")]
 
 

@@ -167,7 +167,7 @@ class GemmLauncher:
         self.cache = {}
 
     def is_even(self, problem):
-        """True when this launcher has a tile and M, N, K are multiples of it (e.g. 8192^3, 128x128x32)."""
+        """True when this launcher has a tile and M, N, K are multiples of it (e.g. 8192^3 and 128x128x64)."""
         return self.tile is not None and all(x % t == 0 for x, t in zip((problem.m, problem.n, problem.k),
                                                                        self.tile))
 

@@ -32,8 +32,9 @@ Data path of one CTA (tile ``bM x bN``, K walked ``bK`` at a time)::
   multiples of the tile the launcher compiles an ``even`` variant with no bounds tests at all.
 
 Supported: fp16 and bf16 A/B/C (C has the operands' dtype; accumulation and alpha/beta in fp32); layouts
-TN, NT, NN and TT; C row- or column-major. Tile configuration: ``DEFAULT_CONFIG`` (128x128x32, 4 warps
-as 2x2 of 64x64, 4 stages; the fastest of the H100 sweep in ``results/simt_ampere_notes.md``);
+TN, NT, NN and TT; C row- or column-major. Tile configuration: ``DEFAULT_CONFIG`` (128x128x64, 4 warps
+as 2x2 of 64x64, 3 stages: four k-blocks per barrier, 96 KB of shared memory and 234 registers, so two
+CTAs per SM; the fastest of the H100 sweeps in ``results/simt_ampere_notes.md``);
 :func:`gemm_ampere_configured` builds a launcher for another one.
 
 Example (on a GPU)::
@@ -296,7 +297,7 @@ def gemm_ampere_configured(tile=(128, 128, 32), warps=(2, 2), stages=4, min_ctas
 
 
 #: The tile configuration ``gemm_ampere`` uses (chosen by the H100 sweep in results/simt_ampere_notes.md).
-DEFAULT_CONFIG = dict(tile=(128, 128, 32), warps=(2, 2), stages=4, min_ctas=0)
+DEFAULT_CONFIG = dict(tile=(128, 128, 64), warps=(2, 2), stages=3, min_ctas=0)
 _launcher = gemm_ampere_configured(**DEFAULT_CONFIG)
 
 
