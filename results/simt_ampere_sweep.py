@@ -18,14 +18,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "tests")]
 
-#: (tile, warps, stages, min_ctas, variant); the first is the current default. Run 4 (after log entry 13:
-#: ldmatrix after the cp.async block, `even` kernels): "base" is gemm_ampere.py of commit e3354bb (the code
-#: of runs 1-3), loaded from $AMPERE_BASELINE, timed in the same run for the before/after ratio.
-AMPERE = [((128, 128, 64), (2, 2), 3, 0, "new"),      # default since run 4
+#: (tile, warps, stages, min_ctas, variant); the first is the current default. "new" is the kernel in
+#: this tree; a commit id is gemm_ampere.py of that commit, read from $AMPERE_OLD_DIR/gemm_ampere_<id>.py
+#: (git show <id>:lib/layoutlab/kernels/gemm_ampere.py), timed in the same run for before/after ratios.
+#: e3354bb: runs 1-3 (ldmatrix before the cp.async block); e1868c7: run 5 (no LG split, log entry 14).
+AMPERE = [((128, 128, 64), (2, 2), 3, 0, "new"),
+          ((128, 128, 64), (2, 2), 3, 0, "e1868c7"),
           ((128, 128, 32), (2, 2), 4, 0, "new"),
-          ((128, 256, 64), (2, 4), 3, 0, "new"),      # 8 warps of 64x64, 1 CTA/SM, 8 % less smem traffic
-          ((128, 128, 32), (2, 2), 4, 0, "base")]
-# Run 4 also timed (new code) 128x128x32 s3, 128x256x32 w2x4 s4 and 256x128x32 w4x2 s4 (0.499-0.521).
+          ((128, 128, 32), (2, 2), 4, 0, "e3354bb")]
+# Run 4 also timed (new code) 128x128x32 s3, 128x256x32 w2x4 s4 and 256x128x32 w4x2 s4 (0.499-0.521),
+# run 5 128x256x64 w2x4 s3 (0.513 vs 0.523 for the default).
 #: (stages, bK, min_ctas, stage_mn) for sgemm_fast, timed in NT and TN. Run 3: (3, 16, 2), (3, 16, 0),
 #: (4, 16, 2), all with stage_mn False; run 4 adds stage_mn (NT through registers, like TN).
 SGEMM = [(3, 16, 0, False)]   # run 4: stage_mn NT 0.662 (vs 0.878 with cp.async): dropped
@@ -33,21 +35,21 @@ SGEMM = [(3, 16, 0, False)]   # run 4: stage_mn NT 0.662 (vs 0.878 with cp.async
 
 def ampere_label(cfg):
     (m, n, k), (wm, wn), s, mc, variant = cfg
-    return f"gemm_ampere {m}x{n}x{k} w{wm}x{wn} s={s} mc={mc}" + (" (e3354bb)" if variant == "base" else "")
+    return f"gemm_ampere {m}x{n}x{k} w{wm}x{wn} s={s} mc={mc}" + ("" if variant == "new" else f" ({variant})")
 
 
 def ampere(cfg):
     tile, warps, stages, mc, variant = cfg
-    if variant == "base":
+    if variant != "new":
         import importlib.util
         import os
-        src = Path(os.environ["AMPERE_BASELINE"]).read_text()
+        src = (Path(os.environ["AMPERE_OLD_DIR"]) / f"gemm_ampere_{variant}.py").read_text()
         src = src.replace("from ._common import", "from layoutlab.kernels._common import")
         src = src.replace("from .. import", "from layoutlab import").replace("from ..ldmatrix", "from layoutlab.ldmatrix")
         src = src.replace("build=lambda p, vec:", "build=lambda p, vec, even=False:")
-        path = Path("/tmp/gemm_ampere_baseline.py")   # a real file: the DSL reads the kernel's source
+        path = Path(f"/tmp/gemm_ampere_{variant}.py")   # a real file: the DSL reads the kernel's source
         path.write_text(src)
-        spec = importlib.util.spec_from_file_location("gemm_ampere_baseline", path)
+        spec = importlib.util.spec_from_file_location(f"gemm_ampere_{variant}", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         return mod.gemm_ampere_configured(tile, warps, stages, mc)
@@ -103,8 +105,8 @@ def pick(time_json, check_jsons):
               f"{best_ratio:.3f})")
         return
     tile, warps, stages, mc, variant = best
-    if variant == "base":
-        print("pick: the baseline (e3354bb) was fastest; DEFAULT_CONFIG unchanged")
+    if variant != "new":
+        print(f"pick: an older kernel ({variant}) was fastest; DEFAULT_CONFIG unchanged")
         return
     src = ROOT / "lib/layoutlab/kernels/gemm_ampere.py"
     text = src.read_text()

@@ -215,6 +215,7 @@ class GemmAmpere:
 
         k_tiles = cute.ceil_div(K, self.bK)
         k_blocks = cute.size(tCrA, mode=[2])
+        b_block = 1 if k_blocks > 2 else 0          # the k-block that issues B's cp.async (see below)
 
         # Prologue: put the first stages-1 k-tiles in flight (one commit group each, empty ones too,
         # so that group counting in the main loop stays uniform), wait for tile 0, load its first k-block.
@@ -228,19 +229,24 @@ class GemmAmpere:
         cute.copy(s2r_A, tXsA[None, None, 0, 0], tXrA[None, None, 0])
         cute.copy(s2r_B, tXsB[None, None, 0, 0], tXrB[None, None, 0])
 
-        # Main loop. At kb == 0 the cp.async for tile kt + stages - 1 is issued; then, while the tensor
-        # cores work on k-block kb, ldmatrix fetches k-block kb + 1 (from the next stage when kb is the
-        # last one). Before the last k-block: wait until tile kt + 1 has landed, and barrier so that every
+        # Main loop. At kb == 0 (A) and kb == b_block (B) the cp.async for tile kt + stages - 1 is issued;
+        # then, while the tensor cores work on k-block kb, ldmatrix fetches k-block kb + 1 (from the next
+        # stage when kb is the last one). Before the last k-block: wait until tile kt + 1 has landed, and barrier so that every
         # warp is done with stage kt % stages before anyone refills it (at the next kb == 0).
         for kt in range(k_tiles):
             for kb in cutlass.range_constexpr(k_blocks):
                 if kb == k_blocks - 1:
                     cute.arch.cp_async_wait_group(self.stages - 2)
                     cute.arch.sync_threads()
+                # A's copies at kb == 0, B's at kb == 1 (both at 0 when a tile has only two k-blocks, so
+                # that the commit precedes the wait at the last one): half as many cp.async in one burst,
+                # which ncu saw stall on the full load/store queue ("LG throttle").
+                nxt = kt + self.stages - 1
                 if kb == 0:
-                    nxt = kt + self.stages - 1
                     if nxt < k_tiles:
                         self.load_tile(copy_A, tAgA, tAsA, tAcA, nxt, nxt % self.stages, (M, K))
+                if kb == b_block:
+                    if nxt < k_tiles:
                         self.load_tile(copy_B, tBgB, tBsB, tBcB, nxt, nxt % self.stages, (N, K))
                     cute.arch.cp_async_commit_group()
                 # after the (branchy) cp.async block, so that ptxas sees these ldmatrix and the mma.sync
