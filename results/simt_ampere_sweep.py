@@ -21,10 +21,11 @@ sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "tests")]
 #: (tile, warps, stages, min_ctas, variant); the first is the current default. "new" is the kernel in
 #: this tree; a commit id is gemm_ampere.py of that commit, read from $AMPERE_OLD_DIR/gemm_ampere_<id>.py
 #: (git show <id>:lib/layoutlab/kernels/gemm_ampere.py), timed in the same run for before/after ratios.
-#: e3354bb: runs 1-3 (ldmatrix before the cp.async block); e1868c7: run 5 (no LG split, log entry 14).
+#: e3354bb: runs 1-3 (ldmatrix before the cp.async block); e1868c7: run 5 (cp.async, then ldmatrix, then
+#: mma.sync); 96948f5: run 6 (same, B's cp.async a k-block after A's); run 7 "new": ldmatrix, mma, cp.async.
 AMPERE = [((128, 128, 64), (2, 2), 3, 0, "new"),
+          ((128, 128, 64), (2, 2), 3, 0, "96948f5"),
           ((128, 128, 64), (2, 2), 3, 0, "e1868c7"),
-          ((128, 128, 32), (2, 2), 4, 0, "new"),
           ((128, 128, 32), (2, 2), 4, 0, "e3354bb")]
 # Run 4 also timed (new code) 128x128x32 s3, 128x256x32 w2x4 s4 and 256x128x32 w4x2 s4 (0.499-0.521),
 # run 5 128x256x64 w2x4 s3 (0.513 vs 0.523 for the default).

@@ -229,15 +229,26 @@ class GemmAmpere:
         cute.copy(s2r_A, tXsA[None, None, 0, 0], tXrA[None, None, 0])
         cute.copy(s2r_B, tXsB[None, None, 0, 0], tXrB[None, None, 0])
 
-        # Main loop. At kb == 0 (A) and kb == b_block (B) the cp.async for tile kt + stages - 1 is issued;
-        # then, while the tensor cores work on k-block kb, ldmatrix fetches k-block kb + 1 (from the next
-        # stage when kb is the last one). Before the last k-block: wait until tile kt + 1 has landed, and barrier so that every
+        # Main loop. While the tensor cores work on k-block kb, ldmatrix fetches k-block kb + 1 (from the
+        # next stage when kb is the last one); after kb == 0 (A) and kb == b_block (B) the cp.async for
+        # tile kt + stages - 1 is issued. Before the last k-block: wait until tile kt + 1 has landed, and barrier so that every
         # warp is done with stage kt % stages before anyone refills it (at the next kb == 0).
         for kt in range(k_tiles):
             for kb in cutlass.range_constexpr(k_blocks):
                 if kb == k_blocks - 1:
                     cute.arch.cp_async_wait_group(self.stages - 2)
                     cute.arch.sync_threads()
+                # ldmatrix for k-block kb + 1 first, then the mma.sync of kb, so that ptxas issues the
+                # shared-memory loads early among the MMAs (their latency hides behind kb's 32 MMAs),
+                # then the cp.async. With bounds tests the cp.async block is a branch, and ptxas does
+                # not schedule across branches: ldmatrix issued *before* such a branch shared a
+                # scoreboard with the previous ones, so the first mma.sync of every k-tile waited for
+                # a whole shared-memory round trip (runs 1-3).
+                kb_next = (kb + 1) % k_blocks
+                stage_next = kt % self.stages if kb + 1 < k_blocks else (kt + 1) % self.stages
+                cute.copy(s2r_A, tXsA[None, None, kb_next, stage_next], tXrA[None, None, kb_next])
+                cute.copy(s2r_B, tXsB[None, None, kb_next, stage_next], tXrB[None, None, kb_next])
+                cute.gemm(tiled_mma, acc, tCrA[None, None, kb], tCrB[None, None, kb], acc)
                 # A's copies at kb == 0, B's at kb == 1 (both at 0 when a tile has only two k-blocks, so
                 # that the commit precedes the wait at the last one): half as many cp.async in one burst,
                 # which ncu saw stall on the full load/store queue ("LG throttle").
@@ -249,15 +260,6 @@ class GemmAmpere:
                     if nxt < k_tiles:
                         self.load_tile(copy_B, tBgB, tBsB, tBcB, nxt, nxt % self.stages, (N, K))
                     cute.arch.cp_async_commit_group()
-                # after the (branchy) cp.async block, so that ptxas sees these ldmatrix and the mma.sync
-                # of k-block kb in one basic block and interleaves them. Issued before the branch, they
-                # shared a scoreboard with the previous ldmatrix, and the first mma.sync of the tile
-                # waited for them too: a full shared-memory round trip per k-tile and warp.
-                kb_next = (kb + 1) % k_blocks
-                stage_next = kt % self.stages if kb + 1 < k_blocks else (kt + 1) % self.stages
-                cute.copy(s2r_A, tXsA[None, None, kb_next, stage_next], tXrA[None, None, kb_next])
-                cute.copy(s2r_B, tXsB[None, None, kb_next, stage_next], tXrB[None, None, kb_next])
-                cute.gemm(tiled_mma, acc, tCrA[None, None, kb], tCrB[None, None, kb], acc)
         cute.arch.cp_async_wait_group(0)
 
         # Epilogue: C = alpha * acc + beta * C in fp32, rounded once to the output type. Whether the tile
