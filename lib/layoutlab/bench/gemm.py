@@ -14,6 +14,9 @@ How it measures (each point is the median of many single-launch timings):
   bytes exceed 4x the L2 size, so a launch never finds its inputs left in L2 by the previous one;
 * cuBLAS (``cupy.matmul``; ``torch.matmul`` for bf16 when cupy has no bfloat16) timed the same way, on the
   same buffers, in the same process: the ratio is what the course reports;
+* kernel and cuBLAS alternate in ``--rounds`` rounds (default 3) and each side's time is the median of
+  its round medians: single back-to-back pairs drifted by up to 8 % between rounds on the H100 (clocks
+  follow power and temperature), which one round would have reported as a kernel difference;
 * each kernel's output is compared with cuBLAS's (relative Frobenius error), so no wrong kernel is timed.
 
 Options: ``--quick`` (fewer shapes), ``--kernels a,b``, ``--json PATH`` (default
@@ -134,9 +137,21 @@ def time_launches(launches, warmup=3, target_s=0.3, min_runs=10, max_runs=200):
     return statistics.median(cupy.cuda.get_elapsed_time(e0, e1) for e0, e1 in events), runs
 
 
-def bench_point(name, ops):
-    """(kernel ms, cuBLAS ms, relative error vs cuBLAS, runs) for one shape. Kernels that offer
-    ``prepare_<name>`` are timed through it, so host-side checks stay out of the measurement."""
+def time_alternating(kernel_launches, cublas_launches, rounds=3):
+    """Kernel and cuBLAS timed in ``rounds`` alternations (:func:`time_launches` each); returns the
+    per-round medians ``(kernel_ms_list, cublas_ms_list, runs)``. Report the median of each list."""
+    t_k, t_c = [], []
+    for _ in range(rounds):
+        t, runs = time_launches(kernel_launches)
+        t_k.append(t)
+        t_c.append(time_launches(cublas_launches)[0])
+    return t_k, t_c, runs
+
+
+def bench_point(name, ops, rounds=3):
+    """(kernel ms per round, cuBLAS ms per round, relative error vs cuBLAS, runs per round) for one
+    shape. Kernels that offer ``prepare_<name>`` are timed through it, so host-side checks stay out of
+    the measurement."""
     module = importlib.import_module(f"layoutlab.kernels.{name}")
     kernel, prepare = getattr(module, name), getattr(module, f"prepare_{name}", None)
     a, b, c = ops.sets[0]
@@ -149,8 +164,8 @@ def bench_point(name, ops):
         launches = [prepare(*s)[1] for s in ops.sets]
     else:
         launches = [(lambda s=s: kernel(*s)) for s in ops.sets]
-    t_kernel, runs = time_launches(launches)
-    t_cublas, _ = time_launches([(lambda s=s: ops.cublas(*s)) for s in ops.sets])
+    t_kernel, t_cublas, runs = time_alternating(launches, [(lambda s=s: ops.cublas(*s)) for s in ops.sets],
+                                                rounds)
     return t_kernel, t_cublas, err, runs
 
 
@@ -187,6 +202,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="4096^3 and 8192^3 only")
     parser.add_argument("--kernels", default=",".join(PLAN), help="comma-separated kernel names")
     parser.add_argument("--json", default=None, help="output JSON path")
+    parser.add_argument("--rounds", type=int, default=3, help="kernel/cuBLAS alternations per point")
     args = parser.parse_args(argv)
 
     from layoutlab import gpu
@@ -214,7 +230,7 @@ def main(argv=None):
                 sets = max(2, math.ceil(4 * info["l2_bytes"] / set_bytes))
                 try:
                     ops = Operands(lib, dtype, m, n, k, sets, layout=layout)
-                    t, t_ref, err, runs = bench_point(name, ops)
+                    t_rounds, t_ref_rounds, err, runs = bench_point(name, ops, args.rounds)
                 except Exception as exc:          # a kernel's refusal or failure is reported, not fatal
                     notes.append(f"{name} {dtype} {layout} {m}x{n}x{k}: failed: {type(exc).__name__}: {exc}")
                     print("  " + notes[-1], flush=True)
@@ -223,15 +239,18 @@ def main(argv=None):
                     ops = None
                     cupy.get_default_memory_pool().free_all_blocks()
                 flops = 2.0 * m * n * k
+                t, t_ref = statistics.median(t_rounds), statistics.median(t_ref_rounds)
                 rows.append({"kernel": name, "dtype": dtype, "layout": layout, "m": m, "n": n, "k": k, "ms": t,
                              "tflops": flops / t / 1e9, "cublas_ms": t_ref,
                              "cublas_tflops": flops / t_ref / 1e9, "pct_cublas": 100.0 * t_ref / t,
                              "rel_err_vs_cublas": err, "runs": runs, "operand_sets": sets,
+                             "ms_rounds": t_rounds, "cublas_ms_rounds": t_ref_rounds,
                              "cublas_via": "torch.matmul" if lib == "torch" else "cupy.matmul"})
                 r = rows[-1]
                 _write(out, info, rows, notes)
                 print(f"  {name:15s} {dtype:8s} {layout} {m:>5}x{n:>5}x{k:>5}  {t:8.3f} ms  {r['tflops']:6.1f} TF/s"
-                      f"  cuBLAS {r['cublas_tflops']:6.1f}  {r['pct_cublas']:6.1f} %  err {err:.1e}",
+                      f"  cuBLAS {r['cublas_tflops']:6.1f}  {r['pct_cublas']:6.1f} %  err {err:.1e}  rounds "
+                      + " ".join(f"{100 * c / k_:.1f}" for c, k_ in zip(t_ref_rounds, t_rounds)),
                       flush=True)
     print(format_table(rows, info, notes))
     _write(out, info, rows, notes)
