@@ -10,8 +10,8 @@ exits non-zero on a wrong answer: the command that `compute-sanitizer --tool mem
 
 import json
 import os
-import statistics
 import re
+import statistics
 import subprocess
 import sys
 import textwrap
