@@ -14,9 +14,10 @@ How it measures (each point is the median of many single-launch timings):
   bytes exceed 4x the L2 size, so a launch never finds its inputs left in L2 by the previous one;
 * cuBLAS (``cupy.matmul``; ``torch.matmul`` for bf16 when cupy has no bfloat16) timed the same way, on the
   same buffers, in the same process: the ratio is what the course reports;
-* kernel and cuBLAS alternate in ``--rounds`` rounds (default 3) and each side's time is the median of
-  its round medians: single back-to-back pairs drifted by up to 8 % between rounds on the H100 (clocks
-  follow power and temperature), which one round would have reported as a kernel difference;
+* kernel and cuBLAS alternate in ``--rounds`` rounds (default 5) of ``--seconds`` of launches each
+  (default 1 s) and each side's time is the median of its round medians: with single 0.3 s windows
+  the same pair's ratio swung between 0.93 and 1.11 from one round to the next on the H100 (clocks
+  follow power and temperature), which one window would have reported as a kernel difference;
 * each kernel's output is compared with cuBLAS's (relative Frobenius error), so no wrong kernel is timed.
 
 Options: ``--quick`` (fewer shapes), ``--kernels a,b``, ``--json PATH`` (default
@@ -114,9 +115,10 @@ def _rel_err(x, ref):
                  / cupy.linalg.norm(ref.astype(cupy.float32)))
 
 
-def time_launches(launches, warmup=3, target_s=0.3, min_runs=10, max_runs=200):
+def time_launches(launches, warmup=3, target_s=1.0, min_runs=10, max_runs=5000):
     """Median milliseconds of one launch, cycling over ``launches`` (one zero-argument callable per
-    operand set), with one event pair per launch."""
+    operand set), with one event pair per launch, over about ``target_s`` seconds of launches (long
+    enough for the clocks to settle under load: 0.3 s windows swung by +-10 % on the H100)."""
     import cupy
     for i in range(warmup):
         launches[i % len(launches)]()
@@ -137,18 +139,19 @@ def time_launches(launches, warmup=3, target_s=0.3, min_runs=10, max_runs=200):
     return statistics.median(cupy.cuda.get_elapsed_time(e0, e1) for e0, e1 in events), runs
 
 
-def time_alternating(kernel_launches, cublas_launches, rounds=3):
-    """Kernel and cuBLAS timed in ``rounds`` alternations (:func:`time_launches` each); returns the
-    per-round medians ``(kernel_ms_list, cublas_ms_list, runs)``. Report the median of each list."""
+def time_alternating(kernel_launches, cublas_launches, rounds=5, seconds=1.0):
+    """Kernel and cuBLAS timed in ``rounds`` alternations (:func:`time_launches` each, ``seconds`` of
+    launches); returns the per-round medians ``(kernel_ms_list, cublas_ms_list, runs)``. Report the
+    median of each list."""
     t_k, t_c = [], []
     for _ in range(rounds):
-        t, runs = time_launches(kernel_launches)
+        t, runs = time_launches(kernel_launches, target_s=seconds)
         t_k.append(t)
-        t_c.append(time_launches(cublas_launches)[0])
+        t_c.append(time_launches(cublas_launches, target_s=seconds)[0])
     return t_k, t_c, runs
 
 
-def bench_point(name, ops, rounds=3):
+def bench_point(name, ops, rounds=5, seconds=1.0):
     """(kernel ms per round, cuBLAS ms per round, relative error vs cuBLAS, runs per round) for one
     shape. Kernels that offer ``prepare_<name>`` are timed through it, so host-side checks stay out of
     the measurement."""
@@ -165,7 +168,7 @@ def bench_point(name, ops, rounds=3):
     else:
         launches = [(lambda s=s: kernel(*s)) for s in ops.sets]
     t_kernel, t_cublas, runs = time_alternating(launches, [(lambda s=s: ops.cublas(*s)) for s in ops.sets],
-                                                rounds)
+                                                rounds, seconds)
     return t_kernel, t_cublas, err, runs
 
 
@@ -202,7 +205,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="4096^3 and 8192^3 only")
     parser.add_argument("--kernels", default=",".join(PLAN), help="comma-separated kernel names")
     parser.add_argument("--json", default=None, help="output JSON path")
-    parser.add_argument("--rounds", type=int, default=3, help="kernel/cuBLAS alternations per point")
+    parser.add_argument("--rounds", type=int, default=5, help="kernel/cuBLAS alternations per point")
+    parser.add_argument("--seconds", type=float, default=1.0, help="seconds of launches per timing")
     args = parser.parse_args(argv)
 
     from layoutlab import gpu
@@ -230,7 +234,7 @@ def main(argv=None):
                 sets = max(2, math.ceil(4 * info["l2_bytes"] / set_bytes))
                 try:
                     ops = Operands(lib, dtype, m, n, k, sets, layout=layout)
-                    t_rounds, t_ref_rounds, err, runs = bench_point(name, ops, args.rounds)
+                    t_rounds, t_ref_rounds, err, runs = bench_point(name, ops, args.rounds, args.seconds)
                 except Exception as exc:          # a kernel's refusal or failure is reported, not fatal
                     notes.append(f"{name} {dtype} {layout} {m}x{n}x{k}: failed: {type(exc).__name__}: {exc}")
                     print("  " + notes[-1], flush=True)
