@@ -32,9 +32,9 @@ Operands: fp32; TN, NT, NN, TT; C row- or column-major; any M, N, K (vectors out
 zero-filled in shared memory, the epilogue writes only in-range elements; operands that are not 16-byte
 aligned get a kernel compiled with narrower copies). ``C = alpha * A @ B + beta * C``.
 
-Speed (H100, 4096^3, same-run ratio to cuBLAS fp32, ``results/simt_ampere_notes.md``): NT 0.885, TN
-0.92 (same buffers, interleaved); the benchmark (L2-cold operands) recorded TN 0.96 at 4096^3 and 1.01
-at 8192^3. Before the staging, TN kept K-major tiles, needed ~220 registers and reached 0.65.
+Speed (H100, same-run ratio to cuBLAS fp32, ``results/NOTES.md``): the benchmark (L2-cold operands, five
+alternating 1-s rounds) records TN 0.95 at 4096^3 and 0.97 at 8192^3, NT 0.92 and 0.91. Before the
+staging, TN kept K-major tiles, needed ~220 registers and reached 0.65.
 
 Example (on a GPU)::
 
