@@ -25,7 +25,7 @@ SHAPES = [(8192, 8192, 8192), (4096, 14336, 4096)]
 def main(out, rounds=5):
     import math
 
-    from layoutlab.bench.gemm import Operands, _rel_err, gpu_info, time_alternating
+    from layoutlab.bench.gemm import Operands, _record, _rel_err, gpu_info, time_alternating
     from layoutlab.kernels.gemm_hopper_ws import HopperWsConfig, _sm_count, prepare_gemm_hopper_ws
 
     info = gpu_info()
@@ -58,7 +58,7 @@ def main(out, rounds=5):
             else:
                 print(f"{m}x{n}x{k}  {label:32s} FAILED {row['error'][:200]}", flush=True)
         del ops, a, b, c, ref
-    Path(out).write_text(json.dumps({**info, "rows": rows}, indent=1))
+    Path(out).write_text(json.dumps(_record(info, rows, []), indent=1))   # gpu, date, versions on top
 
 
 if __name__ == "__main__":

@@ -244,18 +244,32 @@ def test_release_has_no_solution_or_hidden_test_text(course):
 
 
 def _execute_all(paths_and_notebooks, allow_errors):
-    """Execute several notebooks at once (one kernel each, concurrently: kernel start-up is mostly waiting)."""
-    import asyncio
+    """Execute several notebooks at once (one kernel each, concurrently: kernel start-up is mostly waiting).
 
+    The kernels talk over Unix sockets in a fresh directory, not TCP: jupyter_client picks a TCP port by
+    binding and releasing it, so kernels started at the same moment (here, and nbmake's in the other
+    pytest worker) can race for one port, and a kernel that loses dies at start-up ("Address already in
+    use", seen once in CI)."""
+    import asyncio
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
+
+    sockets = tempfile.mkdtemp(prefix="ll-kernels-")     # short: a socket path must fit in 107 bytes
 
     async def run_all():
         clients = [NotebookClient(nb, timeout=120, allow_errors=allow_errors, kernel_name="python3",
+                                  km=AsyncKernelManager(kernel_name="python3", transport="ipc",
+                                                        ip=os.path.join(sockets, f"k{i}")),
                                   resources={"metadata": {"path": str(path.parent)}})
-                   for path, nb in paths_and_notebooks]
+                   for i, (path, nb) in enumerate(paths_and_notebooks)]
         await asyncio.gather(*(c.async_execute() for c in clients))
 
-    asyncio.run(run_all())
+    try:
+        asyncio.run(run_all())
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
 
 
 def test_every_test_cell_fails_on_the_release_version(course):
