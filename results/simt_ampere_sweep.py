@@ -46,7 +46,8 @@ def ampere(cfg):
         import os
         src = (Path(os.environ["AMPERE_OLD_DIR"]) / f"gemm_ampere_{variant}.py").read_text()
         src = src.replace("from ._common import", "from layoutlab.kernels._common import")
-        src = src.replace("from .. import", "from layoutlab import").replace("from ..ldmatrix", "from layoutlab.ldmatrix")
+        src = src.replace("from .. import", "from layoutlab import")
+        src = src.replace("from ..ldmatrix", "from layoutlab.ldmatrix")
         src = src.replace("build=lambda p, vec:", "build=lambda p, vec, even=False:")
         path = Path(f"/tmp/gemm_ampere_{variant}.py")   # a real file: the DSL reads the kernel's source
         path.write_text(src)

@@ -231,8 +231,9 @@ class GemmAmpere:
 
         # Main loop. While the tensor cores work on k-block kb, ldmatrix fetches k-block kb + 1 (from the
         # next stage when kb is the last one); after kb == 0 (A) and kb == b_block (B) the cp.async for
-        # tile kt + stages - 1 is issued. Before the last k-block: wait until tile kt + 1 has landed, and barrier so that every
-        # warp is done with stage kt % stages before anyone refills it (at the next kb == 0).
+        # tile kt + stages - 1 is issued. Before the last k-block: wait until tile kt + 1 has landed, and
+        # barrier so that every warp is done with stage kt % stages before anyone refills it (at the next
+        # kb == 0).
         for kt in range(k_tiles):
             for kb in cutlass.range_constexpr(k_blocks):
                 if kb == k_blocks - 1:
