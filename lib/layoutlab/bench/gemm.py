@@ -142,13 +142,24 @@ def time_launches(launches, warmup=3, target_s=1.0, min_runs=10, max_runs=5000):
 def time_alternating(kernel_launches, cublas_launches, rounds=5, seconds=1.0):
     """Kernel and cuBLAS timed in ``rounds`` alternations (:func:`time_launches` each, ``seconds`` of
     launches); returns the per-round medians ``(kernel_ms_list, cublas_ms_list, runs)``. Report the
-    median of each list."""
+    median of each list. Example: ``time_alternating([run_kernel], [run_cublas], rounds=5, seconds=1.0)``."""
+    _check_timing(rounds, seconds)
     t_k, t_c = [], []
     for _ in range(rounds):
         t, runs = time_launches(kernel_launches, target_s=seconds)
         t_k.append(t)
         t_c.append(time_launches(cublas_launches, target_s=seconds)[0])
     return t_k, t_c, runs
+
+
+def _check_timing(rounds, seconds):
+    """Refuse timing settings that would yield no measurement (an empty median) or a meaningless one."""
+    if not (isinstance(rounds, int) and rounds >= 1):
+        raise ValueError(f"rounds={rounds!r}: the number of kernel/cuBLAS alternations must be an integer >= 1 "
+                         f"(5 is the default; an odd count gives a true median)")
+    if not (isinstance(seconds, (int, float)) and 0 < seconds <= 60):
+        raise ValueError(f"seconds={seconds!r}: the launches of one timing must last between 0 and 60 s "
+                         f"(1.0 is the default: long enough for the clocks to settle)")
 
 
 def bench_point(name, ops, rounds=5, seconds=1.0):
@@ -208,6 +219,10 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5, help="kernel/cuBLAS alternations per point")
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds of launches per timing")
     args = parser.parse_args(argv)
+    try:
+        _check_timing(args.rounds, args.seconds)
+    except ValueError as err:
+        parser.error(str(err))
 
     from layoutlab import gpu
     if not gpu.available():
