@@ -40,7 +40,8 @@ def test_recorded_results_are_labelled(tmp_path, monkeypatch):
 
 
 def test_every_recorded_result_names_gpu_date_and_versions():
-    files = sorted(gpu.RESULTS_DIR.glob("*.json"))
+    files = sorted(gpu.RESULTS_DIR.rglob("*.json"))
+    assert files, f"no recorded results under {gpu.RESULTS_DIR}"
     for path in files:
         data = json.loads(path.read_text())
         for key in ("gpu", "date", "versions"):
