@@ -37,12 +37,16 @@ CASES = [("sgemm_fast", "sgemm_fast", "new", {}, "float32", shape, lay)
                             ((8192, 8192, 8192), "TN"), ((4224, 4096, 4096), "NT"))]
 
 
-def module(name, commit):
+def module(name, commit, old_dir=None):
+    """``layoutlab.kernels.<name>`` ("new"), or that file at ``commit`` from ``old_dir`` (default
+    ``$OLD_DIR`` or ``.device``), its relative imports made absolute so that it loads beside the tree's."""
     if commit == "new":
         return importlib.import_module(f"layoutlab.kernels.{name}")
-    src = (Path(os.environ.get("OLD_DIR", ROOT / ".device")) / f"{name}_{commit}.py").read_text()
+    old_dir = Path(old_dir or os.environ.get("OLD_DIR", ROOT / ".device"))
+    src = (old_dir / f"{name}_{commit}.py").read_text()
     for rel, absolute in (("from ._common import", "from layoutlab.kernels._common import"),
-                          ("from .. import", "from layoutlab import"), ("from ..", "from layoutlab.")):
+                          ("from .. import", "from layoutlab import"), ("from ..", "from layoutlab."),
+                          ("build=lambda p, vec:", "build=lambda p, vec, even=False:")):  # before `even`
         src = src.replace(rel, absolute)
     path = Path(f"/tmp/{name}_{commit}.py")      # a real file: the DSL reads the kernel's source
     path.write_text(src)

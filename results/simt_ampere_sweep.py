@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "tests"), str(ROOT / "results")]
 
 #: (tile, warps, stages, min_ctas, variant); the first is the current default. "new" is the kernel in
 #: this tree; a commit id is gemm_ampere.py of that commit, read from $AMPERE_OLD_DIR/gemm_ampere_<id>.py
@@ -42,19 +42,10 @@ def ampere_label(cfg):
 def ampere(cfg):
     tile, warps, stages, mc, variant = cfg
     if variant != "new":
-        import importlib.util
         import os
-        src = (Path(os.environ["AMPERE_OLD_DIR"]) / f"gemm_ampere_{variant}.py").read_text()
-        src = src.replace("from ._common import", "from layoutlab.kernels._common import")
-        src = src.replace("from .. import", "from layoutlab import")
-        src = src.replace("from ..ldmatrix", "from layoutlab.ldmatrix")
-        src = src.replace("build=lambda p, vec:", "build=lambda p, vec, even=False:")
-        path = Path(f"/tmp/gemm_ampere_{variant}.py")   # a real file: the DSL reads the kernel's source
-        path.write_text(src)
-        spec = importlib.util.spec_from_file_location(f"gemm_ampere_{variant}", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod.gemm_ampere_configured(tile, warps, stages, mc)
+        from ab_compare import module
+        return module("gemm_ampere", variant, os.environ["AMPERE_OLD_DIR"]).gemm_ampere_configured(
+            tile, warps, stages, mc)
     from layoutlab.kernels.gemm_ampere import gemm_ampere_configured
     return gemm_ampere_configured(tile, warps, stages, mc)
 
