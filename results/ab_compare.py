@@ -57,8 +57,9 @@ def module(name, commit, old_dir=None):
 
 
 def main(out, rounds=5):
+    from layoutlab.bench.gemm import Operands, _check_timing, _rel_err, gpu_info, time_launches
+    _check_timing(rounds, 1.0)        # refuses rounds < 1 before any GPU work, as the benchmark does
     import cupy
-    from layoutlab.bench.gemm import Operands, _rel_err, gpu_info, time_launches
     info = gpu_info()
     points = {}
     for label, name, commit, kwargs, dtype, shape, layout in CASES:
