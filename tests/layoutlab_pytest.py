@@ -9,23 +9,30 @@ import pytest
 
 
 
-def _notebook_needs_gpu(path):
+def _notebook_flags(path):
     try:
         meta = json.loads(Path(path).read_text()).get("metadata", {})
     except (OSError, ValueError):
-        return False
-    return bool(meta.get("layoutlab", {}).get("gpu"))
+        return {}
+    return meta.get("layoutlab", {})
 
 
 def pytest_collection_modifyitems(config, items):
-    """Notebooks whose metadata says ``{"layoutlab": {"gpu": true}}`` get the ``gpu`` marker; ``gpu`` tests
-    are skipped with a reason when no usable CUDA GPU is present."""
+    """Notebooks whose metadata says ``{"layoutlab": {"gpu": true}}`` get the ``gpu`` marker (they need one);
+    ``{"layoutlab": {"gpu_cells": true}}`` marks a chapter that runs on a CPU (compiling its kernels, showing
+    recorded results) and runs its kernels live on a GPU: it gets ``gpu_cells``, so ``make test`` runs it
+    and ``make gpu-test`` runs it again on the GPU. ``gpu`` tests are skipped with a reason when no usable
+    CUDA GPU is present."""
     from layoutlab import gpu
 
     have_gpu = gpu.available()
     for item in items:
-        if str(item.fspath).endswith(".ipynb") and _notebook_needs_gpu(item.fspath):
-            item.add_marker(pytest.mark.gpu)
+        if str(item.fspath).endswith(".ipynb"):
+            flags = _notebook_flags(item.fspath)
+            if flags.get("gpu"):
+                item.add_marker(pytest.mark.gpu)
+            if flags.get("gpu_cells"):
+                item.add_marker(pytest.mark.gpu_cells)
         if "gpu" in item.keywords and not have_gpu:
             item.add_marker(pytest.mark.skip(reason=f"needs a CUDA GPU: {gpu.reason()}"))
 

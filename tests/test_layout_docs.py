@@ -11,14 +11,14 @@ import pytest
 import layoutlab
 
 
-@pytest.mark.parametrize("module", ["inttuple", "layout", "algebra", "tensor", "dsl"])
+@pytest.mark.parametrize("module", ["inttuple", "layout", "algebra", "tensor", "dsl", "tma", "gmma", "grading"])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"layoutlab.{module}")
     result = doctest.testmod(mod, extraglobs=vars(layoutlab), optionflags=doctest.ELLIPSIS, verbose=False)
     assert result.failed == 0
 
 
-@pytest.mark.parametrize("module", ["inttuple", "layout", "algebra", "tensor", "dsl"])
+@pytest.mark.parametrize("module", ["inttuple", "layout", "algebra", "tensor", "dsl", "tma", "gmma", "grading"])
 def test_public_api_is_documented(module):
     mod = importlib.import_module(f"layoutlab.{module}")
     missing = [n for n in mod.__all__ if callable(getattr(mod, n)) and not (getattr(mod, n).__doc__ or "").strip()]

@@ -17,5 +17,7 @@ from .banks import *  # noqa: F401,F403
 from .atoms import *  # noqa: F401,F403
 from .tiled import *  # noqa: F401,F403
 from .ldmatrix import *  # noqa: F401,F403
+from .tma import *  # noqa: F401,F403
+from .gmma import *  # noqa: F401,F403
 
 __version__ = "0.1.0"

@@ -44,6 +44,7 @@ __all__ = [
     "dsl_eval",
     "dsl_value",
     "show_dsl",
+    "dsl_check",
 ]
 
 
@@ -325,6 +326,38 @@ def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
         verdict = "identical" if r.ok and r.value == mine else "DIFFERENT"
         print(f"layoutlab: {mine}   [{verdict}]")
     return r
+
+
+def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult] | None:
+    """Notebook helper: ask the DSL for each ``(label, snippet, ours)`` in one batch; print both; stop on a difference.
+
+    ``ours`` is what ``layoutlab`` computed (compared by its printed form; ``None`` shows the DSL's answer
+    alone, e.g. for an error the DSL raises). A disagreement raises ``AssertionError``: the book promises
+    identical results, so a drift must stop the notebook rather than scroll past. Without the DSL, or with
+    a DSL that cannot run here, it prints a visible note and returns ``None``.
+
+    >>> dsl_check([("row-major", "cute.make_layout((4,6), stride=(6,1))", Layout((4,6),(6,1)))])  # doctest: +SKIP
+    row-major        CuTe DSL: (4,6):(6,1)  [identical]
+    """
+    rows = list(rows)
+    if not HAVE_DSL:
+        print(f"(CuTe DSL comparison skipped: {SKIP_REASON})")
+        return None
+    results = dsl_eval([snippet for _, snippet, _ in rows], setup)
+    if not any(r.ok for r in results):   # installed but unusable here (e.g. a broken CUDA toolkit install)
+        first = (results[0].message or "").splitlines()[:1] if results else []
+        print(f"(CuTe DSL comparison skipped: the DSL is installed but failed: {first[0] if first else '?'})")
+        return None
+    differ = []
+    for (label, _, ours), r in zip(rows, results):
+        theirs = r.value if r.ok else f"<{r.status}: {r.message.splitlines()[0] if r.message else ''}>"
+        mine = None if ours is None else (ours if isinstance(ours, str) else _format_ours(ours))
+        verdict = "" if mine is None else ("  [identical]" if mine == theirs else f"  [layoutlab: {mine}]")
+        if mine is not None and mine != theirs:
+            differ.append(label)
+        print(f"{label:{label_width}s} CuTe DSL: {theirs}{verdict}")
+    assert not differ, f"layoutlab and the CuTe DSL {DSL_VERSION} disagree on: {differ}"
+    return results
 
 
 def _format_ours(x) -> str:

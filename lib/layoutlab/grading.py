@@ -21,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+import ast
 import numbers
 
 import numpy as np
@@ -38,6 +39,7 @@ __all__ = [
     "as_layout",
     "check_f2_matrix",
     "check_function",
+    "check_reasoned",
 ]
 
 # Text grids larger than this are cut, so that a message stays readable.
@@ -451,3 +453,62 @@ def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: boo
     else:
         msg = f"{name}({shown}) = {_fmt(got)}, which is wrong{tail}"
     raise WrongAnswer(msg + hint)
+
+
+# --------------------------------------------------------------------------- the work, not just the answer
+
+
+def _student_cells(sources):
+    """The cells a student wrote or ran: IPython's input history, less the test cells (which call grading)."""
+    if sources is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return []
+        ip = get_ipython()
+        sources = list(ip.user_ns.get("In", [])) if ip is not None else []
+    return [(i, src) for i, src in enumerate(sources) if src and "grading." not in src]
+
+
+def _forbidden_calls(src, forbidden):
+    """Names in ``forbidden`` that ``src`` calls, directly, as an attribute, or under an import alias."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return set()
+    aliases = {a.asname: a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               for a in node.names if a.asname and a.name in forbidden}
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if called in forbidden:
+                found.add(called)
+            elif called in aliases:
+                found.add(aliases[called])
+    return found
+
+
+def check_reasoned(name: str, forbidden, *, hint: str = "", sources=None) -> None:
+    """Refuse an answer computed by a library call that does the whole part (the exercise asks for reasoning).
+
+    Scans the code the student ran (IPython's input history, or ``sources``, a list of cell texts; test
+    cells, which call ``grading``, are skipped) for calls to any function named in ``forbidden`` -- by name,
+    as an attribute (``layoutlab.composition``) or under an import alias -- and raises :class:`WrongAnswer`
+    naming the call and the cell. Hidden tests call it so the grade rewards the derivation, not the lookup.
+
+    >>> check_reasoned("comp_a", {"composition"}, sources=["comp_a = '(4,2):(2,1)'"])
+    >>> check_reasoned("comp_a", {"composition"}, sources=["import layoutlab as L", "comp_a = L.composition(A, B)"])
+    Traceback (most recent call last):
+    ...
+    layoutlab.grading.WrongAnswer: comp_a: your code calls composition(...) (cell 1), which computes this part's answer for you; this part asks you to work it out.
+    """
+    forbidden = set(forbidden)
+    for i, src in _student_cells(sources):
+        calls = _forbidden_calls(src, forbidden)
+        if calls:
+            shown = ", ".join(f"{c}(...)" for c in sorted(calls))
+            tail = f" Hint: {hint}" if hint else ""
+            raise WrongAnswer(f"{name}: your code calls {shown} (cell {i}), which computes this part's answer "
+                              f"for you; this part asks you to work it out.{tail}")

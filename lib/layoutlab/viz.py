@@ -30,6 +30,7 @@ from matplotlib.transforms import Affine2D
 from .errors import LayoutError
 
 __all__ = [
+    "show_table",
     "TV_COLORS",
     "BANK_COLORS",
     "FONT",
@@ -1089,3 +1090,32 @@ def draw_gemm_tiling(m, n, k, block_mnk, *, thread_mn=None, block=(0, 0), k_tile
         (f", {tm}x{tn} threads of {bm // tm}x{bn // tn}" if thread_mn is not None else "")
     fig.suptitle(head, fontfamily="monospace", fontsize=8, y=1 - 0.08 / height, va="top")
     return fig
+
+
+def show_table(header, rows):
+    """Show ``rows`` under ``header`` as an HTML table in Jupyter and on the website (text elsewhere).
+
+    Text in backticks becomes code. Outside IPython the table is printed as aligned text, so scripts and
+    tests see the same content.
+    """
+    import html
+    import re
+
+    rows = [list(r) for r in rows]
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:
+        get_ipython = None
+    if get_ipython is None or get_ipython() is None:
+        widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+        for r in [header, *rows]:
+            print("  ".join(f"{str(x):{w}s}" for x, w in zip(r, widths)))
+        return
+
+    def cell(x):
+        return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(str(x)))
+
+    head = "".join(f"<th>{cell(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell(c)}</td>" for c in r) + "</tr>" for r in rows)
+    display(HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"))

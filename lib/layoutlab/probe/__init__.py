@@ -300,7 +300,7 @@ def _tv_table(layout, nthr, nval):
 
 
 def _mma_sync_atom(name):
-    from . import atoms
+    from .. import atoms
 
     _, _, ab, acc, _, _, _, M, N, K = next(c for c in MMA_SYNC_CASES if c[0] == name)
     if ab == "tf32":
@@ -431,7 +431,7 @@ def _probe_wgmma(mods, cp, rng, errors=None):
 
 def _probe_wgmma_n(n, fn, cp, rng, empty16, empty32):
     """All probes of one N: SS in four majorness pairs (+ bf16 for N = 64, 256) and RS with both B majors."""
-    from . import atoms
+    from .. import atoms
 
     rec = {}
     nd = n // 2
@@ -545,7 +545,7 @@ def run(seed=0):
     """Run every probe on GPU 0 and return the record (a JSON-able dict). Needs CuPy, nvcc and sm_90a."""
     import cupy as cp
 
-    from . import gpu
+    from .. import gpu
 
     if not gpu.is_hopper():
         raise RuntimeError(f"probe.run needs an sm_90a GPU (H100/H200); found {gpu.name() or gpu.reason()}")
@@ -602,7 +602,7 @@ def compare(rec):
     Each entry of ``checked`` names one atom/variant and what was compared; ``mismatches`` says what
     differed (empty when the hardware and our TV layouts agree everywhere).
     """
-    from . import atoms
+    from .. import atoms
 
     checked, bad = [], []
 
@@ -700,6 +700,3 @@ def main(argv=None):
         print("probe: comparison failed:", repr(e))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,7 @@
+"""``python -m layoutlab.probe OUT.json``: run the MMA/copy-atom probes on a Hopper GPU and record them."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
