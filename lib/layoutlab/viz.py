@@ -1119,3 +1119,12 @@ def show_table(header, rows):
     head = "".join(f"<th>{cell(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{cell(c)}</td>" for c in r) + "</tr>" for r in rows)
     display(HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"))
+
+
+# ----------------------------------------------------------------- chapter 6 (ldmatrix): pictures/widgets below
+
+
+# ----------------------------------------------------------------- chapter 7 (cp.async, TMA): pictures/widgets below
+
+
+# ----------------------------------------------------------------- chapter 8 (warpgroup MMA): pictures/widgets below

@@ -669,3 +669,12 @@ class LdmatrixExplorer(_Explorer):
         self.choice.value = _ok_html(f"smem tile {smem}\n{selection.reasoning}")
         self.picture.value = _png(viz.draw_tiled_copy(selection.tiled_copy))
         return selection
+
+
+# ----------------------------------------------------------------- chapter 6 (ldmatrix): pictures/widgets below
+
+
+# ----------------------------------------------------------------- chapter 7 (cp.async, TMA): pictures/widgets below
+
+
+# ----------------------------------------------------------------- chapter 8 (warpgroup MMA): pictures/widgets below
