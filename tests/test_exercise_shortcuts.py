@@ -1,0 +1,142 @@
+"""A student who reasons about nothing plays every assignment that has a shortcut file: <= 10 % of the points.
+
+``tests/exercise_shortcuts/exNN.py`` holds ``SHORTCUTS = {part: [code, ...]}``: for each part (the letter
+before ``_answer`` / ``_tests`` in the grade ids, or one solution cell's grade id), what such a student pastes
+into the answer: the library one-liner that computes it, the visible test's expression, a brute force over a
+small answer space with the visible checker, an answer the chapter prints.
+
+The student is generous to itself: every *other* part is filled with the reference solution (so a part that
+builds on an earlier one gets the earlier answer for free), and a part counts as won when any of its
+attempts passes the part's test cells, visible and hidden. Cells run in one in-process IPython shell, reset
+between attempts, so ``grading.check_reasoned`` sees the attempt's code in the input history as nbgrader's
+kernel would. The reference solution must score full marks and a blank part nothing in the same harness, so
+the harness cannot pass vacuously.
+
+Assignments ex01-ex05 predate the shortcut rule; their redesign is tracked separately (they have no file yet).
+"""
+
+import contextlib
+import importlib.util
+import io
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "exercises" / "source"
+SHORTCUTS = ROOT / "tests" / "exercise_shortcuts"
+MAX_SHARE = 0.10
+BLANK = "# YOUR CODE HERE\nraise NotImplementedError()"
+
+pytestmark = pytest.mark.xdist_group("shortcuts")
+
+
+def _assignments():
+    return sorted(p.stem for p in SHORTCUTS.glob("ex*.py"))
+
+
+def _load_shortcuts(name):
+    spec = importlib.util.spec_from_file_location(f"shortcuts_{name}", SHORTCUTS / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.SHORTCUTS
+
+
+def _cells(name):
+    (path,) = sorted((SOURCE / name).glob("*.ipynb"))
+    nb = nbformat.read(path, 4)
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        meta = cell.metadata.get("nbgrader", {})
+        gid = meta.get("grade_id", "")
+        kind = "solution" if meta.get("solution") else "tests" if meta.get("grade") else "code"
+        out.append(dict(kind=kind, grade_id=gid, part=gid.split("_")[0] if kind != "code" else None,
+                        points=meta.get("points", 0), source=cell.source))
+    return out
+
+
+def _solution_text(source):
+    return "\n".join(line for line in source.splitlines() if "### BEGIN SOLUTION" not in line
+                     and "### END SOLUTION" not in line)
+
+
+@pytest.fixture(scope="module")
+def shell():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    sh = InteractiveShell.instance()
+    yield sh
+    sh.reset(new_session=True)
+
+
+def _run(shell, cells, replace, part):
+    """Run the notebook with solution cells replaced per ``replace`` (grade_id -> code); return the points
+    that ``part``'s test cells earn (all of them must run for a test cell to count, as in nbgrader)."""
+    shell.reset(new_session=True)
+    earned = 0
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for c in cells:
+            if c["kind"] == "solution":
+                src = replace.get(c["grade_id"], _solution_text(c["source"]))
+            else:
+                src = c["source"]
+            if c["kind"] == "tests" and c["part"] != part:
+                continue
+            result = shell.run_cell(src, store_history=True, silent=False)
+            if c["kind"] == "tests" and result.success:
+                earned += c["points"]
+    return earned
+
+
+def _replacements(cells, key, code):
+    """grade_id -> code for one attempt at ``key`` (a part letter, or one solution cell's grade id)."""
+    part = key.split("_")[0]
+    if "_" in key:
+        return {key: code}, part
+    sols = [c["grade_id"] for c in cells if c["kind"] == "solution" and c["part"] == part]
+    assert sols, f"no solution cell for part {part!r}"
+    return {g: (code if i == 0 else "pass") for i, g in enumerate(sols)}, part
+
+
+@pytest.mark.parametrize("name", _assignments())
+def test_shortcut_student_scores_at_most_ten_percent(name, shell):
+    cells = _cells(name)
+    shortcuts = _load_shortcuts(name)
+    parts = sorted({c["part"] for c in cells if c["kind"] == "tests"})
+    points = {p: sum(c["points"] for c in cells if c["kind"] == "tests" and c["part"] == p) for p in parts}
+    total = sum(points.values())
+    missing = [p for p in parts if not any(k.split("_")[0] == p for k in shortcuts)]
+    assert not missing, f"{name}: no shortcut attempts for parts {missing}"
+    won, log = {}, []
+    for key, attempts in shortcuts.items():
+        assert attempts, f"{name}: part {key} has an empty list of attempts"
+        for code in attempts:
+            replace, part = _replacements(cells, key, code)
+            got = _run(shell, cells, replace, part)
+            won[part] = max(won.get(part, 0), got)
+            log.append(f"{part}: {got}/{points[part]}  <- {code.strip().splitlines()[0][:70]}")
+    score = sum(won.values())
+    print(f"\n{name}: shortcut student {score}/{total}\n  " + "\n  ".join(log))
+    assert score <= MAX_SHARE * total, (f"{name}: the shortcut student scored {score} of {total} points "
+                                        f"(> {MAX_SHARE:.0%}):\n  " + "\n  ".join(log))
+
+
+@pytest.mark.parametrize("name", _assignments())
+def test_harness_gives_the_solution_full_marks_and_a_blank_part_nothing(name, shell):
+    cells = _cells(name)
+    for part in sorted({c["part"] for c in cells if c["kind"] == "tests"}):
+        full = sum(c["points"] for c in cells if c["kind"] == "tests" and c["part"] == part)
+        assert _run(shell, cells, {}, part) == full, f"{name} part {part}: the reference solution loses points"
+        blank = {c["grade_id"]: BLANK for c in cells if c["kind"] == "solution" and c["part"] == part}
+        assert _run(shell, cells, blank, part) == 0, f"{name} part {part}: a blank answer earns points"
+
+
+def test_every_new_assignment_has_a_shortcut_student():
+    """From ex06 on, every assignment is played by the shortcut student (ex01-ex05 are being redesigned)."""
+    numbered = sorted(p.name for p in SOURCE.iterdir() if re.fullmatch(r"ex\d\d", p.name))
+    later = [a for a in numbered if int(a[2:]) >= 6]
+    assert set(later) <= set(_assignments()), f"no tests/exercise_shortcuts file for {sorted(set(later) - set(_assignments()))}"
