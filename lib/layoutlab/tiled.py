@@ -30,13 +30,15 @@ whose destination layout is exactly the MMA's A layout (the ``ldmatrix`` that fe
 ``make_tiled_copy_tv(atom, thr_layout, val_layout)`` the usual "threads x vectors" copy.
 """
 
-from .algebra import (coalesce, composition, logical_divide, raked_product, right_inverse, tiled_product,
-                      zipped_divide)
+import math
+
+from .algebra import (coalesce, composition, is_injective, logical_divide, logical_product, raked_product,
+                      right_inverse, tiled_product, upcast, zipped_divide)
 from .atoms import CopyAtom, MmaAtom, make_mma_atom
 from .errors import LayoutError
-from .inttuple import _add, crd2idx, is_int, is_tuple, product, product_each
+from .inttuple import _add, crd2idx, flatten, is_int, is_tuple, product, product_each, unflatten
 from .layout import Layout, make_layout
-from .tensor import get_flat_coord
+from .tensor import get_flat_coord, make_tensor
 
 __all__ = [
     "TiledMMA",
@@ -50,6 +52,10 @@ __all__ = [
     "make_tiled_copy_A",
     "make_tiled_copy_B",
     "make_tiled_copy_C",
+    "make_fragment_like",
+    "partition_fragment_A",
+    "partition_fragment_B",
+    "partition_fragment_C",
 ]
 
 
@@ -139,6 +145,85 @@ def _layout_of(x, op):
     lay = getattr(x, "layout", None)
     if isinstance(lay, Layout):
         return lay
+    raise LayoutError(f"{op}: expected a Layout or a Tensor, got {type(x).__name__}")
+
+
+# --------------------------------------------------------------------------------------------------
+# register fragments (CuTe's make_fragment_like)
+# --------------------------------------------------------------------------------------------------
+
+def _leaves(x):
+    return flatten(x) if is_tuple(x) else (x,)
+
+
+def _integral_strides(layout, op):
+    for d in _leaves(layout.stride):
+        if not is_int(d):
+            raise LayoutError(f"{op}: {layout} has coordinate strides ({d}): an identity tensor has no memory order "
+                              f"to copy; make the fragment from a shape instead (partition_shape_A/B/C)")
+
+
+def _ordered(shape, order, scale, layout, op):
+    """Strides of a compact layout of ``shape`` whose leaves are ordered by ``order`` (CuTe's compact_order:
+    a leaf's stride is the product of the sizes of the leaves of smaller order, times ``scale``; size-1
+    leaves get stride 0 as in the DSL). Equal orders would give equal strides -- aliasing registers -- so
+    two leaves of size > 1 with the same order are refused."""
+    fs, fo = _leaves(shape), _leaves(order)
+    seen = {}
+    for sz, o in zip(fs, fo):
+        if sz > 1 and o in seen:
+            raise LayoutError(
+                f"{op}: two modes of {layout} have the same stride {o}: the fragment orders its modes by stride, "
+                f"so both would get one register stride and alias each other (the CuTe DSL builds that aliasing "
+                f"fragment silently); give every mode its own stride, or build the fragment from a shape")
+        if sz > 1:
+            seen[o] = sz
+    out = tuple(0 if sz == 1 else scale * math.prod(s for s, o in zip(fs, fo) if o < oi) for sz, oi in zip(fs, fo))
+    return unflatten(out, shape) if is_tuple(shape) else out[0]
+
+
+def _fragment_layout(layout, op="make_fragment_like"):
+    """CuTe's ``make_fragment_like(Layout)``: mode 0 (a thread's values) compact column-major, stride-0
+    leaves kept at 0 (a broadcast stays a broadcast); the other modes compact after it, in the order of
+    their strides (so the loop a kernel runs over the fragment walks memory in the tensor's own order)."""
+    if not is_tuple(layout.shape) or len(layout.shape) == 1:
+        return make_layout(layout.shape)
+    _integral_strides(layout, op)
+    s0, d0 = layout.shape[0], layout.stride[0]
+    cur, st0 = 1, []
+    for sz, d in zip(_leaves(s0), _leaves(d0)):
+        st0.append(0 if d == 0 or sz == 1 else cur)
+        cur *= 1 if d == 0 else sz
+    st0 = unflatten(tuple(st0), s0) if is_tuple(s0) else st0[0]
+    rest = _ordered(layout.shape[1:], layout.stride[1:], cur, layout, op)
+    return Layout((s0,) + tuple(layout.shape[1:]), (st0,) + tuple(rest))
+
+
+def make_fragment_like(x):
+    """A register fragment shaped like ``x`` (DSL: ``cute.make_fragment_like``).
+
+    * a :class:`Layout` gives CuTe's fragment layout: mode 0 compact column-major, the other modes compact
+      after it in the order of their strides;
+    * a :class:`~layoutlab.tensor.Tensor` gives a register tensor ``tensor<0 o layout>`` (offset = register
+      index) whose layout is compact with *all* leaves in the order of the tensor's strides (the DSL's
+      ``make_rmem_tensor_like``).
+
+    >>> print(make_fragment_like(Layout(((2,2,2),2,4), ((1,512,8),1024,16))))     # a thread's A of a row-major tile
+    ((2,2,2),2,4):((1,2,4),32,8)
+    >>> make_fragment_like(make_tensor(0, Layout(((2,2,2),2,4), ((1,512,8),1024,16))))
+    tensor<0 o ((2,2,2),2,4):((1,16,2),32,4)>
+    """
+    from .tensor import Tensor
+
+    op = "make_fragment_like"
+    if isinstance(x, Tensor):
+        lay = x.layout
+        if not is_tuple(lay.shape):
+            return Tensor(0, make_layout(lay.shape))
+        _integral_strides(lay, op)
+        return Tensor(0, Layout(lay.shape, _ordered(lay.shape, lay.stride, 1, lay, op)))
+    if isinstance(x, Layout):
+        return _fragment_layout(x, op)
     raise LayoutError(f"{op}: expected a Layout or a Tensor, got {type(x).__name__}")
 
 
@@ -313,6 +398,60 @@ class TiledMMA:
     def partition_shape_C(self, shape_mn):
         return self._partition_shape(tuple(shape_mn), 0, 1, self.atom.layout_c_tv)
 
+    # ---- register fragments: DSL tiled_mma.make_fragment_A/B/C, CuTe C++ make_fragment_A/B/C --------------
+
+    def _make_fragment(self, x, which):
+        op = f"make_fragment_{which}"
+        atom_tv = {"A": self.atom.layout_a_tv, "B": self.atom.layout_b_tv, "C": self.atom.layout_c_tv}[which]
+        if which != "C" and atom_tv[0].stride == 0:
+            raise LayoutError(f"{op}: operand {which} of {self.atom.name} is read from shared memory through a "
+                              f"matrix descriptor (every thread sees the whole tile: {atom_tv}); there is no "
+                              f"register fragment to make -- only register operands (mma.sync, wgmma RS's A) have one")
+        from_shape = isinstance(x, (tuple, list))
+        layout = make_layout(tuple(x)) if from_shape else _layout_of(x, op)
+        v = atom_tv[1].size()
+        what = {"A": "(FrgV,RestM,RestK,...)", "B": "(FrgV,RestN,RestK,...)", "C": "(FrgV,RestM,RestN,...)"}[which]
+        if not is_tuple(layout.shape) or len(layout.shape) < 3 or product(layout.shape[0]) != v:
+            raise LayoutError(
+                f"{op}: {layout} is not a thread's partition {what}: {self.atom.name} gives each thread {v} values "
+                f"of {which} (mode 0 must have size {v}, and there must be at least 3 modes); partition first -- "
+                f"thr_mma.partition_{which}(tensor) or tiled_mma.partition_shape_{which}(shape) (the CuTe DSL "
+                f"accepts anything here and returns a fragment the MMA cannot use)")
+        if which == "C" or from_shape:   # accumulators never follow the input's order (CuTe's make_fragment_C)
+            frag = make_layout(layout.shape)
+        else:
+            frag = _fragment_layout(layout, op)
+        return make_tensor(0, frag)
+
+    def make_fragment_A(self, x):
+        """The registers of a thread's A fragment, as ``tensor<0 o layout>`` (offset = register index).
+
+        ``x`` is a thread's partition ``(FrgV,RestM,RestK,...)`` (a Tensor or Layout from ``partition_A``,
+        whose stride order the fragment follows: mode 0 compact, then the rest in the order of its strides)
+        or such a shape (compact column-major). DSL: ``tiled_mma.make_fragment_A(thr_mma.partition_A(sA))``.
+
+        >>> from layoutlab import nvgpu
+        >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)))
+        >>> tm.make_fragment_A(tm.get_slice(3).partition_A(make_layout((32, 64), stride=(64, 1))))
+        tensor<0 o ((2,2,2),2,4):((1,2,4),32,8)>
+        """
+        return self._make_fragment(x, "A")
+
+    def make_fragment_B(self, x):
+        """The registers of a thread's B fragment (see :meth:`make_fragment_A`); ``x`` is ``(FrgV,RestN,RestK,...)``."""
+        return self._make_fragment(x, "B")
+
+    def make_fragment_C(self, x):
+        """The accumulator registers of a thread: always compact column-major over the partition's shape
+        (CuTe never follows the C tensor's order for accumulators).
+
+        >>> from layoutlab import nvgpu
+        >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
+        >>> tm.make_fragment_C(tm.partition_shape_C((64, 64)))
+        tensor<0 o ((2,2),2,4):((1,2),4,8)>
+        """
+        return self._make_fragment(x, "C")
+
     def __str__(self):
         head = ["Tiled MMA", f"  Thr Layout VMNK: {self.thr_layout_vmnk}",
                 f"  Permutation MNK: {_fmt_tile(self.permutation_mnk)}", "MMA Atom"]
@@ -352,6 +491,67 @@ class ThrMMA:
     def partition_C(self, tensor_mn):
         """Thread's values of an (M, N, ...) tensor: shape (FrgV, RestM, RestN, ...)."""
         return self._partition(tensor_mn, self.tiled_mma.thrfrg_C, 1, 2, "partition_C")
+
+    def _partition_fragment(self, x, which):
+        tm = self.tiled_mma
+        if isinstance(x, (tuple, list)):
+            shape = getattr(tm, f"partition_shape_{which}")(tuple(x))
+            return getattr(tm, f"make_fragment_{which}")(shape)
+        return getattr(tm, f"make_fragment_{which}")(getattr(self, f"partition_{which}")(x))
+
+    def partition_fragment_A(self, tensor_mk):
+        """The registers this thread needs for its A values of ``tensor_mk``: ``make_fragment_A(partition_A(t))``
+        (CuTe C++ ``thr_mma.partition_fragment_A(sA)``; the DSL spells it out as
+        ``tiled_mma.make_fragment_A(thr_mma.partition_A(sA))``). A shape ``(M,K)`` gives the compact fragment
+        of ``partition_shape_A``.
+
+        >>> from layoutlab import nvgpu
+        >>> thr = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1)).get_slice(37)
+        >>> thr.partition_fragment_A(make_layout((64, 32), stride=(32, 1)))      # row-major (K-major) A
+        tensor<0 o ((2,2,2),2,2):((1,2,4),16,8)>
+        """
+        return self._partition_fragment(tensor_mk, "A")
+
+    def partition_fragment_B(self, tensor_nk):
+        """This thread's B registers: ``make_fragment_B(partition_B(tensor_nk))`` (see :meth:`partition_fragment_A`)."""
+        return self._partition_fragment(tensor_nk, "B")
+
+    def partition_fragment_C(self, tensor_mn):
+        """This thread's accumulators: ``make_fragment_C(partition_C(tensor_mn))`` (compact; a shape works too)."""
+        return self._partition_fragment(tensor_mn, "C")
+
+
+def _partition_fragment_free(mma, x, which):
+    op = f"partition_fragment_{which}"
+    if isinstance(mma, ThrMMA):
+        return mma._partition_fragment(x, which)
+    if isinstance(mma, TiledMMA):
+        if isinstance(x, (tuple, list)):
+            return mma.get_slice(0)._partition_fragment(x, which)
+        raise LayoutError(f"{op}: which thread's fragment? A tensor's partition depends on the thread: pass "
+                          f"tiled_mma.get_slice(thr_idx), or a shape for the thread-independent fragment")
+    raise LayoutError(f"{op}: expected a ThrMMA (tiled_mma.get_slice(t)) or a TiledMMA, got {type(mma).__name__}")
+
+
+def partition_fragment_A(mma, x):
+    """CuTe C++'s free ``partition_fragment_A``: ``thr_mma.partition_fragment_A(x)``; with a TiledMMA, ``x``
+    must be a shape (the fragment does not depend on the thread then)."""
+    return _partition_fragment_free(mma, x, "A")
+
+
+def partition_fragment_B(mma, x):
+    """CuTe C++'s ``partition_fragment_B`` (see :func:`partition_fragment_A`)."""
+    return _partition_fragment_free(mma, x, "B")
+
+
+def partition_fragment_C(mma, x):
+    """CuTe C++'s ``partition_fragment_C(tiled_mma, shape_MN)``: the accumulator registers of a thread.
+
+    >>> from layoutlab import nvgpu
+    >>> partition_fragment_C(make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1)), (128, 128))
+    tensor<0 o ((2,2),4,8):((1,2),4,16)>
+    """
+    return _partition_fragment_free(mma, x, "C")
 
 
 def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None) -> TiledMMA:
@@ -455,6 +655,48 @@ class TiledCopy:
             raise LayoutError(f"TiledCopy.get_slice: thread {thr_idx!r} is outside 0..{self.size - 1}")
         return ThrCopy(self, thr_idx)
 
+    def retile(self, x):
+        """The copy's view of a register fragment made for another partitioning (DSL:
+        ``tiled_copy.retile(tCrA)``; CuTe C++: ``thr_copy.retile_D(tCrA)`` / ``retile_S``).
+
+        ``x`` is a thread's fragment ``(V, Rest...)`` -- e.g. ``thr_mma.partition_fragment_A(sA)``, whose mode 0
+        holds the MMA atom's values. The result groups the *same registers* as the copy wants them:
+        ``((AtomVal, RestVal), Rest...)``, one ``AtomVal`` block per copy instruction. CuTe's construction: the
+        copy's ``(m,n) -> value`` order (right inverse of ``layout_tv_tiled``, upcast by threads x V) tells
+        which fragment values belong to one atom.
+
+        >>> from layoutlab import nvgpu, make_copy_atom
+        >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
+        >>> frag = tm.get_slice(3).partition_fragment_A(make_layout((32, 64), stride=(64, 1)))
+        >>> x2 = make_tiled_copy_A(make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(False, 2), "f16"), tm)
+        >>> frag, x2.retile(frag)            # the x2 copy sees the 8 values as 2 instructions of 4
+        (tensor<0 o ((2,2,2),2,4):((1,2,4),32,8)>, tensor<0 o ((4,2),2,4):((1,4),32,8)>)
+        """
+        op = "retile"
+        layout = _layout_of(x, op)
+        if not is_tuple(layout.shape) or len(layout.shape) < 2:
+            raise LayoutError(f"{op}: {layout} is not a thread's fragment (V, Rest...); retile the result of "
+                              f"partition_fragment_A/B/C or partition_S/D")
+        _integral_strides(layout, op)
+        r = len(layout.shape)
+        v = product(layout.shape[0])
+        tiler_shape = tuple(t.size() for t in self.tiler_mn)
+        try:
+            inv = composition(right_inverse(self.layout_tv_tiled), make_layout(tiler_shape))
+            frg_mn = upcast(inv, self.size * v)                        # (m,n) -> which block of V values
+            frg_v = zipped_divide(logical_product(make_layout(v), right_inverse(frg_mn)),
+                                  make_layout(self.atom.num_val))      # (atom_vals, rest_vals) -> (v, m, n)
+            t = zipped_divide(layout, (v,) + tuple(product_each(frg_mn.shape)))
+            tv = composition(t, (frg_v, None))
+        except LayoutError as err:
+            raise LayoutError(f"{op}: {layout} does not fit the copy {self!r}: {err}") from None
+        offset, sub = _flat_slice(tv, (None, (0,) + (None,) * (r - 1)))
+        if sub.size() != layout.size():
+            raise LayoutError(f"{op}: the copy's view {sub} has {sub.size()} values but the fragment {layout} has "
+                              f"{layout.size()}: a thread owns {v} values per tile and one {self.atom.name} moves "
+                              f"{self.atom.num_val}; use a copy atom that moves a divisor of {v}")
+        return _as_tensor_result(x, offset, sub)
+
     def __str__(self):
         head = ["Tiled Copy", f"  Tiler MN:        {_fmt_tile(self.tiler_mn)}",
                 f"  TV Layout tiled: {self.layout_tv_tiled}", "Copy Atom"]
@@ -486,6 +728,13 @@ class ThrCopy:
     def partition_D(self, tensor):
         """Thread's share of the destination tensor: (CPY, CPY_M, CPY_N, ...)."""
         return self._partition(tensor, self.tiled_copy.tidfrg_D, "partition_D")
+
+    def retile(self, x):
+        """:meth:`TiledCopy.retile` (the DSL's ThrCopy inherits it; it does not depend on the thread)."""
+        return self.tiled_copy.retile(x)
+
+    retile_S = retile   # CuTe C++ names: the same construction for the source and the destination
+    retile_D = retile
 
 
 def make_tiled_copy(atom, layout_tv, tiler_mn) -> TiledCopy:
