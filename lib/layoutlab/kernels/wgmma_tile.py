@@ -1,0 +1,217 @@
+"""``wgmma_tile``: the smallest wgmma program -- one warpgroup, one 64 x N tile, ``C = A @ B`` in fp32.
+
+One CTA of 128 threads (one warpgroup):
+
+    1. every thread copies elements of A (64 x K) and B (N x K, CuTe's convention) from global memory
+       into shared memory, through the swizzled layout of the chosen GMMA atom (plain stores: the swizzle
+       is applied to the addresses by the layout);
+    2. ``fence.proxy.async`` makes those ordinary stores visible to the tensor cores (the async proxy),
+       then a CTA barrier;
+    3. ``wgmma.fence``; one ``wgmma.mma_async`` per k-block (K / 16 of them for 16-bit types), each with
+       two shared-memory descriptors; ``wgmma.commit_group``; ``wgmma.wait_group 0``;
+    4. every thread writes its accumulator registers to C (64 x N, fp32) at the (m, n) the accumulator
+       TV layout gives (chapter 3).
+
+The atom kinds (``K_INTER`` ... ``MN_SW128``) choose the swizzle mode and majorness of each operand, so the
+same program exercises every descriptor form. On a CPU it compiles for sm_90a (``CUTE_DSL_ARCH=sm_90a``)
+and :func:`descriptor_constants` reads the descriptors the DSL built out of the PTX; on an H100
+:func:`run_wgmma_tile` runs it and the result is checked against a float64 reference.
+"""
+
+import re
+
+from ..errors import LayoutError
+
+__all__ = ["WgmmaTileConfig", "compile_wgmma_tile", "run_wgmma_tile", "descriptor_constants", "reference"]
+
+_KINDS = ("K_INTER", "K_SW32", "K_SW64", "K_SW128", "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128")
+
+
+class WgmmaTileConfig:
+    """dtype (``"float16"``/``"bfloat16"``), N (8..256, multiple of 8), K (multiple of 16) and the two atom kinds.
+
+    The MN extent must fill whole swizzle rows of an MN-major atom (e.g. ``MN_SW128`` for 16-bit needs
+    N a multiple of 64), and K whole rows of a K-major one (``K_SW128`` needs K a multiple of 64).
+    """
+
+    def __init__(self, dtype="float16", n=64, k=64, a_kind="K_SW128", b_kind="K_SW128"):
+        if dtype not in ("float16", "bfloat16"):
+            raise LayoutError(f"wgmma_tile: dtype {dtype!r}; this kernel takes float16 or bfloat16")
+        if n % 8 or not 8 <= n <= 256:
+            raise LayoutError(f"wgmma_tile: N = {n}; wgmma N is a multiple of 8 in [8, 256]")
+        if k % 16 or k <= 0:
+            raise LayoutError(f"wgmma_tile: K = {k}; one wgmma takes K = 16 of a 16-bit type: use a multiple of 16")
+        for name, kind, mn in (("a_kind", a_kind, 64), ("b_kind", b_kind, n)):
+            if kind not in _KINDS:
+                raise LayoutError(f"wgmma_tile: {name} = {kind!r}; one of {_KINDS}")
+            major, width = kind.split("_")
+            row = {"INTER": 8, "SW32": 16, "SW64": 32, "SW128": 64}[width]   # elements in one atom row
+            extent = k if major == "K" else mn
+            if extent % row:
+                raise LayoutError(f"wgmma_tile: {name} = {kind} needs the {'K' if major == 'K' else 'MN'} extent "
+                                  f"({extent}) to be a multiple of its row of {row} elements")
+        self.dtype, self.n, self.k, self.a_kind, self.b_kind = dtype, n, k, a_kind, b_kind
+
+    @property
+    def key(self):
+        return (self.dtype, self.n, self.k, self.a_kind, self.b_kind)
+
+    def __repr__(self):
+        return f"WgmmaTileConfig{self.key}"
+
+
+def _make_class():
+    import cutlass
+    import cutlass.cute as cute
+    import cutlass.utils.hopper_helpers as sm90
+    from cutlass.cute.nvgpu import OperandMajorMode, warpgroup
+
+    class WgmmaTile:
+        def __init__(self, cfg: WgmmaTileConfig):
+            self.cfg = cfg
+            self.ab = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16}[cfg.dtype]
+
+        def _layouts(self):
+            c = self.cfg
+            a_major, b_major = c.a_kind.split("_")[0], c.b_kind.split("_")[0]
+            mode = {"K": OperandMajorMode.K, "MN": OperandMajorMode.MN}
+            tiled_mma = sm90.make_trivial_tiled_mma(self.ab, self.ab, mode[a_major], mode[b_major],
+                                                    cutlass.Float32, (1, 1, 1), tiler_mn=(64, c.n))
+            sA = cute.tile_to_shape(
+                warpgroup.make_smem_layout_atom(getattr(warpgroup.SmemLayoutAtomKind, c.a_kind), self.ab),
+                (64, c.k), order=(0, 1) if a_major == "K" else (1, 0))
+            sB = cute.tile_to_shape(
+                warpgroup.make_smem_layout_atom(getattr(warpgroup.SmemLayoutAtomKind, c.b_kind), self.ab),
+                (c.n, c.k), order=(0, 1) if b_major == "K" else (1, 0))
+            return tiled_mma, sA, sB
+
+        @cute.jit
+        def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream):
+            tiled_mma, sA_layout, sB_layout = self._layouts()
+            self.kernel(mA, mB, mC, tiled_mma, sA_layout, sB_layout).launch(
+                grid=(1, 1, 1), block=(128, 1, 1), stream=stream)
+
+        @cute.kernel
+        def kernel(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, tiled_mma: cute.TiledMma,
+                   sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout):
+            n, k = self.cfg.n, self.cfg.k
+            tidx, _, _ = cute.arch.thread_idx()
+            smem = cutlass.memory.SmemAllocator()
+            # 1024-byte aligned buffers: every swizzle pattern starts on its own boundary (base offset 0)
+            sA = smem.allocate_tensor(self.ab, sA_layout.outer, byte_alignment=1024, swizzle=sA_layout.inner)
+            sB = smem.allocate_tensor(self.ab, sB_layout.outer, byte_alignment=1024, swizzle=sB_layout.inner)
+            # 1. global -> shared, element by element (the swizzled layout picks each address)
+            for i in cutlass.range(tidx, 64 * k, 128):
+                sA[i % 64, i // 64] = mA[i % 64, i // 64]
+            for i in cutlass.range(tidx, n * k, 128):
+                sB[i % n, i // n] = mB[i % n, i // n]
+            # 2. generic-proxy stores -> visible to wgmma (async proxy); then everyone has stored
+            cute.arch.fence_proxy("async.shared", space="cta")
+            cute.arch.sync_threads()
+            # 3. descriptors per k-block, accumulator in registers
+            thr = tiled_mma.get_slice(tidx)
+            tCrA = tiled_mma.make_fragment_A(thr.partition_A(sA))
+            tCrB = tiled_mma.make_fragment_B(thr.partition_B(sB))
+            tCgC = thr.partition_C(mC)
+            acc = cute.make_rmem_tensor(tCgC.shape, cutlass.Float32)
+            acc.fill(0.0)
+            tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+            warpgroup.fence()
+            for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+                cute.gemm(tiled_mma, acc, tCrA[None, None, kb], tCrB[None, None, kb], acc)
+            warpgroup.commit_group()
+            warpgroup.wait_group(0)
+            # 4. registers -> C at the accumulator layout's (m, n)
+            for i in cutlass.range_constexpr(cute.size(acc)):
+                tCgC[i] = acc[i]
+
+    return WgmmaTile
+
+
+_CLASS = []
+_CACHE = {}
+
+
+def _fake_operands(cfg):
+    import cutlass
+    from cutlass.cute.runtime import make_fake_tensor
+    dt = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16}[cfg.dtype]
+    n, k = cfg.n, cfg.k
+    a = make_fake_tensor(dt, (64, k), (k, 1) if cfg.a_kind.startswith("K") else (1, 64), assumed_align=16)
+    b = make_fake_tensor(dt, (n, k), (k, 1) if cfg.b_kind.startswith("K") else (1, n), assumed_align=16)
+    c = make_fake_tensor(cutlass.Float32, (64, n), (n, 1), assumed_align=16)
+    return a, b, c
+
+
+def compile_wgmma_tile(cfg: WgmmaTileConfig = None, operands=None):
+    """Compile (cached) for one config; on a CPU with ``CUTE_DSL_ARCH=sm_90a`` against fake tensors.
+
+    Returns the DSL's compiled callable ``f(a (64,K), b (N,K), c (64,N) fp32, stream)``."""
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_fake_stream
+    cfg = cfg or WgmmaTileConfig()
+    key = cfg.key + (operands is not None,)
+    if key not in _CACHE:
+        if not _CLASS:
+            _CLASS.append(_make_class())
+        a, b, c = operands or _fake_operands(cfg)
+        _CACHE[key] = cute.compile(_CLASS[0](cfg), a, b, c, make_fake_stream())
+    return _CACHE[key]
+
+
+def reference(A, B):
+    """float64 ``A @ B.T`` of A (64, K) and B (N, K) (numpy or cupy arrays)."""
+    import numpy as np
+    get = getattr(A, "get", None)
+    a = np.asarray(A.get() if get else A, dtype=np.float64)
+    b = np.asarray(B.get() if getattr(B, "get", None) else B, dtype=np.float64)
+    return a @ b.T
+
+
+def run_wgmma_tile(cfg: WgmmaTileConfig, A, B):
+    """Run on the GPU: A (64, K), B (N, K) cupy arrays in ``cfg.dtype`` (any strides; they are made
+    K- or MN-contiguous as the atom kinds say). Returns C (64, N) float32 (cupy)."""
+    import cupy
+    import cuda.bindings.driver as cuda
+    from cutlass.cute.runtime import from_dlpack
+    if A.shape != (64, cfg.k) or B.shape != (cfg.n, cfg.k):
+        raise LayoutError(f"run_wgmma_tile: A must be (64, {cfg.k}) and B ({cfg.n}, {cfg.k}); got {A.shape}, {B.shape}")
+    a = cupy.ascontiguousarray(A) if cfg.a_kind.startswith("K") else cupy.asfortranarray(A)
+    b = cupy.ascontiguousarray(B) if cfg.b_kind.startswith("K") else cupy.asfortranarray(B)
+    C = cupy.zeros((64, cfg.n), dtype=cupy.float32)
+    ops = tuple(from_dlpack(x, assumed_align=16) for x in (a, b, C))
+    kernel = compile_wgmma_tile(cfg, operands=ops)
+    kernel(*ops, cuda.CUstream(cupy.cuda.get_current_stream().ptr))
+    cupy.cuda.get_current_stream().synchronize()
+    return C
+
+
+_WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.(m64n\d+k\d+)\.\S+\s*\{[^}]*\},\s*(%rd\d+),\s*(%rd\d+)")
+_INSTR = re.compile(r"^\s*([a-z][\w.]*)\s+(%\w+),\s*([^;]*);", re.M)
+
+
+def descriptor_constants(ptx: str):
+    """The descriptors the DSL built, read from its PTX: ``[(shape, a_desc_const, b_desc_const), ...]``.
+
+    The DSL computes each descriptor as ``((address >> 4) & mask) | constant`` (``+ constant`` for later
+    k-blocks; in 32 bits when the constant fits): the constant holds every field but the buffer's own
+    address, i.e. the descriptor of a buffer at shared address 0. The definitions of the two descriptor
+    registers of each ``wgmma.mma_async`` are followed back to that constant (0 where only the address
+    remains), in program order.
+    """
+    defs = {m.group(2): (m.group(1), [a.strip() for a in m.group(3).split(",")]) for m in _INSTR.finditer(ptx)}
+
+    def const(reg, depth=0):
+        if reg not in defs or depth > 8:
+            raise LayoutError(f"descriptor_constants: cannot follow {reg} back to its definition in the PTX")
+        opc, args = defs[reg]
+        if opc.startswith(("or.", "add.")) and len(args) == 2 and re.fullmatch(r"-?\d+", args[1]):
+            return int(args[1]) % (1 << 64)
+        if opc.startswith("cvt.") or opc.startswith("mov."):
+            return const(args[0], depth + 1)
+        if opc.startswith(("and.", "shr.")):
+            return 0      # only the address part: (addr >> 4) & mask
+        raise LayoutError(f"descriptor_constants: {reg} is defined by {opc} {', '.join(args)}, not by the "
+                          f"address | constant pattern")
+
+    return [(m.group(1), const(m.group(2)), const(m.group(3))) for m in _WGMMA.finditer(ptx)]
