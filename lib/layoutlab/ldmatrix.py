@@ -27,13 +27,13 @@ Example (seed 002: SM80 16x8x16 with value layout (1,2,1), A row-major)::
 
 from dataclasses import dataclass
 
-from .atoms import LdMatrix8x8x16bOp, MmaF16BF16Op, dtype_bits, make_copy_atom
+from .atoms import LdMatrix8x8x16bOp, MmaF16BF16Op, StMatrix8x8x16bOp, dtype_bits, make_copy_atom
 from .errors import LayoutError
 from .inttuple import flatten, is_tuple, product
 from .layout import Layout
 from .tiled import TiledMMA, make_tiled_copy_A, make_tiled_copy_B
 
-__all__ = ["select_ldmatrix", "LdmatrixSelection", "operand_majorness"]
+__all__ = ["select_ldmatrix", "LdmatrixSelection", "operand_majorness", "ldmatrix_address_lane", "ldmatrix_owner"]
 
 
 @dataclass(frozen=True)
@@ -206,3 +206,53 @@ def select_ldmatrix(tiled_mma, operand, smem_layout, num_matrices=None) -> Ldmat
     tiled_copy = make(copy_atom, tiled_mma)  # raises CuTe's "too few vals" when the atom is too wide
     lines.append(f"=> {copy_atom.name} = LdMatrix8x8x16bOp(transpose={trans}, num_matrices={chosen})")
     return LdmatrixSelection(copy_atom, tiled_copy, ld_op, "\n".join(lines))
+
+
+# ---- one instruction: which lane names which row, which (lane, register) holds which element -------------------
+
+def _matrix_op(op, fn):
+    if not isinstance(op, (LdMatrix8x8x16bOp, StMatrix8x8x16bOp)):
+        raise LayoutError(f"{fn}: expected LdMatrix8x8x16bOp(transpose, num_matrices) or StMatrix8x8x16bOp, "
+                          f"got {type(op).__name__}")
+    atom = make_copy_atom(op, "f16")
+    addr, regs = ((atom.layout_src_tv, atom.layout_dst_tv) if isinstance(op, LdMatrix8x8x16bOp)
+                  else (atom.layout_dst_tv, atom.layout_src_tv))
+    return atom, addr, regs
+
+
+def _check_element(op, matrix, row, col, fn):
+    for name, x, hi in (("matrix", matrix, op.num_matrices), ("row", row, 8), ("col", col, 8)):
+        if not isinstance(x, int) or not 0 <= x < hi:
+            raise LayoutError(f"{fn}: {name} {x!r} is outside 0..{hi - 1} (x{op.num_matrices}: "
+                              f"{op.num_matrices} matrices of 8x8 16-bit elements)")
+
+
+def ldmatrix_address_lane(op, matrix, row):
+    """The lane whose address operand names row ``row`` of matrix ``matrix`` (PTX ISA, ldmatrix/stmatrix:
+    threads 0-7 give matrix 0's rows, 8-15 matrix 1's, ...; with .x1/.x2 the other lanes' addresses are
+    ignored). Read from the atom's address-side TV layout (the smallest lane naming that row).
+
+    >>> ldmatrix_address_lane(LdMatrix8x8x16bOp(False, 4), 2, 5)
+    21
+    """
+    fn = "ldmatrix_address_lane"
+    _, addr, _ = _matrix_op(op, fn)
+    _check_element(op, matrix, row, 0, fn)
+    return min(t for t in range(32) if addr(t, 0) == 8 * (8 * matrix + row))
+
+
+def ldmatrix_owner(op, matrix, row, col):
+    """``(lane, value)`` holding element ``(row, col)`` of matrix ``matrix`` as it sits in shared memory
+    (row ``row`` = the 16 bytes at the address of :func:`ldmatrix_address_lane`). ``value // 2`` is the
+    destination register ``d{value // 2}`` and ``value % 2`` its 16-bit half. Without ``.trans`` lane
+    ``4*row + col//2`` holds it; with ``.trans`` (each matrix transposed) lane ``4*col + row//2``.
+
+    >>> ldmatrix_owner(LdMatrix8x8x16bOp(False, 2), 1, 3, 5), ldmatrix_owner(LdMatrix8x8x16bOp(True, 2), 1, 3, 5)
+    ((14, 3), (21, 3))
+    """
+    fn = "ldmatrix_owner"
+    _, _, regs = _matrix_op(op, fn)
+    _check_element(op, matrix, row, col, fn)
+    e = 64 * matrix + 8 * row + col
+    n_val = regs[1].size()
+    return next((t, v) for t in range(32) for v in range(n_val) if regs(t, v) == e)

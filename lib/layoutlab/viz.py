@@ -1123,6 +1123,70 @@ def show_table(header, rows):
 
 # ----------------------------------------------------------------- chapter 6 (ldmatrix): pictures/widgets below
 
+__all__ += ["draw_ldmatrix"]
+
+
+def draw_ldmatrix(op, *, title=None):
+    """One ``ldmatrix`` / ``stmatrix`` instruction as the PTX ISA draws it (sections "Warp-level matrix load
+    instruction: ldmatrix" and "... store instruction: stmatrix"), computed from the atom's TV layouts.
+
+    The grid is the instruction's 8x8 matrices as they sit in shared memory, stacked (matrix ``j`` = rows
+    ``8j..8j+7``), each row 16 contiguous bytes. Left: the lane whose address names that row (color = lane).
+    Right: which lane holds each element in which register -- ``T5`` lane 5, ``d1.0`` register ``d1``,
+    low 16-bit half (color = the holding lane). With ``.trans`` each matrix arrives transposed: a lane's pair
+    runs down a column.
+    """
+    from .atoms import LdMatrix8x8x16bOp, StMatrix8x8x16bOp
+    from .ldmatrix import ldmatrix_address_lane, ldmatrix_owner
+
+    fn = "draw_ldmatrix"
+    if not isinstance(op, (LdMatrix8x8x16bOp, StMatrix8x8x16bOp)):
+        raise LayoutError(f"{fn}: expected LdMatrix8x8x16bOp or StMatrix8x8x16bOp, got {type(op).__name__}")
+    n = op.num_matrices
+    rows, cols = 8 * n, 8
+    addr_rgb = np.zeros((rows, cols, 3))
+    addr_lab = np.empty((rows, cols), dtype=object)
+    reg_rgb = np.zeros((rows, cols, 3))
+    reg_lab = np.empty((rows, cols), dtype=object)
+    for j in range(n):
+        for r in range(8):
+            lane = ldmatrix_address_lane(op, j, r)
+            for c in range(8):
+                addr_rgb[8 * j + r, c] = TV_COLORS[lane % 8]
+                addr_lab[8 * j + r, c] = f"T{lane}" if c == 0 else ""
+                t, v = ldmatrix_owner(op, j, r, c)
+                reg_rgb[8 * j + r, c] = TV_COLORS[t % 8]
+                reg_lab[8 * j + r, c] = f"T{t}\nd{v // 2}.{v % 2}"
+    cell = _cell_inches(rows, 2 * cols, max_w=8, max_h=10, preferred=0.5)
+    left, gap, top, bottom = 0.55, 0.7, 1.0, 0.75
+    width = left + 2 * cols * cell + gap + 0.2
+    height = top + rows * cell + bottom
+    fig = _BookFigure(figsize=(width, height))
+    load = isinstance(op, LdMatrix8x8x16bOp)
+    names = ("row address (lane)", "registers (lane, d.half)")
+    for i, (rgb, lab) in enumerate(((addr_rgb, addr_lab), (reg_rgb, reg_lab))):
+        x = left + i * (cols * cell + gap)
+        ax = fig.add_axes((x / width, bottom / height, cols * cell / width, rows * cell / height))
+        _paint(ax, rgb, lab, fontsize=_fontsize(cell, lines=2, chars=4), row_name="row (8 per matrix)",
+               col_name=names[i])
+        for j in range(1, n):
+            ax.axhline(8 * j - 0.5, color="black", lw=2.5)
+    verb = "ldmatrix" if load else "stmatrix"
+    head = title if title is not None else (
+        f"{verb}.sync.aligned.m8n8.x{n}{'.trans' if op.transpose else ''}.shared.b16  ({op.name})")
+    fig.suptitle(head, fontfamily="monospace", fontsize=9, y=1 - 0.1 / height, va="top")
+    legend = ("Legend: grid = the 8x8 matrices in shared memory (thick lines between matrices), one row = 16 bytes. "
+              "Left: the lane that supplies the row's address. Right: Tl = lane holding the element, "
+              "dR.h = its register dR (one per matrix), 16-bit half h. Color = lane (8 colors, cycled).")
+    fig.text(0.02, 0.02, "\n".join(_wrap(legend, 95)), fontsize=7, fontfamily="monospace", va="bottom")
+    return fig
+
+
+def _wrap(text, width):
+    import textwrap
+    return textwrap.wrap(text, width)
+
+
 
 # ----------------------------------------------------------------- chapter 7 (cp.async, TMA): pictures/widgets below
 

@@ -670,6 +670,34 @@ class LdmatrixExplorer(_Explorer):
         self.picture.value = _png(viz.draw_tiled_copy(selection.tiled_copy))
         return selection
 
+    def static(self, operands=("A", "B"), repeats=("1,1,1", "1,2,1", "2,1,1"), majors=("K", "MN")):
+        """A kernel-free version for the static site: operand, value repetition and smem majorness switch
+        precomputed frames in the browser (for the current MMA atom; ``x`` = auto). Each frame shows
+        ``select_ldmatrix``'s reasoning and the chosen copy's Src/Dst picture (or the refusal)."""
+        op = self.atoms[self.atom.value]
+        name = self.atom.value
+
+        def frame(operand, repeat, major):
+            from .layout import Layout
+            from .ldmatrix import select_ldmatrix
+            from .tiled import make_tiled_mma
+            m, n, k = op.shape_mnk
+            rm, rn, rk = (int(x) for x in repeat.split(","))
+            rows, cols = (m * rm if operand == "A" else n * rn), k * rk
+            smem = Layout((rows, cols), (cols, 1) if major == "K" else (1, rows))
+            try:
+                sel = select_ldmatrix(make_tiled_mma(op, (1, 1, 1), (m * rm, n * rn, k * rk)), operand, smem)
+            except LayoutError as err:
+                return w.HTML(_error_html(err))
+            fig = viz.draw_tiled_copy(sel.tiled_copy)
+            return w.HTML(_img_html(fig, dpi=56, caption=f"{name}, smem tile {smem}\n{sel.reasoning}"))
+
+        return precomputed_explorer([
+            ("operand", w.ToggleButtons(options=list(operands), description="operand")),
+            ("repeat", w.Dropdown(options=list(repeats), description="value rep")),
+            ("major", w.ToggleButtons(options=list(majors), description="smem major")),
+        ], frame)
+
 
 # ----------------------------------------------------------------- chapter 6 (ldmatrix): pictures/widgets below
 
