@@ -47,7 +47,7 @@ from .swizzle import ComposedLayout, Swizzle
 __all__ = [
     "TMA_DATA_TYPES", "SWIZZLE_SPAN", "TMA_SWIZZLE", "tma_swizzle", "swizzle_mode_of", "smem_alignment",
     "TensorMap", "encode_tiled", "box_placement", "smem_byte_of",
-    "TmaAtom", "make_tiled_tma_atom", "TmaCopy", "tma_partition", "multicast_slices",
+    "TmaAtom", "make_tiled_tma_atom", "TmaCopy", "tma_partition", "tile_placement", "multicast_slices",
     "MBarrier", "mbarrier_try_wait", "cp_async_copy", "cp_async_plan", "cp_async_wait_group",
     "CP_ASYNC_SIZES",
 ]
@@ -547,6 +547,32 @@ def tma_partition(atom: TmaAtom, tile_coord) -> list:
         g = [c + t * x for c, t, x in zip(crd, atom.cta_tiler, tc)]
         copies.append(TmaCopy(tuple(g[k] for _, k in atom.modes), start))
     return copies
+
+
+def tile_placement(atom: TmaAtom, tile_coord, smem_base: int = 0) -> dict:
+    """Where every byte of one CTA tile lands when the TMA copies of :func:`tma_partition` run: a dict
+    ``smem byte offset -> (global coordinate in the gmem layout's mode order, or None for OOB fill)``
+    for every written byte, relative to ``smem_base`` (the buffer's address; see :func:`smem_alignment`).
+
+    Each copy writes its box at ``smem_base + smem_offset * element_bytes`` with the swizzle applied to
+    absolute addresses.  For an aligned buffer this equals the smem layout's own
+    ``ComposedLayout.byte_address`` for every tile element -- the TMA swizzle mode and the CuTe swizzle
+    describe the same placement (tests/test_tma.py checks it).
+    """
+    esize = atom.tensor_map.element_bytes
+    out = {}
+    for cp in tma_partition(atom, tile_coord):
+        base = smem_base + cp.smem_offset * esize
+        if base % 128:
+            raise LayoutError(f"tile_placement: a box would start at smem byte {base}, not 128-byte aligned")
+        sw = tma_swizzle(atom.tensor_map.swizzle)
+        for i, (g, b) in enumerate(box_placement(atom.tensor_map, cp.box_start, 0)):
+            # box_placement is relative to an aligned 0; re-apply the swizzle at the true base
+            lin_addr = tma_swizzle(atom.tensor_map.swizzle)(i)     # unswizzled position of byte i
+            addr = sw(base + lin_addr) - smem_base
+            gm = None if g is None else tuple(g[atom.tma_coord_of_mode[k]] for k in range(len(atom.tma_coord_of_mode)))
+            out[addr] = (gm, b)
+    return out
 
 
 def multicast_slices(box_bytes: int, num_ctas: int) -> list:
