@@ -22,7 +22,8 @@ import re
 
 from ..errors import LayoutError
 
-__all__ = ["WgmmaTileConfig", "compile_wgmma_tile", "run_wgmma_tile", "descriptor_constants", "reference"]
+__all__ = ["WgmmaTileConfig", "compile_wgmma_tile", "run_wgmma_tile", "descriptor_constants", "reference",
+           "gpu_check", "check_record", "GPU_CONFIGS"]
 
 _KINDS = ("K_INTER", "K_SW32", "K_SW64", "K_SW128", "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128")
 
@@ -169,21 +170,32 @@ def reference(A, B):
 
 
 def run_wgmma_tile(cfg: WgmmaTileConfig, A, B):
-    """Run on the GPU: A (64, K), B (N, K) cupy arrays in ``cfg.dtype`` (any strides; they are made
-    K- or MN-contiguous as the atom kinds say). Returns C (64, N) float32 (cupy)."""
+    """Run on the GPU: A (64, K), B (N, K) cupy arrays (float16) or torch CUDA tensors (bfloat16), in any
+    strides (they are made K- or MN-contiguous as the atom kinds say). Returns C (64, N) float32 (cupy)."""
     import cupy
     import cuda.bindings.driver as cuda
     from cutlass.cute.runtime import from_dlpack
-    if A.shape != (64, cfg.k) or B.shape != (cfg.n, cfg.k):
-        raise LayoutError(f"run_wgmma_tile: A must be (64, {cfg.k}) and B ({cfg.n}, {cfg.k}); got {A.shape}, {B.shape}")
-    a = cupy.ascontiguousarray(A) if cfg.a_kind.startswith("K") else cupy.asfortranarray(A)
-    b = cupy.ascontiguousarray(B) if cfg.b_kind.startswith("K") else cupy.asfortranarray(B)
+    if tuple(A.shape) != (64, cfg.k) or tuple(B.shape) != (cfg.n, cfg.k):
+        raise LayoutError(f"run_wgmma_tile: A must be (64, {cfg.k}) and B ({cfg.n}, {cfg.k}); got "
+                          f"{tuple(A.shape)}, {tuple(B.shape)}")
+    a, b = _arrange(A, cfg.a_kind.startswith("K")), _arrange(B, cfg.b_kind.startswith("K"))
+    if hasattr(a, "device") and hasattr(a, "cpu"):          # torch: finish its work before ours
+        import torch
+        torch.cuda.synchronize()
     C = cupy.zeros((64, cfg.n), dtype=cupy.float32)
     ops = tuple(from_dlpack(x, assumed_align=16) for x in (a, b, C))
     kernel = compile_wgmma_tile(cfg, operands=ops)
     kernel(*ops, cuda.CUstream(cupy.cuda.get_current_stream().ptr))
     cupy.cuda.get_current_stream().synchronize()
     return C
+
+
+def _arrange(x, k_contiguous):
+    """The same matrix with K (mode 1) contiguous, or the MN mode (mode 0) contiguous."""
+    if hasattr(x, "cpu"):                                   # torch
+        return x.contiguous() if k_contiguous else x.t().contiguous().t()
+    import cupy
+    return cupy.ascontiguousarray(x) if k_contiguous else cupy.asfortranarray(x)
 
 
 _WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.(m64n\d+k\d+)\.\S+\s*\{[^}]*\},\s*(%rd\d+),\s*(%rd\d+)")
@@ -215,3 +227,125 @@ def descriptor_constants(ptx: str):
                           f"address | constant pattern")
 
     return [(m.group(1), const(m.group(2)), const(m.group(3))) for m in _WGMMA.finditer(ptx)]
+
+
+#: The configurations the H100 check runs: every pair of atom kinds at 64 x 64 x 64 (f16), and a few
+#: other N, K and bf16 (8 x 8 + 8 = 72 kernels).
+GPU_CONFIGS = tuple(("float16", 64, 64, a, b) for a in _KINDS for b in _KINDS) + (
+    ("bfloat16", 64, 64, "K_SW128", "K_SW128"), ("bfloat16", 128, 64, "K_SW128", "MN_SW128"),
+    ("float16", 256, 64, "K_SW128", "K_SW128"), ("float16", 8, 16, "K_INTER", "K_INTER"),
+    ("float16", 8, 32, "MN_INTER", "K_SW32"), ("float16", 24, 48, "K_INTER", "MN_INTER"),
+    ("bfloat16", 256, 128, "MN_SW64", "MN_SW128"), ("float16", 64, 256, "K_SW128", "MN_SW32"))
+
+
+def gpu_check(configs=GPU_CONFIGS, seed=0):
+    """Run every config on the GPU with random integer inputs in [-2, 2] (the fp32 product is then exact)
+    and with normal random inputs; compare with the float64 reference. Returns a JSON-able record."""
+    import datetime
+    import sys
+
+    import cupy
+    import numpy as np
+
+    from .. import gpu
+
+    rng = np.random.default_rng(seed)
+    cases = []
+    for c in configs:
+        cfg = WgmmaTileConfig(*c)
+        dt = {"float16": cupy.float16, "bfloat16": None}[cfg.dtype]
+        row = {"config": list(c)}
+        try:
+            for design in ("integers", "normal"):
+                if design == "integers":
+                    a = rng.integers(-2, 3, (64, cfg.k)).astype(np.float32)
+                    b = rng.integers(-2, 3, (cfg.n, cfg.k)).astype(np.float32)
+                else:
+                    a = rng.standard_normal((64, cfg.k)).astype(np.float32)
+                    b = rng.standard_normal((cfg.n, cfg.k)).astype(np.float32)
+                A, B = _device(a, cfg.dtype), _device(b, cfg.dtype)
+                # the reference sees the values the kernel sees: the inputs rounded to the 16-bit type
+                ref = reference(_host_values(A, cfg.dtype), _host_values(B, cfg.dtype))
+                C = cupy.asnumpy(run_wgmma_tile(cfg, A, B)).astype(np.float64)
+                err = float(np.max(np.abs(C - ref)))
+                row[design] = {"max_abs_err": err, "exact": bool(err == 0.0),
+                               "max_abs_ref": float(np.max(np.abs(ref)))}
+        except Exception as e:  # noqa: BLE001 - one config failing must not hide the others
+            row["error"] = f"{type(e).__name__}: {e}"[:2000]
+            print(f"wgmma_tile {c}: {e!r}", file=sys.stderr)
+        cases.append(row)
+    return {"what": "layoutlab.kernels.wgmma_tile: C = A @ B^T on one warpgroup vs float64",
+            "gpu": gpu.name(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "versions": _versions(), "seed": seed, "cases": cases}
+
+
+def _device(x, dtype):
+    import cupy
+    if dtype == "float16":
+        return cupy.asarray(x.astype("float16"))
+    import numpy as np
+    import torch  # bf16 has no numpy/cupy dtype: go through torch
+    del np
+    return torch.tensor(x, dtype=torch.bfloat16, device="cuda")
+
+
+def _host_values(X, dtype):
+    import numpy as np
+    if dtype == "float16":
+        return np.asarray(X.get(), dtype=np.float64)
+    return X.float().cpu().numpy().astype(np.float64)
+
+
+def _versions():
+    import sys
+    v = {"python": sys.version.split()[0]}
+    for mod in ("cupy", "numpy", "torch"):
+        try:
+            v[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001 - informative only
+            pass
+    try:
+        from importlib.metadata import version
+        v["nvidia-cutlass-dsl"] = version("nvidia-cutlass-dsl")
+    except Exception:  # noqa: BLE001
+        pass
+    return v
+
+
+def check_record(rec, rtol=1e-3):
+    """``(checked, problems)`` for a :func:`gpu_check` record: integer inputs exact, normal inputs within
+    ``rtol`` of the largest reference value (fp32 accumulation of K products), no errors, every config run."""
+    problems, checked = [], 0
+    seen = {tuple(r["config"]) for r in rec.get("cases", [])}
+    for c in GPU_CONFIGS:
+        if c not in seen:
+            problems.append(f"{c}: not in the record")
+    for r in rec.get("cases", []):
+        checked += 1
+        if "error" in r:
+            problems.append(f"{tuple(r['config'])}: {r['error'].splitlines()[0]}")
+            continue
+        if not r["integers"]["exact"]:
+            problems.append(f"{tuple(r['config'])}: integer inputs off by {r['integers']['max_abs_err']}")
+        if r["normal"]["max_abs_err"] > rtol * max(r["normal"]["max_abs_ref"], 1.0):
+            problems.append(f"{tuple(r['config'])}: normal inputs off by {r['normal']['max_abs_err']}")
+    return checked, problems
+
+
+def main(argv=None):
+    """``python -m layoutlab.kernels.wgmma_tile OUT.json``: run :func:`gpu_check`, write, summarise."""
+    import json
+    import sys
+    from pathlib import Path
+    argv = sys.argv[1:] if argv is None else argv
+    rec = gpu_check()
+    Path(argv[0] if argv else "wgmma_tile.json").write_text(json.dumps(rec, indent=1))
+    checked, problems = check_record(rec)
+    print(f"wgmma_tile: {checked} configs, {len(problems)} problems")
+    for p in problems:
+        print("  PROBLEM", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
