@@ -1,0 +1,64 @@
+"""Chapter 6 (ldmatrix): every hand-written answer of its "check yourself" block and the numbers its prose
+states, re-derived with the library."""
+
+import json
+from pathlib import Path
+
+from layoutlab import ComposedLayout, Swizzle, make_copy_atom, make_layout, nvgpu
+from layoutlab.banks import ldmatrix_bank_conflicts, ldmatrix_row_addresses
+from layoutlab.ldmatrix import ldmatrix_address_lane, ldmatrix_owner, select_ldmatrix
+from layoutlab.tiled import make_tiled_copy_A, make_tiled_mma
+
+ROOT = Path(__file__).resolve().parents[1]
+LD = nvgpu.warp.LdMatrix8x8x16bOp
+
+
+def _mma(k, atoms=(1, 1, 1), perm=None):
+    return make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, k)), atoms, perm)
+
+
+def test_ch6_answers():
+    # 1. 16x8x8 with tile (16,32,8), B K-major: 8 values, 4 matrices, x4 N
+    tm = _mma(8, perm=(16, 32, 8))
+    assert tm.tv_layout_B_tiled[1].size() == 8
+    assert select_ldmatrix(tm, "B", make_layout((32, 8), stride=(8, 1))).name == "SM75_U32x4_LDSM_N"
+    # 2. x4: row 6 of matrix 3 named by lane 30; element (6,3) -> lane 25, d3 high half (value 7)
+    assert ldmatrix_address_lane(LD(False, 4), 3, 6) == 30
+    assert ldmatrix_owner(LD(False, 4), 3, 6, 3) == (25, 7)
+    # 3. x4.trans: lane 30 names the row, lane 15 receives it in d3 low half (value 6)
+    assert ldmatrix_address_lane(LD(True, 4), 3, 6) == 30
+    assert ldmatrix_owner(LD(True, 4), 3, 6, 3) == (15, 6)
+    # 4. the swizzle keeps the atom, and one x4 goes from 32 wavefronts to the ideal 4
+    plain = make_layout((64, 64), stride=(64, 1))
+    swz = ComposedLayout(Swizzle(3, 4, 3), 0, plain)
+    tm64 = _mma(16, (4, 1, 1), (64, 16, 16))
+    assert select_ldmatrix(tm64, "A", plain).name == select_ldmatrix(tm64, "A", swz).name
+    a, b = (ldmatrix_bank_conflicts(ldmatrix_row_addresses(x, 2, 0, 0, num_matrices=4)) for x in (plain, swz))
+    assert (a.wavefronts, b.wavefronts, b.ideal_wavefronts) == (32, 4, 4)
+    # 5. x2 retile of the 8-value A fragment: mode 0 (4,2)
+    tm = _mma(16, perm=(16, 16, 16))
+    frag = tm.get_slice(0).partition_fragment_A(make_layout((16, 16), stride=(16, 1)))
+    view = make_tiled_copy_A(make_copy_atom(LD(False, 2), "f16"), tm).retile(frag)
+    assert view.layout.shape[0] == (4, 2)
+
+
+def test_ch6_prose_numbers():
+    # the x1 worked example: lane 5 holds row 1, columns 2 and 3
+    assert [ldmatrix_owner(LD(False, 1), 0, 1, c) for c in (2, 3)] == [(5, 0), (5, 1)]
+    # the too-few-vals example: 4 values of B per thread, two matrices
+    tm = _mma(8, perm=(16, 16, 8))
+    assert tm.tv_layout_B_tiled[1].size() == 4
+    # the mainloop example: shapes
+    tm = _mma(16, (2, 2, 1), (32, 32, 16))
+    sA = make_layout((64, 32), stride=(32, 1))
+    copy = select_ldmatrix(tm, "A", sA).tiled_copy
+    frag = tm.get_slice(37).partition_fragment_A(sA)
+    assert frag.layout.shape == ((2, 2, 2), 2, 2)
+    assert copy.get_slice(37).retile(frag).layout.shape == ((8, 1), 2, 2)
+    assert copy.get_slice(37).partition_S(sA).layout.shape == ((8, 1), 2, 2)
+
+
+def test_ch6_recorded_probe_lane5():
+    rec = json.loads((ROOT / "results" / "atoms_probe_h100.json").read_text())
+    got = rec["ldsm_stsm"]["ldmatrix_x4_t"]["lane_value_to_offset"][5]
+    assert [ldmatrix_owner(LD(True, 4), o // 64, (o % 64) // 8, o % 8) for o in got] == [(5, v) for v in range(8)]
