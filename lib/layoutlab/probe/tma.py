@@ -1,0 +1,215 @@
+"""Hardware truth for TMA: run :mod:`layoutlab.kernels.tma_copy` on a Hopper GPU and see where each byte lands.
+
+Every case loads one or more CTA tiles of a coordinate-coded global tensor into a (swizzled, staged) shared-
+memory buffer with ``cp.async.bulk.tensor`` and copies the buffer out raw.  :func:`expected_bytes` predicts
+the buffer byte for byte from :mod:`layoutlab.tma` alone (tensor map, ``tma_partition``, box placement with
+the swizzle on absolute address bits, zero fill outside the tensor, ``0xFF`` where nothing was written);
+:func:`compare` checks a record against it, and also against the shared-memory layout's own
+``ComposedLayout.byte_address`` (the CuTe view).
+
+Cases: no swizzle (16-byte-wide boxes), 32/64/128-byte swizzles, K-major and MN-major, fp16 and fp32,
+boxes partly outside the tensor (zero fill), 2 and 3 pipeline stages, a box cut to 256 elements, and a
+128B-swizzled buffer that starts 512 bytes after a 1024-byte boundary.  Two more cases are ones that the
+CuTe DSL compiles but that break a tensor-map rule (a 200-byte row stride; a shared-memory layout that
+would transpose the tile): each runs in its own process and the record keeps what happened.
+
+``python -m layoutlab.probe.tma OUT.json`` (on an H100) writes the record; :func:`compare` on the stored
+``results/tma_probe_h100.json`` runs in CI.
+"""
+
+import base64
+import datetime
+import json
+import subprocess
+import sys
+import zlib
+
+__all__ = ["CASES", "REFUSED_CASES", "expected_bytes", "cute_view_bytes", "run", "compare", "main"]
+
+
+def _c(name, dtype, gmem, tile, smem, tiles, stages=1, offset=0):
+    return {"name": name, "dtype": dtype, "gmem": gmem, "tile": tile, "smem": smem, "stages": stages,
+            "tiles": tiles, "offset": offset}
+
+
+CASES = [
+    _c("K-major f16, no swizzle (K_INTER): 16-byte-wide boxes", "f16", [[64, 72], [72, 1]], [32, 32],
+       ["atom", "K_INTER", [0, 1, 2]], [[1, 1]]),
+    _c("K-major f16, 32B swizzle", "f16", [[64, 64], [64, 1]], [32, 32], ["atom", "K_SW32", [0, 1, 2]], [[1, 0]]),
+    _c("K-major f16, 64B swizzle", "f16", [[64, 64], [64, 1]], [32, 32], ["atom", "K_SW64", [0, 1, 2]], [[0, 1]]),
+    _c("K-major f16, 128B swizzle, 2 stages, second tile partly outside (zero fill)", "f16",
+       [[200, 136], [136, 1]], [64, 64], ["atom", "K_SW128", [0, 1, 2]], [[0, 0], [3, 2]], stages=2),
+    _c("MN-major f16, 128B swizzle, 2 stages, tile partly outside in M and K", "f16",
+       [[136, 200], [1, 136]], [128, 64], ["atom", "MN_SW128", [1, 0, 2]], [[0, 0], [1, 3]], stages=2),
+    _c("MN-major f32, 64B swizzle", "f32", [[64, 48], [1, 64]], [32, 16], ["atom", "MN_SW64", [1, 0, 2]], [[1, 2]]),
+    _c("K-major f32, 128B swizzle, 3 stages", "f32", [[96, 64], [64, 1]], [32, 32],
+       ["atom", "K_SW128", [0, 1, 2]], [[0, 0], [1, 1], [2, 0]], stages=3),
+    _c("no swizzle, 512-element rows: boxes cut to 256", "f16", [[16, 1024], [1024, 1]], [4, 512],
+       ["plain", None, [4, 512], [512, 1]], [[1, 0]]),
+    _c("128B swizzle, buffer 512 bytes past a 1024-byte boundary", "f16", [[64, 64], [64, 1]], [16, 64],
+       ["plain", 3, [16, 64], [64, 1]], [[1, 0]], offset=512),
+]
+
+REFUSED_CASES = [
+    _c("row stride 200 bytes (globalStrides not a multiple of 16)", "f16", [[64, 100], [100, 1]], [8, 64],
+       ["plain", None, [8, 64], [64, 1]], [[0, 0]]),
+    _c("smem layout transposed w.r.t. global memory", "f16", [[64, 64], [64, 1]], [64, 64],
+       ["plain", None, [64, 64], [1, 64]], [[0, 0]]),
+]
+
+
+# ------------------------------------------------------------------------------------------------------
+# The model's prediction
+# ------------------------------------------------------------------------------------------------------
+
+def _code_bytes(case, g):
+    from ..kernels.tma_copy import ELEMENT_BYTES
+    rows = case["gmem"][0][0]
+    esize = ELEMENT_BYTES[case["dtype"]]
+    code = 1 + g[0] + rows * g[1]
+    if esize == 2:
+        code = 1 + (code - 1) % 65534
+    return code.to_bytes(esize, "little")
+
+
+def _atom(case):
+    from ..layout import Layout
+    from ..swizzle import ComposedLayout
+    from ..tma import make_tiled_tma_atom
+    from ..kernels.tma_copy import smem_layout
+    sl = smem_layout(case)
+    stage0 = ComposedLayout(sl.inner, 0, Layout(tuple(sl.outer.shape[:2]), tuple(sl.outer.stride[:2])))
+    (shape, stride) = case["gmem"]
+    return sl, make_tiled_tma_atom("G2S", Layout(tuple(shape), tuple(stride)), stage0, tuple(case["tile"]),
+                                   case["dtype"])
+
+
+def expected_bytes(case) -> bytes:
+    """The shared-memory buffer after the case's TMA copies, predicted by :mod:`layoutlab.tma`."""
+    from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
+    from ..tma import tile_placement
+    sl, atom = _atom(case)
+    esize = ELEMENT_BYTES[case["dtype"]]
+    buf = bytearray([0xFF]) * case_bytes(case)
+    for s, tc in enumerate(case["tiles"]):
+        base = case.get("offset", 0) + sl.outer((0, 0, s)) * esize
+        for addr, (g, b) in tile_placement(atom, tuple(tc), smem_base=base).items():
+            buf[base + addr] = 0 if g is None else _code_bytes(case, g)[b]
+    return bytes(buf)
+
+
+def cute_view_bytes(case) -> bytes:
+    """The same buffer as the CuTe layout sees it: element ``(m, k)`` of stage ``s`` at
+    ``sl.byte_address((m, k, s), element_bytes, base=offset)`` (the swizzle on absolute byte addresses)."""
+    from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
+    sl, _ = _atom(case)
+    esize = ELEMENT_BYTES[case["dtype"]]
+    (rows, cols), _ = case["gmem"]
+    bm, bk = case["tile"]
+    off = case.get("offset", 0)
+    buf = bytearray([0xFF]) * case_bytes(case)
+    for s, (tm, tk) in enumerate(case["tiles"]):
+        for m in range(bm):
+            for k in range(bk):
+                g = (tm * bm + m, tk * bk + k)
+                addr = sl.byte_address((m, k, s), esize, base=off)
+                data = bytes(esize) if g[0] >= rows or g[1] >= cols else _code_bytes(case, g)
+                buf[addr:addr + esize] = data
+    return bytes(buf)
+
+
+# ------------------------------------------------------------------------------------------------------
+# Running on the GPU, recording, comparing
+# ------------------------------------------------------------------------------------------------------
+
+def _pack(b: bytes) -> str:
+    return base64.b64encode(zlib.compress(b, 9)).decode()
+
+
+def _unpack(s: str) -> bytes:
+    return zlib.decompress(base64.b64decode(s))
+
+
+def _run_one(case):
+    from ..kernels.tma_copy import run_tma_copy
+    return bytes(run_tma_copy(case))
+
+
+def _run_isolated(case):
+    """A case that may break the CUDA context runs in its own process; returns its outcome dict."""
+    code = ("import json,sys;from layoutlab.probe.tma import _run_one,_pack;"
+            "print('@@' + _pack(_run_one(json.loads(sys.argv[1]))))")
+    p = subprocess.run([sys.executable, "-c", code, json.dumps(case)], capture_output=True, text=True,
+                       timeout=300)
+    out = [ln for ln in p.stdout.splitlines() if ln.startswith("@@")]
+    if p.returncode == 0 and out:
+        return {"status": "ran", "bytes": out[-1][2:]}
+    tail = (p.stderr or p.stdout).strip().splitlines()[-6:]
+    return {"status": "error", "returncode": p.returncode, "message": "\n".join(tail)[-1500:]}
+
+
+def _versions():
+    import importlib.metadata as md
+    v = {}
+    for pkg in ("nvidia-cutlass-dsl", "cupy-cuda12x", "cupy-cuda13x", "cuda-python", "cuda-bindings"):
+        try:
+            v[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    try:
+        v["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                     capture_output=True, text=True).stdout.strip()
+    except OSError:
+        pass
+    return v
+
+
+def run() -> dict:
+    """Run every case on this GPU; returns the JSON-able record (raw buffers zlib+base64 packed)."""
+    import cupy
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    rec = {"gpu": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
+           "compute_capability": f"{props['major']}.{props['minor']}",
+           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "versions": _versions(), "cases": [], "refused_cases": []}
+    for case in CASES:
+        rec["cases"].append({"case": case, "bytes": _pack(_run_one(case))})
+    for case in REFUSED_CASES:
+        rec["refused_cases"].append({"case": case, **_run_isolated(case)})
+    return rec
+
+
+def compare(record: dict) -> dict:
+    """Check a record against the model: ``{"checked": n, "bytes": total, "mismatches": [...],
+    "cute_view_mismatches": [...], "refused": [(name, what happened)]}``.  A mismatch names the case and
+    the first differing bytes."""
+    out = {"checked": 0, "bytes": 0, "mismatches": [], "cute_view_mismatches": [], "refused": []}
+    for entry in record["cases"]:
+        case, got = entry["case"], _unpack(entry["bytes"])
+        for key, want in (("mismatches", expected_bytes(case)), ("cute_view_mismatches", cute_view_bytes(case))):
+            if got != want:
+                diff = [i for i in range(max(len(got), len(want)))
+                        if i >= len(got) or i >= len(want) or got[i] != want[i]]
+                out[key].append({"case": case["name"], "differing_bytes": len(diff), "first": diff[:8]})
+        out["checked"] += 1
+        out["bytes"] += len(got)
+    for entry in record.get("refused_cases", []):
+        out["refused"].append((entry["case"]["name"], entry["status"], entry.get("message", "")[-300:]))
+    return out
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m layoutlab.probe.tma OUT.json", file=sys.stderr)
+        return 2
+    rec = run()
+    with open(argv[0], "w") as fh:
+        json.dump(rec, fh, indent=1)
+    res = compare(rec)
+    print(json.dumps({k: v for k, v in res.items()}, indent=1))
+    return 0 if not res["mismatches"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+#!/bin/bash
+# Chapter 7's H100 run: the TMA placement probe (layoutlab.probe.tma) and the live chapter-7 tests.
+# Usage (on the GPU machine, repo root): bash results/tma_gpu_run.sh
+# Writes $OUT/tma_probe_h100.json (copy it to results/tma_probe_h100.json) and $OUT/tma_probe.log;
+# also writes results/tma_probe_h100.json in the working tree.  About 1 minute.
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+mkdir -p /tmp/site && [ -f /tmp/site/.unpacked ] || { tar -C /tmp/site -xJf .device/gpu-deps-py312.tar.xz && touch /tmp/site/.unpacked; }
+export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD/lib:$PWD/tests MPLBACKEND=Agg PYTHONUNBUFFERED=1
+unset CUTE_DSL_ARCH
+{
+  nvidia-smi --query-gpu=name,driver_version --format=csv
+  echo "== probe"
+  timeout 300 python3 -m layoutlab.probe.tma "$OUT/tma_probe_h100.json"
+  echo "probe exit $?"
+  cp "$OUT/tma_probe_h100.json" results/tma_probe_h100.json 2>/dev/null
+  echo "== recorded-probe and live tests"
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -m "gpu or not gpu" tests/test_kernels_tma_copy.py 2>&1 | tail -8
+} 2>&1 | tee "$OUT/tma_probe.log"

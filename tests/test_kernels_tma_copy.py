@@ -1,0 +1,111 @@
+"""tma_copy (the minimal TMA-load kernel) and its probe: CPU compile + PTX checks (CI), the probe's model side,
+the recorded H100 run (once it exists) and a live GPU run (`make gpu-test`).
+
+The PTX check counts ``cp.async.bulk.tensor`` instructions: the kernel unrolls one copy per TMA box per stage,
+so the count must equal ``len(tma_partition(atom, tile)) * stages`` from layoutlab.tma -- the model's box
+derivation, checked against what the DSL emitted.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from layoutlab import gpu
+from layoutlab.probe import tma as probe
+from layoutlab.tma import tma_partition
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = str(ROOT / "lib")
+RECORD = ROOT / "results" / "tma_probe_h100.json"
+
+_SCRIPT = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    sys.path.insert(0, {lib!r})
+    from layoutlab.kernels.tma_copy import compile_tma_copy
+    from layoutlab.probe.tma import CASES, REFUSED_CASES
+    out = {{}}
+    for i, case in enumerate(CASES + REFUSED_CASES):
+        for p in Path({dump!r}).glob("*.ptx"):
+            p.unlink()                      # two cases may share a file name (same tensor signature)
+        compile_tma_copy(case)
+        out[case["name"]] = "".join(p.read_text() for p in Path({dump!r}).glob("*.ptx"))
+    print(json.dumps(out))
+""")
+
+
+@pytest.fixture(scope="module")
+def ptx(tmp_path_factory):
+    pytest.importorskip("cutlass", reason="needs nvidia-cutlass-dsl")
+    dump = tmp_path_factory.mktemp("tma_ptx")
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_90a", CUTE_DSL_KEEP="ptx", CUTE_DSL_DUMP_DIR=str(dump),
+               CUTE_DSL_DISABLE_FILE_CACHING="1")
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT.format(lib=LIB, dump=str(dump))], env=env, cwd=dump,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.dsl
+@pytest.mark.parametrize("case", probe.CASES, ids=[c["name"][:40] for c in probe.CASES])
+def test_kernel_ptx_has_one_tma_per_box(case, ptx):
+    text = ptx[case["name"]]
+    assert ".target sm_90a" in text
+    assert ".shared .align 1024" in text                      # the SharedStorage buffer, 1024-byte aligned
+    assert "mbarrier.arrive.expect_tx" in text and "mbarrier.try_wait.parity" in text
+    assert "fence.proxy.async.shared::cta" in text
+    _, atom = probe._atom(case)
+    boxes = sum(len(tma_partition(atom, tuple(t))) for t in case["tiles"])
+    assert text.count("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes") == boxes
+
+
+@pytest.mark.dsl
+def test_refused_cases_compile_in_the_dsl(ptx):
+    """The DSL compiles both; layoutlab refuses them (tests/test_tma_dsl.py), the H100 run says what happens."""
+    for case in probe.REFUSED_CASES:
+        assert "cp.async.bulk.tensor" in ptx[case["name"]]
+        with pytest.raises(Exception):
+            probe.expected_bytes(case)
+
+
+def test_model_and_cute_view_agree_and_show_fill():
+    for case in probe.CASES:
+        want = probe.expected_bytes(case)
+        assert want == probe.cute_view_bytes(case), case["name"]
+    zero_fill = probe.expected_bytes(probe.CASES[3])
+    tile1 = zero_fill[8192:]                                    # stage 1: rows 192..255 of 200, cols 128..191 of 136
+    assert tile1.count(0) > 8192 - 8 * 8 * 2 * 2                 # only 8 x 8 elements are inside the tensor
+
+
+def test_compare_catches_a_wrong_byte():
+    rec = {"cases": [{"case": c, "bytes": probe._pack(probe.expected_bytes(c))} for c in probe.CASES[:3]]}
+    assert probe.compare(rec)["mismatches"] == [] and probe.compare(rec)["checked"] == 3
+    bad = bytearray(probe.expected_bytes(probe.CASES[1]))
+    bad[100] ^= 1
+    rec["cases"][1]["bytes"] = probe._pack(bytes(bad))
+    mm = probe.compare(rec)["mismatches"]
+    assert len(mm) == 1 and mm[0]["first"] == [100]
+
+
+@pytest.mark.skipif(not RECORD.exists(), reason="no recording results/tma_probe_h100.json yet "
+                                                "(bash results/tma_gpu_run.sh on an H100)")
+def test_recorded_probe_matches_the_model():
+    rec = json.loads(RECORD.read_text())
+    assert {"gpu", "date", "versions"} <= set(rec) and "H100" in rec["gpu"]
+    res = probe.compare(rec)
+    assert res["checked"] == len(probe.CASES)
+    assert not res["mismatches"], res["mismatches"]
+    assert not res["cute_view_mismatches"], res["cute_view_mismatches"]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu.is_hopper(), reason="TMA needs an sm_90 GPU")
+def test_probe_live_on_gpu():
+    rec = probe.run()
+    res = probe.compare(rec)
+    assert res["checked"] == len(probe.CASES) and not res["mismatches"], res["mismatches"]
