@@ -154,3 +154,24 @@ def test_printing_has_cutes_fields():
     s = str(GmmaDescriptor(0x40, 1, 64, 0, LayoutType.B128))
     assert s.splitlines()[0] == "GmmaDescriptor: 0x4000004000010040"
     assert "layout_type:  0x1 (B128)" in s and "stride_off :  0x0040 (64)" in s
+
+
+@pytest.mark.parametrize("kind,bits", [(k.name, b) for k in SmemLayoutAtomKind for b in (8, 16, 32)
+                                       if k.name.startswith("K") or b == 16])
+@pytest.mark.parametrize("base", [0, 2048])
+def test_descriptor_reads_where_the_layout_wrote(kind, bits, base):
+    """The PTX ISA's reading of each k-block descriptor (canonical layout + swizzle on the byte address)
+    lands on exactly the byte the swizzled tile layout put each element at."""
+    import numpy as np
+    from layoutlab.gmma import gmma_read_addresses
+    major = kind.split("_")[0]
+    atom = make_smem_layout_atom(kind, bits)
+    mn = 128 if major == "MN" else 64
+    k = max(2 * wgmma_k(bits), atom.outer[1].size()) if major == "K" else 2 * wgmma_k(bits)
+    tile = atom.tile_to_shape((mn, k), (0, 1) if major == "K" else (1, 0))
+    kw = wgmma_k(bits)
+    for kb, d in enumerate(gmma_k_block_descs(major, tile, bits, smem_base=base)):
+        got = gmma_read_addresses(d, major, bits, mn)
+        want = np.array([[tile.byte_address((r, kb * kw + c), bits // 8, base) for c in range(kw)]
+                         for r in range(mn)])
+        assert np.array_equal(got, want), (kind, bits, kb)

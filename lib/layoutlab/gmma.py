@@ -60,6 +60,7 @@ __all__ = [
     "check_operand_major",
     "wgmma_k",
     "pattern_bytes",
+    "gmma_read_addresses",
 ]
 
 
@@ -323,7 +324,7 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
                           f"{wgmma_k(bits)} ({bits}-bit elements, 32 bytes). Slice the tile into k-blocks "
                           f"(gmma_k_block_descs does that)")
     _check_extent(m, lt, bits, mn, k, op)
-    off = np.array([[outer((r, c)) for c in range(k)] for r in range(mn)], dtype=np.int64)
+    off = np.asarray(outer.evaluate_indices(np.arange(mn * k)), dtype=np.int64).reshape(k, mn).T
     o0 = int(off[0, 0])
     rel = off - o0
 
@@ -399,3 +400,27 @@ def gmma_k_block_descs(major, layout, element_type, smem_base: int = 0) -> list:
         raise LayoutError(f"{op}: K extent {k} is not a multiple of one wgmma's K = {kw} ({bits}-bit elements)")
     blocks = layout.compose(Layout((mn, (kw, k // kw)), (1, (mn, mn * kw))))
     return [make_gmma_desc(major, blocks.slice_((None, (None, kb))), bits, smem_base) for kb in range(k // kw)]
+
+
+def gmma_read_addresses(desc, major, element_type, mn) -> np.ndarray:
+    """The shared-memory byte address of each element (mn, k) one wgmma reads through ``desc``, as the
+    PTX ISA describes it: the canonical layout with the descriptor's LBO/SBO from its start address, then
+    the swizzle on the byte address (K-major swizzled layouts ignore LBO). Base offset must be 0.
+
+    >>> a = gmma_read_addresses(0x4000004000010000, "K", 16, 64)      # K_SW128, f16: row 1 is swizzled
+    >>> a.shape, int(a[0, 0]), int(a[1, 0]), int(a[1, 8])
+    ((64, 16), 0, 144, 128)
+    """
+    from .swizzle import Swizzle
+    op = "gmma_read_addresses"
+    d = desc if isinstance(desc, GmmaDescriptor) else decode_gmma_desc(desc)
+    m, bits = _major(major, op), _bits(element_type, op)
+    if d.base_offset:
+        raise LayoutError(f"{op}: base offset {d.base_offset}: this model covers patterns that start on their "
+                          f"boundary (base offset 0) only")
+    T, eb, k = 128 // bits, bits // 8, wgmma_k(bits)
+    _check_extent(m, d.layout_type, bits, mn, k, op)
+    rel = _canonical_offsets(m, d.layout_type, T, mn, k, d.leading_byte_offset_bytes // eb,
+                             d.stride_byte_offset_bytes // eb)
+    sw = Swizzle(_W[d.layout_type].bit_length() - 1, 4, 3)
+    return sw(d.start_address_bytes + rel * eb)

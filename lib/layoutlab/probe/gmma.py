@@ -1,0 +1,303 @@
+"""Hardware truth for :mod:`layoutlab.gmma`: wgmma reads the swizzled layouts exactly as the descriptor says.
+
+One kernel per majorness pair (``imm-trans-a``, ``imm-trans-b``) runs ``wgmma.mma_async.m64n128k16`` (f16,
+fp32 accumulate) over K = 64 (four k-blocks) with A (64 x 64) and B (128 x 64) in shared memory. The host
+lays each operand out with one of the eight GMMA atoms (``K_INTER`` ... ``MN_SW128``, tiled by
+``tile_to_shape``: the image holds each element at the byte address the swizzled layout gives) and builds
+the four descriptors per operand with :func:`layoutlab.gmma.gmma_k_block_descs`; the kernel only adds the
+buffer's own address. Random integers in [-2, 2] make ``D = A B^T`` exact in fp32, so a result is either
+exact or wrong.
+
+Variants (each a claim that :func:`compare` checks, or an observation it only reports):
+
+* ``documented`` (all 8 x 8 pairs of atom kinds): the descriptors as encoded -- claim: exact;
+* ``lbo_x2``, ``sbo_x2``, ``lbo_sbo_swapped``, ``swizzle_<other>`` on B's descriptor -- claim: not exact
+  (the field is read), except the LBO of a K-major swizzled operand, which the PTX ISA says is not used
+  (claim: exact whatever it holds);
+* ``base_offset_<j>`` with the pattern on its boundary, and ``pattern_shift_<j>``: the image's swizzle
+  pattern starts ``128 j`` bytes past a 1024-byte boundary, encoded with the PTX ISA's base-offset formula
+  (``(start >> 7) & 7``) and with base offset 0 -- observations (recorded, shown in chapter 8).
+
+Kernels are CUDA C++ with inline PTX, built with nvcc for sm_90a and launched with CuPy, like
+:mod:`layoutlab.probe`. ``python -m layoutlab.probe.gmma OUT.json`` runs it on an H100; CI runs
+:func:`compare` on ``results/gmma_probe_h100.json``.
+"""
+
+import datetime
+import functools
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["KINDS", "N", "K", "cases", "simulate", "run", "compare", "main"]
+
+KINDS = ("K_INTER", "K_SW32", "K_SW64", "K_SW128", "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128")
+N, K = 128, 64
+_REGION_A, _REGION_B = 12288, 32768      # bytes of shared memory per operand (each 1024-aligned)
+
+
+def _tile(kind, mn):
+    from ..swizzle import make_smem_layout_atom
+    return make_smem_layout_atom(kind, 16).tile_to_shape((mn, K), (0, 1) if kind.startswith("K") else (1, 0))
+
+
+def _image(X, kind):
+    """uint16 image of X (mn x K) placed by the swizzled tile layout (byte addresses relative to 0)."""
+    from . import _f16_bits
+    mn = X.shape[0]
+    tile = _tile(kind, mn)
+    idx = np.arange(mn * K)                       # colexicographic: (r, c) -> r + mn * c
+    addr = tile.inner((tile.offset + np.asarray(tile.outer.evaluate_indices(idx), dtype=np.int64)) * 2)
+    img = np.zeros(tile.cosize(), dtype=np.uint16)
+    img[addr // 2] = _f16_bits(X.reshape(-1, order="F"), "f16")
+    return img
+
+
+@functools.lru_cache(maxsize=None)
+def _base_descs(kind, mn, smem_base):
+    from ..gmma import gmma_k_block_descs
+    return tuple(gmma_k_block_descs(kind.split("_")[0], _tile(kind, mn), 16, smem_base))
+
+
+def _descs(kind, mn, smem_base=0, **change):
+    """The k-block descriptors (64-bit ints) of an operand; ``change`` overrides fields (encoded units)."""
+    from ..gmma import GmmaDescriptor
+    out = []
+    for d in _base_descs(kind, mn, smem_base):
+        f = dict(start_address=d.start_address, leading_byte_offset=d.leading_byte_offset,
+                 stride_byte_offset=d.stride_byte_offset, base_offset=d.base_offset, layout_type=d.layout_type)
+        f.update(change)
+        out.append(GmmaDescriptor(**f).desc)
+    return out
+
+
+def _reach(desc, major, mn):
+    """Highest byte (exclusive) the canonical layout of this descriptor reaches from its start address."""
+    from ..gmma import _W, decode_gmma_desc
+    d = decode_gmma_desc(desc)
+    T, W = 8, _W[d.layout_type]
+    lbo, sbo = d.leading_byte_offset_bytes, d.stride_byte_offset_bytes
+    if major == "K":
+        lead = lbo if d.layout_type == 0 else 16
+        top = 7 * 16 * W + (mn // 8 - 1) * sbo + lead + 16
+    elif d.layout_type == 0:
+        top = (mn // T - 1) * sbo + 7 * 16 + lbo + 16
+    else:
+        top = (mn // (T * W) - 1) * lbo + 7 * 16 * W + sbo + 16 * W
+    return d.start_address_bytes + top + 1024      # + the swizzle's reach within one pattern
+
+
+def cases():
+    """Every probe case: ``(name, a_kind, b_kind, a_shift, b_shift, descs_a, descs_b, expect)``.
+
+    ``expect`` is ``"exact"``, ``"wrong"`` (a claim) or ``"observe"``; shifts are bytes past the
+    1024-aligned buffer where the image (and its swizzle pattern) starts."""
+    from ..gmma import LayoutType, decode_gmma_desc
+    out = []
+    for a in KINDS:
+        for b in KINDS:
+            out.append((f"documented {a} x {b}", a, b, 0, 0, _descs(a, 64), _descs(b, N), "exact"))
+    for b in KINDS:
+        a = "K_SW128"
+        da = _descs(a, 64)
+        d0 = decode_gmma_desc(_descs(b, N)[0])
+        lt = d0.layout_type
+        k_swizzled = b.startswith("K") and lt != LayoutType.INTERLEAVE
+        variants = []
+        if d0.leading_byte_offset:
+            variants.append(("lbo_x2", dict(leading_byte_offset=2 * d0.leading_byte_offset),
+                             "exact" if k_swizzled else "wrong"))
+        if d0.stride_byte_offset:
+            variants.append(("sbo_x2", dict(stride_byte_offset=2 * d0.stride_byte_offset), "wrong"))
+        if d0.leading_byte_offset and d0.stride_byte_offset and d0.leading_byte_offset != d0.stride_byte_offset \
+                and not k_swizzled:
+            variants.append(("lbo_sbo_swapped", dict(leading_byte_offset=d0.stride_byte_offset,
+                                                     stride_byte_offset=d0.leading_byte_offset), "wrong"))
+        other = {LayoutType.INTERLEAVE: LayoutType.B32, LayoutType.B32: LayoutType.B64,
+                 LayoutType.B64: LayoutType.B128, LayoutType.B128: LayoutType.B64}[lt]
+        variants.append((f"swizzle_{other.name}", dict(layout_type=other), "wrong"))
+        if lt != LayoutType.INTERLEAVE:
+            variants.append(("base_offset_1", dict(base_offset=1), "observe"))
+        for name, change, expect in variants:
+            db = _descs(b, N, **change)
+            if max(_reach(x, b.split("_")[0], N) for x in db) > _REGION_B:
+                continue          # would read past the buffer: skip rather than fault
+            out.append((f"{name} {a} x {b}", a, b, 0, 0, da, db, expect))
+        if lt != LayoutType.INTERLEAVE:
+            for j in (1, 2) if lt != LayoutType.B32 else (1,):
+                shift = 128 * j
+                out.append((f"pattern_shift_{j} formula {a} x {b}", a, b, 0, shift, da, _descs(b, N, shift),
+                            "observe"))
+                out.append((f"pattern_shift_{j} base0 {a} x {b}", a, b, 0, shift, da,
+                            _descs(b, N, shift, base_offset=0), "observe"))
+    return out
+
+
+_SRC = r"""
+typedef unsigned int u32;
+typedef unsigned short u16;
+typedef unsigned long long u64;
+
+extern "C" __global__ void __launch_bounds__(128, 1)
+gmma_probe_a{TA}_b{TB}(const u16* imgA, int nA, const u16* imgB, int nB, int shiftA, int shiftB,
+                       const u64* descA, const u64* descB, int kblocks, float* out) {
+    __shared__ __align__(1024) u16 sA[REGION_A / 2];
+    __shared__ __align__(1024) u16 sB[REGION_B / 2];
+    int t = threadIdx.x;
+    for (int i = t; i < REGION_A / 2; i += 128) sA[i] = 0;
+    for (int i = t; i < REGION_B / 2; i += 128) sB[i] = 0;
+    __syncthreads();
+    for (int i = t; i < nA; i += 128) sA[shiftA / 2 + i] = imgA[i];
+    for (int i = t; i < nB; i += 128) sB[shiftB / 2 + i] = imgB[i];
+    // ordinary stores that the tensor cores read next: make them visible to the async proxy
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    u64 baseA = (u64)((u32)__cvta_generic_to_shared(sA) >> 4);
+    u64 baseB = (u64)((u32)__cvta_generic_to_shared(sB) >> 4);
+    float d[64];
+    #pragma unroll
+    for (int j = 0; j < 64; ++j) d[j] = 0.f;
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    for (int kb = 0; kb < kblocks; ++kb) {
+        u64 da = descA[kb] + baseA, db = descB[kb] + baseB;
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {DLIST}, %64, %65, p, 1, 1, {TA}, {TB};\n}\n"
+                     : OUTS : "l"(da), "l"(db), "r"(kb));
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    #pragma unroll
+    for (int j = 0; j < 64; ++j) out[t * 64 + j] = d[j];
+}
+"""
+
+
+def simulate(case, A, B):
+    """What the PTX ISA says one case computes: each k-block's A and B read through
+    :func:`layoutlab.gmma.gmma_read_addresses` from the images the kernel would hold, multiplied in float64.
+    For claims only (base offset 0). Returns D (64, N)."""
+    from . import _f16_bits
+    from ..gmma import gmma_read_addresses
+    name, a, b, sa, sb, da, db, expect = case
+    D = np.zeros((64, N))
+    for kind, X, shift, descs, mn, which in ((a, A, sa, da, 64, "A"), (b, B, sb, db, N, "B")):
+        mem = np.zeros((_REGION_A if which == "A" else _REGION_B) // 2 + 8192, dtype=np.uint16)
+        img = _image(X, kind)
+        mem[shift // 2: shift // 2 + img.size] = img
+        blocks = []
+        for x in descs:
+            addr = gmma_read_addresses(x, kind.split("_")[0], 16, mn)
+            vals = mem[np.clip(addr // 2, 0, mem.size - 1)].astype(np.uint16).view(np.float16).astype(np.float64)
+            blocks.append(vals)
+        if which == "A":
+            Ablocks = blocks
+        else:
+            Bblocks = blocks
+    for ak, bk in zip(Ablocks, Bblocks):
+        D += ak @ bk.T
+    return D
+
+
+def source():
+    """The CUDA source: one kernel per (imm-trans-a, imm-trans-b)."""
+    dlist = "{" + ", ".join(f"%{j}" for j in range(64)) + "}"
+    outs = ", ".join(f'"+f"(d[{j}])' for j in range(64))
+    body = _SRC.replace("REGION_A", str(_REGION_A)).replace("REGION_B", str(_REGION_B))
+    units = [body.replace("{TA}", str(ta)).replace("{TB}", str(tb)).replace("{DLIST}", dlist).replace("OUTS", outs)
+             for ta in (0, 1) for tb in (0, 1)]
+    head, rest = units[0].split('extern "C"', 1)
+    return head + 'extern "C"' + rest + "".join('extern "C"' + u.split('extern "C"', 1)[1] for u in units[1:])
+
+
+def run(seed=0):
+    """Run every case on GPU 0 (an sm_90a GPU, nvcc and CuPy needed); returns the JSON-able record."""
+    import cupy as cp
+
+    from .. import atoms, gpu
+    from . import _compile, _tv_table, _versions
+
+    if not gpu.is_hopper():
+        raise RuntimeError(f"probe.gmma needs an sm_90a GPU (H100/H200); found {gpu.name() or gpu.reason()}")
+    rng = np.random.default_rng(seed)
+    A = rng.integers(-2, 3, (64, K)).astype(np.float64)
+    B = rng.integers(-2, 3, (N, K)).astype(np.float64)
+    ref = A @ B.T
+    c_tab = _tv_table(atoms.make_mma_atom(atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, N, 16))).layout_c_tv,
+                      128, N // 2)
+    rec = {"what": "layoutlab.probe.gmma: wgmma m64n128k16 over K=64 with descriptors from layoutlab.gmma",
+           "gpu": gpu.name(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "versions": _versions(), "seed": seed, "errors": {}, "cases": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        mods, errors = _compile([source()], tmp)
+        rec["errors"].update({f"nvcc {k}": v for k, v in errors.items()})
+        if mods[0] is None:
+            return rec
+        images = {}
+        for name, a, b, sa, sb, da, db, expect in cases():
+            try:
+                ia = images.setdefault(("A", a), cp.asarray(_image(A, a)))
+                ib = images.setdefault(("B", b), cp.asarray(_image(B, b)))
+                out = cp.zeros(128 * 64, dtype=cp.float32)
+                fn = mods[0].get_function(f"gmma_probe_a{int(a.startswith('MN'))}_b{int(b.startswith('MN'))}")
+                fn((1,), (128,), (ia, np.int32(ia.size), ib, np.int32(ib.size), np.int32(sa), np.int32(sb),
+                                  cp.asarray(np.array(da, dtype=np.uint64)), cp.asarray(np.array(db, dtype=np.uint64)),
+                                  np.int32(K // 16), out))
+                d = cp.asnumpy(out).reshape(128, 64).astype(np.float64)
+                want = ref.reshape(-1, order="F")[c_tab]
+                err = float(np.max(np.abs(d - want))) if np.all(np.isfinite(d)) else float("inf")
+                rec["cases"][name] = {"a_kind": a, "b_kind": b, "a_shift": sa, "b_shift": sb,
+                                      "desc_a": [f"0x{x:016x}" for x in da], "desc_b": [f"0x{x:016x}" for x in db],
+                                      "expect": expect, "exact": bool(err == 0.0), "max_abs_err": err}
+            except Exception as e:  # noqa: BLE001 - a faulting case poisons the context: record and stop
+                rec["errors"][name] = f"{type(e).__name__}: {e}"[:2000]
+                print(f"probe.gmma: {name} failed: {e!r}", file=sys.stderr)
+                break
+    return rec
+
+
+def compare(rec):
+    """Check a record: the claims hold and the recorded descriptors are what layoutlab.gmma encodes now.
+
+    Returns ``{"checked": [...], "mismatches": [...], "observed": {name: exact}}``."""
+    checked, bad, observed = [], [], {}
+    for where, err in (rec.get("errors") or {}).items():
+        checked.append(f"ran: {where}")
+        bad.append(f"ran: {where}: {err.splitlines()[0] if err else 'failed'}")
+    recorded = rec.get("cases", {})
+    for name, a, b, sa, sb, da, db, expect in cases():
+        label = f"gmma {name}"
+        r = recorded.get(name)
+        checked.append(label)
+        if r is None:
+            bad.append(f"{label}: not recorded")
+            continue
+        if r["desc_a"] != [f"0x{x:016x}" for x in da] or r["desc_b"] != [f"0x{x:016x}" for x in db]:
+            bad.append(f"{label}: recorded descriptors differ from what layoutlab.gmma encodes now")
+        if expect == "observe":
+            observed[name] = r["exact"]
+        elif (expect == "exact") != r["exact"]:
+            bad.append(f"{label}: expected {'exact' if expect == 'exact' else 'a wrong product'}, got "
+                       f"{'exact' if r['exact'] else 'max error ' + str(r['max_abs_err'])}")
+    return {"checked": checked, "mismatches": bad, "observed": observed}
+
+
+def main(argv=None):
+    """``python -m layoutlab.probe.gmma OUT.json``: run, write the record, print the comparison."""
+    argv = sys.argv[1:] if argv is None else argv
+    path = Path(argv[0]) if argv else Path("gmma_probe.json")
+    rec = run()
+    path.write_text(json.dumps(rec, indent=1))
+    res = compare(rec)
+    print(f"probe.gmma: {len(res['checked'])} checks, {len(res['mismatches'])} mismatches")
+    for m in res["mismatches"][:50]:
+        print("  MISMATCH", m)
+    for name, exact in res["observed"].items():
+        print(f"  observed {name}: {'exact' if exact else 'wrong'}")
+    return 1 if res["mismatches"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
