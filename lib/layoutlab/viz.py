@@ -1192,3 +1192,130 @@ def _wrap(text, width):
 
 
 # ----------------------------------------------------------------- chapter 8 (warpgroup MMA): pictures/widgets below
+
+_GMMA_FIELD_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5")
+
+
+def draw_gmma_descriptor(desc, *, title=None):
+    """The 64 bits of a wgmma shared-memory descriptor as labelled fields (the PTX ISA's table, redrawn).
+
+    ``desc`` is a :class:`layoutlab.gmma.GmmaDescriptor` or a 64-bit int. Two rows of 32 bits (63..32 on
+    top, 31..0 below), each field coloured and labelled with its name and value; reserved bits grey.
+    Example: ``draw_gmma_descriptor(0x4000004000010000)`` (128B swizzle, SBO 64 = 1024 bytes).
+    """
+    from .gmma import GmmaDescriptor, decode_gmma_desc
+    d = desc if isinstance(desc, GmmaDescriptor) else decode_gmma_desc(desc)
+    x = d.desc
+    fig = _BookFigure(figsize=(9.6, 2.5))
+    ax = fig.add_axes((0.02, 0.04, 0.96, 0.74))
+    ax.set_xlim(0, 32)
+    ax.set_ylim(0, 2.6)
+    ax.axis("off")
+    fields = d.fields()
+    for hi_row, y in ((True, 1.45), (False, 0.15)):
+        for col in range(32):
+            bit = (63 - col) if hi_row else (31 - col)
+            owner = next((i for i, (_, lo, hi, _) in enumerate(fields) if lo <= bit <= hi), None)
+            color = _GMMA_FIELD_COLORS[owner] if owner is not None else "#e0e0e0"
+            ax.add_patch(Rectangle((col, y), 1, 0.55, facecolor=color, edgecolor="white", lw=0.6))
+            ax.text(col + 0.5, y + 0.27, str((x >> bit) & 1), ha="center", va="center", fontsize=7, **FONT)
+            if bit % 4 == 0 or bit in (13, 29, 45, 51, 62):
+                ax.text(col + 0.5, y + 0.62, str(bit), ha="center", va="bottom", fontsize=5.5, color="#555",
+                        **FONT)
+        for name, lo, hi, val in fields:
+            top, bot = (63, 32) if hi_row else (31, 0)
+            if hi < bot or lo > top:
+                continue
+            c0, c1 = top - min(hi, top), top - max(lo, bot) + 1
+            label = f"{name.split(' >>')[0]} = {val}" if c1 - c0 >= 6 else f"{val}"
+            ax.text((c0 + c1) / 2, y - 0.1, label, ha="center", va="top", fontsize=6.5, **FONT)
+    head = title if title is not None else f"GmmaDescriptor 0x{x:016x}  (layout type {d.layout_type.name})"
+    fig.suptitle(head, fontsize=9, **FONT)
+    return fig
+
+
+def draw_gmma_canonical(major, layout_type, element_bits=16, mn=None, k=None, *, lbo=None, sbo=None, title=None):
+    """A canonical wgmma operand layout (PTX ISA, Canonical Layouts) in 16-byte chunks, as the PTX ISA draws it.
+
+    Each cell is one 16-byte chunk of the (mn, k) operand tile of one wgmma (K-major: rows = M/N, columns =
+    the chunks along K; MN-major: rows = chunks along M/N, columns = K). The label is the chunk's place in
+    shared memory (byte address / 16, after the swizzle); the colour is its 8-chunk core matrix. The title
+    gives LBO and SBO in bytes: the step from core matrix 0 to the next along K (K-major interleave, MN-major
+    swizzled: along MN) and to the next 8-row group.
+    Example: ``draw_gmma_canonical("K", "B128")`` -- 64 x 16 f16, every row one 16-byte chunk pair.
+    """
+    from .gmma import LayoutType, gmma_canonical_layout, gmma_read_addresses, make_gmma_desc, wgmma_k
+    lt = LayoutType[layout_type] if isinstance(layout_type, str) else LayoutType(layout_type)
+    T = 128 // element_bits
+    kk = wgmma_k(element_bits) if k is None else k
+    W = {0: 1, 3: 2, 2: 4, 1: 8}[int(lt)]
+    if mn is None:
+        mn = 16 if major == "K" else 2 * T * W
+    canon = gmma_canonical_layout(major, lt, element_bits, mn, kk, lbo=lbo, sbo=sbo)
+    d = make_gmma_desc(major, canon, element_bits)
+    addr = gmma_read_addresses(d, major, element_bits, mn)         # (mn, k) byte addresses
+    if major == "K":
+        chunks = addr[:, ::T] // 16                                   # rows mn, cols k / T
+        core = (np.arange(mn)[:, None] // 8) * (kk // T) + np.arange(kk // T)[None, :]
+        row_name, col_name = "M/N", "K (16-byte chunks)"
+    else:
+        chunks = (addr[::T, :] // 16)                                 # rows mn / T, cols k
+        core = (np.arange(mn // T)[:, None]) * (kk // 8) + (np.arange(kk)[None, :] // 8)
+        row_name, col_name = "M/N (16-byte chunks)", "K"
+    rows, cols = chunks.shape
+    rgb = TV_COLORS[core % 8]
+    head = title if title is not None else (
+        f"{major}-major {lt.name}, {element_bits}-bit\n{canon}\nLBO = {d.leading_byte_offset_bytes} B"
+        f"{' (unused)' if major == 'K' and lt != LayoutType.INTERLEAVE else ''}, SBO = {d.stride_byte_offset_bytes} B"
+        f"\nlabel: address / 16 B; colour: core matrix")
+    fig, ax, cell = _single_grid_figure(rows, cols, head, extra_h=0.2)
+    _paint(ax, rgb, chunks.astype(str), fontsize=_fontsize(cell, 1, len(str(int(chunks.max())))),
+           row_name=row_name, col_name=col_name)
+    return fig
+
+
+def draw_wgmma_timeline(k_blocks=4, *, title=None):
+    """What may overlap with ``wgmma``: one warpgroup's instruction stream against the tensor cores.
+
+    ``wgmma.fence`` orders earlier register/shared-memory writes before the MMAs read them;
+    ``wgmma.mma_async`` only *issues* (the warps go on); ``commit_group`` closes a group;
+    ``wait_group N`` blocks until at most N groups are pending -- only then may the accumulators (and the
+    shared memory the group reads) be touched again. Independent work can fill the gap.
+    """
+    fig = _BookFigure(figsize=(9.6, 2.6))
+    ax = fig.add_axes((0.12, 0.1, 0.86, 0.7))
+    ax.set_ylim(-0.2, 2.4)
+    ax.axis("off")
+    steps = [("stores to smem\nfence.proxy.async", "#e0e0e0", 2.2), ("wgmma.fence", "#ffbb78", 1.2)]
+    steps += [(f"mma_async\nk-block {i}", "#aec7e8", 1.0) for i in range(k_blocks)]
+    steps += [("commit_group", "#98df8a", 1.3), ("independent work\n(not acc, not its smem)", "#f7f7f7", 2.6),
+              ("wait_group 0", "#ff9896", 1.3), ("read / write\naccumulators", "#c5b0d5", 1.8)]
+    x = 0.0
+    mma_x = []
+    for label, color, w in steps:
+        ax.add_patch(Rectangle((x, 1.4), w - 0.08, 0.8, facecolor=color, edgecolor="#444", lw=0.6))
+        ax.text(x + (w - 0.08) / 2, 1.8, label, ha="center", va="center", fontsize=6.5, **FONT)
+        if label.startswith("mma_async"):
+            mma_x.append(x)
+        if label.startswith("wait_group"):
+            wait_x = x
+        x += w
+    # the tensor cores run the issued MMAs one after the other, finishing before wait_group returns
+    t = mma_x[0] + 0.4
+    for i, mx in enumerate(mma_x):
+        ax.annotate("", xy=(t + 0.2, 0.95), xytext=(mx + 0.45, 1.38),
+                    arrowprops=dict(arrowstyle="->", lw=0.6, color="#1f77b4"))
+        ax.add_patch(Rectangle((t, 0.3), 1.55, 0.65, facecolor="#aec7e8", edgecolor="#1f77b4", lw=0.6))
+        ax.text(t + 0.78, 0.62, f"MMA {i}", ha="center", va="center", fontsize=6.5, **FONT)
+        t += 1.6
+    ax.annotate("", xy=(wait_x + 0.6, 1.38), xytext=(t - 0.05, 0.62),
+                arrowprops=dict(arrowstyle="->", lw=0.8, color="#d62728"))
+    ax.text(-0.15, 1.8, "warpgroup\n(issues)", ha="right", va="center", fontsize=7, **FONT)
+    ax.text(-0.15, 0.62, "tensor cores\n(execute)", ha="right", va="center", fontsize=7, **FONT)
+    ax.set_xlim(-0.2, x + 0.1)
+    fig.suptitle(title or "wgmma: fence, issue, commit, overlap, wait (PTX ISA, wgmma.fence / commit_group / "
+                          "wait_group)", fontsize=8.5, **FONT)
+    return fig
+
+
+__all__ += ["draw_gmma_descriptor", "draw_gmma_canonical", "draw_wgmma_timeline"]
