@@ -706,3 +706,68 @@ class LdmatrixExplorer(_Explorer):
 
 
 # ----------------------------------------------------------------- chapter 8 (warpgroup MMA): pictures/widgets below
+
+_GMMA_DTYPES = {"f16/bf16": 16, "tf32": 32, "e4m3/s8": 8}
+_GMMA_SWIZZLES = ("INTERLEAVE", "B32", "B64", "B128")
+
+
+def _gmma_frame(major, swizzle, dtype, n=64):
+    """(text, [figures]) for one choice: the B operand (n x one wgmma's K) of that atom, first k-block,
+    or the refusal."""
+    from .gmma import gmma_k_block_descs, wgmma_k
+    from .swizzle import make_smem_layout_atom
+    bits = _GMMA_DTYPES[dtype]
+    kind = f"{major}_{'INTER' if swizzle == 'INTERLEAVE' else 'SW' + swizzle[1:]}"
+    atom = make_smem_layout_atom(kind, bits)
+    k = max(wgmma_k(bits), atom.outer[1].size()) if major == "K" else wgmma_k(bits)
+    mn = max(n, atom.outer[0].size()) if major == "MN" else n
+    tile = atom.tile_to_shape((mn, k), (0, 1) if major == "K" else (1, 0))
+    d = gmma_k_block_descs(major, tile, bits)[0]
+    text = (f"B tile {mn} x {k} ({bits}-bit) from {kind}: {tile}\nfirst k-block's descriptor "
+            f"(buffer at address 0):\n{d}")
+    return text, [viz.draw_gmma_descriptor(d), viz.draw_gmma_canonical(major, swizzle, bits)]
+
+
+class GmmaDescriptorExplorer(_Explorer):
+    """Majorness, swizzle mode and element type -> the descriptor of a B tile built from that GMMA atom, its
+    64 bits, and the canonical layout it describes; or the refusal (MN-major needs a 16-bit type).
+
+    Example: ``GmmaDescriptorExplorer("MN", "B128", "tf32")`` shows why tf32 cannot be MN-major.
+    """
+
+    def __init__(self, major="K", swizzle="B128", dtype="f16/bf16"):
+        self.major = w.ToggleButtons(options=["K", "MN"], value=major, description="major")
+        self.swizzle = w.Dropdown(options=list(_GMMA_SWIZZLES), value=swizzle, description="swizzle")
+        self.dtype = w.Dropdown(options=list(_GMMA_DTYPES), value=dtype, description="type")
+        self.summary = w.HTML()
+        self.bits = _image()
+        self.canon = _image()
+        super().__init__([w.HBox([self.major, self.swizzle, self.dtype]), self.summary, self.bits, self.canon])
+        for control in (self.major, self.swizzle, self.dtype):
+            control.observe(lambda _c: self._guard(self._update), names="value")
+        self._guard(self._update)
+
+    def _update(self):
+        self.bits.value, self.canon.value, self.summary.value = b"", b"", ""
+        text, (bits_fig, canon_fig) = _gmma_frame(self.major.value, self.swizzle.value, self.dtype.value)
+        self.summary.value = _ok_html(text)
+        self.bits.value = _png(bits_fig)
+        self.canon.value = _png(canon_fig)
+
+    def static(self):
+        """A kernel-free version for the website: 2 x 4 x 3 precomputed frames (refusals included)."""
+        def frame(major, swizzle, dtype):
+            try:
+                text, figs = _gmma_frame(major, swizzle, dtype)
+            except LayoutError as err:
+                return w.HTML(_error_html(err))
+            return w.HTML(_ok_html(text) + "".join(_img_html(f, dpi=56) for f in figs))
+
+        return precomputed_explorer([
+            ("major", w.ToggleButtons(options=["K", "MN"], description="major")),
+            ("swizzle", w.Dropdown(options=list(_GMMA_SWIZZLES), value="B128", description="swizzle")),
+            ("dtype", w.Dropdown(options=list(_GMMA_DTYPES), description="type")),
+        ], frame)
+
+
+__all__ += ["GmmaDescriptorExplorer"]
