@@ -175,3 +175,21 @@ def test_descriptor_reads_where_the_layout_wrote(kind, bits, base):
         want = np.array([[tile.byte_address((r, kb * kw + c), bits // 8, base) for c in range(kw)]
                          for r in range(mn)])
         assert np.array_equal(got, want), (kind, bits, kb)
+
+
+def test_pictures_and_explorer():
+    from layoutlab import viz, widgets
+    fig = viz.draw_gmma_descriptor(0x4000004000010040)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert "stride byte offset = 64" in texts and "start address = 64" in texts
+    assert fig._suptitle.get_text().startswith("GmmaDescriptor 0x4000004000010040")
+    fig = viz.draw_gmma_canonical("MN", "B64")
+    assert "LBO = 512 B, SBO = 1024 B" in fig._suptitle.get_text()
+    with pytest.raises(LayoutError, match="must be K-major"):
+        viz.draw_gmma_canonical("MN", "B64", 32)
+    assert viz.draw_wgmma_timeline(3) is not None
+    ex = widgets.GmmaDescriptorExplorer("MN", "B128", "tf32")
+    assert "must be K-major" in ex.message.value and ex.bits.value == b""
+    ex.dtype.value = "f16/bf16"
+    assert ex.message.value == "" and ex.bits.value[:4] == b"\x89PNG"
+    assert "LayoutType.B128" not in ex.summary.value and "B128" in ex.summary.value
