@@ -50,8 +50,9 @@ _SCRIPT = textwrap.dedent("""
 
 
 @pytest.fixture(scope="module")
-def dsl_descriptors():
-    env = dict(os.environ, CUTE_DSL_ARCH="sm_90a", CUTE_DSL_KEEP="ptx")
+def dsl_descriptors(tmp_path_factory):
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_90a", CUTE_DSL_KEEP="ptx",
+               CUTE_DSL_DUMP_DIR=str(tmp_path_factory.mktemp("ptx")))
     proc = subprocess.run([sys.executable, "-c", _SCRIPT.format(lib=LIB, configs=CONFIGS)], env=env,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -43,9 +43,10 @@ _SCRIPT = textwrap.dedent("""
 
 
 @pytest.fixture(scope="module")
-def ptx():
+def ptx(tmp_path_factory):
     pytest.importorskip("cutlass", reason="needs nvidia-cutlass-dsl")
-    env = dict(os.environ, CUTE_DSL_ARCH="sm_90a", CUTE_DSL_KEEP="ptx")
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_90a", CUTE_DSL_KEEP="ptx",
+               CUTE_DSL_DUMP_DIR=str(tmp_path_factory.mktemp("ptx")))
     proc = subprocess.run([sys.executable, "-c", _SCRIPT.format(lib=str(ROOT / "lib"))], env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
