@@ -268,3 +268,31 @@ def test_cp_async_rules():
     with pytest.raises(LayoutError, match="evenly"):
         cp_async_plan(16 * 48, 32)
     assert cp_async_wait_group(3, 1) == 2 and cp_async_wait_group(1, 2) == 0
+
+
+# ------------------------------------------------------------------ pictures and the explorer
+
+def test_draw_tma_box_and_timeline():
+    from layoutlab import viz
+    tm = encode_tiled("f16", (64, 20), (128,), (64, 8), swizzle="128B")
+    fig = viz.draw_tma_box(tm, (0, 16))
+    assert fig.legends and any("fill" in t.get_text() for t in fig.legends[0].get_texts())
+    bar = MBarrier(1)
+    with pytest.raises(LayoutError, match="no events"):
+        viz.draw_mbarrier_timeline(bar)
+    bar.arrive_expect_tx(1024)
+    bar.complete_tx(1024)
+    assert viz.draw_mbarrier_timeline(bar).axes
+
+
+def test_tma_explorer_shows_rules_and_static_frames():
+    from layoutlab import widgets
+    e = widgets.TmaExplorer()
+    assert "1024 bytes per copy" in e.summary.value and e.message.value == ""
+    e.inner.value = 256
+    assert "swizzle span 128" in e.message.value
+    s = e.static(dtypes=("f16",), swizzles=("none", "128B"), inner_bytes=(128, 256))
+    def leaves(x):
+        return [x] if not hasattr(x, "children") or not x.children else [y for c in x.children for y in leaves(c)]
+    frames = leaves(s.frames)
+    assert len(frames) == 4 and sum("swizzle span" in f.value for f in frames) == 1

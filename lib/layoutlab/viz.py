@@ -1190,6 +1190,121 @@ def _wrap(text, width):
 
 # ----------------------------------------------------------------- chapter 7 (cp.async, TMA): pictures/widgets below
 
+__all__ += ["draw_tma_box", "draw_mbarrier_timeline"]
+
+_OOB = np.array([0.82, 0.82, 0.82])
+
+
+def draw_tma_box(tensor_map, box_start, *, smem_base=0, labels=None, title=None, label_limit=1024):
+    """One TMA box: where it sits in the global tensor and where each of its elements lands in shared memory.
+
+    Left: the global tensor (rows = TMA dimension 1 and up, flattened; columns = dimension 0, the contiguous
+    one) with the box drawn in. Right: the box's shared-memory bytes in rows of 128 bytes (or of the box's
+    inner extent when that is shorter), one cell per element, as ``layoutlab.tma.box_placement`` computes
+    them: dense, dimension 0 innermost, through the tensor map's swizzle. Colour = the element's 16-byte
+    chunk within its global row (the legend); a label = its global row; grey = outside the tensor (the
+    out-of-bounds fill). A swizzle shows up as chunks changing places from one 128-byte row to the next
+    (PTX ISA, "Tensors" / "Swizzling modes").
+
+    Example: ``draw_tma_box(encode_tiled("f16", (64, 16), (128,), (64, 8), swizzle="128B"), (0, 4))``.
+    """
+    from .tma import box_placement
+    tm = tensor_map
+    esize = tm.element_bytes
+    pl = box_placement(tm, box_start, smem_base)
+    n = len(pl) // esize
+    inner = tm.smem_box[0]
+    per_row = max(1, min(128, inner * esize) // esize) if tm.swizzle == "none" else 128 // esize
+    per_row = min(per_row, n)
+    prow = -(-n // per_row)
+    gm = np.full((prow * per_row,), -1)
+    gc = np.full((prow * per_row,), -1)
+    oob = np.zeros(prow * per_row, bool)
+    for e in range(n):
+        g, _ = pl[e * esize]
+        if g is None:
+            oob[e] = True
+        else:
+            gc[e] = g[0]
+            gm[e] = sum(x * int(np.prod(tm.global_dim[1:i])) for i, x in enumerate(g[1:], start=1))
+    # global picture: a window around the box, columns = dim 0, rows = the other dims flattened
+    rows_g = int(np.prod(tm.global_dim[1:])) if tm.rank > 1 else 1
+    cols_g = tm.global_dim[0]
+    rgb_g = np.tile(np.array([0.97, 0.97, 0.97]), (rows_g, cols_g, 1))
+    chunk = 16 // min(esize, 16) if esize < 16 else 1
+    for e in range(n):
+        if not oob[e]:
+            rgb_g[gm[e], gc[e]] = TV_COLORS[(gc[e] // chunk) % 8]
+    rgb_s = TV_COLORS[(np.maximum(gc, 0) // chunk) % 8].copy()
+    rgb_s[oob] = _OOB
+    rgb_s[np.arange(prow * per_row) >= n] = _EMPTY
+    rgb_s = rgb_s.reshape(prow, per_row, 3)
+    cell = _cell_inches(max(rows_g, prow), cols_g + per_row, max_w=11, max_h=7, preferred=0.28)
+    left, gap, top, bottom = 0.6, 0.9, 1.0, 0.9
+    width = left + cols_g * cell + gap + per_row * cell + 0.3
+    height = top + max(rows_g, prow) * cell + bottom
+    fig = _BookFigure(figsize=(width, height))
+    ax_g = fig.add_axes((left / width, 1 - (top + rows_g * cell) / height, cols_g * cell / width,
+                         rows_g * cell / height))
+    ax_s = fig.add_axes(((left + cols_g * cell + gap) / width, 1 - (top + prow * cell) / height,
+                         per_row * cell / width, prow * cell / height))
+    _paint(ax_g, rgb_g, None, fontsize=6, row_name="dims 1.. (flattened)", col_name="global tensor: dim 0 →")
+    start = list(box_start) + [0] * (5 - len(box_start))
+    r0 = sum(x * int(np.prod(tm.global_dim[1:i])) for i, x in enumerate(box_start[1:], start=1))
+    ax_g.add_patch(Rectangle((start[0] - 0.5, r0 - 0.5), tm.box_dim[0], int(np.prod(tm.smem_box[1:])),
+                             fill=False, lw=2, ec="black"))
+    want = _want_labels(labels, n, label_limit, cell)
+    text = None
+    if want:
+        text = np.where(oob, "0", gm.astype(str)).reshape(prow, per_row)
+        text[(np.arange(prow * per_row) >= n).reshape(prow, per_row)] = ""
+    _paint(ax_s, rgb_s, text, fontsize=_fontsize(cell, 1, 3), row_name="128-byte row",
+           col_name=f"shared memory (swizzle {tm.swizzle}), label = global row")
+    handles = [Rectangle((0, 0), 1, 1, fc=TV_COLORS[j], ec="grey") for j in range(min(8, -(-inner // chunk)))]
+    names = [f"chunk {j}: dim-0 elements {j * chunk}..{j * chunk + chunk - 1} (mod {8 * chunk})"
+             for j in range(len(handles))]
+    handles.append(Rectangle((0, 0), 1, 1, fc=_OOB, ec="grey"))
+    names.append("outside the tensor: fill")
+    fig.legend(handles, names, loc="lower center", ncol=3, fontsize=7, frameon=False)
+    name = title or (f"TMA box {tm.box_dim} at {tuple(box_start)}, {tm.data_type}, swizzle {tm.swizzle}: "
+                     f"{tm.box_bytes} bytes")
+    fig.suptitle(name, fontfamily="monospace", fontsize=10, y=1 - 0.1 / height, va="top")
+    return fig
+
+
+def draw_mbarrier_timeline(barrier, *, title=None):
+    """An ``mbarrier``'s life from its ``log`` (a :class:`layoutlab.tma.MBarrier`): one column per event,
+    with the pending arrivals and the transaction bytes still expected after it, and the phase number;
+    a phase completes (shaded boundary) when both reach zero (PTX ISA, "mbarrier": phase completion,
+    ``expect-tx`` / ``complete-tx``)."""
+    log = list(barrier.log)
+    if not log:
+        raise LayoutError("draw_mbarrier_timeline: the barrier has no events yet")
+    n = len(log)
+    fig = _BookFigure(figsize=(max(4.0, 1.25 * n + 1.5), 3.2))
+    ax = fig.add_axes((0.1, 0.34, 0.78, 0.5))
+    tx = [e[3] for e in log]
+    pend = [e[2] for e in log]
+    xs = np.arange(n)
+    ax.step(xs, tx, where="post", color="#1f77b4", label="bytes still expected (tx-count)")
+    ax2 = ax.twinx()
+    ax2.step(xs, pend, where="post", color="#d62728", ls="--", label="arrivals pending")
+    ax2.set_ylim(-0.2, max(pend + [barrier.count]) + 0.5)
+    ax.set_ylim(-0.05 * max(tx + [1]), max(tx + [1]) * 1.15)
+    for i, e in enumerate(log):
+        if e[0].endswith("phase complete"):
+            ax.axvspan(i - 0.5, i + 0.5, color="#2ca02c", alpha=0.15)
+        ax.text(i, -0.32, e[0].replace(" -> phase complete", "\n→ phase done"), transform=ax.get_xaxis_transform(),
+                ha="center", va="top", fontsize=7, fontfamily="monospace")
+        ax.text(i, 1.02, f"phase {e[1]}", transform=ax.get_xaxis_transform(), ha="center", fontsize=7)
+    ax.set_xticks([])
+    ax.set_ylabel("tx bytes", fontsize=8)
+    ax2.set_ylabel("arrivals", fontsize=8)
+    fig.legend(loc="upper right", fontsize=7, frameon=False)
+    fig.suptitle(title or f"mbarrier (expected arrivals {barrier.count}): green = a phase completes",
+                 fontsize=9, y=0.99, va="top")
+    return fig
+
 
 # ----------------------------------------------------------------- chapter 8 (warpgroup MMA): pictures/widgets below
 

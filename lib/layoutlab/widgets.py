@@ -704,6 +704,66 @@ class LdmatrixExplorer(_Explorer):
 
 # ----------------------------------------------------------------- chapter 7 (cp.async, TMA): pictures/widgets below
 
+__all__ += ["TmaExplorer"]
+
+
+def _tma_frame(dtype, swizzle, inner_bytes, start_row, rows=8, dpi=_DPI):
+    """One TmaExplorer picture: a (inner x rows) box of a 2-D tensor two boxes wide and 16 rows high,
+    starting at row ``start_row``; or the rule of cuTensorMapEncodeTiled that the box breaks."""
+    from .tma import TMA_DATA_TYPES, encode_tiled, smem_alignment
+    esize = TMA_DATA_TYPES[dtype][0]
+    inner = max(inner_bytes // esize, 1)
+    tm = encode_tiled(dtype, (2 * inner, 16), (2 * inner * esize,), (inner, rows), swizzle=swizzle)
+    fig = viz.draw_tma_box(tm, (0, start_row), labels=False)
+    line = (f"boxDim = ({inner}, {rows}) {dtype}, swizzle {swizzle}: {tm.box_bytes} bytes per copy "
+            f"(the expect-tx count); smem buffer alignment {smem_alignment(swizzle)} B")
+    return fig, line
+
+
+class TmaExplorer(_Explorer):
+    """Element type, swizzle mode, the box's inner extent in bytes and its first row -> where the box's
+    bytes land in shared memory (:func:`layoutlab.viz.draw_tma_box`), or the tensor-map rule it breaks
+    (``layoutlab.tma.encode_tiled``'s message, e.g. a 256-byte inner box with the 128-byte swizzle).
+    The tensor is 16 rows high, so a box starting at row 12 is half outside: its lower rows are the fill.
+    """
+
+    def __init__(self, dtype="f16", swizzle="128B", inner_bytes=128, start_row=0):
+        self.dtype = w.Dropdown(options=["u8", "f16", "f32", "f64"], value=dtype, description="type")
+        self.swizzle = w.Dropdown(options=["none", "32B", "64B", "128B"], value=swizzle, description="swizzle")
+        self.inner = w.SelectionSlider(options=[8, 16, 32, 64, 128, 256], value=inner_bytes,
+                                       description="inner bytes")
+        self.start = w.IntSlider(value=start_row, min=0, max=12, step=4, description="first row")
+        self.summary = w.HTML()
+        self.picture = _image()
+        super().__init__([w.HBox([self.dtype, self.swizzle]), w.HBox([self.inner, self.start]), self.summary,
+                          self.picture])
+        for c in (self.dtype, self.swizzle, self.inner, self.start):
+            c.observe(lambda _c: self._guard(self._update), names="value")
+        self._guard(self._update)
+
+    def _update(self):
+        fig, line = _tma_frame(self.dtype.value, self.swizzle.value, self.inner.value, self.start.value)
+        self.picture.value = _png(fig)
+        self.summary.value = _ok_html(line)
+
+    def static(self, dtypes=("f16", "f32"), swizzles=("none", "32B", "64B", "128B"),
+               inner_bytes=(32, 64, 128, 256)):
+        """Kernel-free version for the website: element type, swizzle and inner box bytes switch
+        precomputed frames (2 x 4 x 4 = 32 by default); a box that breaks a rule shows the message."""
+        def frame(dtype, swizzle, inner):
+            try:
+                fig, line = _tma_frame(dtype, swizzle, inner, 0)
+            except LayoutError as err:
+                return w.HTML(_error_html(err))
+            return w.HTML(_img_html(fig, dpi=44, caption=line))
+
+        return precomputed_explorer([
+            ("dtype", w.ToggleButtons(options=list(dtypes), description="type")),
+            ("swizzle", w.ToggleButtons(options=list(swizzles), description="swizzle")),
+            ("inner", w.SelectionSlider(options=list(inner_bytes), value=128 if 128 in inner_bytes
+                                        else inner_bytes[0], description="inner bytes")),
+        ], frame)
+
 
 # ----------------------------------------------------------------- chapter 8 (warpgroup MMA): pictures/widgets below
 
