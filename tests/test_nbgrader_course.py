@@ -312,6 +312,11 @@ MISTAKES = {
              "c": "address_c = address_c ^ 16",
              "d": "atom_d = 'K_INTER' if atom_d != 'K_INTER' else 'MN_INTER'",
              "e": "swizzle_e = (3, 4, 3)"},
+    "ex06": {"a": "matrices_a = values_a",
+             "b": "trans_b = not trans_b",
+             "c": "_o = owner_c\nowner_c = lambda j, r, c: (_o(j, r, c)[0], _o(j, r, c)[1] ^ 1)",
+             "d": "widest_d = 4 if widest_d != 4 else 2",
+             "e": "frag_shape_e = (size(frag_shape_e[0]),) + tuple(frag_shape_e[1:])"},
 }
 
 
