@@ -49,8 +49,34 @@ __all__ = [
     "TensorMap", "encode_tiled", "box_placement", "smem_byte_of",
     "TmaAtom", "make_tiled_tma_atom", "TmaCopy", "tma_partition", "tile_placement", "multicast_slices",
     "MBarrier", "mbarrier_try_wait", "cp_async_copy", "cp_async_plan", "cp_async_wait_group",
-    "CP_ASYNC_SIZES",
+    "CP_ASYNC_SIZES", "DSL_SETUP", "dsl_summary",
 ]
+
+#: Setup code for :func:`layoutlab.dsl.dsl_eval` / ``dsl_check``: ``tma(dt, gshape, gstride, smem_layout, tiler)``
+#: traces ``cpasync.make_tiled_tma_atom`` on a CPU and returns ``"tma_gbasis|copy_bits|TMA tensor|atom"``,
+#: what :func:`dsl_summary` gives for our atom; ``staged(kind, dt, shape, order)`` tiles a GMMA smem atom.
+DSL_SETUP = """
+from cutlass.cute.nvgpu import cpasync
+W = cute.nvgpu.warpgroup
+DT = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16, "f32": cutlass.Float32, "i8": cutlass.Int8,
+      "tf32": cutlass.TFloat32}
+def tma(dt, gshape, gstride, sl, tiler):
+    ptr = cute.make_ptr(DT[dt], 0, cute.AddressSpace.gmem, assumed_align=16)
+    g = cute.make_tensor(ptr, cute.make_layout(gshape, stride=gstride))
+    a, t = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), g, sl, tiler)
+    ty = str(a._trait.value.type)
+    gb = ty.split('tma_gbasis = <"')[1].split('"')[0]
+    bits = ty.split("copy_bits = ")[1].split(",")[0]
+    return gb + "|" + bits + "|" + str(t) + "|" + str(a)
+def staged(kind, dt, shape, order):
+    a = W.make_smem_layout_atom(getattr(W.SmemLayoutAtomKind, kind), DT[dt])
+    return cute.tile_to_shape(a, shape, order=order)
+"""
+
+
+def dsl_summary(atom) -> str:
+    """``"tma_gbasis|copy_bits|TMA tensor|atom"`` for our atom, the string ``DSL_SETUP``'s ``tma()`` returns."""
+    return f"{atom.tma_gbasis}|{atom.copy_bits}|{atom.tma_tensor()}|{atom}"
 
 # ------------------------------------------------------------------------------------------------------
 # Element types, swizzle modes

@@ -24,7 +24,8 @@ import subprocess
 import sys
 import zlib
 
-__all__ = ["CASES", "REFUSED_CASES", "expected_bytes", "cute_view_bytes", "run", "compare", "main"]
+__all__ = ["CASES", "REFUSED_CASES", "expected_bytes", "cute_view_bytes", "decode_chunks", "run", "compare",
+           "main", "unpack"]
 
 
 def _c(name, dtype, gmem, tile, smem, tiles, stages=1, offset=0):
@@ -128,6 +129,35 @@ def _pack(b: bytes) -> str:
 
 def _unpack(s: str) -> bytes:
     return zlib.decompress(base64.b64decode(s))
+
+
+unpack = _unpack
+
+
+def decode_chunks(case, buf: bytes, first: int = 0, rows: int = 8):
+    """Read a shared-memory buffer back as global coordinates: ``rows`` rows of 128 bytes from byte ``first``,
+    one label per 16-byte chunk -- ``"r,c"`` = the global coordinate of the chunk's first element,
+    ``"fill"`` = zeros (out-of-bounds fill), ``"-"`` = untouched (0xFF bytes)."""
+    from ..kernels.tma_copy import ELEMENT_BYTES
+    esize = ELEMENT_BYTES[case["dtype"]]
+    nrows = case["gmem"][0][0]
+    out = []
+    for r in range(rows):
+        row = []
+        for c in range(8):
+            at = first + 128 * r + 16 * c
+            chunk = buf[at:at + 16]
+            if len(chunk) < 16:
+                row.append("")
+            elif chunk == bytes(16):
+                row.append("fill")
+            elif chunk == b"\xff" * 16:
+                row.append("-")
+            else:
+                code = int.from_bytes(chunk[:esize], "little") - 1
+                row.append(f"{code % nrows},{code // nrows}")
+        out.append(row)
+    return out
 
 
 def _run_one(case):
