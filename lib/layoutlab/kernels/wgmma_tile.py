@@ -23,7 +23,7 @@ import re
 from ..errors import LayoutError
 
 __all__ = ["WgmmaTileConfig", "compile_wgmma_tile", "run_wgmma_tile", "descriptor_constants", "reference",
-           "gpu_check", "check_record", "GPU_CONFIGS"]
+           "gpu_check", "check_record", "GPU_CONFIGS", "compile_report"]
 
 _KINDS = ("K_INTER", "K_SW32", "K_SW64", "K_SW128", "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128")
 
@@ -349,3 +349,27 @@ def main(argv=None):
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def compile_report(cfg: WgmmaTileConfig = None, timeout=600):
+    """Compile ``cfg`` for sm_90a in a fresh process (the DSL reads ``CUTE_DSL_ARCH``/``KEEP`` when imported;
+    a native crash cannot take the caller down) and return ``{"ptx": str, "descriptors": [...]}`` with
+    :func:`descriptor_constants` of the kept PTX. Works on a CPU."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+    cfg = cfg or WgmmaTileConfig()
+    lib = str(Path(__file__).resolve().parents[2])
+    code = ("import json, sys\nsys.path.insert(0, %r)\n"
+            "from layoutlab.kernels.wgmma_tile import WgmmaTileConfig, compile_wgmma_tile, descriptor_constants\n"
+            "ptx = compile_wgmma_tile(WgmmaTileConfig(*%r)).artifacts.PTX\n"
+            "print(json.dumps({'ptx': ptx, 'descriptors': descriptor_constants(ptx)}))\n") % (lib, cfg.key)
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, CUTE_DSL_ARCH="sm_90a", CUTE_DSL_KEEP="ptx", CUTE_DSL_DUMP_DIR=tmp)
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"compile_report: the DSL compile failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -1,0 +1,49 @@
+"""Chapter 8 (warpgroup MMA): every number written by hand into its prose and its answers, re-derived."""
+
+import pytest
+
+from layoutlab import Layout, make_mma_atom, make_smem_layout_atom, nvgpu
+from layoutlab.errors import LayoutError
+from layoutlab.gmma import (LayoutType, check_operand_major, decode_gmma_desc, gmma_canonical_layout,
+                            gmma_k_block_descs, make_gmma_desc, wgmma_k)
+
+
+def test_prose_numbers():
+    # the K-major 128B worked example at 0x400: start 0x40, LBO 1, SBO 64, k-blocks 32 bytes apart
+    sA = make_smem_layout_atom("K_SW128", 16).tile_to_shape((64, 64), (0, 1))
+    d = gmma_k_block_descs("K", sA, 16, smem_base=0x400)
+    assert (d[0].start_address, d[0].leading_byte_offset, d[0].stride_byte_offset, d[0].base_offset,
+            int(d[0].layout_type)) == (0x40, 1, 64, 0, 1)
+    assert [x.start_address_bytes for x in d] == [1024, 1056, 1088, 1120]
+    # the MN_SW128 B of 128 x 64: LBO 8192 bytes, SBO 1024 bytes
+    sB = make_smem_layout_atom("MN_SW128", 16).tile_to_shape((128, 64), (1, 0))
+    b = gmma_k_block_descs("MN", sB, 16)[0]
+    assert (b.leading_byte_offset_bytes, b.stride_byte_offset_bytes) == (8192, 1024)
+    # interleave K-major worked example: LBO 128, SBO 256 bytes
+    e = make_gmma_desc("K", gmma_canonical_layout("K", "INTERLEAVE", 16, 16, 16), 16)
+    assert (e.leading_byte_offset_bytes, e.stride_byte_offset_bytes) == (128, 256)
+    # accumulator: thread 37 value 5 -> (17, 11); C[45, 99] in thread 85, d51 (N = 128)
+    C = make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 128, 16))).layout_c_tv
+    assert C((37, 5)) == 17 + 64 * 11 and C((85, 51)) == 45 + 64 * 99
+    # swizzle patterns: 1024/512/256 bytes; MN-major only for 16-bit
+    assert [8 * 16 * w for w in (8, 4, 2)] == [1024, 512, 256]
+
+
+def test_ch8_answers():
+    # 1. bf16, K-major, 128B, 64 rows: LBO field 1, SBO field 64, layout type 1
+    t = make_smem_layout_atom("K_SW128", 16).tile_to_shape((64, 64), (0, 1)).compose(Layout((64, 16), (1, 64)))
+    d = make_gmma_desc("K", t, "bf16")
+    assert (d.leading_byte_offset, d.stride_byte_offset, d.layout_type) == (1, 64, LayoutType.B128)
+    # 2. decode 0xC000002000400080
+    x = decode_gmma_desc(0xC000002000400080)
+    assert (x.start_address_bytes, x.leading_byte_offset, x.leading_byte_offset_bytes, x.stride_byte_offset,
+            x.stride_byte_offset_bytes, x.base_offset, x.layout_type) == (2048, 64, 1024, 32, 512, 0, LayoutType.B32)
+    # 3. tf32 N-major: refused
+    with pytest.raises(LayoutError):
+        check_operand_major("tf32", "MN")
+    # 4. 64 x 256 x 64 bf16: m64n256k16, four per k-tile
+    atom = make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("bf16", "f32", (64, 256, 16)))
+    assert atom.name == "SM90_64x256x16_F32BF16BF16_SS" and 64 // wgmma_k(16) == 4
+    # 5. RS, N = 64: A[9, 3] in thread 5, value 3
+    rs = make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16), "rmem"))
+    assert rs.layout_a_tv((5, 3)) == 9 + 64 * 3
