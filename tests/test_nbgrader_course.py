@@ -317,6 +317,11 @@ MISTAKES = {
              "c": "_o = owner_c\nowner_c = lambda j, r, c: (_o(j, r, c)[0], _o(j, r, c)[1] ^ 1)",
              "d": "widest_d = 4 if widest_d != 4 else 2",
              "e": "frag_shape_e = (size(frag_shape_e[0]),) + tuple(frag_shape_e[1:])"},
+    "ex07": {"a": "global_dim_a = global_dim_a[::-1]",
+             "b": "legal_b[0] = not legal_b[0]\nfield_b[0] = None if legal_b[0] else 'boxDim'",
+             "c": "address_c = linear_c",
+             "d": "parity_d = KTILE_D % 2",
+             "e": "src_size_e = 16 - src_size_e"},
 }
 
 

@@ -277,7 +277,7 @@ def encode_tiled(data_type, global_dim, global_strides, box_dim, element_strides
         if not 1 <= e <= 8:
             raise LayoutError(f"{op}: elementStrides[{i}] = {e} must be in 1..8")
     if interleave == "none" and sw != "none" and box[0] * esize > SWIZZLE_SPAN[sw]:
-        raise LayoutError(f"{op}: with swizzle {sw} the box's inner dimension, boxDim[0] * elementSize = "
+        raise LayoutError(f"{op}: boxDim[0] = {box[0]}: with swizzle {sw} the box's inner dimension, boxDim[0] * elementSize = "
                           f"{box[0] * esize} bytes, must be <= the swizzle span {SWIZZLE_SPAN[sw]} bytes: use "
                           f"boxDim[0] <= {SWIZZLE_SPAN[sw] // esize}, or a wider swizzle")
     if interleave == "32B" and sw != "32B":
