@@ -322,6 +322,11 @@ MISTAKES = {
              "c": "address_c = linear_c",
              "d": "parity_d = KTILE_D % 2",
              "e": "src_size_e = 16 - src_size_e"},
+    "ex08": {"a": "sbo_a, lbo_a = lbo_a, sbo_a",
+             "b": "lbo_b, sbo_b = sbo_b, lbo_b",
+             "c": "_o = owner_c\nowner_c = lambda m, n: (_o(m, n)[0], _o(m, n)[1], 1 - _o(m, n)[2])",
+             "d": "legal_d = [not x for x in legal_d]",
+             "e": "totals_e = [x * 2 for x in totals_e]"},
 }
 
 
