@@ -267,7 +267,7 @@ def encode_tiled(data_type, global_dim, global_strides, box_dim, element_strides
     for i, b in enumerate(box):
         if not 1 <= b <= 256:
             raise LayoutError(f"{op}: boxDim[{i}] = {b} must be in 1..256 elements; split the tile into boxes of "
-                              f"at most 256 (e.g. {math.gcd(b, 256) if b > 256 else 1}) and issue several copies")
+                              f"at most 256 (e.g. {_largest_divisor_at_most(b, 256) if b > 256 else 1}) and issue several copies")
     if interleave == "none" and (box[0] * esize) % 16:
         good = 16 // math.gcd(16, esize)
         raise LayoutError(f"{op}: boxDim[0] * elementSize = {box[0]} * {esize} = {box[0] * esize} bytes is not a "

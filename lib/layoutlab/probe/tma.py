@@ -169,8 +169,11 @@ def _run_isolated(case):
     """A case that may break the CUDA context runs in its own process; returns its outcome dict."""
     code = ("import json,sys;from layoutlab.probe.tma import _run_one,_pack;"
             "print('@@' + _pack(_run_one(json.loads(sys.argv[1]))))")
-    p = subprocess.run([sys.executable, "-c", code, json.dumps(case)], capture_output=True, text=True,
-                       timeout=300)
+    try:
+        p = subprocess.run([sys.executable, "-c", code, json.dumps(case)], capture_output=True, text=True,
+                           timeout=60)
+    except subprocess.TimeoutExpired:       # e.g. a TMA that never completes leaves the mbarrier waiting
+        return {"status": "timeout", "message": "no result within 60 s (the kernel hung or the launch stalled)"}
     out = [ln for ln in p.stdout.splitlines() if ln.startswith("@@")]
     if p.returncode == 0 and out:
         return {"status": "ran", "bytes": out[-1][2:]}
