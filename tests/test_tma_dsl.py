@@ -16,27 +16,11 @@ import pytest
 from layoutlab import (Layout, LayoutError, SmemLayoutAtomKind, make_composed_layout, make_smem_layout_atom,
                        make_swizzle)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
-from layoutlab.tma import make_tiled_tma_atom
+from layoutlab.tma import TMA_DSL_SETUP, make_tiled_tma_atom
 
 pytestmark = [pytest.mark.dsl, pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)]
 
-SETUP = """
-from cutlass.cute.nvgpu import cpasync
-W = cute.nvgpu.warpgroup
-DT = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16, "f32": cutlass.Float32, "i8": cutlass.Int8,
-      "tf32": cutlass.TFloat32}
-def tma(dt, gshape, gstride, sl, tiler):
-    ptr = cute.make_ptr(DT[dt], 0, cute.AddressSpace.gmem, assumed_align=16)
-    g = cute.make_tensor(ptr, cute.make_layout(gshape, stride=gstride))
-    a, t = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), g, sl, tiler)
-    ty = str(a._trait.value.type)
-    gb = ty.split('tma_gbasis = <"')[1].split('"')[0]
-    bits = ty.split("copy_bits = ")[1].split(",")[0]
-    return gb + "|" + bits + "|" + str(t) + "|" + str(a)
-def atom(kind, dt, shape, order):
-    a = W.make_smem_layout_atom(getattr(W.SmemLayoutAtomKind, kind), DT[dt])
-    return cute.tile_to_shape(a, shape, order=order)
-"""
+SETUP = TMA_DSL_SETUP          # the helpers the chapter uses: tma(...) and staged(...)
 
 BITS = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "i8": 8}
 
@@ -58,7 +42,7 @@ def _gmma_cases():
                 order = (1, 0, 2)
             full = shape + ((stages,) if stages else ())
             ours = make_smem_layout_atom(SmemLayoutAtomKind[kind], BITS[dt]).tile_to_shape(full, order[:len(full)])
-            dsl = f"tma('{dt}', {g[0]}, {g[1]}, atom('{kind}', '{dt}', {full}, {order[:len(full)]}), {shape})"
+            dsl = f"tma('{dt}', {g[0]}, {g[1]}, staged('{kind}', '{dt}', {full}, {order[:len(full)]}), {shape})"
             cases.append((f"{kind} {dt} {full}", dsl, (dt, Layout(*g), ours, shape)))
     return cases
 

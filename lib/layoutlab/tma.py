@@ -49,13 +49,13 @@ __all__ = [
     "TensorMap", "encode_tiled", "box_placement", "smem_byte_of",
     "TmaAtom", "make_tiled_tma_atom", "TmaCopy", "tma_partition", "tile_placement", "multicast_slices",
     "MBarrier", "mbarrier_try_wait", "cp_async_copy", "cp_async_plan", "cp_async_wait_group",
-    "CP_ASYNC_SIZES", "DSL_SETUP", "dsl_summary",
+    "CP_ASYNC_SIZES", "TMA_DSL_SETUP", "tma_dsl_summary",
 ]
 
 #: Setup code for :func:`layoutlab.dsl.dsl_eval` / ``dsl_check``: ``tma(dt, gshape, gstride, smem_layout, tiler)``
 #: traces ``cpasync.make_tiled_tma_atom`` on a CPU and returns ``"tma_gbasis|copy_bits|TMA tensor|atom"``,
-#: what :func:`dsl_summary` gives for our atom; ``staged(kind, dt, shape, order)`` tiles a GMMA smem atom.
-DSL_SETUP = """
+#: what :func:`tma_dsl_summary` gives for our atom; ``staged(kind, dt, shape, order)`` tiles a GMMA smem atom.
+TMA_DSL_SETUP = """
 from cutlass.cute.nvgpu import cpasync
 W = cute.nvgpu.warpgroup
 DT = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16, "f32": cutlass.Float32, "i8": cutlass.Int8,
@@ -74,8 +74,8 @@ def staged(kind, dt, shape, order):
 """
 
 
-def dsl_summary(atom) -> str:
-    """``"tma_gbasis|copy_bits|TMA tensor|atom"`` for our atom, the string ``DSL_SETUP``'s ``tma()`` returns."""
+def tma_dsl_summary(atom) -> str:
+    """``"tma_gbasis|copy_bits|TMA tensor|atom"`` for our atom, the string ``TMA_DSL_SETUP``'s ``tma()`` returns."""
     return f"{atom.tma_gbasis}|{atom.copy_bits}|{atom.tma_tensor()}|{atom}"
 
 # ------------------------------------------------------------------------------------------------------
