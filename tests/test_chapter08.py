@@ -47,3 +47,18 @@ def test_ch8_answers():
     # 5. RS, N = 64: A[9, 3] in thread 5, value 3
     rs = make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16), "rmem"))
     assert rs.layout_a_tv((5, 3)) == 9 + 64 * 3
+
+
+def test_chapter_runs_without_the_dsl():
+    """Without the CuTe DSL the chapter still runs: the comparisons and the kernel compile announce the skip."""
+    from pathlib import Path
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient import NotebookClient
+    root = Path(__file__).resolve().parents[1]
+    nb = nbformat.reads((root / "chapters" / "08_wgmma.ipynb").read_text(), as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(
+        "import layoutlab.dsl as _d\n_d.HAVE_DSL = False\n_d.SKIP_REASON = 'simulated: no CuTe DSL'"))
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(root / "chapters")}}).execute()
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert printed.count("simulated: no CuTe DSL") >= 4
