@@ -357,7 +357,14 @@ def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult
             differ.append(label)
         print(f"{label:{label_width}s} CuTe DSL: {theirs}{verdict}")
     assert not differ, f"layoutlab and the CuTe DSL {DSL_VERSION} disagree on: {differ}"
-    return results
+    return _Checked(results)
+
+
+class _Checked(list):
+    """``dsl_check``'s results: a list, shown as nothing when it ends a notebook cell (the lines are printed)."""
+
+    def _ipython_display_(self):
+        pass
 
 
 def _format_ours(x) -> str:
