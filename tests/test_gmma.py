@@ -193,3 +193,33 @@ def test_pictures_and_explorer():
     ex.dtype.value = "f16/bf16"
     assert ex.message.value == "" and ex.bits.value[:4] == b"\x89PNG"
     assert "LayoutType.B128" not in ex.summary.value and "B128" in ex.summary.value
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import layoutlab
+    import layoutlab.gmma as mod
+    res = doctest.testmod(mod, extraglobs=vars(layoutlab), optionflags=doctest.ELLIPSIS | doctest.IGNORE_EXCEPTION_DETAIL)
+    assert res.failed == 0 and res.attempted >= 12
+
+
+def test_descriptor_constants_follow_the_ptx_definitions():
+    from layoutlab.kernels.wgmma_tile import descriptor_constants
+    ptx = """
+	shr.u32 	%r60, %r1, 4;
+	and.b32 	%r61, %r60, 16383;
+	cvt.u64.u32 	%rd13, %r61;
+	or.b64 	%rd9, %rd13, -9223371899415756800;
+	and.b32 	%r35, %r34, 16320;
+	or.b32 	%r36, %r35, 524288;
+	cvt.u64.u32 	%rd10, %r36;
+	add.s64 	%rd11, %rd13, -9223371899415756798;
+	cvt.u64.u32 	%rd12, %r35;
+wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%r28, %r29}, %rd9, %rd10, p, 1,  1, 0, 1;
+wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%r28, %r29}, %rd11, %rd12, p, 1,  1, 0, 1;
+"""
+    got = descriptor_constants(ptx)
+    assert got == [("m64n64k16", 0x8000002000010000, 0x80000), ("m64n64k16", 0x8000002000010002, 0)]
+    with pytest.raises(LayoutError, match="cannot follow"):
+        descriptor_constants("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r1}, %rd1, %rd2, p, 1, 1, 0, 0;")
