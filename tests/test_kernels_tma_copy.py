@@ -28,9 +28,9 @@ _SCRIPT = textwrap.dedent("""
     from pathlib import Path
     sys.path.insert(0, {lib!r})
     from layoutlab.kernels.tma_copy import compile_tma_copy
-    from layoutlab.probe.tma import CASES, REFUSED_CASES
+    from layoutlab.probe.tma import CASES, MULTICAST_CASES, REFUSED_CASES
     out = {{}}
-    for i, case in enumerate(CASES + REFUSED_CASES):
+    for i, case in enumerate(CASES + MULTICAST_CASES + REFUSED_CASES):
         for p in Path({dump!r}).glob("*.ptx"):
             p.unlink()                      # two cases may share a file name (same tensor signature)
         compile_tma_copy(case)
@@ -65,6 +65,21 @@ def test_kernel_ptx_has_one_tma_per_box(case, ptx):
 
 
 @pytest.mark.dsl
+@pytest.mark.parametrize("case", probe.MULTICAST_CASES, ids=[c["name"][:30] for c in probe.MULTICAST_CASES])
+def test_multicast_kernel_ptx(case, ptx):
+    """A cluster launch: each CTA issues its slice of every box with .multicast::cluster (one instruction per
+    box, as without multicast) and the CTAs meet at cluster barriers around it."""
+    text = ptx[case["name"]]
+    mc = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+    _, atom = probe._atom(case)
+    assert text.count(mc) == sum(len(tma_partition(atom, tuple(t))) for t in case["tiles"])
+    assert text.count("barrier.cluster.arrive") == 2 and "%cluster_ctarank" in text
+    want = probe.expected_bytes(case)
+    one = probe.expected_bytes(dict(case, multicast=1))
+    assert want == one * case["multicast"]
+
+
+@pytest.mark.dsl
 def test_refused_cases_compile_in_the_dsl(ptx):
     """The DSL compiles both; layoutlab refuses them (tests/test_tma_dsl.py), the H100 run says what happens."""
     for case in probe.REFUSED_CASES:
@@ -90,6 +105,14 @@ def test_compare_catches_a_wrong_byte():
     rec["cases"][1]["bytes"] = probe._pack(bytes(bad))
     mm = probe.compare(rec)["mismatches"]
     assert len(mm) == 1 and mm[0]["first"] == [100]
+    mc = probe.MULTICAST_CASES[0]
+    good = {"case": mc, "status": "ran", "bytes": probe._pack(probe.expected_bytes(mc))}
+    half = bytes(probe.expected_bytes(dict(mc, multicast=1))) + bytes(probe.expected_bytes(dict(mc, multicast=1))[:-16]) \
+        + b"\xff" * 16                                 # CTA 1 missed the last chunk
+    bad = {"case": mc, "status": "ran", "bytes": probe._pack(half)}
+    assert probe.compare({"cases": [], "multicast_cases": [good]})["multicast"][0][2] == "every CTA holds the whole tile"
+    res = probe.compare({"cases": [], "multicast_cases": [bad]})
+    assert "differ" in res["multicast"][0][2] and res["mismatches"]
 
 
 @pytest.mark.skipif(not RECORD.exists(), reason="no recording results/tma_probe_h100.json yet "
@@ -100,6 +123,7 @@ def test_recorded_probe_matches_the_model():
     res = probe.compare(rec)
     assert res["checked"] == len(probe.CASES)
     assert not res["mismatches"], res["mismatches"]
+    assert all(status == "ran" for _, status, _ in res["multicast"]), res["multicast"]
     assert not res["cute_view_mismatches"], res["cute_view_mismatches"]
 
 

@@ -16,7 +16,8 @@ A case is a plain dict (JSON-able, so the probe can record it)::
 ``smem`` is ``["atom", kind, order]`` (a GMMA atom of :func:`~layoutlab.swizzle.make_smem_layout_atom` tiled
 to ``tile + (stages,)`` with ``tile_to_shape(order)``) or ``["plain", swizzle_bits_or_null, shape, stride]``
 (one stage).  ``tiles[s]`` is the CTA tile loaded into stage ``s``.  ``offset`` places the buffer that many
-bytes after a 1024-byte boundary (to show what a misaligned swizzled buffer does).
+bytes after a 1024-byte boundary (to show what a misaligned swizzled buffer does).  ``"multicast": n`` runs a
+cluster of n CTAs that each load 1/n of every box with ``.multicast::cluster`` (all CTAs receive the tile).
 
 :func:`smem_layout` builds the same layout with ``layoutlab``; :func:`compile_tma_copy` compiles for sm_90a
 on a CPU (``CUTE_DSL_ARCH=sm_90a``); :func:`run_tma_copy` runs on a Hopper GPU (cupy) and returns the raw
@@ -109,6 +110,7 @@ def _make_class():
             self.offset = int(case.get("offset", 0))
             self.nbytes = case_bytes(case)
             self.esize = ELEMENT_BYTES[case["dtype"]]
+            self.mcast = int(case.get("multicast", 1))
 
         def _smem_layout(self):
             spec = _staged_layout(self.case, "dsl")
@@ -124,8 +126,8 @@ def _make_class():
         @cute.jit
         def __call__(self, src: cute.Tensor, out: cute.Tensor, stream):
             sl = self._smem_layout()
-            tma, mA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), src,
-                                                  cute.slice_(sl, (None, None, 0)), self.tile)
+            op = cpasync.CopyBulkTensorTileG2SMulticastOp() if self.mcast > 1 else cpasync.CopyBulkTensorTileG2SOp()
+            tma, mA = cpasync.make_tiled_tma_atom(op, src, cute.slice_(sl, (None, None, 0)), self.tile, self.mcast)
 
             @cute.struct
             class SharedStorage:
@@ -133,7 +135,12 @@ def _make_class():
                 buf: cute.struct.Align[cute.struct.MemRange[cutlass.Uint8, self.nbytes], 1024]
 
             self.storage = SharedStorage
-            self.kernel(tma, mA, out, sl).launch(grid=(1, 1, 1), block=(THREADS, 1, 1), stream=stream)
+            if cutlass.const_expr(self.mcast > 1):
+                # a cluster of `mcast` CTAs: each loads 1/mcast of every box and multicasts it to all
+                self.kernel(tma, mA, out, sl).launch(grid=(self.mcast, 1, 1), block=(THREADS, 1, 1),
+                                                     cluster=(self.mcast, 1, 1), stream=stream)
+            else:
+                self.kernel(tma, mA, out, sl).launch(grid=(1, 1, 1), block=(THREADS, 1, 1), stream=stream)
 
         @cute.kernel
         def kernel(self, tma: cute.CopyAtom, mA: cute.Tensor, out: cute.Tensor, sl: cute.ComposedLayout):
@@ -150,22 +157,35 @@ def _make_class():
             if tidx == 0:
                 cute.arch.mbarrier_init(bar, 1)
                 cute.arch.mbarrier_init_fence()
-            cute.arch.sync_threads()
+            if cutlass.const_expr(self.mcast > 1):
+                cute.arch.cluster_arrive()           # every CTA's barrier is ready before anyone multicasts
+                cute.arch.cluster_wait()
+            else:
+                cute.arch.sync_threads()
             # 2. thread 0: expect the bytes of all stages, then one TMA copy per box per stage
             sA = cute.make_tensor(cute.recast_ptr(raw + self.offset, sl.inner, dtype=self.dt), sl.outer)
             gA = cute.local_tile(mA, self.tile, (None, None))                  # (bM, bK, nM, nK)
-            tAsA, tAgA = cpasync.tma_partition(tma, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2),
-                                               cute.group_modes(gA, 0, 2))
+            rank = cute.arch.block_idx_in_cluster() if cutlass.const_expr(self.mcast > 1) else 0
+            tAsA, tAgA = cpasync.tma_partition(tma, rank, cute.make_layout(self.mcast),
+                                               cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
             if tidx == 0:
+                # every CTA receives the whole tile (its own slice and the others'), so expects all bytes
                 cute.arch.mbarrier_arrive_and_expect_tx(
                     bar, self.stages * math.prod(self.tile) * self.esize)
                 for s in cutlass.range_constexpr(self.stages):
                     tm, tk = self.tiles[s]
-                    cute.copy(tma, tAgA[None, tm, tk], tAsA[None, s], tma_bar_ptr=bar)
+                    if cutlass.const_expr(self.mcast > 1):
+                        cute.copy(tma, tAgA[None, tm, tk], tAsA[None, s], tma_bar_ptr=bar,
+                                  mcast_mask=cutlass.Int16((1 << self.mcast) - 1))
+                    else:
+                        cute.copy(tma, tAgA[None, tm, tk], tAsA[None, s], tma_bar_ptr=bar)
             # 3. everybody waits for phase 0 to complete, then copies the raw bytes out
             cute.arch.mbarrier_wait(bar, 0)
             for i in cutlass.range(tidx, self.nbytes // 4, THREADS, unroll=1):
-                out[i] = words[i]
+                out[rank * (self.nbytes // 4) + i] = words[i]
+            if cutlass.const_expr(self.mcast > 1):
+                cute.arch.cluster_arrive()           # no CTA leaves while a peer may still write to it
+                cute.arch.cluster_wait()
 
     return TmaCopy
 
@@ -186,7 +206,8 @@ def _fake_args(case):
     dt = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16, "f32": cutlass.Float32}[case["dtype"]]
     (rows, cols), stride = case["gmem"]
     src = make_fake_tensor(dt, (rows, cols), tuple(stride), assumed_align=16)
-    out = make_fake_tensor(cutlass.Uint32, (case_bytes(case) // 4,), (1,), assumed_align=16)
+    out = make_fake_tensor(cutlass.Uint32, (case_bytes(case) // 4 * int(case.get("multicast", 1)),), (1,),
+                           assumed_align=16)
     return src, out, make_fake_stream()
 
 
@@ -203,7 +224,8 @@ def compile_tma_copy(case, args=None):
 
 def run_tma_copy(case):
     """Run one case on the GPU (cupy): returns the shared-memory buffer's bytes (numpy uint8), the first
-    ``offset`` bytes included (they precede the tile and stay 0xFF)."""
+    ``offset`` bytes included (they precede the tile and stay 0xFF); with ``"multicast": n`` the n CTAs'
+    buffers one after the other."""
     import cupy
     import cuda.bindings.driver as cuda
     import numpy as np
@@ -213,7 +235,7 @@ def run_tma_copy(case):
     (rows, cols), (s0, s1) = case["gmem"]
     esize = codes.itemsize
     g = cupy.lib.stride_tricks.as_strided(view, shape=(rows, cols), strides=(s0 * esize, s1 * esize))
-    out = cupy.zeros(case_bytes(case) // 4, dtype=cupy.uint32)
+    out = cupy.zeros(case_bytes(case) // 4 * int(case.get("multicast", 1)), dtype=cupy.uint32)
     src_t = from_dlpack(g, assumed_align=16)
     out_t = from_dlpack(out, assumed_align=16)
     stream = cuda.CUstream(cupy.cuda.get_current_stream().ptr)

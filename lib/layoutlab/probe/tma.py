@@ -9,7 +9,8 @@ the swizzle on absolute address bits, zero fill outside the tensor, ``0xFF`` whe
 
 Cases: no swizzle (16-byte-wide boxes), 32/64/128-byte swizzles, K-major and MN-major, fp16 and fp32,
 boxes partly outside the tensor (zero fill), 2 and 3 pipeline stages, a box cut to 256 elements, and a
-128B-swizzled buffer that starts 512 bytes after a 1024-byte boundary.  Two more cases are ones that the
+128B-swizzled buffer that starts 512 bytes after a 1024-byte boundary.  Two cluster cases multicast each box to 2
+and 4 CTAs (every CTA must hold the whole tile).  Two more cases are ones that the
 CuTe DSL compiles but that break a tensor-map rule (a 200-byte row stride; a shared-memory layout that
 would transpose the tile): each runs in its own process and the record keeps what happened.
 
@@ -24,7 +25,7 @@ import subprocess
 import sys
 import zlib
 
-__all__ = ["CASES", "REFUSED_CASES", "expected_bytes", "cute_view_bytes", "decode_chunks", "run", "compare",
+__all__ = ["CASES", "MULTICAST_CASES", "REFUSED_CASES", "expected_bytes", "cute_view_bytes", "decode_chunks", "run", "compare",
            "main", "unpack"]
 
 
@@ -49,6 +50,14 @@ CASES = [
        ["plain", None, [4, 512], [512, 1]], [[1, 0]]),
     _c("128B swizzle, buffer 512 bytes past a 1024-byte boundary", "f16", [[64, 64], [64, 1]], [16, 64],
        ["plain", 3, [16, 64], [64, 1]], [[1, 0]], offset=512),
+]
+
+#: Clusters: each CTA loads 1/n of every box with ``.multicast::cluster``; every CTA must end up with the tile.
+MULTICAST_CASES = [
+    dict(_c("multicast to 2 CTAs: K-major f16, 128B swizzle, 2 stages, zero fill", "f16", [[200, 136], [136, 1]],
+            [64, 64], ["atom", "K_SW128", [0, 1, 2]], [[0, 0], [3, 2]], stages=2), multicast=2),
+    dict(_c("multicast to 4 CTAs: MN-major f16, 128B swizzle", "f16", [[136, 200], [1, 136]], [128, 64],
+            ["atom", "MN_SW128", [1, 0, 2]], [[1, 3]]), multicast=4),
 ]
 
 REFUSED_CASES = [
@@ -89,6 +98,8 @@ def expected_bytes(case) -> bytes:
     """The shared-memory buffer after the case's TMA copies, predicted by :mod:`layoutlab.tma`."""
     from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
     from ..tma import tile_placement
+    if case.get("multicast", 1) > 1:        # every CTA of the cluster receives the whole tile
+        return expected_bytes(dict(case, multicast=1)) * case["multicast"]
     sl, atom = _atom(case)
     esize = ELEMENT_BYTES[case["dtype"]]
     buf = bytearray([0xFF]) * case_bytes(case)
@@ -103,6 +114,8 @@ def cute_view_bytes(case) -> bytes:
     """The same buffer as the CuTe layout sees it: element ``(m, k)`` of stage ``s`` at
     ``sl.byte_address((m, k, s), element_bytes, base=offset)`` (the swizzle on absolute byte addresses)."""
     from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
+    if case.get("multicast", 1) > 1:
+        return cute_view_bytes(dict(case, multicast=1)) * case["multicast"]
     sl, _ = _atom(case)
     esize = ELEMENT_BYTES[case["dtype"]]
     (rows, cols), _ = case["gmem"]
@@ -204,9 +217,11 @@ def run() -> dict:
     rec = {"gpu": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
            "compute_capability": f"{props['major']}.{props['minor']}",
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "versions": _versions(), "cases": [], "refused_cases": []}
+           "versions": _versions(), "cases": [], "multicast_cases": [], "refused_cases": []}
     for case in CASES:
         rec["cases"].append({"case": case, "bytes": _pack(_run_one(case))})
+    for case in MULTICAST_CASES:            # a cluster launch: isolated, so a failure cannot spoil the rest
+        rec["multicast_cases"].append({"case": case, **_run_isolated(case)})
     for case in REFUSED_CASES:
         rec["refused_cases"].append({"case": case, **_run_isolated(case)})
     return rec
@@ -216,7 +231,18 @@ def compare(record: dict) -> dict:
     """Check a record against the model: ``{"checked": n, "bytes": total, "mismatches": [...],
     "cute_view_mismatches": [...], "refused": [(name, what happened)]}``.  A mismatch names the case and
     the first differing bytes."""
-    out = {"checked": 0, "bytes": 0, "mismatches": [], "cute_view_mismatches": [], "refused": []}
+    out = {"checked": 0, "bytes": 0, "mismatches": [], "cute_view_mismatches": [], "refused": [],
+           "multicast": []}
+    for entry in record.get("multicast_cases", []):
+        if entry["status"] != "ran":
+            out["multicast"].append((entry["case"]["name"], entry["status"], entry.get("message", "")[-300:]))
+            continue
+        got, want = _unpack(entry["bytes"]), expected_bytes(entry["case"])
+        out["multicast"].append((entry["case"]["name"], "ran",
+                                 "every CTA holds the whole tile" if got == want else
+                                 f"{sum(a != b for a, b in zip(got, want))} bytes differ from the model"))
+        if got != want:
+            out["mismatches"].append({"case": entry["case"]["name"], "differing_bytes": -1, "first": []})
     for entry in record["cases"]:
         case, got = entry["case"], _unpack(entry["bytes"])
         for key, want in (("mismatches", expected_bytes(case)), ("cute_view_mismatches", cute_view_bytes(case))):
