@@ -80,3 +80,21 @@ def test_descriptors_equal_the_dsl(dsl_descriptors):
     # vacuity guard: every atom kind, both operands, several k-blocks each
     assert compared == 976, compared          # the number chapter 8 quotes
     print(f"{compared} descriptors identical to the DSL's over {len(CONFIGS)} kernels")
+
+
+def test_dsl_is_silent_where_we_refuse():
+    """The DSL 4.8.1 builds MN-major fp8/int8 atoms and an RS atom with an MN-major A (chapter 8 shows it);
+    check_operand_major refuses each. If a DSL release starts refusing, this test says so."""
+    from layoutlab.dsl import dsl_eval
+    from layoutlab.errors import LayoutError
+    from layoutlab.gmma import check_operand_major
+    setup = ("from cutlass import Float8E4M3FN, Float16, Float32, Int8, Int32\nW = cute.nvgpu.warpgroup\n"
+             "OM = cute.nvgpu.OperandMajorMode\n")
+    cases = [("W.MmaF8Op(Float8E4M3FN, Float8E4M3FN, Float32, (64,64,32), W.OperandSource.SMEM, OM.MN, OM.K)", ("e4m3", "MN", "smem")),
+             ("W.MmaI8Op(Int8, Int8, Int32, (64,64,32), W.OperandSource.SMEM, OM.K, OM.MN)", ("s8", "MN", "smem")),
+             ("W.MmaF16BF16Op(Float16, Float32, (64,64,16), W.OperandSource.RMEM, OM.MN, OM.K)", ("f16", "MN", "rmem"))]
+    results = dsl_eval([f"cute.make_mma_atom({op}).shape_mnk" for op, _ in cases], setup)
+    for (op, args), r in zip(cases, results):
+        assert r.ok, (op, r.status, r.message[:300])
+        with pytest.raises(LayoutError):
+            check_operand_major(*args)
