@@ -92,3 +92,65 @@ def test_recorded_h100_probe():
 def test_probe_live():
     res = probe.compare(probe.run())
     assert res["mismatches"] == []
+
+
+class _FakeArrays:
+    """numpy standing in for CuPy."""
+    float32 = np.float32
+
+    @staticmethod
+    def asarray(x):
+        return np.asarray(x)
+
+    @staticmethod
+    def zeros(n, dtype):
+        return np.zeros(n, dtype=dtype)
+
+    @staticmethod
+    def asnumpy(x):
+        return np.asarray(x)
+
+
+class _PtxModelModule:
+    """The probe kernels executed by the PTX ISA's reading of a descriptor (which covers base offset 0 only: a
+    descriptor with another base offset gives NaN, "unknown")."""
+
+    def get_function(self, name):
+        from layoutlab.atoms import WarpgroupMmaF16BF16Op, make_mma_atom
+        from layoutlab.gmma import gmma_read_addresses
+        from layoutlab.probe import _tv_table
+        ta, tb = int(name[-4]), int(name[-1])
+        c_tab = _tv_table(make_mma_atom(WarpgroupMmaF16BF16Op("f16", "f32", (64, probe.N, 16))).layout_c_tv,
+                          128, probe.N // 2)
+
+        def launch(grid, block, args):
+            imgA, nA, imgB, nB, sA, sB, dA, dB, kblocks, out = args
+            assert grid == (1,) and block == (128,) and int(nA) == imgA.size and int(kblocks) == probe.K // 16
+            D = np.zeros((64, probe.N))
+            mems = []
+            for img, shift in ((imgA, int(sA)), (imgB, int(sB))):
+                mem = np.zeros(32768 // 2 + 16384, dtype=np.uint16)
+                mem[shift // 2: shift // 2 + img.size] = img
+                mems.append(mem)
+            if any((int(x) >> 49) & 7 for x in list(dA) + list(dB)):
+                out[:] = np.nan
+                return
+            for kb in range(int(kblocks)):
+                ops = []
+                for mem, desc, major, mn in ((mems[0], int(dA[kb]), "MN" if ta else "K", 64),
+                                             (mems[1], int(dB[kb]), "MN" if tb else "K", probe.N)):
+                    addr = gmma_read_addresses(desc, major, 16, mn)
+                    ops.append(mem[addr // 2].view(np.float16).astype(np.float64))
+                D += ops[0] @ ops[1].T
+            out[:] = D.reshape(-1, order="F")[c_tab].reshape(-1)
+        return launch
+
+
+def test_record_host_side_with_the_ptx_model_as_hardware():
+    rec = probe.record(_PtxModelModule(), _FakeArrays(), gpu_name="PTX model", versions={"model": 1})
+    assert {"gpu", "date", "versions"} <= rec.keys()
+    res = probe.compare(rec)
+    claims = [n for n, r in rec["cases"].items() if r["expect"] != "observe"]
+    assert len(claims) == 91 and len(rec["cases"]) == len(probe.cases()) and not rec["errors"]
+    assert res["mismatches"] == []
+    assert all(rec["cases"][n]["exact"] == (rec["cases"][n]["expect"] == "exact") for n in claims)

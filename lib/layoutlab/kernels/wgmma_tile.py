@@ -253,7 +253,6 @@ def gpu_check(configs=GPU_CONFIGS, seed=0):
     cases = []
     for c in configs:
         cfg = WgmmaTileConfig(*c)
-        dt = {"float16": cupy.float16, "bfloat16": None}[cfg.dtype]
         row = {"config": list(c)}
         try:
             for design in ("integers", "normal"):
@@ -280,12 +279,11 @@ def gpu_check(configs=GPU_CONFIGS, seed=0):
 
 
 def _device(x, dtype):
-    import cupy
+    """float16 as a cupy array; bfloat16 (no numpy/cupy dtype) as a torch CUDA tensor."""
     if dtype == "float16":
+        import cupy
         return cupy.asarray(x.astype("float16"))
-    import numpy as np
-    import torch  # bf16 has no numpy/cupy dtype: go through torch
-    del np
+    import torch
     return torch.tensor(x, dtype=torch.bfloat16, device="cuda")
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["KINDS", "N", "K", "cases", "simulate", "run", "compare", "main"]
+__all__ = ["KINDS", "N", "K", "cases", "simulate", "run", "record", "compare", "main"]
 
 KINDS = ("K_INTER", "K_SW32", "K_SW64", "K_SW128", "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128")
 N, K = 128, 64
@@ -216,45 +216,60 @@ def run(seed=0):
     """Run every case on GPU 0 (an sm_90a GPU, nvcc and CuPy needed); returns the JSON-able record."""
     import cupy as cp
 
-    from .. import atoms, gpu
-    from . import _compile, _tv_table, _versions
+    from .. import gpu
+    from . import _compile, _versions
 
     if not gpu.is_hopper():
         raise RuntimeError(f"probe.gmma needs an sm_90a GPU (H100/H200); found {gpu.name() or gpu.reason()}")
+    with tempfile.TemporaryDirectory() as tmp:     # CuPy may load the cubin lazily: keep it until done
+        mods, errors = _compile([source()], tmp)
+        rec = record(mods[0], cp, seed=seed, gpu_name=gpu.name(), versions=_versions())
+        rec["errors"].update({f"nvcc {k}": v for k, v in errors.items()})
+        return rec
+
+
+def record(mod, cp, seed=0, gpu_name=None, versions=None):
+    """Launch every case through ``mod`` (the compiled :func:`source`, or ``None`` if it did not build) with
+    the array module ``cp``; returns the record. :func:`run` passes CuPy; the tests pass a stand-in that
+    executes the PTX ISA's reading of the descriptors, to check this host side without a GPU."""
+    from .. import atoms
+    from . import _tv_table
+
     rng = np.random.default_rng(seed)
     A = rng.integers(-2, 3, (64, K)).astype(np.float64)
     B = rng.integers(-2, 3, (N, K)).astype(np.float64)
     ref = A @ B.T
     c_tab = _tv_table(atoms.make_mma_atom(atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, N, 16))).layout_c_tv,
                       128, N // 2)
+    want = ref.reshape(-1, order="F")[c_tab]           # what thread t holds in register j, if all is right
     rec = {"what": "layoutlab.probe.gmma: wgmma m64n128k16 over K=64 with descriptors from layoutlab.gmma",
-           "gpu": gpu.name(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "versions": _versions(), "seed": seed, "errors": {}, "cases": {}}
-    with tempfile.TemporaryDirectory() as tmp:
-        mods, errors = _compile([source()], tmp)
-        rec["errors"].update({f"nvcc {k}": v for k, v in errors.items()})
-        if mods[0] is None:
-            return rec
-        images = {}
-        for name, a, b, sa, sb, da, db, expect in cases():
-            try:
-                ia = images.setdefault(("A", a), cp.asarray(_image(A, a)))
-                ib = images.setdefault(("B", b), cp.asarray(_image(B, b)))
-                out = cp.zeros(128 * 64, dtype=cp.float32)
-                fn = mods[0].get_function(f"gmma_probe_a{int(a.startswith('MN'))}_b{int(b.startswith('MN'))}")
-                fn((1,), (128,), (ia, np.int32(ia.size), ib, np.int32(ib.size), np.int32(sa), np.int32(sb),
-                                  cp.asarray(np.array(da, dtype=np.uint64)), cp.asarray(np.array(db, dtype=np.uint64)),
-                                  np.int32(K // 16), out))
-                d = cp.asnumpy(out).reshape(128, 64).astype(np.float64)
-                want = ref.reshape(-1, order="F")[c_tab]
-                err = float(np.max(np.abs(d - want))) if np.all(np.isfinite(d)) else float("inf")
-                rec["cases"][name] = {"a_kind": a, "b_kind": b, "a_shift": sa, "b_shift": sb,
-                                      "desc_a": [f"0x{x:016x}" for x in da], "desc_b": [f"0x{x:016x}" for x in db],
-                                      "expect": expect, "exact": bool(err == 0.0), "max_abs_err": err}
-            except Exception as e:  # noqa: BLE001 - a faulting case poisons the context: record and stop
-                rec["errors"][name] = f"{type(e).__name__}: {e}"[:2000]
-                print(f"probe.gmma: {name} failed: {e!r}", file=sys.stderr)
-                break
+           "gpu": gpu_name, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "versions": versions or {}, "seed": seed, "errors": {}, "cases": {}}
+    if mod is None:
+        rec["errors"]["build"] = "the probe kernels did not compile"
+        return rec
+    images = {}
+    for name, a, b, sa, sb, da, db, expect in cases():
+        try:
+            if ("A", a) not in images:
+                images[("A", a)] = cp.asarray(_image(A, a))
+            if ("B", b) not in images:
+                images[("B", b)] = cp.asarray(_image(B, b))
+            ia, ib = images[("A", a)], images[("B", b)]
+            out = cp.zeros(128 * 64, dtype=cp.float32)
+            fn = mod.get_function(f"gmma_probe_a{int(a.startswith('MN'))}_b{int(b.startswith('MN'))}")
+            fn((1,), (128,), (ia, np.int32(ia.size), ib, np.int32(ib.size), np.int32(sa), np.int32(sb),
+                              cp.asarray(np.array(da, dtype=np.uint64)), cp.asarray(np.array(db, dtype=np.uint64)),
+                              np.int32(K // 16), out))
+            d = cp.asnumpy(out).reshape(128, 64).astype(np.float64)
+            err = float(np.max(np.abs(d - want))) if np.all(np.isfinite(d)) else float("inf")
+            rec["cases"][name] = {"a_kind": a, "b_kind": b, "a_shift": sa, "b_shift": sb,
+                                  "desc_a": [f"0x{x:016x}" for x in da], "desc_b": [f"0x{x:016x}" for x in db],
+                                  "expect": expect, "exact": bool(err == 0.0), "max_abs_err": err}
+        except Exception as e:  # noqa: BLE001 - a faulting case poisons the context: record and stop
+            rec["errors"][name] = f"{type(e).__name__}: {e}"[:2000]
+            print(f"probe.gmma: {name} failed: {e!r}", file=sys.stderr)
+            break
     return rec
 
 
