@@ -28,9 +28,9 @@ _SCRIPT = textwrap.dedent("""
     from pathlib import Path
     sys.path.insert(0, {lib!r})
     from layoutlab.kernels.tma_copy import compile_tma_copy
-    from layoutlab.probe.tma import CASES, MULTICAST_CASES, REFUSED_CASES
+    from layoutlab.probe.tma import CASES, MISALIGNED_CASES, MULTICAST_CASES, REFUSED_CASES
     out = {{}}
-    for i, case in enumerate(CASES + MULTICAST_CASES + REFUSED_CASES):
+    for i, case in enumerate(CASES + MULTICAST_CASES + MISALIGNED_CASES + REFUSED_CASES):
         for p in Path({dump!r}).glob("*.ptx"):
             p.unlink()                      # two cases may share a file name (same tensor signature)
         compile_tma_copy(case)
@@ -52,7 +52,8 @@ def ptx(tmp_path_factory):
 
 
 @pytest.mark.dsl
-@pytest.mark.parametrize("case", probe.CASES, ids=[c["name"][:40] for c in probe.CASES])
+@pytest.mark.parametrize("case", probe.CASES + probe.MISALIGNED_CASES,
+                         ids=[c["name"][:40] for c in probe.CASES + probe.MISALIGNED_CASES])
 def test_kernel_ptx_has_one_tma_per_box(case, ptx):
     text = ptx[case["name"]]
     assert ".target sm_90a" in text
@@ -89,7 +90,7 @@ def test_refused_cases_compile_in_the_dsl(ptx):
 
 
 def test_model_and_cute_view_agree_and_show_fill():
-    for case in probe.CASES:
+    for case in probe.CASES + probe.MISALIGNED_CASES:
         want = probe.expected_bytes(case)
         assert want == probe.cute_view_bytes(case), case["name"]
     zero_fill = probe.expected_bytes(probe.CASES[3])
@@ -98,7 +99,8 @@ def test_model_and_cute_view_agree_and_show_fill():
 
 
 def test_compare_catches_a_wrong_byte():
-    rec = {"cases": [{"case": c, "bytes": probe._pack(probe.expected_bytes(c))} for c in probe.CASES[:3]]}
+    rec = {"cases": [{"case": c, "status": "ran", "bytes": probe._pack(probe.expected_bytes(c))}
+                     for c in probe.CASES[:3]]}
     assert probe.compare(rec)["mismatches"] == [] and probe.compare(rec)["checked"] == 3
     bad = bytearray(probe.expected_bytes(probe.CASES[1]))
     bad[100] ^= 1
@@ -113,6 +115,8 @@ def test_compare_catches_a_wrong_byte():
     assert probe.compare({"cases": [], "multicast_cases": [good]})["multicast"][0][2] == "every CTA holds the whole tile"
     res = probe.compare({"cases": [], "multicast_cases": [bad]})
     assert "differ" in res["multicast"][0][2] and res["mismatches"]
+    failed = {"cases": [{"case": probe.CASES[0], "status": "error", "message": "CUDA_ERROR_ILLEGAL_ADDRESS"}]}
+    assert probe.compare(failed)["mismatches"][0]["status"] == "error"
 
 
 @pytest.mark.skipif(not RECORD.exists(), reason="no recording results/tma_probe_h100.json yet "
