@@ -25,6 +25,14 @@ def test_prose_numbers():
     # accumulator: thread 37 value 5 -> (17, 11); C[45, 99] in thread 85, d51 (N = 128)
     C = make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 128, 16))).layout_c_tv
     assert C((37, 5)) == 17 + 64 * 11 and C((85, 51)) == 45 + 64 * 99
+    # every warp's 16 rows of the RS A (and of the N = 16 accumulator) are mma.sync m16n8k16's A fragment
+    rs = make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16), "rmem")).layout_a_tv
+    sync_a = make_mma_atom(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16))).layout_a_tv
+    for w in range(4):
+        for t in range(32):
+            for v in range(8):
+                x, y = rs((32 * w + t, v)), sync_a((t, v))
+                assert (x % 64, x // 64) == (16 * w + y % 16, y // 16)
     # swizzle patterns: 1024/512/256 bytes; MN-major only for 16-bit
     assert [8 * 16 * w for w in (8, 4, 2)] == [1024, 512, 256]
 
