@@ -23,7 +23,7 @@ for step in $steps; do
       cp "$OUT/gmma_probe_h100.json" results/ 2>/dev/null
       ;;
     tile)
-      stamp "wgmma_tile (72 kernels vs float64)"
+      stamp "wgmma_tile (76 kernels vs float64)"
       timeout 400 python3 -m layoutlab.kernels.wgmma_tile "$OUT/wgmma_tile_h100.json" 2>&1 | tee "$OUT/wgmma_tile.log" | tail -30
       cp "$OUT/wgmma_tile_h100.json" results/ 2>/dev/null
       ;;

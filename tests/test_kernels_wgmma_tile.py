@@ -25,6 +25,7 @@ RECORD = ROOT / "results" / "wgmma_tile_h100.json"
     (("float16", 64, 32, "K_SW128"), "multiple of its row of 64"),
     (("float16", 32, 64, "K_SW128", "MN_SW128"), "MN extent \\(32\\)|multiple of its row of 64"),
     (("float16", 64, 64, "K_SW256"), "one of"),
+    (("float16", 64, 64, "K_SW128", "RMEM"), "B from shared memory only"),
 ])
 def test_config_refusals(args, match):
     with pytest.raises(LayoutError, match=match):
@@ -36,7 +37,8 @@ _SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {lib!r})
     from layoutlab.kernels.wgmma_tile import WgmmaTileConfig, compile_wgmma_tile
     out = {{}}
-    for cfg in [("float16", 64, 64, "K_SW128", "MN_SW64"), ("bfloat16", 256, 32, "MN_SW32", "K_INTER")]:
+    for cfg in [("float16", 64, 64, "K_SW128", "MN_SW64"), ("bfloat16", 256, 32, "MN_SW32", "K_INTER"),
+                ("float16", 64, 32, "RMEM", "MN_SW128")]:
         out[repr(cfg)] = compile_wgmma_tile(WgmmaTileConfig(*cfg)).artifacts.PTX
     print(json.dumps(out))
 """)
@@ -56,6 +58,8 @@ def ptx(tmp_path_factory):
 @pytest.mark.dsl
 def test_ptx_has_fence_mma_commit_wait_in_order(ptx):
     for cfg, text in ptx.items():
+        if "RMEM" in cfg:
+            continue
         n, k = eval(cfg)[1:3]
         assert ".target sm_90a" in text
         body = text[text.index("fence.proxy.async.shared::cta"):]
@@ -72,9 +76,23 @@ def test_ptx_has_fence_mma_commit_wait_in_order(ptx):
 def test_ptx_transpose_flags_follow_the_majorness(ptx):
     # imm-trans-a / imm-trans-b: 0 for K-major, 1 for MN-major (PTX ISA, Shared Memory Matrix Layout)
     for cfg, text in ptx.items():
+        if "RMEM" in cfg:
+            continue
         a_kind, b_kind = eval(cfg)[3:]
         flags = re.findall(r"wgmma\.mma_async[^;]*p, 1,\s*1, (\d), (\d);", text)
         assert flags and set(flags) == {(str(int(a_kind.startswith("MN"))), str(int(b_kind.startswith("MN"))))}
+
+
+@pytest.mark.dsl
+def test_rs_ptx_reads_a_from_registers_after_the_fence(ptx):
+    """RS: the A fragment comes from global memory into registers (4 x 32 bits per k-block, the chapter's
+    partition), then wgmma.fence, then one wgmma per k-block with A as four registers and only B a descriptor."""
+    text = next(t for c, t in ptx.items() if "RMEM" in c)
+    mmas = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16 \{[^}]*\}, "
+                      r"\{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1,\s*1, 1;", text)
+    assert len(mmas) == 2                                   # K = 32: two k-blocks; B MN-major: trans-b 1
+    loads = [m.start() for m in re.finditer(r"ld\.global\.b32", text)]
+    assert len(loads) == 8 and max(loads) < text.index("wgmma.fence.sync.aligned") < text.index("wgmma.mma_async")
 
 
 def test_recorded_h100_check():
@@ -100,7 +118,8 @@ def test_check_record_finds_problems():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("cfg", [("float16", 64, 64, "K_SW128", "MN_SW128"), ("float16", 24, 48, "K_INTER", "MN_INTER")])
+@pytest.mark.parametrize("cfg", [("float16", 64, 64, "K_SW128", "MN_SW128"), ("float16", 24, 48, "K_INTER", "MN_INTER"),
+                                 ("float16", 64, 64, "RMEM", "K_SW128")])
 def test_live_against_float64(cfg):
     from layoutlab.kernels.wgmma_tile import gpu_check
     checked, problems = check_record({"cases": gpu_check([cfg])["cases"]})

@@ -31,6 +31,9 @@ _KINDS = ("K_INTER", "K_SW32", "K_SW64", "K_SW128", "MN_INTER", "MN_SW32", "MN_S
 class WgmmaTileConfig:
     """dtype (``"float16"``/``"bfloat16"``), N (8..256, multiple of 8), K (multiple of 16) and the two atom kinds.
 
+    ``a_kind="RMEM"`` puts A in registers (the RS form): every thread loads its A fragment from global
+    memory straight into registers, and the wgmma reads them there.
+
     The MN extent must fill whole swizzle rows of an MN-major atom (e.g. ``MN_SW128`` for 16-bit needs
     N a multiple of 64), and K whole rows of a K-major one (``K_SW128`` needs K a multiple of 64).
     """
@@ -42,9 +45,14 @@ class WgmmaTileConfig:
             raise LayoutError(f"wgmma_tile: N = {n}; wgmma N is a multiple of 8 in [8, 256]")
         if k % 16 or k <= 0:
             raise LayoutError(f"wgmma_tile: K = {k}; one wgmma takes K = 16 of a 16-bit type: use a multiple of 16")
+        if b_kind == "RMEM":
+            raise LayoutError("wgmma_tile: b_kind = 'RMEM'; wgmma reads B from shared memory only")
         for name, kind, mn in (("a_kind", a_kind, 64), ("b_kind", b_kind, n)):
+            if kind == "RMEM" and name == "a_kind":
+                continue        # A in registers (RS): K-major, no shared-memory atom
             if kind not in _KINDS:
-                raise LayoutError(f"wgmma_tile: {name} = {kind!r}; one of {_KINDS}")
+                raise LayoutError(f"wgmma_tile: {name} = {kind!r}; one of {_KINDS}"
+                                  + (" or 'RMEM' (A in registers)" if name == "a_kind" else ""))
             major, width = kind.split("_")
             row = {"INTER": 8, "SW32": 16, "SW64": 32, "SW128": 64}[width]   # elements in one atom row
             extent = k if major == "K" else mn
@@ -74,12 +82,15 @@ def _make_class():
 
         def _layouts(self):
             c = self.cfg
-            a_major, b_major = c.a_kind.split("_")[0], c.b_kind.split("_")[0]
+            rs = c.a_kind == "RMEM"
+            a_kind = "K_INTER" if rs else c.a_kind      # RS: the (unused) smem A is a plain K-major tile
+            a_major, b_major = a_kind.split("_")[0], c.b_kind.split("_")[0]
             mode = {"K": OperandMajorMode.K, "MN": OperandMajorMode.MN}
-            tiled_mma = sm90.make_trivial_tiled_mma(self.ab, self.ab, mode[a_major], mode[b_major],
-                                                    cutlass.Float32, (1, 1, 1), tiler_mn=(64, c.n))
+            tiled_mma = sm90.make_trivial_tiled_mma(
+                self.ab, self.ab, mode[a_major], mode[b_major], cutlass.Float32, (1, 1, 1), tiler_mn=(64, c.n),
+                a_source=warpgroup.OperandSource.RMEM if rs else warpgroup.OperandSource.SMEM)
             sA = cute.tile_to_shape(
-                warpgroup.make_smem_layout_atom(getattr(warpgroup.SmemLayoutAtomKind, c.a_kind), self.ab),
+                warpgroup.make_smem_layout_atom(getattr(warpgroup.SmemLayoutAtomKind, a_kind), self.ab),
                 (64, c.k), order=(0, 1) if a_major == "K" else (1, 0))
             sB = cute.tile_to_shape(
                 warpgroup.make_smem_layout_atom(getattr(warpgroup.SmemLayoutAtomKind, c.b_kind), self.ab),
@@ -102,8 +113,9 @@ def _make_class():
             sA = smem.allocate_tensor(self.ab, sA_layout.outer, byte_alignment=1024, swizzle=sA_layout.inner)
             sB = smem.allocate_tensor(self.ab, sB_layout.outer, byte_alignment=1024, swizzle=sB_layout.inner)
             # 1. global -> shared, element by element (the swizzled layout picks each address)
-            for i in cutlass.range(tidx, 64 * k, 128):
-                sA[i % 64, i // 64] = mA[i % 64, i // 64]
+            if cutlass.const_expr(self.cfg.a_kind != "RMEM"):
+                for i in cutlass.range(tidx, 64 * k, 128):
+                    sA[i % 64, i // 64] = mA[i % 64, i // 64]
             for i in cutlass.range(tidx, n * k, 128):
                 sB[i % n, i // n] = mB[i % n, i // n]
             # 2. generic-proxy stores -> visible to wgmma (async proxy); then everyone has stored
@@ -111,13 +123,21 @@ def _make_class():
             cute.arch.sync_threads()
             # 3. descriptors per k-block, accumulator in registers
             thr = tiled_mma.get_slice(tidx)
-            tCrA = tiled_mma.make_fragment_A(thr.partition_A(sA))
+            if cutlass.const_expr(self.cfg.a_kind == "RMEM"):
+                # RS: this thread's A fragment, straight from global memory into registers (chapter 8's
+                # partition: rows t1 + 16 w (+8), columns 2 t0 (+1, +8) of every k-block)
+                tCgA = thr.partition_A(mA)
+                tCrA = tiled_mma.make_fragment_A(tCgA)
+                for i in cutlass.range_constexpr(cute.size(tCrA)):
+                    tCrA[i] = tCgA[i]
+            else:
+                tCrA = tiled_mma.make_fragment_A(thr.partition_A(sA))
             tCrB = tiled_mma.make_fragment_B(thr.partition_B(sB))
             tCgC = thr.partition_C(mC)
             acc = cute.make_rmem_tensor(tCgC.shape, cutlass.Float32)
             acc.fill(0.0)
             tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
-            warpgroup.fence()
+            warpgroup.fence()          # the zeroed accumulators (and an RS A) were written by ordinary code
             for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
                 cute.gemm(tiled_mma, acc, tCrA[None, None, kb], tCrB[None, None, kb], acc)
             warpgroup.commit_group()
@@ -138,7 +158,7 @@ def _fake_operands(cfg):
     from cutlass.cute.runtime import make_fake_tensor
     dt = {"float16": cutlass.Float16, "bfloat16": cutlass.BFloat16}[cfg.dtype]
     n, k = cfg.n, cfg.k
-    a = make_fake_tensor(dt, (64, k), (k, 1) if cfg.a_kind.startswith("K") else (1, 64), assumed_align=16)
+    a = make_fake_tensor(dt, (64, k), (1, 64) if cfg.a_kind.startswith("MN") else (k, 1), assumed_align=16)
     b = make_fake_tensor(dt, (n, k), (k, 1) if cfg.b_kind.startswith("K") else (1, n), assumed_align=16)
     c = make_fake_tensor(cutlass.Float32, (64, n), (n, 1), assumed_align=16)
     return a, b, c
@@ -178,7 +198,7 @@ def run_wgmma_tile(cfg: WgmmaTileConfig, A, B):
     if tuple(A.shape) != (64, cfg.k) or tuple(B.shape) != (cfg.n, cfg.k):
         raise LayoutError(f"run_wgmma_tile: A must be (64, {cfg.k}) and B ({cfg.n}, {cfg.k}); got "
                           f"{tuple(A.shape)}, {tuple(B.shape)}")
-    a, b = _arrange(A, cfg.a_kind.startswith("K")), _arrange(B, cfg.b_kind.startswith("K"))
+    a, b = _arrange(A, not cfg.a_kind.startswith("MN")), _arrange(B, cfg.b_kind.startswith("K"))
     if hasattr(a, "device") and hasattr(a, "cpu"):          # torch: finish its work before ours
         import torch
         torch.cuda.synchronize()
@@ -229,13 +249,15 @@ def descriptor_constants(ptx: str):
     return [(m.group(1), const(m.group(2)), const(m.group(3))) for m in _WGMMA.finditer(ptx)]
 
 
-#: The configurations the H100 check runs: every pair of atom kinds at 64 x 64 x 64 (f16), and a few
-#: other N, K and bf16 (8 x 8 + 8 = 72 kernels).
+#: The configurations the H100 check runs: every pair of atom kinds at 64 x 64 x 64 (f16), a few other N,
+#: K and bf16, and A from registers (RS): 8 x 8 + 8 + 4 = 76 kernels.
 GPU_CONFIGS = tuple(("float16", 64, 64, a, b) for a in _KINDS for b in _KINDS) + (
     ("bfloat16", 64, 64, "K_SW128", "K_SW128"), ("bfloat16", 128, 64, "K_SW128", "MN_SW128"),
     ("float16", 256, 64, "K_SW128", "K_SW128"), ("float16", 8, 16, "K_INTER", "K_INTER"),
     ("float16", 8, 32, "MN_INTER", "K_SW32"), ("float16", 24, 48, "K_INTER", "MN_INTER"),
-    ("bfloat16", 256, 128, "MN_SW64", "MN_SW128"), ("float16", 64, 256, "K_SW128", "MN_SW32"))
+    ("bfloat16", 256, 128, "MN_SW64", "MN_SW128"), ("float16", 64, 256, "K_SW128", "MN_SW32"),
+    ("float16", 64, 64, "RMEM", "K_SW128"), ("float16", 128, 32, "RMEM", "MN_SW64"),
+    ("bfloat16", 256, 64, "RMEM", "MN_SW128"), ("float16", 8, 16, "RMEM", "K_INTER"))
 
 
 def gpu_check(configs=GPU_CONFIGS, seed=0):
