@@ -1253,13 +1253,15 @@ def draw_tma_box(tensor_map, box_start, *, smem_base=0, labels=None, title=None,
     r0 = sum(x * int(np.prod(tm.global_dim[1:i])) for i, x in enumerate(box_start[1:], start=1))
     ax_g.add_patch(Rectangle((start[0] - 0.5, r0 - 0.5), tm.box_dim[0], int(np.prod(tm.smem_box[1:])),
                              fill=False, lw=2, ec="black"))
-    want = _want_labels(labels, n, label_limit, cell)
+    # one label per 16-byte chunk (on its first element): the global row it came from, "0" for the fill
     text = None
-    if want:
-        text = np.where(oob, "0", gm.astype(str)).reshape(prow, per_row)
-        text[(np.arange(prow * per_row) >= n).reshape(prow, per_row)] = ""
-    _paint(ax_s, rgb_s, text, fontsize=_fontsize(cell, 1, 3), row_name="128-byte row",
-           col_name=f"shared memory (swizzle {tm.swizzle}), label = global row")
+    if labels is not False and n <= label_limit:
+        idx = np.arange(prow * per_row)
+        text = np.where(oob, "0", gm.astype(str))
+        text[(idx >= n) | ((idx * esize) % 16 != 0)] = ""
+        text = text.reshape(prow, per_row)
+    _paint(ax_s, rgb_s, text, fontsize=max(_fontsize(cell, 1, 2), 6), row_name="128-byte row",
+           col_name=f"shared memory (swizzle {tm.swizzle}), label = global row of the 16-byte chunk")
     handles = [Rectangle((0, 0), 1, 1, fc=TV_COLORS[j], ec="grey") for j in range(min(8, -(-inner // chunk)))]
     names = [f"chunk {j}: dim-0 elements {j * chunk}..{j * chunk + chunk - 1} (mod {8 * chunk})"
              for j in range(len(handles))]
