@@ -130,3 +130,65 @@ def test_dsl_accepts_what_the_driver_refuses(key, dsl_results):
     assert dsl_results[key].ok, "the DSL now refuses this case at compile time: update the chapter's note"
     with pytest.raises(LayoutError, match=rule):
         make_tiled_tma_atom("G2S", Layout(gs, gd), ours, tiler, dt)
+
+
+# ------------------------------------------------------------------ seeded random cases: outcome classes
+
+def _random_cases(n=120, seed=7):
+    """Random global tensors (row/column-major, padded), smem tiles (either majorness, padded rows, maybe
+    swizzled) and tile shapes, some beyond 256 or the swizzle span."""
+    import random
+    rng = random.Random(seed)
+    cases = []
+    while len(cases) < n:
+        dt = rng.choice(["f16", "f32", "i8"])
+        e = {"f16": 2, "f32": 4, "i8": 1}[dt]
+        tm, tk = rng.choice([8, 16, 24, 64, 96, 128, 300]), rng.choice([4, 8, 16, 32, 64, 128, 512]) // e * 2
+        g_rows, g_cols = tm * rng.randrange(1, 4) + rng.randrange(0, 9), tk * rng.randrange(1, 4) + rng.randrange(0, 9)
+        row_major = rng.random() < 0.5
+        lead = (g_cols if row_major else g_rows)
+        lead = -(-lead * e // 16) * 16 // e + rng.choice([0, 0, 0, 0, 16 // e, 3])      # padded, now and then odd
+        gshape, gstride = (g_rows, g_cols), ((lead, 1) if row_major else (1, lead))
+        pad = rng.choice([0, 0, 0, 8])
+        same = rng.random() < 0.85                                   # smem contiguous along gmem's unit mode
+        s_stride = (tk + pad, 1) if row_major == same else (1, tm + pad)
+        b = rng.choice([0, 0, 1, 2, 3])
+        src = (SW.format(b=b, s=(tm, tk), d=s_stride) if b else f"cute.make_layout({(tm, tk)}, stride={s_stride})")
+        ours = make_composed_layout(make_swizzle(b, 4, 3), 0, Layout((tm, tk), s_stride)) if b else Layout((tm, tk), s_stride)
+        cases.append((f"random {len(cases)}", f"tma('{dt}', {gshape}, {gstride}, {src}, {(tm, tk)})",
+                      (dt, Layout(gshape, gstride), ours, (tm, tk))))
+    return cases
+
+
+# What our refusals may cite: the rules of cuTensorMapEncodeTiled, TMA's no-transpose rule, and a swizzle
+# that cannot be applied to a box (a swizzled row shorter than the 16-byte chunk pattern needs).
+_RULES = ("is not a multiple of 16", "must be <= the swizzle span", "cannot transpose", "must be in 1..256",
+          "boxDim[0] * elementSize", "does not step along a single global mode")
+
+
+def test_random_cases_outcomes():
+    """Each random case is either identical to the DSL or refused by us for a documented rule while the DSL
+    (which builds the tensor map only at launch) accepts it; the two classes are both populated."""
+    cases = _random_cases()
+    res = dsl_eval([d for _, d, _ in cases], setup=SETUP)
+    identical, refused, other, derived = [], [], [], []
+    for (key, _, (dt, g, sl, tiler)), r in zip(cases, res):
+        try:
+            ours = _ours(dt, g, sl, tiler)
+        except LayoutError as err:
+            assert any(rule in str(err) for rule in _RULES), (key, str(err))
+            (refused if r.ok else other).append((key, str(err)[:80], r.status))
+            if "cannot transpose" not in str(err):     # the box derivation itself still matches the DSL's
+                raw = make_tiled_tma_atom("G2S", g, sl, tiler, dt, validate=False)
+                assert f"{raw.tma_gbasis}|{raw.copy_bits}" == "|".join(r.value.split("|")[:2]), (key, raw.tma_gbasis)
+                derived.append(key)
+            continue
+        assert r.ok, (key, r.status, r.message[:200], ours)
+        assert ours == r.value, (key, ours, r.value)
+        identical.append(key)
+    print(f"\n{len(identical)} identical, {len(refused)} refused by layoutlab (the DSL compiles them), "
+          f"{len(other)} refused by both")
+    for key, why, _ in refused:
+        print("  refused:", key, why)
+    print(f"{len(derived)} refused cases whose box (tma_gbasis, copy_bits) still equals the DSL's")
+    assert len(identical) >= 40 and len(refused) >= 10 and len(derived) >= 10

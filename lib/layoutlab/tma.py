@@ -432,7 +432,7 @@ def _largest_divisor_at_most(n, cap):
 
 
 def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", num_multicast=1, *,
-                        global_address=0, oob_fill="zero") -> TmaAtom:
+                        global_address=0, oob_fill="zero", validate=True) -> TmaAtom:
     """``cute.nvgpu.cpasync.make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler)`` on a CPU.
 
     ``gmem`` is the global tensor's layout (element strides; flat, static); ``smem_layout`` a Layout or a
@@ -441,7 +441,8 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
     steps along (``tma_gbasis``); keep the leading modes that step by one element; cut the inner one to the
     swizzle span and every one to 256 (to the largest divisor, dropping the modes after a cut); add the
     global modes the tile does not walk with extent 1.  Then the tensor map is encoded with every driver
-    rule checked (:func:`encode_tiled`), which the DSL does not do at compile time.
+    rule checked (:func:`encode_tiled`), which the DSL does not do at compile time; ``validate=False`` skips
+    those checks and returns what the DSL would derive even for a tensor map the driver would refuse.
 
     Example (K-major fp16, 128B swizzle, one 8 x 64 atom)::
 
@@ -537,7 +538,10 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
     gdim = tuple(gshape[k] for _, k in modes)
     gstr = tuple(gstride[k] * esize for _, k in modes[1:])
     box = tuple(e for e, _ in modes)
-    tmap = encode_tiled(dt, gdim, gstr, box, swizzle=mode, oob_fill=oob_fill, global_address=global_address)
+    if validate:
+        tmap = encode_tiled(dt, gdim, gstr, box, swizzle=mode, oob_fill=oob_fill, global_address=global_address)
+    else:
+        tmap = TensorMap(dt, gdim, gstr, box, (1,) * len(box), mode, "none", oob_fill, 0, global_address)
     coord_of = tuple(next(t for t, (_, k) in enumerate(modes) if k == m) for m in range(len(gshape)))
     return TmaAtom(opn, dt, tuple((e, k) for e, k in modes), tmap, smem_layout, tiler, gmem, num_multicast,
                    coord_of)
