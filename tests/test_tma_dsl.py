@@ -82,6 +82,8 @@ REFUSED = {
     "inner box 8 bytes": ("f16", (256, 128), (128, 1), *_lay((8, 4), (4, 1)), (8, 4), "multiple of 16"),
     "smem transposed w.r.t. gmem": ("f16", (256, 128), (128, 1), *_lay((64, 64), (1, 64)), (64, 64),
                                     "cannot transpose"),
+    "DSL cuts a 120-wide swizzled row to 60": ("f16", (256, 128), (128, 1), *_sw(3, (8, 120), (120, 1)),
+                                               (8, 120), r"60 \* 2 = 120 bytes is not a multiple of 16"),
 }
 
 
