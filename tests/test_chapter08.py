@@ -33,6 +33,12 @@ def test_prose_numbers():
             for v in range(8):
                 x, y = rs((32 * w + t, v)), sync_a((t, v))
                 assert (x % 64, x // 64) == (16 * w + y % 16, y // 16)
+    # the probe: three lbo_x2 cases are exact, all K-major swizzled B operands; pattern shifts of 128 and 256 bytes
+    from layoutlab.probe import gmma as probe
+    lbo = [c for c in probe.cases() if c[0].startswith("lbo_x2")]
+    exact = [c for c in lbo if c[-1] == "exact"]
+    assert len(exact) == 3 and all(c[2].startswith("K_SW") for c in exact)
+    assert {c[4] for c in probe.cases() if c[0].startswith("pattern_shift")} == {128, 256}
     # swizzle patterns: 1024/512/256 bytes; MN-major only for 16-bit
     assert [8 * 16 * w for w in (8, 4, 2)] == [1024, 512, 256]
 

@@ -158,10 +158,11 @@ def test_printing_has_cutes_fields():
 
 @pytest.mark.parametrize("kind,bits", [(k.name, b) for k in SmemLayoutAtomKind for b in (8, 16, 32)
                                        if k.name.startswith("K") or b == 16])
-@pytest.mark.parametrize("base", [0, 2048])
+@pytest.mark.parametrize("base", [0, 2048, 384, 640])
 def test_descriptor_reads_where_the_layout_wrote(kind, bits, base):
-    """The PTX ISA's reading of each k-block descriptor (canonical layout + swizzle on the byte address)
-    lands on exactly the byte the swizzled tile layout put each element at."""
+    """The PTX ISA's reading of each k-block descriptor (canonical layout + swizzle on the byte address, rows
+    counted from the pattern start by the base offset) lands on exactly the byte the swizzled tile layout put
+    each element at, with the pattern starting at ``base`` (aligned or not)."""
     import numpy as np
     from layoutlab.gmma import gmma_read_addresses
     major = kind.split("_")[0]
@@ -172,7 +173,7 @@ def test_descriptor_reads_where_the_layout_wrote(kind, bits, base):
     kw = wgmma_k(bits)
     for kb, d in enumerate(gmma_k_block_descs(major, tile, bits, smem_base=base)):
         got = gmma_read_addresses(d, major, bits, mn)
-        want = np.array([[tile.byte_address((r, kb * kw + c), bits // 8, base) for c in range(kw)]
+        want = np.array([[base + tile.byte_address((r, kb * kw + c), bits // 8, 0) for c in range(kw)]
                          for r in range(mn)])
         assert np.array_equal(got, want), (kind, bits, kb)
 

@@ -405,22 +405,26 @@ def gmma_k_block_descs(major, layout, element_type, smem_base: int = 0) -> list:
 def gmma_read_addresses(desc, major, element_type, mn) -> np.ndarray:
     """The shared-memory byte address of each element (mn, k) one wgmma reads through ``desc``, as the
     PTX ISA describes it: the canonical layout with the descriptor's LBO/SBO from its start address, then
-    the swizzle on the byte address (K-major swizzled layouts ignore LBO). Base offset must be 0.
+    the swizzle on the byte address (K-major swizzled layouts ignore LBO).
+
+    The swizzle XORs the 16-byte chunk number with the row number, bits 7 and up of the address. A nonzero
+    base offset ``b`` says the pattern started ``b`` rows of 128 bytes past its boundary, so the row is
+    counted from there: ``(address >> 7) - b``. (That is our reading of the PTX ISA's base-offset rule; the
+    H100 recording of :mod:`layoutlab.probe.gmma` agrees with it in every case it tries: patterns shifted by
+    128 and 256 bytes, read with the formula's base offset and with 0, and an aligned pattern read with 1.)
 
     >>> a = gmma_read_addresses(0x4000004000010000, "K", 16, 64)      # K_SW128, f16: row 1 is swizzled
     >>> a.shape, int(a[0, 0]), int(a[1, 0]), int(a[1, 8])
     ((64, 16), 0, 144, 128)
     """
-    from .swizzle import Swizzle
     op = "gmma_read_addresses"
     d = desc if isinstance(desc, GmmaDescriptor) else decode_gmma_desc(desc)
     m, bits = _major(major, op), _bits(element_type, op)
-    if d.base_offset:
-        raise LayoutError(f"{op}: base offset {d.base_offset}: this model covers patterns that start on their "
-                          f"boundary (base offset 0) only")
     T, eb, k = 128 // bits, bits // 8, wgmma_k(bits)
     _check_extent(m, d.layout_type, bits, mn, k, op)
     rel = _canonical_offsets(m, d.layout_type, T, mn, k, d.leading_byte_offset_bytes // eb,
                              d.stride_byte_offset_bytes // eb)
-    sw = Swizzle(_W[d.layout_type].bit_length() - 1, 4, 3)
-    return sw(d.start_address_bytes + rel * eb)
+    addr = d.start_address_bytes + rel * eb
+    mask = _W[d.layout_type] - 1                        # 0, 1, 3, 7: how many row bits the swizzle uses
+    row = ((addr >> 7) - (d.base_offset if mask else 0)) & mask
+    return addr ^ (row << 4)
