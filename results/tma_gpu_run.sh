@@ -3,12 +3,12 @@
 # Usage (on the GPU machine, repo root): bash results/tma_gpu_run.sh
 # Writes $OUT/tma_probe_h100.json (copy it to results/tma_probe_h100.json) and $OUT/tma_probe.log;
 # also writes results/tma_probe_h100.json in the working tree.  About 1-2 minutes (each case runs in its own
-# process: 8 cases + 2 multicast clusters + 1 misaligned buffer + 3 refused configurations).
+# process: 8 cases + 2 multicast clusters + 1 misaligned buffer + 2 refused configurations).
 #
 # A good run prints the compare() summary with "checked": 8, "bytes": 73728, "mismatches": [] and
 # "cute_view_mismatches": [], both "multicast" entries "ran" / "every CTA holds the whole tile", the
 # "misaligned" entry ("ran" and either "as the model says..." or a byte count -- both are results worth
-# recording), the three "refused" entries with whatever happened (an error from the driver at launch is the
+# recording), the two "refused" entries with whatever happened (an error from the driver at launch is the
 # expected outcome), "probe exit 0", and then the pytest line of tests/test_kernels_tma_copy.py with no failure
 # (the live test and the recorded-probe test included).
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"

@@ -81,6 +81,20 @@ def test_multicast_kernel_ptx(case, ptx):
 
 
 @pytest.mark.dsl
+def test_dsl_aborts_compiling_its_own_120_byte_box():
+    """DSL 4.8.1 accepts the atom (tests/test_tma_dsl.py) but aborts compiling a kernel with it; the chapter
+    says so. If this starts to pass compilation, update chapter 7's note and add the case to the probe."""
+    pytest.importorskip("cutlass", reason="needs nvidia-cutlass-dsl")
+    code = ("import sys, json; sys.path.insert(0, %r)\nfrom layoutlab.kernels.tma_copy import compile_tma_copy\n"
+            "from layoutlab.probe.tma import DSL_ABORT_CASE\ncompile_tma_copy(DSL_ABORT_CASE)\nprint('compiled')") % LIB
+    proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, CUTE_DSL_ARCH="sm_90a"),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "compiled" not in proc.stdout
+    with pytest.raises(Exception, match="120 bytes is not a multiple of 16"):
+        probe.expected_bytes(probe.DSL_ABORT_CASE)
+
+
+@pytest.mark.dsl
 def test_refused_cases_compile_in_the_dsl(ptx):
     """The DSL compiles both; layoutlab refuses them (tests/test_tma_dsl.py), the H100 run says what happens."""
     for case in probe.REFUSED_CASES:
