@@ -76,3 +76,16 @@ def test_chapter_runs_without_the_dsl():
                    resources={"metadata": {"path": str(root / "chapters")}}).execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert printed.count("simulated: no CuTe DSL") >= 4
+
+
+def test_recorded_base_offset_claims_for_32b():
+    """The prose: with a 32B swizzle too, the formula's base offset is exact and 0 is not (H100 recording)."""
+    import json
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "results" / "gmma_probe_h100.json"
+    if not path.exists():
+        pytest.skip("no H100 recording of probe.gmma yet")
+    cases = json.loads(path.read_text())["cases"]
+    sw32 = [n for n in cases if n.startswith("pattern_shift") and n.endswith("_SW32")]
+    assert len(sw32) == 4
+    assert all(cases[n]["exact"] == ("formula" in n) for n in sw32)

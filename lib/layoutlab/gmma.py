@@ -144,7 +144,7 @@ class GmmaDescriptor:
                 ("layout type", 62, 63, int(self.layout_type))]
 
     def __str__(self):
-        # the shape of CuTe's operator<< for GmmaDescriptor
+        # exactly as CuTe's print(GmmaDescriptor) (cute/arch/mma_sm90_desc.hpp) prints it
         return (f"GmmaDescriptor: 0x{self.desc:016x}\n"
                 f"  start_addr :  0x{self.start_address:04x}\n"
                 f"  leading_off:  0x{self.leading_byte_offset:04x} ({self.leading_byte_offset})\n"
