@@ -168,10 +168,13 @@ def _make_class():
             rank = cute.arch.block_idx_in_cluster() if cutlass.const_expr(self.mcast > 1) else 0
             tAsA, tAgA = cpasync.tma_partition(tma, rank, cute.make_layout(self.mcast),
                                                cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
-            if tidx == 0:
-                # every CTA receives the whole tile (its own slice and the others'), so expects all bytes
-                cute.arch.mbarrier_arrive_and_expect_tx(
-                    bar, self.stages * math.prod(self.tile) * self.esize)
+            # The DSL's TMA copy elects one lane itself (elect.sync over the full warp): it must be reached
+            # by a whole warp. Issued by one thread only, elect.sync waits for lanes that never come (a hang).
+            if tidx < 32:
+                if tidx == 0:
+                    # every CTA receives the whole tile (its own slice and the others'), so expects all bytes
+                    cute.arch.mbarrier_arrive_and_expect_tx(
+                        bar, self.stages * math.prod(self.tile) * self.esize)
                 for s in cutlass.range_constexpr(self.stages):
                     tm, tk = self.tiles[s]
                     if cutlass.const_expr(self.mcast > 1):
