@@ -312,7 +312,7 @@ MISTAKES = {
              "c": "address_c = address_c ^ 16",
              "d": "atom_d = 'K_INTER' if atom_d != 'K_INTER' else 'MN_INTER'",
              "e": "swizzle_e = (3, 4, 3)"},
-    "ex06": {"a": "matrices_a = values_a",
+    "ex06": {"a": "x_a = 4  # always the widest",
              "b": "trans_b = not trans_b",
              "c": "_o = owner_c\nowner_c = lambda j, r, c: (_o(j, r, c)[0], _o(j, r, c)[1] ^ 1)",
              "d": "widest_d = 4 if widest_d != 4 else 2",

@@ -40,6 +40,7 @@ __all__ = [
     "check_f2_matrix",
     "check_function",
     "check_reasoned",
+    "check_that",
 ]
 
 # Text grids larger than this are cut, so that a message stays readable.
@@ -453,6 +454,25 @@ def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: boo
     else:
         msg = f"{name}({shown}) = {_fmt(got)}, which is wrong{tail}"
     raise WrongAnswer(msg + hint)
+
+
+# --------------------------------------------------------------------------- properties (visible tests)
+
+
+def check_that(condition, message: str) -> None:
+    """A property a visible test checks without revealing the answer; ``message`` says which and why.
+
+    Unlike a bare ``assert`` (which ``python -O`` drops and which gives a plain AssertionError) the failure is a
+    :class:`WrongAnswer`, like every other check.
+
+    >>> check_that(6 % 2 == 0, "matrices_a: the chosen width must divide the matrix count")
+    >>> check_that(6 % 4 == 0, "matrices_a: the chosen width must divide the matrix count")
+    Traceback (most recent call last):
+    ...
+    layoutlab.grading.WrongAnswer: matrices_a: the chosen width must divide the matrix count
+    """
+    if not condition:
+        raise WrongAnswer(message)
 
 
 # --------------------------------------------------------------------------- the work, not just the answer
