@@ -112,6 +112,15 @@ def test_model_and_cute_view_agree_and_show_fill():
     assert tile1.count(0) > 8192 - 8 * 8 * 2 * 2                 # only 8 x 8 elements are inside the tensor
 
 
+def test_truncated_stride_model_differs_from_the_legal_reading():
+    """The 192-byte reading of a 200-byte stride is not what a legal map would give (so the recorded match
+    with it is informative): from row 1 on, every row starts 8 bytes early."""
+    case = probe.REFUSED_CASES[0]
+    bad = probe.truncated_stride_bytes(case)
+    legal = probe.truncated_stride_bytes(dict(case, gmem=[case["gmem"][0], [96, 1]]))
+    assert bad[:128] == legal[:128] and bad[128:] != legal[128:]
+
+
 def test_compare_catches_a_wrong_byte():
     rec = {"cases": [{"case": c, "status": "ran", "bytes": probe._pack(probe.expected_bytes(c))}
                      for c in probe.CASES[:3]]}
@@ -142,6 +151,11 @@ def test_recorded_probe_matches_the_model():
     assert res["checked"] == len(probe.CASES)
     assert not res["mismatches"], res["mismatches"]
     assert all(status == "ran" for _, status, _ in res["multicast"]), res["multicast"]
+    # what the H100 did with the configurations the DSL compiles but the driver's rules forbid
+    stride = next(e for e in rec["refused_cases"] if "200 bytes" in e["case"]["name"])
+    assert stride["status"] == "ran"
+    assert probe.unpack(stride["bytes"]) == probe.truncated_stride_bytes(stride["case"])
+    assert "192 bytes apart" in res["refused"][0][2]
     assert not res["cute_view_mismatches"], res["cute_view_mismatches"]
 
 

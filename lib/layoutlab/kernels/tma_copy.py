@@ -1,9 +1,10 @@
 """``tma_copy``: the smallest TMA-load kernel, written to show where every byte of a tile lands.
 
 One CTA; the global tensor holds in every element a code for its own coordinate.  Thread 0 arms an
-mbarrier with the tile's byte count (``mbarrier.arrive.expect_tx``) and issues the TMA copies that
+mbarrier with the tile's byte count (``mbarrier.arrive.expect_tx``) and warp 0 issues the TMA copies that
 ``cpasync.make_tiled_tma_atom`` / ``cpasync.tma_partition`` derive for a (swizzled, staged) shared-memory
-layout -- one CTA tile per stage; everybody waits on the barrier's phase 0; then all threads copy the
+layout -- one CTA tile per stage (the DSL's copy elects one lane with ``elect.sync`` over the whole warp, so a
+whole warp must reach it: issued from thread 0 alone, every case hung on the H100); everybody waits on the barrier's phase 0; then all threads copy the
 shared-memory buffer *raw*, 32-bit word by word, to global memory.  The host therefore sees the physical
 placement: which element's code sits at which shared-memory byte, what the out-of-bounds fill wrote, and
 which bytes nothing wrote (the buffer is pre-filled with ``0xFF`` bytes).

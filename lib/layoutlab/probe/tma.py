@@ -26,7 +26,7 @@ import subprocess
 import sys
 import zlib
 
-__all__ = ["CASES", "MULTICAST_CASES", "MISALIGNED_CASES", "REFUSED_CASES", "DSL_ABORT_CASE", "expected_bytes", "cute_view_bytes", "decode_chunks", "run", "compare",
+__all__ = ["CASES", "MULTICAST_CASES", "MISALIGNED_CASES", "REFUSED_CASES", "DSL_ABORT_CASE", "truncated_stride_bytes", "expected_bytes", "cute_view_bytes", "decode_chunks", "run", "compare",
            "main", "unpack"]
 
 
@@ -146,6 +146,59 @@ def cute_view_bytes(case) -> bytes:
 # ------------------------------------------------------------------------------------------------------
 # Running on the GPU, recording, comparing
 # ------------------------------------------------------------------------------------------------------
+
+def truncated_stride_bytes(case) -> bytes:
+    """What a tensor map holds when its row stride is not a multiple of 16 bytes and nobody refused it: the
+    descriptor keeps strides in 16-byte units, so the TMA reads row ``r`` of the box ``floor(stride/16)*16``
+    bytes after row ``r-1``.  Predicts the buffer of such a 2-D, unswizzled, K-major case (the H100 shows
+    exactly this for ``REFUSED_CASES[0]``: a 200-byte stride read as 192)."""
+    from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
+    esize = ELEMENT_BYTES[case["dtype"]]
+    (rows, cols), (s0, s1) = case["gmem"]
+    if s1 != 1 or case["smem"][0] != "plain" or case["smem"][1]:
+        raise ValueError("truncated_stride_bytes: a row-major global tensor and an unswizzled plain smem tile")
+    step = (s0 * esize) // 16 * 16 // esize            # the stride the TMA uses, in elements
+    bm, bk = case["tile"]
+    tm, tk = case["tiles"][0]
+    buf = bytearray([0xFF]) * case_bytes(case)
+    for r in range(bm):
+        for c in range(bk):
+            flat = (tm * bm + r) * step + tk * bk + c     # the element the TMA reads for box (c, r)
+            i, j = divmod(flat, s0)
+            data = _code_bytes(case, (i, j)) if i < rows and j < cols else bytes(esize)
+            at = (r * bk + c) * esize
+            buf[at:at + esize] = data
+    return bytes(buf)
+
+
+def _describe_refused(case, got: bytes) -> str:
+    """One line on what a refused configuration did on the GPU."""
+    if got == expected_or_none(case):
+        return "as if legal"
+    try:
+        if got == truncated_stride_bytes(case):
+            (_, _), (s0, _) = case["gmem"]
+            e = 2 if case["dtype"] in ("f16", "bf16") else 4
+            return (f"no error, wrong data: rows read {s0 * e // 16 * 16} bytes apart instead of {s0 * e} "
+                    f"(the stride truncated to 16-byte units)")
+    except ValueError:
+        pass
+    rows = decode_chunks(case, got, 0, len(got) // 128)
+    per_row = case["tile"][1] * (2 if case["dtype"] in ("f16", "bf16") else 4) // 128 or 1
+    tile_rows = [tuple(sum(rows[k:k + per_row], [])) for k in range(0, len(rows), per_row)]
+    if len(set(tile_rows)) == 1:
+        return (f"no error, wrong data: all {len(tile_rows)} rows of the tile hold the same "
+                f"{len(tile_rows[0]) * 16 // (2 if case['dtype'] in ('f16', 'bf16') else 4)} elements, "
+                f"starting at global {tile_rows[0][0]}")
+    return "no error, data that neither model explains"
+
+
+def expected_or_none(case):
+    try:
+        return expected_bytes(case)
+    except Exception:
+        return None
+
 
 def _pack(b: bytes) -> str:
     return base64.b64encode(zlib.compress(b, 9)).decode()
@@ -274,7 +327,10 @@ def compare(record: dict) -> dict:
         out["checked"] += 1
         out["bytes"] += len(got)
     for entry in record.get("refused_cases", []):
-        out["refused"].append((entry["case"]["name"], entry["status"], entry.get("message", "")[-300:]))
+        what = entry.get("message", "")[-300:]
+        if entry["status"] == "ran":
+            what = _describe_refused(entry["case"], _unpack(entry["bytes"]))
+        out["refused"].append((entry["case"]["name"], entry["status"], what))
     return out
 
 
