@@ -25,6 +25,9 @@ CHAPTERS = {
     "03_tv_layouts": "ch-tv",
     "04_linear_layouts": "ch-linear",
     "05_swizzles_banks": "ch-swizzle",
+    "06_ldmatrix": "ch-ldmatrix",
+    "07_tma": "ch-tma",
+    "08_wgmma": "ch-wgmma",
 }
 
 
