@@ -18,8 +18,8 @@ nbgrader goes through the students in alphabetical order):
   batch goes on.
 
 Besides: every test cell fails on the release notebooks as handed out, and on the solution with one plausible
-mistake per part it fails with a ``layoutlab.grading.WrongAnswer`` (a message that says where), never with a
-bare error; the seeded notebooks hold for other seeds; the teachers page lists the real parts and points.
+mistake per part the graded notebook (visible and hidden tests) fails with a ``layoutlab.grading.WrongAnswer``
+(a message that says where), never with a bare error; the seeded notebooks hold for other seeds; the teachers page lists the real parts and points.
 
 Run with ``-s`` to see the table of observed scores.
 """
@@ -331,16 +331,18 @@ MISTAKES = {
 
 
 def test_wrong_answers_fail_with_a_message_that_says_where(course):
+    """What a student reads in the feedback: the graded notebook runs the visible and the hidden tests (the
+    source notebook, whose markers are comments). From ex06 on, visible tests check only properties, so a
+    typical mistake is usually caught by a hidden test; either way the first error must be a WrongAnswer."""
     runs = []
     for a in ASSIGNMENTS:
-        rel, src = nbformat.read(course["release"][a], 4), nbformat.read(course["source"][a], 4)
-        nb = _solved(rel, src)
+        nb = nbformat.read(course["source"][a], 4)
         parts = {_meta(c)["grade_id"][:-len("_answer")]: c for c in nb.cells if _meta(c).get("solution")}
         assert set(parts) == set(MISTAKES[a]), f"{a}: mistakes for {sorted(MISTAKES[a])}, parts {sorted(parts)}"
         for part, mistake in MISTAKES[a].items():
             parts[part].source += "\n" + mistake
         runs.append((a, nb))
-    _execute_all([(course["release"][a], nb) for a, nb in runs], allow_errors=True)
+    _execute_all([(course["source"][a], nb) for a, nb in runs], allow_errors=True)
     report = []
     for a, nb in runs:
         for cell in nb.cells:
