@@ -227,7 +227,10 @@ def test_logical_divide_postconditions(admitted, A, seed):
     assert np.array_equal(R[0].table(), ext_eval(A, T.table()))
     Tstar = complement(T, coalesce(A).shape)
     assert np.array_equal(R.table(), ext_eval(A, make_layout(T, Tstar).table()))
-    if A.size() % T.size() == 0 and R.size() == A.size():
+    # A permutation of A's offsets only when the tiler stays inside A's domain: a tiler reaching past it
+    # evaluates A beyond its size (the last mode extends), e.g. (2,4):(4,1) / (2,2):(6,2) = ((2,2),2):((3,1),4)
+    # in the CuTe DSL too.
+    if A.size() % T.size() == 0 and R.size() == A.size() and T.cosize() <= A.size():
         assert sorted(R.table().tolist()) == sorted(A.table().tolist())
 
 
