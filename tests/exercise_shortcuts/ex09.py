@@ -1,0 +1,67 @@
+"""The shortcut student for ex09 (the Hopper GEMM): library one-liners, the kernels' own numbers and
+visible-test copies."""
+
+SHORTCUTS = {
+    "a": [
+        "from layoutlab.kernels.gemm_hopper import HopperGemmConfig\n"
+        "_c = HopperGemmConfig(TILE_M_A, TILE_N_A, 64)\n"
+        "reserved_a = 1024 + (4 * TILE_M_A * 64 if KERNEL_A == 'warp-specialized' else 0)\n"
+        "stage_bytes_a, stages_a = _c.ab_stage_bytes(), _c.ab_stages(reserved_a)\n"
+        "unused_a = SMEM_BYTES - reserved_a - stages_a * stage_bytes_a",
+        # the default 128 x 256 tile's numbers (the kernels' docstrings): 48 KiB stages, 4 of them
+        "stage_bytes_a, reserved_a, stages_a = 49152, 1024, 4\n"
+        "unused_a = SMEM_BYTES - reserved_a - stages_a * stage_bytes_a",
+        # everything to stages, nothing reserved (the visible identity then holds)
+        "stage_bytes_a, reserved_a = (TILE_M_A + TILE_N_A) * 128, 0\n"
+        "stages_a = SMEM_BYTES // stage_bytes_a\nunused_a = SMEM_BYTES - stages_a * stage_bytes_a",
+    ],
+    "b": [
+        "from layoutlab.tma import encode_tiled\n"
+        "_a = encode_tiled('bf16', (K_B, M_B), (LDA_B * 2,), (64, TILE_M_B), swizzle='128B')\n"
+        "_b = encode_tiled('bf16', (K_B, N_B), (K_B * 2,), (64, TILE_N_B), swizzle='128B')\n"
+        "global_dim_b, global_strides_b, box_a_b, box_b_b = _a.global_dim, _a.global_strides, _a.box_dim, _b.box_dim\n"
+        "tx_bytes_b = _a.box_bytes + _b.box_bytes",
+        # outermost first (the order of the matrix's shape), strides in elements
+        "global_dim_b, global_strides_b = (M_B, K_B), (LDA_B,)\n"
+        "box_a_b, box_b_b = (TILE_M_B, 64), (TILE_N_B, 64)\ntx_bytes_b = (TILE_M_B + TILE_N_B) * 64",
+        # the unpadded row (K instead of the leading dimension)
+        "global_dim_b, global_strides_b = (K_B, M_B), (K_B * 2,)\n"
+        "box_a_b, box_b_b = (64, TILE_M_B), (64, TILE_N_B)\ntx_bytes_b = (TILE_M_B + TILE_N_B) * 128",
+    ],
+    "c": [
+        "_tm = make_tiled_mma(nvgpu.warpgroup.MmaF16BF16Op('bf16', 'f32', (64, TILE_N_C, 16)), (TILE_M_C // 64, 1, 1))\n"
+        "_tv = _tm.tv_layout_C_tiled\n_w = {}\n"
+        "for _t in range(TILE_M_C * 2):\n    for _v in range(TILE_N_C // 2):\n"
+        "        _x = _tv((_t, _v)); _w[(_x % TILE_M_C, _x // TILE_M_C)] = (_t + 128, _v)\n"
+        "owner_c = lambda m, n: (m // TILE_M_C, n // TILE_N_C) + _w[(m % TILE_M_C, n % TILE_N_C)]\n"
+        "values_c = TILE_N_C // 2",
+        # chapter 8's owner function inside the tile, without the producer warpgroup
+        "def owner_c(m, n):\n    tm, r = divmod(m, TILE_M_C)\n    tn, c = divmod(n, TILE_N_C)\n"
+        "    g, r = divmod(r, 64)\n    w, r = divmod(r, 16)\n    v1, t1 = divmod(r, 8)\n    v2, c = divmod(c, 8)\n"
+        "    t0, v0 = divmod(c, 2)\n    return tm, tn, 128 * g + 32 * w + 4 * t1 + t0, v0 + 2 * v1 + 4 * v2\n"
+        "values_c = TILE_N_C // 2",
+        # the visible test's range, enumerated in order (a bijection, but not the hardware's)
+        "owner_c = lambda m, n: (m // TILE_M_C, n // TILE_N_C, 128 + (m % TILE_M_C) * 2 + (n % TILE_N_C) // (TILE_N_C // 2), n % (TILE_N_C // 2))\n"
+        "values_c = TILE_N_C // 2",
+    ],
+    "d": [
+        "gA = local_tile(mA_D, (TILE_M_D, 64), (TM_D, None))\n"
+        "shape_d, stride_d = tuple(gA.shape), tuple(gA.layout.stride)\noffset_d = lambda i, j, k: gA((i, j, k))",
+        # chapter 1's gA: the tile's origin forgotten
+        "shape_d, stride_d = (TILE_M_D, 64, K_D // 64), (LDA_D, 1, 64)\n"
+        "offset_d = lambda i, j, k: i * LDA_D + 64 * k + j",
+        # the tile's origin with K instead of the leading dimension
+        "shape_d, stride_d = (TILE_M_D, 64, K_D // 64), (K_D, 1, 64)\n"
+        "offset_d = lambda i, j, k: (TM_D * TILE_M_D + i) * K_D + 64 * k + j",
+    ],
+    "e": [
+        "from layoutlab.tma import multicast_slices\n_cm, _cn = CLUSTER_E\n"
+        "issued_e = multicast_slices(TILE_M_E * 128, _cn)[0][1] + multicast_slices(TILE_N_E * 128, _cm)[0][1]\n"
+        "expect_e = (TILE_M_E + TILE_N_E) * 128\ncluster_e = _cm * _cn * issued_e",
+        # no multicast: every CTA loads and expects its whole tiles
+        "issued_e = expect_e = (TILE_M_E + TILE_N_E) * 128\ncluster_e = CLUSTER_E[0] * CLUSTER_E[1] * issued_e",
+        # the barrier expects only the CTA's own slices
+        "_cm, _cn = CLUSTER_E\nissued_e = TILE_M_E * 128 // _cn + TILE_N_E * 128 // _cm\nexpect_e = issued_e\n"
+        "cluster_e = _cm * _cn * issued_e",
+    ],
+}
