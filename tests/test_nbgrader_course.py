@@ -327,6 +327,11 @@ MISTAKES = {
              "c": "_o = owner_c\nowner_c = lambda m, n: (_o(m, n)[0], _o(m, n)[1], 1 - _o(m, n)[2])",
              "d": "legal_d = [not x for x in legal_d]",
              "e": "totals_e = [x * 2 for x in totals_e]"},
+    "ex09": {"a": "stages_a = stages_a + 1\nunused_a = unused_a - stage_bytes_a",
+             "b": "global_dim_b = tuple(global_dim_b)[::-1]",
+             "c": "_o = owner_c\nowner_c = lambda m, n: _o(m, n)[:2] + (_o(m, n)[2] - 128, _o(m, n)[3])",
+             "d": "_o = offset_d\noffset_d = lambda i, j, k: _o(i, j, 0)",
+             "e": "expect_e = issued_e"},
 }
 
 
