@@ -252,7 +252,8 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
 
     ``zipped_divide(tensor, product_each(shape(tiler)))`` sliced at the thread's tile coordinate
     ``get_flat_coord(tiler, index)``, keeping all the repeat modes.  ``proj`` (a tuple with ``None`` for
-    dropped modes) first projects the tiler, as the DSL's ``proj=`` does.
+    dropped modes) drops modes of the thread layout and of the thread's coordinate in it, as the DSL's ``proj=`` does:
+    thread 37 of ``(16,16)`` sits at ``(5,2)``, and ``proj=(1,None)`` keeps its row 5.
 
     >>> local_partition(make_tensor(0, Layout((16, 64))), Layout((2, 16)), 5)
     tensor<33 o (8,4):(2,256)>
@@ -261,6 +262,11 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
         raise LayoutError(f"local_partition: expected a Tensor, got {type(tensor).__name__}")
     if not isinstance(tiler, Layout):
         raise LayoutError(f"local_partition: the thread layout must be a Layout, got {type(tiler).__name__}")
+    if not 0 <= index < tiler.size():
+        raise LayoutError(f"local_partition: thread index {index} is outside the thread layout {tiler} (size {tiler.size()})")
+    # As CuTe does: the index names a coordinate of the FULL thread layout; proj then drops modes of both
+    # the layout and that coordinate (thread 37 of (16,16):(1,16) is (5,2); proj (1,None) keeps row 5).
+    c = get_flat_coord(tiler, index)
     if is_tuple(proj):
         if not is_tuple(tiler.shape) or len(proj) != len(tiler.shape):
             raise LayoutError(
@@ -268,11 +274,10 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
             )
         kept = [m for p, m in zip(proj, tiler) if p is not None]
         tiler = Layout(tuple(m.shape for m in kept), tuple(m.stride for m in kept)) if len(kept) != 1 else kept[0]
-    if not 0 <= index < tiler.size():
-        raise LayoutError(f"local_partition: thread index {index} is outside the thread layout {tiler} (size {tiler.size()})")
+        kept_c = tuple(x for p, x in zip(proj, c) if p is not None)
+        c = kept_c if len(kept_c) != 1 else kept_c[0]
     tile_shape = product_each(tiler.shape)
     z = zipped_divide(tensor.layout, tile_shape)
-    c = get_flat_coord(tiler, index)
     r1 = z[1].rank()
     full = (c, _repeat_free(r1))
     return _slice_tensor(tensor, z, full, "local_partition")

@@ -1436,3 +1436,136 @@ def draw_wgmma_timeline(k_blocks=4, *, title=None):
 
 
 __all__ += ["draw_gmma_descriptor", "draw_gmma_canonical", "draw_wgmma_timeline"]
+
+
+# --- chapter 9 (GEMM tour): pictures below
+
+from matplotlib.lines import Line2D  # noqa: E402  (chapter 9 only)
+
+_TOUR_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+
+
+def draw_partition(tv, tile_mn, threads, *, title=None, transpose=False, row_name="m", col_name="n"):
+    """Which elements of an (M, N) tile the given threads own under a thread-value layout, everything else
+    grey: each owned cell is coloured by its thread (legend) and labelled with the value index ``v``.
+
+    ``tv`` maps (t, v) -> offset ``m + M n`` (e.g. :func:`layoutlab.bench.tour.partition_tv`). A cell that
+    several of the given threads share (a projected partition) takes the first one's colour and lists
+    ``v`` once. ``transpose=True`` draws the tile as N rows x M columns (for tall tiles such as 128 x 8).
+
+    Example: the copy partition of the CuTe tutorial's A tile, threads 0, 1 and 37, drawn K by M::
+
+        draw_partition(partition_tv((128, 8), Layout((32, 8))), (128, 8), [0, 1, 37], transpose=True)
+    """
+    op = "draw_partition"
+    tv = _as_layout(tv, op)
+    m_ext, n_ext = _tile_mn(tile_mn, op)[:2]
+    threads = list(threads)
+    if not threads or len(threads) > len(_TOUR_COLORS):
+        raise LayoutError(f"{op}: give 1 to {len(_TOUR_COLORS)} threads to colour, got {len(threads)}")
+    thr_size = tv[0].size()
+    val_size = tv[1].size()
+    for t in threads:
+        if not isinstance(t, (int, np.integer)) or not 0 <= t < thr_size:
+            raise LayoutError(f"{op}: thread {t!r} is outside the layout's {thr_size} threads")
+    owner = -np.ones((m_ext, n_ext), dtype=int)
+    value = -np.ones((m_ext, n_ext), dtype=int)
+    for i, t in enumerate(threads):
+        for v in range(val_size):
+            off = tv((t, v))
+            mm, nn = off % m_ext, off // m_ext
+            if nn >= n_ext:
+                raise LayoutError(f"{op}: (t={t}, v={v}) -> offset {off} lies outside the {m_ext}x{n_ext} tile")
+            if owner[mm, nn] < 0:
+                owner[mm, nn], value[mm, nn] = i, v
+    if transpose:
+        owner, value = owner.T, value.T
+        row_name, col_name = col_name, row_name
+    rows, cols = owner.shape
+    from matplotlib.colors import to_rgb
+    rgb = np.ones((rows, cols, 3)) * 0.93
+    for i in range(len(threads)):
+        rgb[owner == i] = to_rgb(_TOUR_COLORS[i])
+    fig, ax, cell = _single_grid_figure(rows, cols, title or f"{tv}: threads {threads}", extra_h=0.35)
+    labels = np.where(owner >= 0, value.astype(str), "")
+    _paint(ax, rgb, labels if cell * 72 >= 7 else None, fontsize=_fontsize(cell, 1, 2), row_name=row_name,
+           col_name=col_name)
+    handles = [Rectangle((0, 0), 1, 1, facecolor=_TOUR_COLORS[i], edgecolor="#444") for i in range(len(threads))]
+    handles.append(Rectangle((0, 0), 1, 1, facecolor=(0.93, 0.93, 0.93), edgecolor="#444"))
+    names = [f"thread {t}" for t in threads] + ["other threads"]
+    h = fig.get_size_inches()[1]
+    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.42 / h), ncol=len(names),
+               frameon=False, prop={"family": "monospace", "size": 7})
+    return fig
+
+
+def draw_tour_bars(rows, *, title=None):
+    """The tour's measured TFLOP/s, one bar per step (log scale), with cuBLAS on the same dtype and shape
+    as a black tick and the percentage written beside. ``rows`` as :func:`layoutlab.bench.tour.tour_rows`
+    returns them (keys kernel, dtype, m, n, k, tflops, cublas_tflops, pct_cublas)."""
+    op = "draw_tour_bars"
+    if not rows:
+        raise LayoutError(f"{op}: no rows to draw")
+    for r in rows:
+        for key in ("kernel", "dtype", "tflops", "cublas_tflops", "pct_cublas"):
+            if key not in r:
+                raise LayoutError(f"{op}: row {r.get('kernel', '?')} lacks {key!r} (use tour.tour_rows)")
+    n = len(rows)
+    fig = _BookFigure(figsize=(8.0, 0.62 * n + 1.4))
+    ax = fig.add_axes([0.27, 0.22, 0.6, 0.66])
+    ys = np.arange(n)[::-1]
+    for y, r, c in zip(ys, rows, _TOUR_COLORS):
+        ax.barh(y, r["tflops"], color=c, height=0.6)
+        ax.plot([r["cublas_tflops"]] * 2, [y - 0.38, y + 0.38], color="black", lw=2)
+        ax.text(max(r["tflops"], r["cublas_tflops"]) * 1.08, y, f"{r['pct_cublas']:.1f} %", va="center",
+                fontsize=8, **FONT)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([f"{r['kernel']}\n{r['dtype']} {r['m']}x{r['n']}x{r['k']}" for r in rows],
+                       fontsize=7, **FONT)
+    ax.set_xscale("log")
+    ax.set_xlim(10, 3000)
+    ax.set_xlabel("TFLOP/s (log scale)", fontsize=8)
+    bar = Rectangle((0, 0), 1, 1, facecolor="#888")
+    tick = Line2D([0], [0], color="black", lw=2)
+    fig.legend([bar, tick], ["kernel", "cuBLAS, same dtype, shape and run"], loc="lower center", ncol=2,
+               fontsize=7, frameon=False)
+    fig.suptitle(title or "The tour, measured: TFLOP/s and % of cuBLAS", fontsize=9, **FONT)
+    return fig
+
+
+def draw_roofline(points, roofs, bandwidth_tbs, *, title=None):
+    """A roofline (log-log): for each roof ``(label, peak TFLOP/s)`` the line ``min(peak, I * bandwidth)``,
+    and each point ``(label, intensity, tflops, tile_intensity)`` as a filled dot at its DRAM intensity and
+    a hollow one at its tile intensity (FLOP per byte a CTA loads), joined by a dotted line.
+    Intensities in FLOP/byte, bandwidth in TB/s."""
+    op = "draw_roofline"
+    if not roofs or not points:
+        raise LayoutError(f"{op}: needs at least one roof and one point")
+    if bandwidth_tbs <= 0:
+        raise LayoutError(f"{op}: bandwidth_tbs={bandwidth_tbs!r} must be positive")
+    fig = _BookFigure(figsize=(8.0, 4.6))
+    ax = fig.add_axes([0.1, 0.12, 0.56, 0.78])
+    xs = np.logspace(0, 4, 200)
+    for (label, peak), style in zip(roofs, ["-", "--", "-.", ":"]):
+        ax.plot(xs, np.minimum(peak, xs * bandwidth_tbs), color="black", ls=style, lw=1,
+                label=f"roof: {label} ({peak:.0f} TFLOP/s, {bandwidth_tbs} TB/s)")
+    for (label, ai, tflops, tile_ai), c in zip(points, _TOUR_COLORS):
+        ax.plot([tile_ai, ai], [tflops, tflops], color=c, ls=":", lw=1)
+        ax.plot(tile_ai, tflops, "o", mfc="none", mec=c, ms=7)
+        ax.plot(ai, tflops, "o", color=c, ms=7, label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP / byte)", fontsize=8)
+    ax.set_ylabel("TFLOP/s", fontsize=8)
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    handles, labels = ax.get_legend_handles_labels()
+    handles += [Line2D([0], [0], marker="o", color="#555", ls="none"),
+                Line2D([0], [0], marker="o", mfc="none", mec="#555", ls="none")]
+    labels += ["filled: DRAM intensity (A, B read once, C written once)",
+               "hollow: tile intensity (every k-tile from DRAM)"]
+    fig.legend(handles, labels, loc="center right", fontsize=6.5, frameon=False)
+    fig.suptitle(title or "Roofline: each step of the tour", fontsize=9, **FONT)
+    return fig
+
+
+__all__ += ["draw_partition", "draw_tour_bars", "draw_roofline"]

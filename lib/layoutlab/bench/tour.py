@@ -1,0 +1,278 @@
+"""Chapter 9's measured tour of the GEMM: which benchmark row stands for each step, the roofline that
+places them, the raked thread partitions of the tutorial GEMM, and the PTX each step compiles to.
+
+Everything here works on a CPU: the rows come from a recorded benchmark (``results/gemm_h100_bench.json``,
+written by ``python -m layoutlab.bench.gemm``), or from :func:`live_record` on a GPU (the same API, shorter
+timing windows). The roofline numbers say where they come from (:data:`H100_HBM_TBS`).
+
+>>> from layoutlab import gpu
+>>> rows = tour_rows(gpu.load_result("gemm_h100_bench"))
+>>> [r["kernel"] for r in rows]
+['sgemm_simple', 'sgemm_fast', 'gemm_ampere', 'gemm_hopper', 'gemm_hopper_ws']
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import LayoutError
+
+__all__ = ["TourStep", "TOUR", "tour_rows", "live_record", "arithmetic_intensity", "tile_intensity",
+           "roofline_tflops", "H100_HBM_TBS", "partition_tv", "compile_tour", "PTX_MARKERS"]
+
+#: H100 SXM5 HBM3 bandwidth, TB/s (NVIDIA's H100 datasheet; the card of the recordings is an
+#: "H100 80GB HBM3", the SXM5 part). A peak, not a measurement: sustained copies reach less.
+H100_HBM_TBS = 3.35
+
+
+@dataclass(frozen=True)
+class TourStep:
+    """One step of the tour: a kernel of :mod:`layoutlab.kernels` and the benchmark row that measures it.
+
+    ``tile`` is the CTA tile (bM, bN) and ``b_share`` how many CTAs share (multicast) one B tile;
+    ``elem_bytes`` the operand element size. ``change`` says in a few words what this step adds."""
+
+    kernel: str
+    dtype: str
+    layout: str
+    mnk: tuple
+    tile: tuple
+    elem_bytes: int
+    change: str
+    b_share: int = 1
+
+
+TOUR = (
+    TourStep("sgemm_simple", "float32", "NT", (4096, 4096, 4096), (128, 128), 4,
+             "the tutorial's SIMT GEMM: scalar copies, two barriers per 8-deep k-tile"),
+    TourStep("sgemm_fast", "float32", "NT", (4096, 4096, 4096), (128, 128), 4,
+             "16-byte cp.async, 3-stage pipeline, vector smem reads, 8x8 register blocking"),
+    TourStep("gemm_ampere", "float16", "TN", (8192, 8192, 8192), (128, 128), 2,
+             "tensor cores: swizzled smem, ldmatrix.x4, mma.sync m16n8k16"),
+    TourStep("gemm_hopper", "bfloat16", "TN", (8192, 8192, 8192), (128, 256), 2,
+             "TMA + mbarrier pipeline, wgmma m64n256k16, stmatrix + TMA-store epilogue"),
+    TourStep("gemm_hopper_ws", "bfloat16", "TN", (8192, 8192, 8192), (128, 256), 2,
+             "warp specialization, setmaxnreg, persistent tiles, 2x1 cluster with B multicast", b_share=2),
+)
+
+
+def _find_row(record, step):
+    for r in record.get("rows", []):
+        if (r["kernel"], r["dtype"], r.get("layout", "TN"), (r["m"], r["n"], r["k"])) == (
+                step.kernel, step.dtype, step.layout, tuple(step.mnk)):
+            return r
+    have = sorted({(r["kernel"], r["dtype"], r.get("layout", "TN"), f"{r['m']}x{r['n']}x{r['k']}")
+                   for r in record.get("rows", []) if r["kernel"] == step.kernel})
+    m, n, k = step.mnk
+    raise LayoutError(f"tour_rows: the record has no row for {step.kernel} {step.dtype} {step.layout} "
+                      f"{m}x{n}x{k}; its rows for {step.kernel}: {have or 'none'} (run python -m "
+                      f"layoutlab.bench.gemm, or live_record(), to measure it)")
+
+
+def tour_rows(record, steps=TOUR):
+    """The benchmark row of every step (in tour order), each with the step's ``change``, its ``tile`` and
+    ``step`` number added. A step the record lacks is refused with a :class:`LayoutError` naming it."""
+    out = []
+    for i, step in enumerate(steps):
+        row = dict(_find_row(record, step))
+        row.update(step=i + 1, change=step.change, tile=step.tile)
+        out.append(row)
+    return out
+
+
+def live_record(steps=TOUR, rounds=3, seconds=0.25):
+    """Measure the tour's rows now, on the GPU at hand, with the benchmark's own API
+    (:func:`layoutlab.bench.gemm.bench_point`: L2-cold rotating operands, kernel and cuBLAS alternating in
+    ``rounds`` rounds of ``seconds`` of launches). About a minute on an H100 with the defaults. Returns a
+    record shaped like ``results/gemm_h100_bench.json``."""
+    import math
+    import statistics
+
+    import cupy
+
+    from . import gemm
+    info = gemm.gpu_info()
+    bf16_lib = "cupy" if gemm._cupy_has_bf16() else "torch"
+    rows = []
+    for step in steps:
+        m, n, k = step.mnk
+        lib = bf16_lib if step.dtype == "bfloat16" else "cupy"
+        sets = max(2, math.ceil(4 * info["l2_bytes"] / ((m * k + k * n + m * n) * step.elem_bytes)))
+        ops = gemm.Operands(lib, step.dtype, m, n, k, sets, layout=step.layout)
+        t_k, t_c, err, runs = gemm.bench_point(step.kernel, ops, rounds, seconds)
+        ops = None
+        cupy.get_default_memory_pool().free_all_blocks()
+        t, t_ref = statistics.median(t_k), statistics.median(t_c)
+        flops = 2.0 * m * n * k
+        rows.append({"kernel": step.kernel, "dtype": step.dtype, "layout": step.layout, "m": m, "n": n,
+                     "k": k, "ms": t, "tflops": flops / t / 1e9, "cublas_ms": t_ref,
+                     "cublas_tflops": flops / t_ref / 1e9, "pct_cublas": 100.0 * t_ref / t,
+                     "rel_err_vs_cublas": err, "runs": runs, "operand_sets": sets})
+    return gemm._record(info, rows, [f"live_record: {rounds} rounds of {seconds} s per point"])
+
+
+def arithmetic_intensity(m, n, k, elem_bytes, out_bytes=None):
+    """FLOP per byte of DRAM traffic if A and B are read once and C written once (the least traffic any
+    kernel can have): ``2mnk / ((mk + nk) e + mn e_out)``. bf16 8192^3: ``2*8192^3 / (3 * 8192^2 * 2)``
+    = 2730.7 FLOP/byte."""
+    for name, v in (("m", m), ("n", n), ("k", k), ("elem_bytes", elem_bytes)):
+        if not isinstance(v, int) or v < 1:
+            raise LayoutError(f"arithmetic_intensity: {name}={v!r} must be a positive integer")
+    out_bytes = elem_bytes if out_bytes is None else out_bytes
+    return 2.0 * m * n * k / ((m * k + n * k) * elem_bytes + m * n * out_bytes)
+
+
+def tile_intensity(bm, bn, elem_bytes, b_share=1):
+    """FLOP per byte a CTA loads in its k-loop: a ``bm x bn`` tile does ``2 bm bn`` FLOP per k and loads
+    ``(bm + bn / b_share) e`` bytes per k (``b_share`` CTAs of a cluster split one multicast B tile).
+    If no tile were found in L2, this is the intensity DRAM would see. 128x128 fp32: 32 FLOP/byte."""
+    for name, v in (("bm", bm), ("bn", bn), ("elem_bytes", elem_bytes), ("b_share", b_share)):
+        if not isinstance(v, int) or v < 1:
+            raise LayoutError(f"tile_intensity: {name}={v!r} must be a positive integer")
+    if bn % b_share:
+        raise LayoutError(f"tile_intensity: b_share={b_share} must divide bn={bn} (each CTA loads bn/b_share rows)")
+    return 2.0 * bm * bn / ((bm + bn // b_share) * elem_bytes)
+
+
+def roofline_tflops(intensity, peak_tflops, bandwidth_tbs=H100_HBM_TBS):
+    """The roofline: ``min(peak, intensity * bandwidth)`` in TFLOP/s (intensity in FLOP/byte, bandwidth
+    in TB/s, so their product is TFLOP/s)."""
+    if intensity <= 0 or peak_tflops <= 0 or bandwidth_tbs <= 0:
+        raise LayoutError(f"roofline_tflops: intensity, peak and bandwidth must be positive, got "
+                          f"{intensity!r}, {peak_tflops!r}, {bandwidth_tbs!r}")
+    return min(peak_tflops, intensity * bandwidth_tbs)
+
+
+def partition_tv(tile_shape, thr_layout, proj=None):
+    """The (thread, value) -> offset layout of ``local_partition`` over a column-major tile: thread ``t``'s
+    value ``v`` is element ``tv((t, v))`` (offset ``m + M n``) of the tile. Built by the algebra
+    (``zipped_divide`` of the tile by the thread layout's shape, the thread mode read through the thread
+    layout's right inverse) and checked, thread by thread, against :func:`~layoutlab.local_partition`.
+
+    ``proj`` as in ``local_partition`` (e.g. ``(1, None)`` keeps the M mode of a 2-D thread layout, for
+    an (M, K) tile read by the threads of a (16, 16) C layout: then each group of threads that shares a
+    row coordinate gets the same elements, and the thread mode keeps all ``size(thr_layout)`` threads).
+
+    >>> from layoutlab import Layout
+    >>> print(partition_tv((128, 8), Layout((32, 8))))
+    ((32,8),(4,1)):((1,128),(32,0))
+    """
+    from .. import (Layout, composition, local_partition, make_layout, make_tensor, right_inverse,
+                    zipped_divide)
+    from ..inttuple import product_each
+    tile = make_layout(tuple(tile_shape))
+    keep = None if proj is None else [i for i, p in enumerate(proj) if p is not None]
+    if proj is not None and len(proj) != len(thr_layout.shape):
+        raise LayoutError(f"partition_tv: projection {proj!r} must have one entry per mode of {thr_layout}")
+    if proj is None:
+        kept = thr_layout
+    else:
+        modes = [thr_layout[i] for i in keep]
+        kept = Layout(tuple(m.shape for m in modes), tuple(m.stride for m in modes)) if len(modes) > 1 else modes[0]
+    z = zipped_divide(tile, product_each(kept.shape))
+    if proj is None:
+        thr = composition(z[0], right_inverse(thr_layout))
+    else:
+        # thread t sits at get_flat_coord(thr_layout, t); keep the projected modes' coordinates
+        from ..tensor import get_flat_coord
+        offs = []
+        for t in range(thr_layout.size()):
+            c = get_flat_coord(thr_layout, t)
+            kc = tuple(c[i] for i in keep)
+            offs.append(z[0](kc if len(kc) > 1 else kc[0]))
+        thr = _layout_from_offsets(offs)
+    tv = make_layout(thr, z[1])
+    base = make_tensor(0, tile)
+    for t in range(thr_layout.size()):
+        part = local_partition(base, thr_layout, t, proj=proj if proj is not None else 1)
+        got = [part.iterator + part.layout(i) for i in range(part.layout.size())]
+        want = [tv((t, v)) for v in range(z[1].size())]
+        if got != want:                                      # the algebra and local_partition must agree
+            raise LayoutError(f"partition_tv: thread {t}: local_partition gives offsets {got[:8]}..., the "
+                              f"algebra {want[:8]}...; the thread layout {thr_layout} is not supported")
+    return tv
+
+
+def _layout_from_offsets(offs):
+    """A compact layout reproducing ``offs`` (index -> offset), found by splitting the index space at every
+    change of stride: exact or refused."""
+    from .. import Layout
+    shape, stride, i, n = [], [], 0, len(offs)
+    size = 1
+    while size < n:
+        # the next mode: its stride is offs[size] - offs[0]; its extent the largest run of that step
+        d = offs[size] - offs[0]
+        ext = 1
+        while size * (ext + 1) <= n and all(offs[j + size * ext] == offs[j] + d * ext for j in range(size)):
+            ext += 1
+        if ext == 1 or n % (size * ext):
+            raise LayoutError(f"partition_tv: the thread offsets {offs[:8]}... are not a layout")
+        shape.append(ext)
+        stride.append(d)
+        size *= ext
+        i += 1
+    lay = Layout(tuple(shape), tuple(stride)) if len(shape) > 1 else Layout(shape[0], stride[0])
+    if [lay(j) for j in range(n)] != list(offs):
+        raise LayoutError(f"partition_tv: the thread offsets {offs[:8]}... are not a layout")
+    return lay
+
+
+#: PTX instruction stems that mark what each step adds (counted in the PTX the DSL keeps).
+PTX_MARKERS = ("ld.global.f32", "fma.rn.f32", "bar.sync", "cp.async.cg.shared.global", "cp.async.ca.shared.global",
+               "ld.shared.v4", "ldmatrix", "mma.sync", "cp.async.bulk.tensor", "multicast::cluster",
+               "mbarrier.try_wait", "wgmma.mma_async", "stmatrix", "setmaxnreg")
+
+_COMPILE_SCRIPT = textwrap.dedent("""
+    import json, sys, time
+    from pathlib import Path
+    import numpy as np
+    from layoutlab.kernels._common import GemmProblem
+    dump = Path(sys.argv[1])
+    out = {}
+    def take(name, t0):
+        text = "\\n".join(p.read_text() for p in sorted(dump.glob("*.ptx")))
+        for p in dump.glob("*.ptx"):
+            p.unlink()
+        out[name] = {"seconds": round(time.time() - t0, 2), "ptx": text}
+    import importlib
+    for name, dt, vec in (("sgemm_simple", "float32", 1), ("sgemm_fast", "float32", 4), ("gemm_ampere", "float16", 8)):
+        t0 = time.time()
+        launcher = importlib.import_module("layoutlab.kernels." + name)._launcher
+        am, bm = ("M", "N") if dt == "float32" else ("K", "K")
+        launcher.compile(GemmProblem(1, 1, 1, np.dtype(dt), am, bm, "N"), vec)
+        take(name, t0)
+    from layoutlab.kernels.gemm_hopper import compile_hopper_gemm
+    from layoutlab.kernels.gemm_hopper_ws import compile_hopper_gemm_ws
+    t0 = time.time(); compile_hopper_gemm("bfloat16", "K", "K", "N"); take("gemm_hopper", t0)
+    t0 = time.time(); compile_hopper_gemm_ws("bfloat16", "K", "K", "N"); take("gemm_hopper_ws", t0)
+    print(json.dumps(out))
+""")
+
+
+def compile_tour(arch="sm_90a", timeout=600, keep_ptx=False):
+    """Compile the five kernels of the tour on the CPU (no GPU needed) for ``arch`` in a subprocess (the DSL
+    reads ``CUTE_DSL_ARCH``/``CUTE_DSL_KEEP`` when imported) and count :data:`PTX_MARKERS` in each PTX.
+    Returns ``{kernel: {"seconds": compile time, "counts": {marker: n}}}`` (plus ``"ptx"`` with
+    ``keep_ptx``). The SIMT kernels are compiled NT, the tensor-core ones TN, as the tour measures them."""
+    import tempfile
+    lib = str(Path(__file__).resolve().parents[2])
+    with tempfile.TemporaryDirectory() as dump:
+        env = dict(os.environ, CUTE_DSL_ARCH=arch, CUTE_DSL_KEEP="ptx", CUTE_DSL_DUMP_DIR=dump,
+                   PYTHONPATH=lib + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        proc = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT, dump], env=env, capture_output=True,
+                              text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"compile_tour: compiling for {arch} failed:\n{proc.stderr[-3000:]}")
+    raw = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = {}
+    for name, r in raw.items():
+        flat = " ".join(r["ptx"].split())
+        entry = {"seconds": r["seconds"], "counts": {m: flat.count(m) for m in PTX_MARKERS}}
+        if keep_ptx:
+            entry["ptx"] = r["ptx"]
+        result[name] = entry
+    return result

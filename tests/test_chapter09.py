@@ -1,0 +1,273 @@
+"""Chapter 9 (the GEMM tour): its prose numbers and answers re-derived, its table checked against the latest
+recorded benchmark, and the tour helpers (layoutlab.bench.tour, the chapter-9 pictures of viz) tested."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from layoutlab import (Layout, gpu, local_partition, local_tile, make_copy_atom, make_identity_tensor,
+                       make_layout, make_smem_layout_atom, make_tensor, make_tiled_mma, nvgpu)
+from layoutlab.bench import tour
+from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
+from layoutlab.errors import LayoutError
+from layoutlab.tiled import make_tiled_copy_C, partition_fragment_C
+
+ROOT = Path(__file__).resolve().parents[1]
+NB = ROOT / "chapters" / "09_gemm.ipynb"
+
+
+def _markdown():
+    nb = json.loads(NB.read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def _offsets(t):
+    return [t.iterator + t.layout(i) for i in range(t.layout.size())]
+
+
+# ------------------------------------------------------------------ the chapter's table vs the recorded JSON
+
+
+def test_prose_table_matches_the_latest_recorded_benchmark():
+    """The hand-written summary table in the chapter equals the rows tour_rows takes from the JSON."""
+    rows = tour.tour_rows(gpu.load_result("gemm_h100_bench"))
+    table = re.findall(r"^\| (\d) \| `(\w+)` \| ([\d.]+) \| ([\d.]+) \|$", _markdown(), re.M)
+    assert len(table) == len(tour.TOUR) == len(rows)
+    for (step, kernel, tflops, pct), r in zip(table, rows):
+        assert (int(step), kernel) == (r["step"], r["kernel"])
+        assert tflops == f"{r['tflops']:.1f}" and pct == f"{r['pct_cublas']:.1f}", (kernel, tflops, pct)
+
+
+def test_prose_quoted_ratios_match_the_record():
+    rows = {r["kernel"]: r for r in tour.tour_rows(gpu.load_result("gemm_h100_bench"))}
+    md = _markdown()
+    for kernel, phrase in (("gemm_ampere", "Measured: {:.1f} % of cuBLAS at fp16 8192³"),
+                           ("gemm_hopper", "Measured: {:.1f} % of cuBLAS at bf16 8192³"),
+                           ("gemm_hopper_ws", "Measured: {:.1f} % of cuBLAS at bf16 8192³")):
+        assert phrase.format(rows[kernel]["pct_cublas"]) in md, kernel
+    # "from 72 % to 92 % of cuBLAS in NT"; "eight times sgemm_fast"; cuBLAS 51.8 and 651-687
+    assert round(rows["sgemm_simple"]["pct_cublas"]) == 72 and round(rows["sgemm_fast"]["pct_cublas"]) == 92
+    assert round(rows["gemm_ampere"]["tflops"] / rows["sgemm_fast"]["tflops"]) == 8
+    assert f"{rows['sgemm_simple']['cublas_tflops']:.1f}" == "51.8"
+    tc = [rows[k]["cublas_tflops"] for k in ("gemm_ampere", "gemm_hopper", "gemm_hopper_ws")]
+    assert (round(min(tc)), round(max(tc))) == (651, 687)
+    assert "(cuBLAS 651–687 TFLOP/s)" in md and "eight times `sgemm_fast`" in md
+
+
+def test_tour_rows_refuses_a_missing_step():
+    rec = gpu.load_result("gemm_h100_bench")
+    rec = dict(rec, rows=[r for r in rec["rows"] if r["kernel"] != "gemm_ampere"])
+    with pytest.raises(LayoutError, match="no row for gemm_ampere float16 TN 8192x8192x8192"):
+        tour.tour_rows(rec)
+
+
+# ------------------------------------------------------------------ prose numbers
+
+
+def test_tutorial_layouts():
+    mA = make_tensor(0, Layout((5120, 4096), (1, 5120)))
+    gA = local_tile(mA, (128, 128, 8), (1, 2, None), proj=(1, None, 1))
+    assert str(gA.layout) == "(128,8,512):(1,5120,40960)" and gA.iterator == 128
+    gC = local_tile(make_tensor(0, Layout((5120, 5120), (1, 5120))), (128, 128, 8), (1, 2, None), proj=(1, 1, None))
+    assert gC.iterator == 128 + 256 * 5120
+    t = local_partition(gA, Layout((32, 8)), 37)
+    assert t.iterator == 128 + 5 + 5120 and str(t.layout) == "(4,1,512):(32,0,40960)"
+    sA = make_tensor(0, Layout((128, 8)))
+    assert [(o % 128, o // 128) for o in _offsets(local_partition(sA, Layout((32, 8)), 37))] == \
+        [(5, 1), (37, 1), (69, 1), (101, 1)]
+    pad = make_tensor(0, Layout((128, 8), (1, 132)))
+    tCsA = local_partition(pad, Layout((16, 16)), 37, proj=(1, None))
+    tCsB = local_partition(pad, Layout((16, 16)), 37, proj=(None, 1))
+    assert (tCsA.iterator, str(tCsA.layout), tCsB.iterator) == (5, "(8,8):(16,132)", 2)
+    tCgC = local_partition(gC, Layout((16, 16)), 37, proj=(1, 1))
+    assert str(tCgC.layout) == "(8,8):(16,81920)"
+    # per k-tile and thread: 8 global loads, 128 shared loads (16 per kk), 512 FMAs -> one load per 4 FMAs
+    assert (4 + 4, 8 * (8 + 8), 8 * 8 * 8, 8 * 8 // (8 + 8)) == (8, 128, 512, 4)
+
+
+def test_predication_example():
+    cA = local_tile(make_identity_tensor((300, 70)), (128, 8), (2, None))
+    part = local_partition(cA, Layout((32, 8)), 37)
+    coords = [part[i, 0, 8] for i in range(4)]
+    assert coords == [(261, 65), (293, 65), (325, 65), (357, 65)]
+    assert [m < 300 and k < 70 for m, k in coords] == [True, True, False, False]
+    assert (-(-300 // 128), -(-200 // 128), -(-70 // 8)) == (3, 2, 9)
+
+
+def test_kernel_step_numbers():
+    from layoutlab.kernels.gemm_hopper import HopperGemmConfig
+    from layoutlab.kernels.gemm_hopper_ws import CONSUMER_REGS, PRODUCER_REGS
+    from layoutlab.ldmatrix import select_ldmatrix
+    cfg = HopperGemmConfig()
+    assert cfg.ab_stages(reserved_bytes=1024) == 4 and cfg.ab_stage_bytes() == 48 * 1024
+    assert (PRODUCER_REGS, CONSUMER_REGS) == (40, 232) and 128 * (40 + 2 * 232) == 64512 <= 65536
+    assert 64 * 256 // 128 == 128                           # accumulators per consumer thread
+    assert 8192 * 8192 // (128 * 256) == 2048 and round(2048 / 132, 1) == 15.5
+    model = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1), (32, 32, 16))
+    assert select_ldmatrix(model, "A", make_layout((128, 64), stride=(64, 1))).name == "SM75_U32x4_LDSM_N"
+    assert select_ldmatrix(model, "A", make_layout((128, 64))).name == "SM75_U16x8_LDSM_T"
+
+
+def test_epilogue_hops():
+    tm = make_tiled_mma(nvgpu.warpgroup.MmaF16BF16Op("bf16", "f32", (64, 256, 16)), (2, 1, 1))
+    acc = partition_fragment_C(tm, (128, 256))
+    assert str(acc.layout) == "((2,2,32),1,1):((1,2,4),0,0)" and acc.layout.size() == 128
+    r2s = make_tiled_copy_C(make_copy_atom(nvgpu.warp.StMatrix8x8x16bOp(False, 4), "bf16"), tm)
+    assert str(r2s.layout_tv_tiled) == str(tm.tv_layout_C_tiled)   # the copy's TV layout is the MMA's C
+    assert str(r2s.retile(acc).layout) == "((8,16),1,1):((1,8),0,0)"
+    epi = make_smem_layout_atom("K_SW64", 16).tile_to_shape((128, 32, 4), (0, 1, 2))
+    assert str(epi) == "S<2,4,3> o 0 o ((8,16),(32,1),(1,4)):((32,256),(1,0),(0,4096))"
+    # thread 0: row 0 cols 0-1, then row 8; thread 128 is 64 rows down
+    C = tm.tv_layout_C_tiled
+    assert [(C((0, v)) % 128, C((0, v)) // 128) for v in range(4)] == [(0, 0), (0, 1), (8, 0), (8, 1)]
+    assert C((128, 0)) == 64
+
+
+def test_roofline_numbers():
+    rec = gpu.load_result("gemm_h100_bench")
+    ai = [tour.arithmetic_intensity(*s.mnk, s.elem_bytes) for s in tour.TOUR]
+    assert (round(min(ai)), round(max(ai))) == (683, 2731)
+    peaks = {"float32": max(r["cublas_tflops"] for r in rec["rows"] if r["dtype"] == "float32" and r["m"] == 8192),
+             "bfloat16": max(r["cublas_tflops"] for r in rec["rows"]
+                             if r["dtype"] == "bfloat16" and r["m"] == r["n"] == r["k"] == 8192)}
+    assert round(peaks["float32"] / tour.H100_HBM_TBS) == 16 and round(peaks["bfloat16"] / tour.H100_HBM_TBS) == 205
+    assert round(32 * tour.H100_HBM_TBS) == 107
+    assert round(peaks["bfloat16"] / (tour.tile_intensity(128, 256, 2) * tour.H100_HBM_TBS), 1) == 2.4
+    assert round(peaks["bfloat16"] / 989 * 100) == 70               # "about 70 % of the datasheet"
+
+
+# ------------------------------------------------------------------ the answers, re-derived
+
+
+def test_ch9_answers():
+    # 1. 512 k-tiles, stride 40960
+    gA = local_tile(make_tensor(0, Layout((5120, 4096), (1, 5120))), (128, 128, 8), (0, 0, None), proj=(1, None, 1))
+    assert gA.layout.shape[2] == 512 and gA.layout.stride[2] == 40960
+    # 2. thread 100: rows 4, 36, 68, 100 of k = 3; offsets 388, 420, 452, 484
+    offs = _offsets(local_partition(make_tensor(0, Layout((128, 8))), Layout((32, 8)), 100))
+    assert offs == [388, 420, 452, 484] and [(o % 128, o // 128) for o in offs] == [(4, 3), (36, 3), (68, 3), (100, 3)]
+    # 3. thread 200 = (8, 12); projected partition of the padded sA
+    c_offs = _offsets(local_partition(make_tensor(0, Layout((128, 128))), Layout((16, 16)), 200))
+    assert {o % 128 for o in c_offs} == {8 + 16 * i for i in range(8)}
+    assert {o // 128 for o in c_offs} == {12 + 16 * j for j in range(8)}
+    p = local_partition(make_tensor(0, Layout((128, 8), (1, 132))), Layout((16, 16)), 200, proj=(1, None))
+    assert str(p) == "tensor<8 o (8,8):(16,132)>"
+    # 4. 6 CTAs, 9 k-tiles, 2 of 4 rows inside M = 300 in every k-tile
+    cA = local_tile(make_identity_tensor((300, 70)), (128, 8), (2, None))
+    part = local_partition(cA, Layout((32, 8)), 37)
+    assert -(-300 // 128) * -(-200 // 128) == 6 and -(-70 // 8) == 9
+    for kt in range(9):
+        assert sum(part[i, 0, kt][0] < 300 and part[i, 0, kt][1] < 70 for i in range(4)) == 2
+    # 5. 240 registers: 66560 > 65536
+    assert 128 * (40 + 2 * 240) == 66560 > 65536 >= 128 * (40 + 2 * 232)
+    # 6. 16 stmatrix.x4 per thread, 8 TMA stores
+    tm = make_tiled_mma(nvgpu.warpgroup.MmaF16BF16Op("bf16", "f32", (64, 256, 16)), (2, 1, 1))
+    r2s = make_tiled_copy_C(make_copy_atom(nvgpu.warp.StMatrix8x8x16bOp(False, 4), "bf16"), tm)
+    retiled = r2s.retile(partition_fragment_C(tm, (128, 256))).layout
+    assert retiled.shape[0] == (8, 16) and 256 // 32 == 8
+    # 7. 85.3 and 128 FLOP/byte; 286 and 429 TFLOP/s, both below 687
+    a, b = tour.tile_intensity(128, 256, 2), tour.tile_intensity(128, 256, 2, b_share=2)
+    assert (round(a, 1), b) == (85.3, 128.0)
+    assert (round(a * 3.35), round(b * 3.35)) == (286, 429) and max(a, b) * 3.35 < 687
+
+
+# ------------------------------------------------------------------ the helpers
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([(32, 8), (16, 16), (8, 32), (4, 4), (2, 16)]), st.booleans(), st.integers(1, 4), st.integers(1, 4))
+def test_partition_tv_is_local_partition(thr_shape, row_major, rep_m, rep_n):
+    """partition_tv's (thread, value) -> offset equals local_partition's elements for every thread (it checks
+    itself; here independently, by the coordinates local_partition gives on an identity tensor)."""
+    thr = make_layout(thr_shape, stride=(thr_shape[1], 1)) if row_major else make_layout(thr_shape)
+    tile = (thr_shape[0] * rep_m, thr_shape[1] * rep_n)
+    tv = tour.partition_tv(tile, thr)
+    ident = make_identity_tensor(tile)
+    for t in range(thr.size()):
+        part = local_partition(ident, thr, t)
+        coords = [part[i] for i in range(part.layout.size())]
+        assert [(tv((t, v)) % tile[0], tv((t, v)) // tile[0]) for v in range(len(coords))] == coords
+    # every element is owned exactly once
+    assert sorted(tv((t, v)) for t in range(thr.size()) for v in range(rep_m * rep_n)) == list(range(tile[0] * tile[1]))
+
+
+def test_partition_tv_with_projection_shares_rows():
+    tv = tour.partition_tv((128, 8), Layout((16, 16)), proj=(1, None))
+    assert [tv((37, v)) for v in range(3)] == [5, 21, 37]       # rows 5 + 16 i of column 0
+    assert tv((37, 0)) == tv((21, 0)) == tv((5, 0))             # threads with equal t % 16 share rows
+    with pytest.raises(LayoutError, match="one entry per mode"):
+        tour.partition_tv((128, 8), Layout((16, 16)), proj=(1, None, 1))
+
+
+def test_intensity_and_roofline_refusals():
+    assert tour.arithmetic_intensity(8192, 8192, 8192, 2) == pytest.approx(2 * 8192 / 6)
+    assert tour.tile_intensity(128, 128, 4) == 32.0
+    assert tour.roofline_tflops(10, 50, 3.35) == pytest.approx(33.5) and tour.roofline_tflops(100, 50) == 50
+    with pytest.raises(LayoutError, match="positive integer"):
+        tour.arithmetic_intensity(0, 1, 1, 2)
+    with pytest.raises(LayoutError, match="must divide"):
+        tour.tile_intensity(128, 100, 2, b_share=3)
+    with pytest.raises(LayoutError, match="positive"):
+        tour.roofline_tflops(-1, 50)
+
+
+def test_tour_pictures():
+    from layoutlab import viz
+    fig = viz.draw_partition(tour.partition_tv((128, 8), Layout((32, 8))), (128, 8), [0, 1, 37], transpose=True)
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert texts == ["thread 0", "thread 1", "thread 37", "other threads"]
+    with pytest.raises(LayoutError, match="outside"):
+        viz.draw_partition(tour.partition_tv((128, 8), Layout((32, 8))), (128, 8), [256])
+    rows = tour.tour_rows(gpu.load_result("gemm_h100_bench"))
+    fig = viz.draw_tour_bars(rows)
+    assert len(fig.axes[0].patches) == len(rows)
+    with pytest.raises(LayoutError, match="lacks"):
+        viz.draw_tour_bars([{"kernel": "x"}])
+    fig = viz.draw_roofline([("k", 100.0, 40.0, 30.0)], [("fp32", 50.0)], 3.35)
+    assert fig.legends
+    with pytest.raises(LayoutError):
+        viz.draw_roofline([], [("fp32", 50.0)], 3.35)
+
+
+# ------------------------------------------------------------------ against the CuTe DSL
+
+
+@pytest.mark.dsl
+@pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)
+def test_projected_local_partition_matches_the_dsl():
+    """local_partition with proj reads the thread index in the whole thread layout (the DSL and C++ CuTe do);
+    every thread of the tutorial's tC, both projections, on the padded tile."""
+    cases = []
+    for t in (0, 5, 16, 37, 100, 200, 255):
+        for proj in ((1, None), (None, 1), (1, 1)):
+            shape = (128, 128) if proj == (1, 1) else (128, 8)
+            snip = (f"str(cute.local_partition(cute.make_identity_tensor({shape}), cute.make_layout((16,16)), "
+                    f"Int32({t}), proj={proj}))")
+            ours = local_partition(make_identity_tensor(shape), Layout((16, 16)), t, proj=proj)
+            cases.append((snip, str(ours)))
+    results = dsl_eval([s for s, _ in cases], "from cutlass import Int32\n")
+    assert all(r.ok for r in results), [r.message for r in results if not r.ok][:2]
+    assert [r.value for r in results] == [o for _, o in cases]
+    assert cases[3 * 3 + 1][1] == "tensor<(2,0) o (8,8):(16@0,1@1)>"      # thread 37, proj (None, 1): column 2
+
+
+@pytest.mark.dsl
+@pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)
+def test_compile_tour_ptx_shows_each_step():
+    counts = {k: v["counts"] for k, v in tour.compile_tour().items()}
+    assert counts["sgemm_simple"]["fma.rn.f32"] > 0 and counts["sgemm_simple"]["mma.sync"] == 0
+    assert counts["sgemm_fast"]["ld.shared.v4"] > 0 and counts["sgemm_fast"]["cp.async.cg.shared.global"] > 0
+    assert counts["gemm_ampere"]["ldmatrix"] > 0 and counts["gemm_ampere"]["mma.sync"] > 0
+    for k in ("gemm_hopper", "gemm_hopper_ws"):
+        assert counts[k]["wgmma.mma_async"] > 0 and counts[k]["cp.async.bulk.tensor"] > 0 and counts[k]["stmatrix"] > 0
+    assert counts["gemm_hopper"]["setmaxnreg"] == 0 < counts["gemm_hopper_ws"]["setmaxnreg"]
+    assert counts["gemm_hopper"]["multicast::cluster"] == 0 < counts["gemm_hopper_ws"]["multicast::cluster"]
+
+
+def test_tour_docstring_examples_run():
+    import doctest
+    failed, tried = doctest.testmod(tour, optionflags=doctest.ELLIPSIS)
+    assert tried >= 2 and failed == 0
