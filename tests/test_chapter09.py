@@ -105,6 +105,9 @@ def test_kernel_step_numbers():
     assert cfg.ab_stages(reserved_bytes=1024) == 4 and cfg.ab_stage_bytes() == 48 * 1024
     assert (PRODUCER_REGS, CONSUMER_REGS) == (40, 232) and 128 * (40 + 2 * 232) == 64512 <= 65536
     assert 64 * 256 // 128 == 128                           # accumulators per consumer thread
+    # gemm_hopper_ws: its own epilogue buffer of 4 x 128 x 32 bf16 = 32 KiB, still 4 stages of A + B
+    c_bytes = 4 * 128 * 32 * 2
+    assert c_bytes == 32 * 1024 and cfg.ab_stages(reserved_bytes=1024 + c_bytes) == 4
     assert 8192 * 8192 // (128 * 256) == 2048 and round(2048 / 132, 1) == 15.5
     model = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1), (32, 32, 16))
     assert select_ldmatrix(model, "A", make_layout((128, 64), stride=(64, 1))).name == "SM75_U32x4_LDSM_N"
@@ -124,6 +127,8 @@ def test_epilogue_hops():
     C = tm.tv_layout_C_tiled
     assert [(C((0, v)) % 128, C((0, v)) // 128) for v in range(4)] == [(0, 0), (0, 1), (8, 0), (8, 1)]
     assert C((128, 0)) == 64
+    row_col = {(C((0, v)) % 128, C((0, v)) // 128) for v in range(128)}
+    assert row_col == {(m, n) for m in (0, 8) for g in range(32) for n in (8 * g, 8 * g + 1)}
 
 
 def test_roofline_numbers():
