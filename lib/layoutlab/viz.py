@@ -1569,3 +1569,142 @@ def draw_roofline(points, roofs, bandwidth_tbs, *, title=None):
 
 
 __all__ += ["draw_partition", "draw_tour_bars", "draw_roofline"]
+
+
+# --- chapter 9 (pipeline timeline): pictures below
+
+_PIPE_COLORS = {"load": ("#9ecae1", "#3182bd"), "mma": ("#fdae6b", "#e6550d"), "epi": ("#a1d99b", "#31a354"),
+                "wait": ("#d62728", "#d62728")}
+
+
+def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_range_us=None, title=None):
+    """A measured pipeline timeline as a Gantt chart: one row per warp role of each CTA, time in us.
+
+    ``record`` is a one-kernel record of :func:`layoutlab.bench.timeline.record_timeline` or the recorded
+    file (``gpu.load_result("gemm_timeline_h100")``, several records: ``kernel`` picks one, default the
+    first). Producer row: one bar per TMA load from issue to the first consumer's arrival, stacked by
+    stage (the ring's slots), and in red the waits for a free stage. Consumer rows (one per MMA
+    warpgroup): one bar per k-tile from wgmma issue to ``wait_group`` observing it retired (alternating
+    lanes, since the next batch is issued before the previous one is known done), the epilogue, and in
+    red the waits for data. Blank stretches are time the role did none of these. ``ctas`` (default the
+    first two recorded), ``tiles`` (tile ordinals per CTA, default the first two) and ``t_range_us``
+    ``(start, end)`` zoom in. Refuses a malformed record with a LayoutError.
+    Example: ``draw_pipeline_timeline(gpu.load_result("gemm_timeline_h100"), kernel="gemm_hopper")``.
+    """
+    from matplotlib.patches import Patch
+
+    from .bench.timeline import check_timeline_record, select_record
+    op = "draw_pipeline_timeline"
+    rec = check_timeline_record(select_record(record, kernel), op=op)
+    events = rec["events"]
+    stages = rec["config"]["stages"]
+    recorded = sorted({e["cta"] for e in events})
+    ctas = recorded[:2] if ctas is None else list(ctas)
+    if not ctas or any(c not in recorded for c in ctas):
+        raise LayoutError(f"{op}: ctas={ctas!r}; this record has CTAs {recorded}")
+    all_tiles = sorted({e["tile"] for e in events})
+    tiles = all_tiles[:2] if tiles is None else list(tiles)
+    if not tiles or any(t not in all_tiles for t in tiles):
+        raise LayoutError(f"{op}: tiles={tiles!r}; this record has tile ordinals {all_tiles}")
+    if t_range_us is not None:
+        if len(t_range_us) != 2 or not t_range_us[0] < t_range_us[1]:
+            raise LayoutError(f"{op}: t_range_us={t_range_us!r}; give (start, end) with start < end, in us")
+    idx = {(e["cta"], e["role"], e["tile"], e["event"], e["k_tile"]): e for e in events}
+    roles = sorted({e["role"] for e in events}, key=lambda r: (r != "producer", r))
+    warps = {e["role"]: e["warp"] for e in events}
+    K = rec["problem"]["k_tiles"]
+    first_arrival = {}
+    for e in events:
+        if e["event"] == "load_arrive":
+            key = (e["cta"], e["tile"], e["k_tile"])
+            first_arrival[key] = min(first_arrival.get(key, e["t_ns"]), e["t_ns"])
+
+    rows = [(c, r) for c in ctas for r in roles]
+    polys = {name: [] for name in _PIPE_COLORS}
+
+    def bar(name, t0, t1, y0, h):
+        a, b = t0 / 1e3, t1 / 1e3
+        polys[name].append([(a, y0), (b, y0), (b, y0 + h), (a, y0 + h)])
+
+    labels, starts = [], []
+    for i, (c, r) in enumerate(rows):
+        y = len(rows) - 1 - i                      # first row on top
+        for t in tiles:
+            def ev(name, k, _c=c, _r=r, _t=t):
+                e = idx.get((_c, _r, _t, name, k))
+                return None if e is None else e["t_ns"]
+            for k in range(K):
+                if r == "producer":
+                    issue, wait = ev("load_issue", k), ev("empty_wait", k)
+                    e = idx.get((c, r, t, "load_issue", k))
+                    arrive = first_arrival.get((c, t, k))
+                    if issue is not None and arrive is not None:
+                        lane = e["stage"] % stages
+                        bar("load", issue, arrive, y + 0.14 + 0.72 * lane / stages, 0.72 / stages * 0.9)
+                    if wait is not None and issue is not None and issue > wait:
+                        bar("wait", wait, issue, y + 0.02, 0.09)
+                else:
+                    start, end = ev("mma_start", k), ev("mma_end", k)
+                    if start is not None and end is not None:
+                        bar("mma", start, end, y + 0.14 + 0.36 * (k % 2), 0.33)
+                    wait, arrive = ev("full_wait", k), ev("load_arrive", k)
+                    if wait is not None and arrive is not None and arrive > wait:
+                        bar("wait", wait, arrive, y + 0.02, 0.09)
+            if r != "producer":
+                s, e = ev("epi_start", 0), ev("epi_end", 0)
+                if s is not None and e is not None:
+                    bar("epi", s, e, y + 0.14, 0.72)
+                    mn = idx[(c, r, t, "epi_start", 0)].get("tile_mn")
+                    labels.append(((s + e) / 2e3, y + 0.5, (e - s) / 1e3, f"tile {t}" + (
+                        f"\n({mn[0]},{mn[1]})" if isinstance(mn, (list, tuple)) and len(mn) == 2 else "")))
+                ts = ev("tile_start", 0)
+                if ts is not None and t != tiles[0]:
+                    starts.append((ts / 1e3, i))
+    if not any(polys.values()):
+        raise LayoutError(f"{op}: the chosen CTAs {ctas} and tiles {tiles} hold no complete interval to draw")
+
+    height = 0.62 * len(rows) + 1.3            # rows + title (0.4 in) + axis label and legend (0.9 in)
+    fig = _BookFigure(figsize=(10.0, height))
+    ax = fig.add_axes((0.2, 0.9 / height, 0.78, 0.62 * len(rows) / height))
+    for name, (face, edge) in _PIPE_COLORS.items():
+        if polys[name]:
+            ax.add_collection(PolyCollection(polys[name], facecolors=face, edgecolors=edge, linewidths=0.4))
+    xs = [p[0][0] for v in polys.values() for p in v] + [p[1][0] for v in polys.values() for p in v]
+    lo, hi = (min(xs), max(xs)) if t_range_us is None else t_range_us
+    pad = 0.01 * (hi - lo)
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(-0.1, len(rows) + 0.05)
+    us_per_inch = (hi - lo + 2 * pad) / (0.78 * 10.0)
+    for x, y, width, text in labels:           # a tile's name inside its epilogue bar, where it fits
+        if lo <= x <= hi and width / us_per_inch > 0.05 * max(len(line) for line in text.split("\n")):
+            ax.text(x, y, text, fontsize=6, va="center", ha="center", color="#1b5e20", **FONT)
+    for x, i in starts:                         # where a CTA's next tile begins (consumer rows)
+        y = len(rows) - 1 - i
+        ax.plot([x, x], [y, y + 1], color="#555", lw=0.7, ls=":")
+    for i in range(1, len(ctas)):
+        ax.axhline(len(rows) - i * len(roles), color="#888", lw=0.8)
+    ax.set_yticks([len(rows) - 1 - i + 0.5 for i in range(len(rows))])
+    ax.set_yticklabels([f"CTA {c} {r} (warp {warps[r]})" for c, r in rows], fontsize=7.5, **FONT)
+    ax.tick_params(axis="y", length=0)
+    ax.set_xlabel("time (us) from the first recorded event", fontsize=8)
+    ax.tick_params(axis="x", labelsize=7.5)
+    ax.grid(axis="x", color="#ddd", lw=0.5)
+    ax.set_axisbelow(True)
+    handles = [Patch(facecolor=_PIPE_COLORS["load"][0], edgecolor=_PIPE_COLORS["load"][1],
+                     label=f"TMA load in flight (issue -> arrival), by stage (of {stages})"),
+               Patch(facecolor=_PIPE_COLORS["mma"][0], edgecolor=_PIPE_COLORS["mma"][1],
+                     label="wgmma k-tile (issue -> wait_group sees it retired)"),
+               Patch(facecolor=_PIPE_COLORS["epi"][0], edgecolor=_PIPE_COLORS["epi"][1], label="epilogue"),
+               Patch(facecolor=_PIPE_COLORS["wait"][0], edgecolor=_PIPE_COLORS["wait"][1],
+                     label="waiting (producer: for a free stage; consumer: for data)")]
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.55, 0.0), ncol=2, fontsize=7,
+               frameon=False)
+    prob = rec["problem"]
+    head = title if title is not None else (
+        f"{rec['kernel']}: measured pipeline, {prob.get('m')}x{prob.get('n')}x{prob.get('k')} "
+        f"{prob.get('dtype', '')}, {K} k-tiles per tile" + (f" -- {rec['gpu']}" if rec.get("gpu") else ""))
+    fig.suptitle(head, fontsize=9, y=1 - 0.08 / height, va="top", **FONT)
+    return fig
+
+
+__all__ += ["draw_pipeline_timeline"]

@@ -24,6 +24,12 @@ writes outside it, so no predicate is needed in the main loop. What TMA does req
 stride but the unit one is a multiple of 16 bytes (8 elements) and that base addresses are 16-byte
 aligned; operands breaking that are refused with a :class:`~layoutlab.errors.LayoutError` that says
 which dimension to pad (a padded array sliced to the odd size is fine: only strides must align).
+
+Pipeline timeline: ``HopperGemmConfig(timeline=True)`` (both kernels; a compile-time option, part of the
+compile cache key) builds an instrumented kernel in which one lane per warp role stamps ``%globaltimer``
+and ``%clock64`` at each load issue, load arrival, MMA start/end and epilogue into an extra int64 buffer
+(the kernel's last argument): see :mod:`layoutlab.bench.timeline`. Off (the default), none of it is
+traced: the PTX is the uninstrumented kernel's, byte for byte (tests/test_timeline.py checks it).
 """
 
 import dataclasses
@@ -34,7 +40,7 @@ from ..errors import LayoutError
 from ._common import DeviceOperand, cutlass_dtype, device_operand, gemm_problem
 
 __all__ = ["gemm_hopper", "prepare_gemm_hopper", "HopperGemmConfig", "compile_hopper_gemm",
-           "hopper_operands"]
+           "hopper_operands", "TIMELINE_EVENTS", "TIMELINE_COLUMNS", "timeline_slots"]
 
 #: wgmma issue granularity: one warpgroup is 4 consecutive warps.
 THREADS_PER_WARPGROUP = 128
@@ -42,6 +48,43 @@ THREADS_PER_WARPGROUP = 128
 SMEM_CAPACITY = 232448
 #: TMA's rule: global strides (other than the unit one) and base addresses in multiples of 16 bytes.
 TMA_ALIGN_BYTES = 16
+
+# --- the pipeline timeline (``config.timeline=True``; off by default, and then not compiled in at all) ---
+#: Event codes the instrumented kernels record, in code order. Producer: ``empty_wait`` (about to wait for
+#: a free stage), ``load_issue`` (the stage is free, TMA issued next). Each consumer warpgroup:
+#: ``full_wait`` (about to wait for a stage's bytes), ``load_arrive`` (the full barrier completed),
+#: ``mma_start`` (wgmmas of the k-tile about to be issued), ``mma_end`` (``wgmma.wait_group`` returned with
+#: that k-tile's batch retired), ``epi_start``/``epi_end`` (the tile's epilogue), ``tile_start``.
+TIMELINE_EVENTS = ("empty_wait", "load_issue", "full_wait", "load_arrive", "mma_start", "mma_end",
+                   "epi_start", "epi_end", "tile_start")
+(EV_EMPTY_WAIT, EV_LOAD_ISSUE, EV_FULL_WAIT, EV_LOAD_ARRIVE, EV_MMA_START, EV_MMA_END,
+ EV_EPI_START, EV_EPI_END, EV_TILE_START) = range(len(TIMELINE_EVENTS))
+#: One row of int64 per event, in this order (a slot never written keeps the host's fill value -1).
+TIMELINE_COLUMNS = ("globaltimer", "clock64", "event", "tile", "k_tile", "stage", "tile_m", "tile_n")
+
+
+#: CTAs (the first ones in linear block order) and tiles per CTA that an instrumented build records.
+TIMELINE_CTAS = {"gemm_hopper": 4, "gemm_hopper_ws": 4}
+TIMELINE_TILES = {"gemm_hopper": 1, "gemm_hopper_ws": 4}
+
+
+def timeline_slots(k_tiles):
+    """Event slots per (CTA, role, tile): 4 per k-tile (producer: ``empty_wait`` at 4k, ``load_issue`` at
+    4k+1; consumer: ``full_wait``, ``load_arrive``, ``mma_start``, ``mma_end`` at 4k..4k+3), then
+    ``epi_start``, ``epi_end``, ``tile_start``. Each role owns its slots, so no two threads write one."""
+    return 4 * k_tiles + 3
+
+
+def timeline_buffer_shape(kernel_name, config, k):
+    """``(ctas, roles, tiles, slots, columns)``: the int64 buffer an instrumented build of ``kernel_name``
+    fills for a problem with K = ``k`` (flattened when passed to the kernel). Example: gemm_hopper with
+    the default 128 x 256 tile and K = 4096 -> ``(4, 3, 1, 259, 8)``."""
+    if kernel_name not in TIMELINE_CTAS:
+        raise LayoutError(f"timeline_buffer_shape: unknown kernel {kernel_name!r}; "
+                          f"instrumented kernels are {sorted(TIMELINE_CTAS)}")
+    k_tiles = math.ceil(k / config.tile_k)
+    return (TIMELINE_CTAS[kernel_name], 1 + config.consumer_warpgroups, TIMELINE_TILES[kernel_name],
+            timeline_slots(k_tiles), len(TIMELINE_COLUMNS))
 
 
 @dataclass(frozen=True)
@@ -58,6 +101,9 @@ class HopperGemmConfig:
     tile_k: int = 64
     stages: int = 0
     cluster_mn: tuple = (1, 1)
+    #: Build option: record the pipeline timeline (``%globaltimer`` + ``%clock64`` per event) into an
+    #: extra int64 buffer argument. Off (the default) compiles exactly the uninstrumented kernel.
+    timeline: bool = False
 
     def __post_init__(self):
         if self.tile_m not in (64, 128, 256):
@@ -69,6 +115,9 @@ class HopperGemmConfig:
         if self.tile_k != 64:
             raise LayoutError(f"HopperGemmConfig: tile_k={self.tile_k}; 64 bf16/fp16 elements = 128 bytes, "
                               f"the row of the 128B swizzle atom, is the only K tile supported")
+        if not isinstance(self.timeline, bool):
+            raise LayoutError(f"HopperGemmConfig: timeline={self.timeline!r}; it is a build option, "
+                              f"True (instrumented) or False")
 
     @property
     def consumer_warpgroups(self):
@@ -192,6 +241,7 @@ def make_hopper_gemm_class():
             # Epilogue sub-tile: the whole tile height (all warpgroups) x 32 columns; 4 of them in flight.
             self.epi_tile = (config.tile_m, 32)
             self.epi_stages = 4
+            self.timeline_roles = 1 + self.num_wg      # producer + each MMA warpgroup
 
         def _setup(self, a, b, c):
             self.ab_dtype = a.element_type
@@ -213,8 +263,9 @@ def make_hopper_gemm_class():
 
         @cute.jit
         def __call__(self, a: cute.Tensor, b: cute.Tensor, c: cute.Tensor,
-                     alpha: cutlass.Float32, beta: cutlass.Float32, stream):
-            """a: (M, K), b: (N, K) (B transposed, as CuTe names it), c: (M, N)."""
+                     alpha: cutlass.Float32, beta: cutlass.Float32, stream, timeline: cute.Tensor = None):
+            """a: (M, K), b: (N, K) (B transposed, as CuTe names it), c: (M, N); ``timeline``: the int64
+            event buffer, only with ``config.timeline`` (see :func:`timeline_buffer_shape`)."""
             self._setup(a, b, c)
             bM, bN, bK = self.tile_mnk
             tma_a, gA_tma = cpasync.make_tiled_tma_atom(
@@ -234,7 +285,7 @@ def make_hopper_gemm_class():
             self.shared_storage = SharedStorage
             grid = (cute.ceil_div(c.shape[0], bM), cute.ceil_div(c.shape[1], bN), 1)
             self.kernel(tma_a, gA_tma, tma_b, gB_tma, tma_c, gC_tma, c, alpha, beta,
-                        self.tiled_mma, self.sA_layout, self.sB_layout, self.sC_layout).launch(
+                        self.tiled_mma, self.sA_layout, self.sB_layout, self.sC_layout, timeline).launch(
                 grid=grid, block=[self.threads, 1, 1], stream=stream)
 
         @cute.kernel
@@ -242,7 +293,7 @@ def make_hopper_gemm_class():
                    tma_c: cute.CopyAtom, mC_tma: cute.Tensor, mC: cute.Tensor,
                    alpha: cutlass.Float32, beta: cutlass.Float32, tiled_mma: cute.TiledMma,
                    sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout,
-                   sC_layout: cute.ComposedLayout):
+                   sC_layout: cute.ComposedLayout, tl: cute.Tensor = None):
             bM, bN, bK = self.tile_mnk
             tidx, _, _ = cute.arch.thread_idx()
             warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
@@ -283,14 +334,23 @@ def make_hopper_gemm_class():
             gC = cute.local_tile(mC, (bM, bN), (tile_m, tile_n))
             acc = cute.make_rmem_tensor(thr_mma.partition_C(gC).shape, self.acc_dtype)
             k_blocks = cute.size(tCrA, mode=[2])   # bK / 16 wgmma instructions per k-tile
+            tlc, rec_p, rec_c = None, None, None
+            if cutlass.const_expr(self.cfg.timeline):
+                # One CTA computes one tile. Recorders: lane 0 of warp 0 for the loads (role 0), lane 0
+                # of each warpgroup's first warp for its MMAs and epilogue (role 1 + warpgroup).
+                tlc, rec_p, rec_c = self._timeline_recorders(tl, k_tiles, tidx, warp, wg)
 
             pipeline.pipeline_init_wait()
 
             # --- prologue: warp 0 fills every stage (or all k-tiles if fewer) --------------------------
             produce = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.ab_stages)
+            if cutlass.const_expr(self.cfg.timeline):
+                self._stamp(tlc, rec_p, 0, 0, timeline_slots(k_tiles) - 1, EV_TILE_START, 0, 0, tile_m, tile_n)
+                self._stamp(tlc, rec_c, 1 + wg, 0, timeline_slots(k_tiles) - 1, EV_TILE_START, 0, 0,
+                            tile_m, tile_n)
             if warp == 0:
                 for _ in cutlass.range(cutlass.min(self.ab_stages, k_tiles), unroll=1):
-                    self._load_stage(ab_pipe, produce, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB)
+                    self._load_stage(ab_pipe, produce, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, tlc, rec_p)
                     produce.advance()
 
             # --- main loop --------------------------------------------------------------------------
@@ -299,7 +359,16 @@ def make_hopper_gemm_class():
             acc.fill(0.0)
             tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
             for k_tile in cutlass.range(k_tiles, unroll=1):
+                if cutlass.const_expr(self.cfg.timeline):
+                    self._stamp(tlc, rec_c, 1 + wg, 0, 4 * k_tile, EV_FULL_WAIT, k_tile, consume.index,
+                                tile_m, tile_n)
                 ab_pipe.consumer_wait(consume)              # TMA bytes for this stage have landed
+                if cutlass.const_expr(self.cfg.timeline):
+                    self._stamp(tlc, rec_c, 1 + wg, 0, 4 * k_tile + 1, EV_LOAD_ARRIVE, k_tile, consume.index,
+                                tile_m, tile_n)
+                if cutlass.const_expr(self.cfg.timeline):
+                    self._stamp(tlc, rec_c, 1 + wg, 0, 4 * k_tile + 2, EV_MMA_START, k_tile, consume.index,
+                                tile_m, tile_n)
                 warpgroup.fence()
                 for kb in cutlass.range_constexpr(k_blocks):
                     cute.gemm(tiled_mma, acc, tCrA[None, None, kb, consume.index],
@@ -308,19 +377,27 @@ def make_hopper_gemm_class():
                 # Keep this batch in flight; the previous one has now retired, so its stage is free.
                 warpgroup.wait_group(1)
                 if k_tile > 0:
+                    if cutlass.const_expr(self.cfg.timeline):     # k-tile k-1's MMAs have retired
+                        self._stamp(tlc, rec_c, 1 + wg, 0, 4 * k_tile - 1, EV_MMA_END, k_tile - 1,
+                                    release.index, tile_m, tile_n)
                     ab_pipe.consumer_release(release)
                     release.advance()
                     # Refill the stage just released with the k-tile `stages` ahead. Only now: had warp 0
                     # waited for a stage that its own warp has not released yet, it would wait forever.
                     if warp == 0 and produce.count < k_tiles:
-                        self._load_stage(ab_pipe, produce, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB)
+                        self._load_stage(ab_pipe, produce, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, tlc, rec_p)
                         produce.advance()
                 consume.advance()
             warpgroup.wait_group(0)
+            if cutlass.const_expr(self.cfg.timeline):
+                self._stamp(tlc, rec_c, 1 + wg, 0, 4 * k_tiles - 1, EV_MMA_END, k_tiles - 1, release.index,
+                            tile_m, tile_n)
 
             # --- epilogue ---------------------------------------------------------------------------
             # All warpgroups must be done reading sA before it is reused as the C staging buffer.
             cute.arch.sync_threads()
+            if cutlass.const_expr(self.cfg.timeline):
+                self._stamp(tlc, rec_c, 1 + wg, 0, 4 * k_tiles, EV_EPI_START, 0, 0, tile_m, tile_n)
             sC = cute.make_tensor(cute.recast_ptr(sA.iterator, sC_layout.inner, dtype=self.c_dtype),
                                   sC_layout.outer)
             gC_tma = cute.local_tile(mC_tma, (bM, bN), (tile_m, tile_n))
@@ -333,16 +410,57 @@ def make_hopper_gemm_class():
             thr_c = tiled_mma.get_slice(tidx)
             self._epilogue(tidx, warp, acc, alpha, beta, thr_c.partition_C(gC), thr_c.partition_C(cC),
                            mC.shape, tiled_mma, sC, gC_tma, tma_c, store_pipe, self.threads)
+            if cutlass.const_expr(self.cfg.timeline):
+                self._stamp(tlc, rec_c, 1 + wg, 0, 4 * k_tiles + 1, EV_EPI_END, 0, 0, tile_m, tile_n)
             if warp == self.store_warp:
                 store_pipe.producer_tail()           # the last TMA stores must finish reading smem
 
         @cute.jit
-        def _load_stage(self, ab_pipe, produce, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB):
+        def _load_stage(self, ab_pipe, produce, tma_a, tAgA, tAsA, tma_b, tBgB, tBsB, tlc=None, rec=None):
             """Wait until stage `produce.index` is free, then TMA k-tile `produce.count` into it."""
+            if cutlass.const_expr(self.cfg.timeline):
+                self._stamp(tlc, rec, 0, 0, 4 * produce.count, EV_EMPTY_WAIT, produce.count, produce.index,
+                            tlc[3], tlc[4])
             ab_pipe.producer_acquire(produce)        # also arms the full barrier with the byte count
+            if cutlass.const_expr(self.cfg.timeline):
+                self._stamp(tlc, rec, 0, 0, 4 * produce.count + 1, EV_LOAD_ISSUE, produce.count,
+                            produce.index, tlc[3], tlc[4])
             bar = ab_pipe.producer_get_barrier(produce)
             cute.copy(tma_a, tAgA[None, produce.count], tAsA[None, produce.index], tma_bar_ptr=bar)
             cute.copy(tma_b, tBgB[None, produce.count], tBsB[None, produce.index], tma_bar_ptr=bar)
+
+        # --- pipeline timeline (only traced with config.timeline) ----------------------------------------
+        @cute.jit
+        def _timeline_recorders(self, tl, k_tiles, tidx, warp, wg):
+            """``(tlc, rec_p, rec_c)``: the context ``(tl, cta, slots, tile_m, tile_n)`` for
+            :meth:`_stamp` and the two "this thread records" predicates: lane 0 of warp 0 (the loads) and
+            lane 0 of the first warp of each MMA warpgroup. Only the first ``timeline_ctas`` CTAs (in
+            linear block order) record."""
+            bx, by, bz = cute.arch.block_idx()
+            gx, gy, _ = cute.arch.grid_dim()
+            cta = bx + gx * (by + gy * bz)
+            lane = cute.arch.lane_idx()
+            ok = cta < self.timeline_ctas
+            rec_p = ok & (warp == 0) & (lane == 0)
+            rec_c = ok & (warp % 4 == 0) & (lane == 0)
+            return (tl, cta, timeline_slots(k_tiles), bx, by), rec_p, rec_c
+
+        @cute.jit
+        def _stamp(self, tlc, rec, role, tile, slot, event, k_tile, stage, tile_m, tile_n):
+            """Where ``rec`` (one lane of one warp) and ``tile`` is among the first ``timeline_tiles``:
+            write ``%globaltimer``, ``%clock64`` and the event's description to this (CTA, role, tile,
+            slot)'s row of the flat int64 buffer (``TIMELINE_COLUMNS``). Nothing here is warp-collective."""
+            tl, cta, slots = tlc[0], tlc[1], tlc[2]
+            if rec & (cutlass.Int32(tile) < self.timeline_tiles):
+                row = (((cta * self.timeline_roles + role) * self.timeline_tiles + tile) * slots + slot) * 8
+                tl[row] = cute.arch.globaltimer()
+                tl[row + 1] = cute.arch.clock64()
+                tl[row + 2] = cutlass.Int64(event)
+                tl[row + 3] = cutlass.Int64(tile)
+                tl[row + 4] = cutlass.Int64(k_tile)
+                tl[row + 5] = cutlass.Int64(stage)
+                tl[row + 6] = cutlass.Int64(tile_m)
+                tl[row + 7] = cutlass.Int64(tile_n)
 
         @cute.jit
         def _epilogue(self, epi_tidx, warp, acc, alpha, beta, tCgC, tCcC, c_shape, tiled_mma, sC, gC_tile,
@@ -395,6 +513,8 @@ def make_hopper_gemm_class():
 
     HopperGemm.store_warp = 0     # the warp that issues the TMA stores
     HopperGemm.epi_barrier = 1    # named barrier for the epilogue (0 is __syncthreads)
+    HopperGemm.timeline_ctas = TIMELINE_CTAS["gemm_hopper"]     # CTAs that record (config.timeline)
+    HopperGemm.timeline_tiles = TIMELINE_TILES["gemm_hopper"]   # tiles per CTA recorded (one CTA, one tile)
     return HopperGemm
 
 
@@ -435,21 +555,35 @@ def fake_operands(dtype_name, a_major, b_major, c_major="N"):
             operand(m, n, c_major == "N", "c"))
 
 
+def fake_timeline_buffer():
+    """A CuTe DSL fake 1-D int64 tensor of symbolic length: the flat timeline buffer."""
+    cutlass, cute = _dsl()[:2]
+    from cutlass.cute.runtime import make_fake_tensor
+    return make_fake_tensor(cutlass.Int64, (cute.sym_int32(symbol="T"),), (1,), assumed_align=TMA_ALIGN_BYTES)
+
+
 def compile_hopper_gemm(dtype_name="bfloat16", a_major="K", b_major="K", c_major="N", *,
                         config=HopperGemmConfig(), with_beta=False, kernel_factory=None, operands=None):
     """Compile (and cache) the kernel for a dtype/majorness/config; works on a CPU with
     ``CUTE_DSL_ARCH=sm_90a``. Returns the DSL's compiled callable
-    ``f(a (M,K), b (N,K), c (M,N), alpha, beta, stream)``. ``operands`` (runtime CuTe tensors) replace the
-    fake ones when given: the GPU path compiles against the very tensor types it will pass."""
+    ``f(a (M,K), b (N,K), c (M,N), alpha, beta, stream)`` (with ``config.timeline``:
+    ``f(..., stream, timeline)``, the flat int64 event buffer). ``operands`` (runtime CuTe tensors, plus the
+    timeline buffer with ``config.timeline``) replace the fake ones when given: the GPU path compiles
+    against the very tensor types it will pass. The config, timeline option included, is part of the
+    cache key."""
     kernel_factory = kernel_factory or make_hopper_gemm_class
     key = (kernel_factory.__name__, dtype_name, a_major, b_major, c_major, config, with_beta)
     if key not in _CACHE:
         cutlass, cute = _dsl()[:2]
         from cutlass.cute.runtime import make_fake_stream
         cls = _class_of(kernel_factory)
-        a, b, c = operands or fake_operands(dtype_name, a_major, b_major, c_major)
+        operands = tuple(operands or fake_operands(dtype_name, a_major, b_major, c_major))
+        a, b, c = operands[:3]
+        extra = ()
+        if config.timeline:
+            extra = (operands[3] if len(operands) > 3 else fake_timeline_buffer(),)
         _CACHE[key] = cute.compile(cls(config, with_beta), a, b, c, cutlass.Float32(1.0),
-                                   cutlass.Float32(0.0), make_fake_stream())
+                                   cutlass.Float32(0.0), make_fake_stream(), *extra)
     return _CACHE[key]
 
 
@@ -499,10 +633,11 @@ def current_stream(A):
     return cuda.CUstream(cupy.cuda.get_current_stream().ptr)
 
 
-def plan_gemm(name, compiled_for, A, B, C, alpha, beta):
+def plan_gemm(name, compiled_for, A, B, C, alpha, beta, timeline=None):
     """Shared host path of the two Hopper kernels: check the operands, allocate C, fetch (or compile)
     the kernel. Returns ``(C, launch)``: ``launch()`` enqueues the GEMM on the current stream with all
-    arguments already converted, which is what a benchmark should time."""
+    arguments already converted, which is what a benchmark should time. ``timeline``: the int64 event
+    buffer of an instrumented build (checked by the caller), passed as the kernel's last argument."""
     prob, _ = hopper_operands(A, B, C, beta=beta, name=name)
     if C is None:
         C = _new_output(A, (prob.m, prob.n))
@@ -511,9 +646,42 @@ def plan_gemm(name, compiled_for, A, B, C, alpha, beta):
     a = to_cute_tensor(A, 1 if prob.a_major == "K" else 0)
     b = to_cute_tensor(B.T, 1 if prob.b_major == "K" else 0)      # (N, K) view of B
     c = to_cute_tensor(C, 1 if prob.c_major == "N" else 0)
-    kernel = compiled_for(dtype_name, prob.a_major, prob.b_major, prob.c_major, beta != 0, (a, b, c))
-    args = (a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), current_stream(A))
+    ops = (a, b, c)
+    if timeline is not None:
+        from cutlass.cute.runtime import from_dlpack
+        ops += (from_dlpack(timeline, assumed_align=TMA_ALIGN_BYTES).mark_layout_dynamic(leading_dim=0),)
+    kernel = compiled_for(dtype_name, prob.a_major, prob.b_major, prob.c_major, beta != 0, ops)
+    args = (a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), current_stream(A)) + ops[3:]
     return C, lambda: kernel(*args)
+
+
+def check_timeline_buffer(name, config, timeline, k):
+    """Refuse a timeline buffer without ``config.timeline`` (or none with it), and one that is not a
+    contiguous 1-D int64 device array of at least :func:`timeline_buffer_shape`'s size."""
+    if not config.timeline:
+        if timeline is not None:
+            raise LayoutError(f"{name}: a timeline buffer was given but config.timeline is False; build the "
+                              f"instrumented kernel with config=...(timeline=True)")
+        return
+    if timeline is None:
+        raise LayoutError(f"{name}: config.timeline=True needs timeline=<int64 device array of "
+                          f"{math.prod(timeline_buffer_shape(name, config, k))} elements, filled with -1>")
+    need = math.prod(timeline_buffer_shape(name, config, k))
+    dtype, shape, strides, on_gpu = _array_info(timeline)
+    if not on_gpu or dtype != "int64" or len(shape) != 1 or strides != (1,) or shape[0] < need:
+        raise LayoutError(f"{name}: the timeline buffer must be a contiguous 1-D int64 GPU array (cupy or "
+                          f"torch) of at least {need} elements (shape {timeline_buffer_shape(name, config, k)} "
+                          f"flattened); got {type(timeline).__name__} of dtype {dtype}, shape {shape}")
+
+
+def _array_info(x):
+    """``(dtype name, shape, element strides, on a GPU)`` of a cupy/torch/numpy array."""
+    if hasattr(x, "element_size") and callable(getattr(x, "stride", None)):          # torch
+        return str(x.dtype).replace("torch.", ""), tuple(x.shape), tuple(x.stride()), bool(x.is_cuda)
+    if hasattr(x, "dtype") and hasattr(x, "strides"):
+        on_gpu = type(x).__module__.startswith("cupy")
+        return (str(x.dtype), tuple(x.shape), tuple(s // x.itemsize for s in x.strides), on_gpu)
+    return type(x).__name__, (), (), False
 
 
 def run_gemm(name, compiled_for, A, B, C, alpha, beta):
@@ -527,13 +695,16 @@ def _compiled_for(config):
                                                                 operands=ops)
 
 
-def prepare_gemm_hopper(A, B, C=None, *, alpha=1.0, beta=0.0, config=HopperGemmConfig()):
+def prepare_gemm_hopper(A, B, C=None, *, alpha=1.0, beta=0.0, config=HopperGemmConfig(), timeline=None):
     """Like :func:`gemm_hopper` but returns ``(C, launch)`` without running: ``launch()`` enqueues the
-    GEMM with no host-side checking or conversion (for timing)."""
-    return plan_gemm("gemm_hopper", _compiled_for(config), A, B, C, alpha, beta)
+    GEMM with no host-side checking or conversion (for timing). ``timeline``: with
+    ``config.timeline=True``, the flat int64 device buffer the kernel writes its events into
+    (:func:`timeline_buffer_shape`; :func:`layoutlab.bench.timeline.record_timeline` does all this)."""
+    check_timeline_buffer("gemm_hopper", config, timeline, _operand(A, "A").shape[1])
+    return plan_gemm("gemm_hopper", _compiled_for(config), A, B, C, alpha, beta, timeline)
 
 
-def gemm_hopper(A, B, C=None, *, alpha=1.0, beta=0.0, config=HopperGemmConfig()):
+def gemm_hopper(A, B, C=None, *, alpha=1.0, beta=0.0, config=HopperGemmConfig(), timeline=None):
     """``C = alpha * A @ B + beta * C`` on a Hopper GPU with TMA and wgmma (TN, NT, NN and TT).
 
     A is (M, K), B is (K, N), both bf16 or both fp16 (cupy arrays or torch tensors); C, if given, is
@@ -543,4 +714,6 @@ def gemm_hopper(A, B, C=None, *, alpha=1.0, beta=0.0, config=HopperGemmConfig())
         c = gemm_hopper(a, a.T)                   # TN: both operands K-major
         # c ~= (a.astype(float) @ a.T.astype(float)).astype(float16)
     """
-    return run_gemm("gemm_hopper", _compiled_for(config), A, B, C, alpha, beta)
+    C, launch = prepare_gemm_hopper(A, B, C, alpha=alpha, beta=beta, config=config, timeline=timeline)
+    launch()
+    return C

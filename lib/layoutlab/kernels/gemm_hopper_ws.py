@@ -19,12 +19,18 @@ the way the fastest Hopper GEMMs are:
 * **Clusters + multicast.** With ``cluster_mn=(2, 1)`` two CTAs computing vertically adjacent tiles
   share their B tile: each loads half and the TMA multicasts it into both CTAs' shared memory, halving
   B's L2 -> SM traffic.
+
+``HopperWsConfig(timeline=True)`` records the measured pipeline (producer, each consumer warpgroup; the
+first tiles of the first CTAs), as in :mod:`layoutlab.kernels.gemm_hopper`.
 """
 
 from dataclasses import dataclass
 
-from .gemm_hopper import (THREADS_PER_WARPGROUP, HopperGemmConfig, compile_hopper_gemm,
-                          make_hopper_gemm_class, plan_gemm, _dsl)
+from .gemm_hopper import (EV_EMPTY_WAIT, EV_EPI_END, EV_EPI_START, EV_FULL_WAIT, EV_LOAD_ARRIVE,
+                          EV_LOAD_ISSUE, EV_MMA_END, EV_MMA_START, EV_TILE_START, THREADS_PER_WARPGROUP,
+                          TIMELINE_CTAS, TIMELINE_TILES, HopperGemmConfig, check_timeline_buffer,
+                          compile_hopper_gemm, make_hopper_gemm_class, plan_gemm, timeline_slots, _dsl,
+                          _operand)
 
 __all__ = ["gemm_hopper_ws", "prepare_gemm_hopper_ws", "HopperWsConfig", "compile_hopper_gemm_ws"]
 
@@ -56,6 +62,8 @@ def make_hopper_ws_class():
         """Persistent warp-specialized TMA + wgmma GEMM with optional 2-CTA clusters."""
 
         store_warp = 4            # first warp of the first consumer warpgroup issues the TMA stores
+        timeline_ctas = TIMELINE_CTAS["gemm_hopper_ws"]      # CTAs that record (config.timeline)
+        timeline_tiles = TIMELINE_TILES["gemm_hopper_ws"]    # the first tiles each of them computes
 
         def __init__(self, config: HopperWsConfig, with_beta: bool):
             super().__init__(config, with_beta)
@@ -76,7 +84,7 @@ def make_hopper_ws_class():
 
         @cute.jit
         def __call__(self, a: cute.Tensor, b: cute.Tensor, c: cute.Tensor,
-                     alpha: cutlass.Float32, beta: cutlass.Float32, stream):
+                     alpha: cutlass.Float32, beta: cutlass.Float32, stream, timeline: cute.Tensor = None):
             self._setup(a, b, c)
             bM, bN, bK = self.tile_mnk
             cm, cn = self.cfg.cluster_mn
@@ -105,7 +113,7 @@ def make_hopper_ws_class():
 
             self.shared_storage = SharedStorage
             self.kernel(tma_a, gA_tma, tma_b, gB_tma, tma_c, gC_tma, c, alpha, beta, self.tiled_mma,
-                        self.sA_layout, self.sB_layout, self.sC_layout, sched).launch(
+                        self.sA_layout, self.sB_layout, self.sC_layout, sched, timeline).launch(
                 grid=grid, block=[self.threads, 1, 1], cluster=(cm, cn, 1), min_blocks_per_mp=1,
                 stream=stream)
 
@@ -114,7 +122,8 @@ def make_hopper_ws_class():
                    tma_c: cute.CopyAtom, mC_tma: cute.Tensor, mC: cute.Tensor,
                    alpha: cutlass.Float32, beta: cutlass.Float32, tiled_mma: cute.TiledMma,
                    sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout,
-                   sC_layout: cute.ComposedLayout, sched: utils.PersistentTileSchedulerParams):
+                   sC_layout: cute.ComposedLayout, sched: utils.PersistentTileSchedulerParams,
+                   tl: cute.Tensor = None):
             bM, bN, bK = self.tile_mnk
             cm, cn = self.cfg.cluster_mn
             tidx, _, _ = cute.arch.thread_idx()
@@ -162,6 +171,12 @@ def make_hopper_ws_class():
             tBsB, tBgB = cpasync.tma_partition(tma_b, cluster_crd[0], cute.make_layout(cm),
                                                cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
 
+            tlc, rec_p, rec_c = None, None, None
+            if cutlass.const_expr(self.cfg.timeline):
+                # Recorders: lane 0 of warp 0 (the producer's TMA warp, role 0) and lane 0 of each consumer
+                # warpgroup's first warp (role wg); each (CTA, role, tile) owns its slots.
+                tlc, rec_p, rec_c = self._timeline_recorders(tl, k_tiles, tidx, warp, wg)
+
             pipeline.pipeline_init_wait(cluster_shape_mn=(cm, cn))
 
             if wg == 0:
@@ -174,8 +189,17 @@ def make_hopper_ws_class():
                     produce = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.ab_stages)
                     while work.is_valid_tile:
                         tm, tn, _ = work.tile_idx
+                        if cutlass.const_expr(self.cfg.timeline):
+                            self._stamp(tlc, rec_p, 0, tiles.num_tiles_executed, timeline_slots(k_tiles) - 1,
+                                        EV_TILE_START, 0, 0, tm, tn)
                         for k in cutlass.range(k_tiles, unroll=1):
+                            if cutlass.const_expr(self.cfg.timeline):
+                                self._stamp(tlc, rec_p, 0, tiles.num_tiles_executed, 4 * k, EV_EMPTY_WAIT, k,
+                                            produce.index, tm, tn)
                             ab_pipe.producer_acquire(produce)   # stage empty in every CTA it feeds
+                            if cutlass.const_expr(self.cfg.timeline):
+                                self._stamp(tlc, rec_p, 0, tiles.num_tiles_executed, 4 * k + 1, EV_LOAD_ISSUE,
+                                            k, produce.index, tm, tn)
                             bar = ab_pipe.producer_get_barrier(produce)
                             cute.copy(tma_a, tAgA[None, tm, k], tAsA[None, produce.index],
                                       tma_bar_ptr=bar, mcast_mask=a_mask)
@@ -207,10 +231,22 @@ def make_hopper_ws_class():
                 work = tiles.initial_work_tile_info()
                 while work.is_valid_tile:
                     tm, tn, _ = work.tile_idx
+                    if cutlass.const_expr(self.cfg.timeline):
+                        self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, timeline_slots(k_tiles) - 1,
+                                    EV_TILE_START, 0, 0, tm, tn)
                     acc.fill(0.0)
                     tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
                     for k in cutlass.range(k_tiles, unroll=1):
+                        if cutlass.const_expr(self.cfg.timeline):
+                            self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k, EV_FULL_WAIT, k,
+                                        consume.index, tm, tn)
                         ab_pipe.consumer_wait(consume)
+                        if cutlass.const_expr(self.cfg.timeline):
+                            self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k + 1, EV_LOAD_ARRIVE, k,
+                                        consume.index, tm, tn)
+                        if cutlass.const_expr(self.cfg.timeline):
+                            self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k + 2, EV_MMA_START, k,
+                                        consume.index, tm, tn)
                         warpgroup.fence()
                         for kb in cutlass.range_constexpr(k_blocks):
                             cute.gemm(tiled_mma, acc, tCrA[None, None, kb, consume.index],
@@ -219,17 +255,29 @@ def make_hopper_ws_class():
                         # One batch stays in flight; the one before it retired, so free its stage.
                         warpgroup.wait_group(1)
                         if k > 0:
+                            if cutlass.const_expr(self.cfg.timeline):     # k-tile k-1 has retired
+                                self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k - 1, EV_MMA_END,
+                                            k - 1, release.index, tm, tn)
                             ab_pipe.consumer_release(release)
                             release.advance()
                         consume.advance()
                     warpgroup.wait_group(0)
+                    if cutlass.const_expr(self.cfg.timeline):
+                        self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k_tiles - 1, EV_MMA_END,
+                                    k_tiles - 1, release.index, tm, tn)
                     ab_pipe.consumer_release(release)       # the tile's last stage
                     release.advance()
 
+                    if cutlass.const_expr(self.cfg.timeline):
+                        self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k_tiles, EV_EPI_START, 0, 0,
+                                    tm, tn)
                     self._epilogue(mma_tidx, warp, acc, alpha, beta,
                                    thr_c.partition_C(gC[None, None, tm, tn]),
                                    thr_c.partition_C(cC[None, None, tm, tn]), mC.shape, tiled_mma, sC,
                                    gC_tma[None, None, tm, tn], tma_c, store_pipe, self.mma_threads)
+                    if cutlass.const_expr(self.cfg.timeline):
+                        self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k_tiles + 1, EV_EPI_END, 0, 0,
+                                    tm, tn)
                     tiles.advance_to_next_work()
                     work = tiles.get_current_work()
                 if warp == self.store_warp:
@@ -246,7 +294,7 @@ def compile_hopper_gemm_ws(dtype_name="bfloat16", a_major="K", b_major="K", c_ma
                                kernel_factory=make_hopper_ws_class, operands=operands)
 
 
-def gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None):
+def gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None, timeline=None):
     """``C = alpha * A @ B + beta * C``, persistent and warp-specialized (TN, NT, NN and TT).
 
     Same operands and refusals as :func:`~layoutlab.kernels.gemm_hopper.gemm_hopper`. ``config``
@@ -256,19 +304,21 @@ def gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None):
         a = cupy.random.randn(8192, 8192).astype(cupy.float16)
         c = gemm_hopper_ws(a, a.T)                # TN
     """
-    C, launch = prepare_gemm_hopper_ws(A, B, C, alpha=alpha, beta=beta, config=config)
+    C, launch = prepare_gemm_hopper_ws(A, B, C, alpha=alpha, beta=beta, config=config, timeline=timeline)
     launch()
     return C
 
 
-def prepare_gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None):
-    """``(C, launch)`` as :func:`~layoutlab.kernels.gemm_hopper.prepare_gemm_hopper` (for timing)."""
+def prepare_gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None, timeline=None):
+    """``(C, launch)`` as :func:`~layoutlab.kernels.gemm_hopper.prepare_gemm_hopper` (for timing);
+    ``timeline`` as there (with ``config.timeline=True``)."""
     if config is None:
         config = HopperWsConfig(num_sms=_sm_count(A))
+    check_timeline_buffer("gemm_hopper_ws", config, timeline, _operand(A, "A").shape[1])
     return plan_gemm("gemm_hopper_ws",
                      lambda dt, am, bm, cm, wb, ops: compile_hopper_gemm_ws(
                          dt, am, bm, cm, config=config, with_beta=wb, operands=ops),
-                     A, B, C, alpha, beta)
+                     A, B, C, alpha, beta, timeline)
 
 
 _SM_COUNT = {}

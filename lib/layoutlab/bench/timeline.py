@@ -1,0 +1,594 @@
+"""The measured pipeline timeline of the Hopper GEMMs: record it on the GPU, decode, check, summarise.
+
+``python -m layoutlab.bench.timeline OUT.json`` (on an H100) checks both instrumented kernels against a
+float64 reference, records a 4096 x 4096 x 4096 bf16 timeline of ``gemm_hopper_ws`` and ``gemm_hopper``,
+writes the record (``results/gemm_timeline_h100.json`` is what the book shows) and prints a summary.
+
+How it is measured. The kernels built with ``config.timeline=True`` (a compile-time option; off, the
+kernel is the uninstrumented one, instruction for instruction) let one lane per warp role -- the TMA
+producer (warp 0) and the first warp of each MMA warpgroup -- read ``%globaltimer`` (nanoseconds, the same
+clock on every SM) and ``%clock64`` (this SM's cycle counter) at each pipeline step, and store both with
+the event's description into an int64 buffer (PTX ISA, "Special Registers": ``%globaltimer``,
+``%clock64``). Only the first CTAs and, in the persistent kernel, their first tiles record; every
+(CTA, role, tile, event) has its own slot, so no two threads write the same word. Events:
+
+* producer: ``empty_wait`` (about to wait for a free stage) and ``load_issue`` (stage free: TMA next);
+* each consumer warpgroup: ``full_wait`` (about to wait for a k-tile), ``load_arrive`` (its full barrier
+  completed), ``mma_start`` (wgmmas about to be issued), ``mma_end`` (``wgmma.wait_group`` has returned
+  with that k-tile's batch retired -- the first moment the warpgroup *knows*, an upper bound on when the
+  tensor cores finished), ``epi_start``/``epi_end`` (the tile's epilogue, TMA stores issued) and
+  ``tile_start``.
+
+A load's *arrival* is when the first consumer warpgroup saw its full barrier complete: exact when that
+consumer was already waiting, later than the bytes when it was still busy.
+
+Where ``%globaltimer`` ticks coarsely (some GPUs update it only every microsecond), each CTA's times are
+taken from ``%clock64`` mapped onto ``%globaltimer`` by a least-squares line through the first event
+after each tick (the closest to it) of that CTA; the record's ``clock`` entry says which was used.
+"""
+
+import argparse
+import dataclasses
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import LayoutError
+from ..kernels.gemm_hopper import (TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig, timeline_buffer_shape,
+                                   timeline_slots)
+
+__all__ = ["KERNELS", "EVENTS", "timeline_config", "pipeline_stages", "decode_timeline", "record_timeline",
+           "check_timeline_record", "validate_timeline", "summarize_timeline", "select_record",
+           "format_summary", "main"]
+
+KERNELS = ("gemm_hopper_ws", "gemm_hopper")
+EVENTS = TIMELINE_EVENTS
+#: Below this many nanoseconds between distinct %globaltimer values the timer is used as is.
+FINE_TIMER_NS = 100
+_EVENT_KEYS = ("cta", "role", "warp", "event", "tile", "k_tile", "stage", "t_ns")
+_PRODUCER_SUB = {0: "empty_wait", 1: "load_issue"}
+_CONSUMER_SUB = {0: "full_wait", 1: "load_arrive", 2: "mma_start", 3: "mma_end"}
+
+
+def _ws_config_class():
+    from ..kernels.gemm_hopper_ws import HopperWsConfig
+    return HopperWsConfig
+
+
+def timeline_config(kernel_name, num_sms=132, **fields):
+    """The kernel's default configuration with ``timeline=True`` (``fields`` override others).
+    Example: ``timeline_config("gemm_hopper_ws").cluster_mn == (2, 1)``."""
+    _kernel_name(kernel_name)
+    if kernel_name == "gemm_hopper_ws":
+        return _ws_config_class()(num_sms=num_sms, timeline=True, **fields)
+    return HopperGemmConfig(timeline=True, **fields)
+
+
+def pipeline_stages(kernel_name, config, itemsize=2):
+    """The depth of the shared-memory ring the kernel builds (as its ``_setup`` does): gemm_hopper
+    reserves 1 KiB for barriers; gemm_hopper_ws also its own C staging buffers (tile_m x 32 x 4).
+    Example: both give 4 for the default 128 x 256 x 64 tile with 16-bit operands."""
+    _kernel_name(kernel_name)
+    reserved = 1024
+    if kernel_name == "gemm_hopper_ws":
+        reserved += config.tile_m * 32 * 4 * itemsize
+    return config.ab_stages(reserved_bytes=reserved, itemsize=itemsize)
+
+
+def _kernel_name(name):
+    if name not in KERNELS:
+        raise LayoutError(f"timeline: unknown kernel {name!r}; the instrumented kernels are {list(KERNELS)}")
+    return name
+
+
+def _role_name(role):
+    return "producer" if role == 0 else f"consumer {role - 1}"
+
+
+def _role_warp(kernel_name, role):
+    """The warp whose lane 0 records ``role``: warp 0 loads; a consumer warpgroup's first warp."""
+    if role == 0:
+        return 0
+    return 4 * role if kernel_name == "gemm_hopper_ws" else 4 * (role - 1)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Decoding the raw buffer (CPU; tested on synthetic buffers)
+# ---------------------------------------------------------------------------------------------------
+
+def decode_timeline(raw, kernel_name, config, k):
+    """The events of a raw timeline buffer (int64, :func:`~layoutlab.kernels.gemm_hopper.timeline_buffer_shape`
+    flattened or not; unwritten slots hold -1) as ``(events, clock)``: ``events`` a list of dicts with
+    ``cta, role, warp, event, tile, k_tile, stage, tile_mn, cycles, t_ns`` (t = 0 at the earliest event),
+    sorted by time; ``clock`` says which timer gave ``t_ns``. Refuses (LayoutError) a buffer of the wrong
+    size and a written slot whose stored description disagrees with its place (a lost or raced write)."""
+    _kernel_name(kernel_name)
+    shape = timeline_buffer_shape(kernel_name, config, k)
+    raw = np.asarray(raw, dtype=np.int64)
+    if raw.size < math.prod(shape):
+        raise LayoutError(f"decode_timeline: the buffer holds {raw.size} int64 values; {kernel_name} with "
+                          f"K={k} writes {math.prod(shape)} (shape {shape})")
+    buf = raw.reshape(-1)[:math.prod(shape)].reshape(shape)
+    k_tiles = math.ceil(k / config.tile_k)
+    col = {name: i for i, name in enumerate(TIMELINE_COLUMNS)}
+    rows = []
+    for (cta, role, tile, slot) in zip(*np.nonzero(buf[..., col["event"]] >= 0)):
+        r = buf[cta, role, tile, slot]
+        expect, kk = _slot_meaning(int(role), int(slot), k_tiles)
+        ev = int(r[col["event"]])
+        if ev >= len(TIMELINE_EVENTS) or TIMELINE_EVENTS[ev] != expect or int(r[col["tile"]]) != tile or (
+                kk is not None and int(r[col["k_tile"]]) != kk):
+            raise LayoutError(f"decode_timeline: slot {slot} of CTA {cta}, role {_role_name(int(role))}, tile "
+                              f"{tile} holds event code {ev} (tile {int(r[col['tile']])}, k-tile "
+                              f"{int(r[col['k_tile']])}) where {expect}"
+                              f"{'' if kk is None else f' of k-tile {kk}'} belongs: the buffer is corrupt")
+        rows.append((int(cta), int(role), int(tile), expect, int(r[col["k_tile"]]), int(r[col["stage"]]),
+                     (int(r[col["tile_m"]]), int(r[col["tile_n"]])), int(r[col["globaltimer"]]),
+                     int(r[col["clock64"]])))
+    if not rows:
+        raise LayoutError("decode_timeline: no slot of the buffer was written (is the kernel the "
+                          "instrumented build, and did it run?)")
+    t_abs, clock = _times(rows)
+    t0 = min(t_abs)
+    clk0 = {}
+    for r in rows:
+        clk0[r[0]] = min(clk0.get(r[0], r[8]), r[8])
+    events = [{"cta": r[0], "role": _role_name(r[1]), "warp": _role_warp(kernel_name, r[1]), "event": r[3],
+               "tile": r[2], "k_tile": r[4], "stage": r[5], "tile_mn": list(r[6]), "cycles": r[8] - clk0[r[0]],
+               "t_ns": round(t - t0, 1)} for r, t in zip(rows, t_abs)]
+    events.sort(key=lambda e: (e["t_ns"], e["cta"], e["role"]))
+    return events, clock
+
+
+def _slot_meaning(role, slot, k_tiles):
+    """(event name, k-tile or None) that the kernel stores in ``slot`` of ``role``."""
+    if slot < 4 * k_tiles:
+        sub = (_PRODUCER_SUB if role == 0 else _CONSUMER_SUB).get(slot % 4)
+        return (sub or "unused"), slot // 4
+    return {0: "epi_start", 1: "epi_end", 2: "tile_start"}.get(slot - 4 * k_tiles, "unused"), None
+
+
+def _times(rows):
+    """Absolute nanoseconds per row: %globaltimer when it ticks finely, else %clock64 fitted onto it per
+    CTA (least squares), with a description of the choice."""
+    gt = np.array([r[7] for r in rows], dtype=np.float64)
+    uniq = np.unique(gt)
+    step = float(np.min(np.diff(uniq))) if len(uniq) > 1 else math.inf
+    if step < FINE_TIMER_NS:
+        return list(gt), {"source": "globaltimer", "globaltimer_step_ns": step}
+    out = np.empty(len(rows))
+    slopes = []
+    ctas = np.array([r[0] for r in rows])
+    clk = np.array([r[8] for r in rows], dtype=np.float64)
+    for cta in np.unique(ctas):
+        sel = ctas == cta
+        x, y = clk[sel], gt[sel]
+        # The first event after each tick is the one closest to the tick: fit those (value, cycle) pairs.
+        ticks = {}
+        for xi, yi in zip(x, y):
+            ticks[yi] = min(ticks.get(yi, xi), xi)
+        ty = np.array(sorted(ticks))
+        tx = np.array([ticks[v] for v in ty])
+        if len(ty) < 2 or np.ptp(tx) == 0:
+            out[sel] = y
+            continue
+        a, b = np.polyfit(tx - x.min(), ty, 1)
+        slopes.append(a)
+        out[sel] = a * (x - x.min()) + b
+    return list(out), {"source": "clock64 fitted to globaltimer per CTA", "globaltimer_step_ns": step,
+                       "ns_per_cycle": round(float(np.median(slopes)), 5) if slopes else None}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Recording (GPU)
+# ---------------------------------------------------------------------------------------------------
+
+def _operands(m, n, k, dtype, seed):
+    """A (M, K) and B (K, N) K-major (TN), C (M, N) row-major, standard-normal, on the GPU (torch for
+    bf16, cupy for fp16)."""
+    if dtype == "bfloat16":
+        import torch
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        a = torch.randn((m, k), generator=g, device="cuda").to(torch.bfloat16)
+        b = torch.randn((n, k), generator=g, device="cuda").to(torch.bfloat16).T
+        c = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
+        return a, b, c
+    import cupy
+    rs = cupy.random.RandomState(seed)
+    a = rs.standard_normal((m, k), dtype=cupy.float32).astype(dtype)
+    b = rs.standard_normal((n, k), dtype=cupy.float32).astype(dtype).T
+    return a, b, cupy.empty((m, n), dtype=dtype)
+
+
+def _kernel_fn(kernel_name):
+    import layoutlab.kernels as kernels
+    return getattr(kernels, _kernel_name(kernel_name))
+
+
+def _sm_count():
+    import cupy
+    return cupy.cuda.Device().attributes["MultiProcessorCount"]
+
+
+def record_timeline(kernel_name, m, n, k, *, dtype="bfloat16", config=None, runs=3, seed=0, info=None):
+    """Run the instrumented ``kernel_name`` on an M x N x K TN problem (``runs`` launches; the buffer
+    keeps the last) and return the JSON-able record ``{"gpu", "date", "versions", "kernel", "config",
+    "problem", "clock", "events"}`` (events as :func:`decode_timeline`). GPU only."""
+    import cupy
+    from .gemm import gpu_info
+    config = config or timeline_config(kernel_name, num_sms=_sm_count())
+    if not config.timeline:
+        raise LayoutError(f"record_timeline: config.timeline is False; pass a config with timeline=True")
+    info = info or gpu_info()
+    a, b, c = _operands(m, n, k, dtype, seed)
+    shape = timeline_buffer_shape(kernel_name, config, k)
+    buf = cupy.full(math.prod(shape), -1, dtype=cupy.int64)
+    fn = _kernel_fn(kernel_name)
+    for _ in range(runs):
+        fn(a, b, c, config=config, timeline=buf)
+    cupy.cuda.runtime.deviceSynchronize()
+    events, clock = decode_timeline(cupy.asnumpy(buf), kernel_name, config, k)
+    cfg = dataclasses.asdict(config)
+    cfg["cluster_mn"] = list(cfg["cluster_mn"])
+    cfg["stages"] = pipeline_stages(kernel_name, config)
+    cfg["roles"] = [_role_name(r) for r in range(shape[1])]
+    cfg["recorded_ctas"], cfg["recorded_tiles_per_cta"] = shape[0], shape[2]
+    return {"gpu": info.get("gpu"), "date": info.get("date"), "versions": _versions(info),
+            "kernel": kernel_name, "config": cfg,
+            "problem": {"m": m, "n": n, "k": k, "dtype": dtype, "layout": "TN",
+                        "k_tiles": math.ceil(k / config.tile_k)},
+            "clock": clock, "events": events}
+
+
+def _versions(info):
+    return {key: info.get(key) for key in ("driver_version", "cupy", "cuda_runtime", "nvidia-cutlass-dsl",
+                                           "cutlass", "torch")}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Checking a record (CPU)
+# ---------------------------------------------------------------------------------------------------
+
+def select_record(rec, kernel=None):
+    """The one-kernel record inside ``rec``: ``rec`` itself when it has ``events``, else the entry of
+    ``rec["records"]`` for ``kernel`` (default: the first). Refuses anything else with a LayoutError."""
+    if not isinstance(rec, dict):
+        raise LayoutError(f"timeline record: expected a dict (a record or a file of records), got "
+                          f"{type(rec).__name__}")
+    if "records" in rec and "events" not in rec:
+        recs = rec["records"]
+        if not isinstance(recs, list) or not recs:
+            raise LayoutError("timeline record: 'records' must be a non-empty list of one-kernel records")
+        if kernel is None:
+            return recs[0]
+        for r in recs:
+            if isinstance(r, dict) and r.get("kernel") == kernel:
+                return r
+        raise LayoutError(f"timeline record: no record of kernel {kernel!r}; it holds "
+                          f"{[r.get('kernel') for r in recs if isinstance(r, dict)]}")
+    if kernel is not None and rec.get("kernel") != kernel:
+        raise LayoutError(f"timeline record: this record is of {rec.get('kernel')!r}, not {kernel!r}")
+    return rec
+
+
+def check_timeline_record(rec, op="timeline record"):
+    """Check a one-kernel record's format: ``kernel``, ``config`` (with ``stages``), ``problem``
+    (with ``k_tiles``), and ``events``, each with ``cta, role, warp, event, tile, k_tile, stage, t_ns`` of
+    the right types, known event names, roles ``producer``/``consumer N``, times >= 0 starting at 0.
+    Returns ``rec``; raises a LayoutError that names the first problem."""
+    if not isinstance(rec, dict):
+        raise LayoutError(f"{op}: expected a dict, got {type(rec).__name__}")
+    for key in ("kernel", "config", "problem", "events"):
+        if key not in rec:
+            raise LayoutError(f"{op}: the record has no {key!r} (it needs kernel, config, problem, events)")
+    if not isinstance(rec["config"], dict) or not isinstance(rec["config"].get("stages"), int) \
+            or rec["config"]["stages"] < 1:
+        raise LayoutError(f"{op}: config must be a dict with the pipeline depth 'stages' (an int >= 1)")
+    if not isinstance(rec["problem"], dict) or not isinstance(rec["problem"].get("k_tiles"), int):
+        raise LayoutError(f"{op}: problem must be a dict with 'k_tiles' (an int)")
+    events = rec["events"]
+    if not isinstance(events, list) or not events:
+        raise LayoutError(f"{op}: 'events' must be a non-empty list")
+    for i, e in enumerate(events):
+        if not isinstance(e, dict):
+            raise LayoutError(f"{op}: event {i} is a {type(e).__name__}, not a dict")
+        missing = [key for key in _EVENT_KEYS if key not in e]
+        if missing:
+            raise LayoutError(f"{op}: event {i} lacks {missing} (every event has {list(_EVENT_KEYS)})")
+        if e["event"] not in EVENTS:
+            raise LayoutError(f"{op}: event {i} is {e['event']!r}; known events are {list(EVENTS)}")
+        role = e["role"]
+        if not isinstance(role, str) or not (role == "producer" or (
+                role.startswith("consumer ") and role[9:].isdigit())):
+            raise LayoutError(f"{op}: event {i} has role {role!r}; roles are 'producer' and 'consumer N'")
+        for key in ("cta", "warp", "tile", "k_tile", "stage"):
+            if not isinstance(e[key], int) or isinstance(e[key], bool) or e[key] < 0:
+                raise LayoutError(f"{op}: event {i} has {key}={e[key]!r}; it must be an int >= 0")
+        t = e["t_ns"]
+        if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t) or t < 0:
+            raise LayoutError(f"{op}: event {i} has t_ns={t!r}; times are finite and >= 0 (t = 0 at the "
+                              f"first event)")
+    if min(e["t_ns"] for e in events) != 0:
+        raise LayoutError(f"{op}: times must be normalised to the first event (min t_ns is "
+                          f"{min(e['t_ns'] for e in events)}, not 0)")
+    return rec
+
+
+def _index(events):
+    """{(cta, role, tile, event, k_tile): t_ns} (epilogue/tile events with k_tile as stored)."""
+    idx = {}
+    for e in events:
+        key = (e["cta"], e["role"], e["tile"], e["event"], e["k_tile"])
+        if key in idx:
+            raise LayoutError(f"timeline record: two {e['event']} events for CTA {e['cta']}, {e['role']}, "
+                              f"tile {e['tile']}, k-tile {e['k_tile']}")
+        idx[key] = e["t_ns"]
+    return idx
+
+
+def _program_order(role, K):
+    """(event, k_tile) in the order one role's recording thread executes them within a tile."""
+    if role == "producer":
+        return [("tile_start", 0)] + [(ev, k) for k in range(K) for ev in ("empty_wait", "load_issue")]
+    seq = [("tile_start", 0)]
+    for k in range(K):
+        seq += [("full_wait", k), ("load_arrive", k), ("mma_start", k)]
+        if k > 0:
+            seq.append(("mma_end", k - 1))
+    return seq + [("mma_end", K - 1), ("epi_start", 0), ("epi_end", 0)]
+
+
+def validate_timeline(rec, kernel=None):
+    """Check a recorded timeline against what the pipeline allows; return counts of each check.
+
+    Per (CTA, role, tile): every event the kernel records is there once, in program order, with times
+    that never decrease (``monotone``); the stage of k-tile j (counted over the CTA's tiles) is
+    j mod stages (``stages``); each consumer issues a k-tile's MMAs only after it arrived and the load
+    was issued before it arrived (``causal``); the producer refills a stage only after every consumer
+    warpgroup retired the MMAs of the k-tile that held it (``stage_reuse``); the epilogue starts after
+    the last MMA retired. Raises a LayoutError listing the first violations.
+    """
+    rec = check_timeline_record(select_record(rec, kernel))
+    events, K, S = rec["events"], rec["problem"]["k_tiles"], rec["config"]["stages"]
+    idx = _index(events)
+    counts = {"events": len(events), "monotone": 0, "complete": 0, "stages": 0, "causal": 0, "stage_reuse": 0}
+    bad = []
+    groups = sorted({(e["cta"], e["role"], e["tile"]) for e in events})
+    for cta, role, tile in groups:
+        seq = _program_order(role, K)
+        got = {(ev, kt) for (c, r, t, ev, kt) in idx if (c, r, t) == (cta, role, tile)}
+        missing = [s for s in seq if s not in got]
+        extra = sorted(got - set(seq))
+        if missing or extra:
+            bad.append(f"CTA {cta} {role} tile {tile}: missing {missing[:4]} extra {extra[:4]}")
+            continue
+        counts["complete"] += 1
+        times = [idx[(cta, role, tile) + s] for s in seq]
+        for (s0, t0), (s1, t1) in zip(zip(seq, times), zip(seq[1:], times[1:])):
+            if t1 < t0:
+                bad.append(f"CTA {cta} {role} tile {tile}: {s1[0]} k{s1[1]} at {t1} ns before {s0[0]} "
+                           f"k{s0[1]} at {t0} ns")
+            else:
+                counts["monotone"] += 1
+    by_key = {(e["cta"], e["role"], e["tile"], e["event"], e["k_tile"]): e for e in events}
+    ctas = sorted({g[0] for g in groups})
+    consumers = sorted({e["role"] for e in events if e["role"] != "producer"})
+    for cta in ctas:
+        tiles = sorted({g[2] for g in groups if g[0] == cta})
+        for tile in tiles:
+            for k in range(K):
+                j = tile * K + k
+                for ev, role in [("load_issue", "producer")] + [("load_arrive", c) for c in consumers]:
+                    e = by_key.get((cta, role, tile, ev, k))
+                    if e is not None:
+                        if e["stage"] != j % S:
+                            bad.append(f"CTA {cta} {role} tile {tile} k{k}: stage {e['stage']}, expected "
+                                       f"{j % S} (k-tile {j} of the CTA, {S} stages)")
+                        else:
+                            counts["stages"] += 1
+                issue = idx.get((cta, "producer", tile, "load_issue", k))
+                for c in consumers:
+                    arrive = idx.get((cta, c, tile, "load_arrive", k))
+                    start = idx.get((cta, c, tile, "mma_start", k))
+                    if arrive is None or start is None:
+                        continue
+                    if issue is not None:
+                        if arrive < issue:
+                            bad.append(f"CTA {cta} tile {tile} k{k}: {c} saw the load arrive at {arrive} ns, "
+                                       f"before the producer issued it at {issue} ns")
+                        else:
+                            counts["causal"] += 1
+                    if start < arrive:
+                        bad.append(f"CTA {cta} tile {tile} k{k}: {c} started MMAs at {start} ns before the "
+                                   f"data arrived at {arrive} ns")
+                    else:
+                        counts["causal"] += 1
+                # the refill of this stage: load j + S, possibly in a later tile
+                jt, jk = divmod(j + S, K)
+                refill = idx.get((cta, "producer", jt, "load_issue", jk))
+                if refill is None:
+                    continue
+                for c in consumers:
+                    done = idx.get((cta, c, tile, "mma_end", k))
+                    if done is None:
+                        continue
+                    if refill < done:
+                        bad.append(f"CTA {cta}: the producer refilled stage {j % S} with k-tile {jk} of tile "
+                                   f"{jt} at {refill} ns before {c} retired k-tile {k} of tile {tile} at "
+                                   f"{done} ns")
+                    else:
+                        counts["stage_reuse"] += 1
+    if bad:
+        raise LayoutError(f"validate_timeline ({rec.get('kernel')}): {len(bad)} violation(s): "
+                          + "; ".join(bad[:5]))
+    return counts
+
+
+# ---------------------------------------------------------------------------------------------------
+# Summary
+# ---------------------------------------------------------------------------------------------------
+
+def _union_length(intervals):
+    total, end = 0.0, -math.inf
+    for a, b in sorted(intervals):
+        if b <= end:
+            continue
+        total += b - max(a, end)
+        end = b
+    return total
+
+
+def summarize_timeline(rec, kernel=None):
+    """Per role (over the recorded CTAs): the span (first ``tile_start`` to last event, us), the
+    fraction of it spent waiting (producer: for a free stage; consumer: for data), mean load latency
+    (issue -> arrival), the consumer's MMA-in-flight fraction, mean ``load_arrive -> mma_start`` gap,
+    epilogue time per tile and the steady-state k-tile period (median gap between successive
+    ``mma_end``). Numbers only, for the printed table and the chapter."""
+    rec = check_timeline_record(select_record(rec, kernel))
+    K = rec["problem"]["k_tiles"]
+    idx = _index(rec["events"])
+    out = {"kernel": rec["kernel"], "roles": {}}
+    roles = sorted({e["role"] for e in rec["events"]}, key=lambda r: (r != "producer", r))
+    first_arrival = _first_arrivals(idx)
+    for role in roles:
+        evs = [e for e in rec["events"] if e["role"] == role]
+        per_cta = {}
+        for e in evs:
+            per_cta.setdefault(e["cta"], []).append(e)
+        span = sum(max(x["t_ns"] for x in es) - min(x["t_ns"] for x in es) for es in per_cta.values())
+        waits, latencies, busy, gaps, epis, periods = [], [], [], [], [], []
+        for (c, r, t, ev, k), tv in idx.items():
+            if r != role:
+                continue
+            if role == "producer" and ev == "empty_wait":
+                waits.append(idx[(c, r, t, "load_issue", k)] - tv)
+                if (c, t, k) in first_arrival:
+                    latencies.append(first_arrival[(c, t, k)] - idx[(c, r, t, "load_issue", k)])
+            elif role != "producer" and ev == "full_wait" and (c, r, t, "load_arrive", k) in idx:
+                waits.append(idx[(c, r, t, "load_arrive", k)] - tv)
+            elif ev == "mma_start" and (c, r, t, "mma_end", k) in idx:
+                busy.append((c, tv, idx[(c, r, t, "mma_end", k)]))
+                gaps.append(tv - idx[(c, r, t, "load_arrive", k)])
+            elif ev == "epi_start" and (c, r, t, "epi_end", 0) in idx:
+                epis.append(idx[(c, r, t, "epi_end", 0)] - tv)
+            elif ev == "mma_end" and k > 0 and (c, r, t, "mma_end", k - 1) in idx:
+                periods.append(tv - idx[(c, r, t, "mma_end", k - 1)])
+        row = {"ctas": len(per_cta), "span_us": round(span / 1e3 / max(len(per_cta), 1), 2),
+               "wait_fraction": round(sum(waits) / span, 3) if span else None,
+               "mean_wait_ns": round(statistics.fmean(waits), 1) if waits else None}
+        if role == "producer":
+            row["mean_load_latency_ns"] = round(statistics.fmean(latencies), 1) if latencies else None
+        else:
+            mma = sum(_union_length([(a, b) for (c2, a, b) in busy if c2 == c]) for c in per_cta)
+            row.update({"mma_in_flight_fraction": round(mma / span, 3) if span else None,
+                        "mean_arrive_to_mma_ns": round(statistics.fmean(gaps), 1) if gaps else None,
+                        "epilogue_us_per_tile": round(statistics.fmean(epis) / 1e3, 2) if epis else None,
+                        "k_tile_period_ns": round(statistics.median(periods), 1) if periods else None})
+        out["roles"][role] = row
+    cfg = rec["config"]
+    period = [r.get("k_tile_period_ns") for r in out["roles"].values() if r.get("k_tile_period_ns")]
+    if period and {"tile_m", "tile_n", "tile_k"} <= cfg.keys():
+        flops = 2 * cfg["tile_m"] * cfg["tile_n"] * cfg["tile_k"]
+        out["tflops_per_sm_steady"] = round(flops / statistics.median(period) / 1e3, 2)
+    out["k_tiles"] = K
+    return out
+
+
+def _first_arrivals(idx):
+    """{(cta, tile, k_tile): the earliest load_arrive over the consumer warpgroups}."""
+    first = {}
+    for (c, r, t, ev, k), v in idx.items():
+        if ev == "load_arrive":
+            first[(c, t, k)] = min(first.get((c, t, k), v), v)
+    return first
+
+
+def format_summary(summary):
+    """The summary as a few printable lines."""
+    lines = [f"{summary['kernel']}: {summary['k_tiles']} k-tiles per tile"
+             + (f", steady state ~{summary['tflops_per_sm_steady']} TFLOP/s per SM"
+                if "tflops_per_sm_steady" in summary else "")]
+    for role, row in summary["roles"].items():
+        parts = [f"{k}={v}" for k, v in row.items() if v is not None]
+        lines.append(f"  {role:11s} " + " ".join(parts))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The H100 run
+# ---------------------------------------------------------------------------------------------------
+
+def _check_correctness(kernel_name, m, n, k, seed=1):
+    """Instrumented kernel vs float64 (relative Frobenius error) and vs the uninstrumented build
+    (bitwise: the stamps must not change the arithmetic), bf16, standard-normal data."""
+    import cupy
+    import torch
+    a, b, c_on = _operands(m, n, k, "bfloat16", seed)
+    c_off = torch.empty_like(c_on)
+    cfg_on = timeline_config(kernel_name, num_sms=_sm_count())
+    cfg_off = dataclasses.replace(cfg_on, timeline=False)
+    buf = cupy.full(math.prod(timeline_buffer_shape(kernel_name, cfg_on, k)), -1, dtype=cupy.int64)
+    fn = _kernel_fn(kernel_name)
+    fn(a, b, c_on, config=cfg_on, timeline=buf)
+    fn(a, b, c_off, config=cfg_off)
+    torch.cuda.synchronize()
+    ref = a.double() @ b.double()
+    err = float(torch.linalg.norm(c_on.double() - ref) / torch.linalg.norm(ref))
+    same = bool(torch.equal(c_on, c_off))
+    written = int((cupy.asnumpy(buf) >= 0).sum())
+    return {"kernel": kernel_name, "m": m, "n": n, "k": k, "dtype": "bfloat16", "rel_err_vs_float64": err,
+            "identical_to_uninstrumented": same, "nan": bool(torch.isnan(c_on).any()), "words_written": written,
+            "ok": err < 1e-2 and same and not bool(torch.isnan(c_on).any()) and written > 0}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Record the Hopper GEMMs' pipeline timeline (GPU).")
+    parser.add_argument("out", type=Path, help="JSON file to write")
+    parser.add_argument("--size", default="4096,4096,4096", help="M,N,K of the recorded problem")
+    parser.add_argument("--check-size", default="1000,1032,1096", help="M,N,K of the correctness check")
+    args = parser.parse_args(argv)
+    from .gemm import gpu_info
+    m, n, k = (int(x) for x in args.size.split(","))
+    cm, cn, ck = (int(x) for x in args.check_size.split(","))
+    info = gpu_info()
+    checks = []
+    for name in KERNELS:
+        checks.append(_check_correctness(name, cm, cn, ck))
+        print(f"check {name} {cm}x{cn}x{ck} bf16 (timeline on): rel err vs float64 "
+              f"{checks[-1]['rel_err_vs_float64']:.2e}, identical to the uninstrumented build: "
+              f"{checks[-1]['identical_to_uninstrumented']}, words written {checks[-1]['words_written']}",
+              flush=True)
+    records = []
+    for name in KERNELS:
+        rec = record_timeline(name, m, n, k, info=info)
+        counts = validate_timeline(rec)
+        records.append(rec)
+        print(f"recorded {name} {m}x{n}x{k}: {len(rec['events'])} events, clock {rec['clock']}; "
+              f"validate: {counts}", flush=True)
+        print(format_summary(summarize_timeline(rec)), flush=True)
+    out = {"gpu": info.get("gpu"), "date": info.get("date"), "versions": _versions(info), "info": info,
+           "checks": checks, "records": records}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(_dump(out))
+    ok = all(c["ok"] for c in checks)
+    print(f"wrote {args.out} ({args.out.stat().st_size // 1024} KiB); checks {'ok' if ok else 'FAILED'}")
+    return 0 if ok else 1
+
+
+def _dump(out):
+    """JSON with one event per line (readable diffs, ~100 bytes an event)."""
+    head = {key: value for key, value in out.items() if key != "records"}
+    parts = []
+    for rec in out["records"]:
+        meta = {key: value for key, value in rec.items() if key != "events"}
+        body = ",\n".join(json.dumps(e, separators=(",", ":")) for e in rec["events"])
+        parts.append(json.dumps(meta, indent=1)[:-2] + ',\n "events": [\n' + body + "\n]}")
+    return json.dumps(head, indent=1)[:-2] + ',\n "records": [\n' + ",\n".join(parts) + "\n]}\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
