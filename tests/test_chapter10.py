@@ -203,3 +203,11 @@ def test_chapter_runs_without_dsl_and_triton():
                    resources={"metadata": {"path": str(ROOT / "chapters")}}).execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "Gluon comparison skipped" in printed and "CuTe DSL comparison skipped" in printed
+
+
+def test_blackwell_doctests():
+    import doctest
+
+    import layoutlab.blackwell as mod
+    failed, tried = doctest.testmod(mod)
+    assert tried >= 4 and failed == 0
