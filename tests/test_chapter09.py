@@ -123,6 +123,17 @@ def test_epilogue_hops():
     assert str(r2s.retile(acc).layout) == "((8,16),1,1):((1,8),0,0)"
     epi = make_smem_layout_atom("K_SW64", 16).tile_to_shape((128, 32, 4), (0, 1, 2))
     assert str(epi) == "S<2,4,3> o 0 o ((8,16),(32,1),(1,4)):((32,256),(1,0),(0,4096))"
+    # the 64-byte swizzle on byte addresses: one stmatrix matrix (8 rows of 16 bytes) 4 wavefronts -> 1
+    from layoutlab import Swizzle, bank_conflicts
+    plain = [64 * r for r in range(8)]
+    assert bank_conflicts(plain, 16, threads_per_phase=8).wavefronts == 4
+    assert bank_conflicts([Swizzle(2, 4, 3)(a) for a in plain], 16, threads_per_phase=8).wavefronts == 1
+    assert [a % 128 for a in plain[::2]] == [0, 0, 0, 0]              # rows 0, 2, 4, 6 start in bank 0
+    # the C tensor map: a 32-wide bf16 box fits the 64-byte swizzle, a 64-wide one is refused
+    from layoutlab.tma import encode_tiled
+    assert encode_tiled("bf16", (8192, 8192), (16384,), (32, 128), swizzle="64B").box_dim == (32, 128)
+    with pytest.raises(LayoutError, match="must be <= the swizzle span 64 bytes"):
+        encode_tiled("bf16", (8192, 8192), (16384,), (64, 128), swizzle="64B")
     # thread 0: row 0 cols 0-1, then row 8; thread 128 is 64 rows down
     C = tm.tv_layout_C_tiled
     assert [(C((0, v)) % 128, C((0, v)) // 128) for v in range(4)] == [(0, 0), (0, 1), (8, 0), (8, 1)]
