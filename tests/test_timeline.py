@@ -497,6 +497,7 @@ def test_recorded_timeline_is_valid_and_drawable():
     assert "H100" in rec["gpu"] and rec["date"] and rec["versions"]["nvidia-cutlass-dsl"]
     assert all(c["ok"] and c["identical_to_uninstrumented"] and c["rel_err_vs_float64"] < 1e-2
                for c in rec["checks"])
+    assert rec["problems"] == []
     assert sorted(r["kernel"] for r in rec["records"]) == ["gemm_hopper", "gemm_hopper_ws"]
     for r in rec["records"]:
         counts = validate_timeline(r)
@@ -540,3 +541,32 @@ def test_the_written_file_is_json_with_one_event_per_line():
     text = _dump(out)
     assert json.loads(text) == out
     assert len(text.splitlines()) > len(ws["events"]) + len(plain["events"])
+
+
+def test_main_writes_every_record_and_reports_failures(tmp_path, monkeypatch):
+    """The H100 entry point with the GPU parts replaced by the model: one kernel's failure is recorded
+    and makes the exit status 1, but the other's timeline is still written."""
+    import layoutlab.bench.gemm as bench_gemm
+    import layoutlab.bench.timeline as tl
+    info = {"gpu": "model", "date": "2026-11-24", "nvidia-cutlass-dsl": "4.8.1"}
+    monkeypatch.setattr(bench_gemm, "gpu_info", lambda: info)
+    monkeypatch.setattr(tl, "_check_correctness", lambda name, m, n, k: {
+        "kernel": name, "ok": True, "rel_err_vs_float64": 3e-3, "identical_to_uninstrumented": True,
+        "words_written": 10})
+
+    def fake_record(name, m, n, k, info=None):
+        if name == "gemm_hopper":
+            raise RuntimeError("launch failed")
+        return {**_record(name, tiles=2)[1], "gpu": info["gpu"]}
+
+    monkeypatch.setattr(tl, "record_timeline", fake_record)
+    out = tmp_path / "t.json"
+    assert tl.main([str(out)]) == 1
+    rec = json.loads(out.read_text())
+    assert [r["kernel"] for r in rec["records"]] == ["gemm_hopper_ws"]
+    assert rec["problems"] == ["record gemm_hopper: RuntimeError: launch failed"]
+    assert rec["versions"]["nvidia-cutlass-dsl"] == "4.8.1"
+    tl.validate_timeline(rec, kernel="gemm_hopper_ws")
+    monkeypatch.setattr(tl, "record_timeline", lambda name, m, n, k, info=None: {
+        **_record(name, tiles=2 if name == "gemm_hopper_ws" else 1)[1], "kernel": name})
+    assert tl.main([str(out)]) == 0

@@ -555,26 +555,43 @@ def main(argv=None):
     m, n, k = (int(x) for x in args.size.split(","))
     cm, cn, ck = (int(x) for x in args.check_size.split(","))
     info = gpu_info()
-    checks = []
+    checks, records, problems = [], [], []
+    # One kernel's failure must not lose the other's data: everything is caught, reported and recorded.
     for name in KERNELS:
-        checks.append(_check_correctness(name, cm, cn, ck))
-        print(f"check {name} {cm}x{cn}x{ck} bf16 (timeline on): rel err vs float64 "
-              f"{checks[-1]['rel_err_vs_float64']:.2e}, identical to the uninstrumented build: "
-              f"{checks[-1]['identical_to_uninstrumented']}, words written {checks[-1]['words_written']}",
-              flush=True)
-    records = []
+        try:
+            checks.append(_check_correctness(name, cm, cn, ck))
+            print(f"check {name} {cm}x{cn}x{ck} bf16 (timeline on): rel err vs float64 "
+                  f"{checks[-1]['rel_err_vs_float64']:.2e}, identical to the uninstrumented build: "
+                  f"{checks[-1]['identical_to_uninstrumented']}, words written {checks[-1]['words_written']}",
+                  flush=True)
+        except Exception as err:                       # noqa: BLE001 - reported and recorded
+            checks.append({"kernel": name, "ok": False, "error": f"{type(err).__name__}: {err}"})
+            print(f"check {name} FAILED: {checks[-1]['error']}", flush=True)
     for name in KERNELS:
-        rec = record_timeline(name, m, n, k, info=info)
-        counts = validate_timeline(rec)
+        try:
+            rec = record_timeline(name, m, n, k, info=info)
+        except Exception as err:                       # noqa: BLE001
+            problems.append(f"record {name}: {type(err).__name__}: {err}")
+            print(problems[-1], flush=True)
+            continue
         records.append(rec)
+        try:
+            counts = validate_timeline(rec)
+        except LayoutError as err:
+            problems.append(str(err))
+            counts = f"FAILED: {err}"
         print(f"recorded {name} {m}x{n}x{k}: {len(rec['events'])} events, clock {rec['clock']}; "
               f"validate: {counts}", flush=True)
-        print(format_summary(summarize_timeline(rec)), flush=True)
+        try:
+            print(format_summary(summarize_timeline(rec)), flush=True)
+        except Exception as err:                       # noqa: BLE001
+            problems.append(f"summary {name}: {type(err).__name__}: {err}")
+            print(problems[-1], flush=True)
+    ok = all(c["ok"] for c in checks) and not problems and len(records) == len(KERNELS)
     out = {"gpu": info.get("gpu"), "date": info.get("date"), "versions": _versions(info), "info": info,
-           "checks": checks, "records": records}
+           "checks": checks, "problems": problems, "records": records}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(_dump(out))
-    ok = all(c["ok"] for c in checks)
     print(f"wrote {args.out} ({args.out.stat().st_size // 1024} KiB); checks {'ok' if ok else 'FAILED'}")
     return 0 if ok else 1
 
