@@ -1,7 +1,7 @@
 #!/bin/bash
 # Chapter 9's measured pipeline timeline: the Hopper GEMMs built with config.timeline=True on the H100.
 # Usage (on the GPU machine, repo root): bash results/gemm_timeline_gpu_run.sh
-# Writes $OUT/gemm_timeline_h100.json (and results/gemm_timeline_h100.json in the working tree),
+# Writes $OUT/gemm_timeline_h100.json (and results/gemm_timeline_h100.json.gz in the working tree),
 # $OUT/gemm_timeline.log and two pictures $OUT/timeline_gemm_hopper_ws.png, $OUT/timeline_gemm_hopper.png.
 # About 1-2 minutes: 4 kernel compiles (each kernel with the option on and off), then the pytest run
 # compiles the two instrumented kernels once more.
@@ -34,7 +34,7 @@ T0=$(date +%s)
   echo "== [$(( $(date +%s) - T0 ))s] check + record"
   timeout 180 python3 -m layoutlab.bench.timeline "$OUT/gemm_timeline_h100.json"
   echo "record exit $?"
-  cp "$OUT/gemm_timeline_h100.json" results/gemm_timeline_h100.json 2>/dev/null
+  gzip -9 -c "$OUT/gemm_timeline_h100.json" > results/gemm_timeline_h100.json.gz 2>/dev/null   # ~1.8 MB of events: kept packed
   echo "== [$(( $(date +%s) - T0 ))s] pictures"
   timeout 60 python3 - "$OUT" <<'PY' 2>&1 | tail -4
 import sys

@@ -1,5 +1,6 @@
 """layoutlab.gpu: detection never raises, and recorded results are labelled as recorded."""
 
+import gzip
 import json
 
 import pytest
@@ -37,13 +38,15 @@ def test_recorded_results_are_labelled(tmp_path, monkeypatch):
     assert "not measured now" in note
     with pytest.raises(FileNotFoundError, match="no recorded result missing.json"):
         gpu.load_result("missing")
+    (tmp_path / "big.json.gz").write_bytes(gzip.compress(json.dumps({"gpu": "H100", "events": [1, 2]}).encode()))
+    assert gpu.load_result("big")["events"] == [1, 2]
 
 
 def test_every_recorded_result_names_gpu_date_and_versions():
-    files = sorted(gpu.RESULTS_DIR.rglob("*.json"))
+    files = sorted(gpu.RESULTS_DIR.rglob("*.json")) + sorted(gpu.RESULTS_DIR.rglob("*.json.gz"))
     assert files, f"no recorded results under {gpu.RESULTS_DIR}"
     for path in files:
-        data = json.loads(path.read_text())
+        data = json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_text())
         for key in ("gpu", "date", "versions"):
             assert key in data, f"{path.name} lacks {key!r}: recorded results must say where and when"
 

@@ -83,11 +83,16 @@ def is_ampere_or_newer():
 
 
 def load_result(name):
-    """A result recorded on a real GPU: ``results/<name>.json`` as a dict (with 'gpu', 'date', 'versions')."""
+    """A result recorded on a real GPU: ``results/<name>.json`` (or ``.json.gz``, for large event logs) as a
+    dict (with 'gpu', 'date', 'versions')."""
     path = RESULTS_DIR / f"{name}.json"
-    if not path.exists():
-        raise FileNotFoundError(f"no recorded result {path.name} under {RESULTS_DIR}")
-    return json.loads(path.read_text())
+    packed = path.with_name(path.name + ".gz")
+    if path.exists():
+        return json.loads(path.read_text())
+    if packed.exists():
+        import gzip
+        return json.loads(gzip.decompress(packed.read_bytes()))
+    raise FileNotFoundError(f"no recorded result {path.name} under {RESULTS_DIR}")
 
 
 def recorded_note(result):
