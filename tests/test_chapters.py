@@ -28,6 +28,7 @@ CHAPTERS = {
     "06_ldmatrix": "ch-ldmatrix",
     "07_tma": "ch-tma",
     "08_wgmma": "ch-wgmma",
+    "09_gemm": "ch-gemm",
     "10_beyond_hopper": "ch-beyond",
 }
 # A chapter without a graded set of its own links the one it shares (chapter 10, on paper, uses ex09's).
