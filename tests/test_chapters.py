@@ -15,7 +15,7 @@ import pytest
 
 from layoutlab import (ComposedLayout, Layout, LayoutError, LinearLayout, SmemLayoutAtomKind, Swizzle, coalesce, complement,
                        composition, cosize, idx2crd, linear_layout_from_cute, make_layout, make_smem_layout_atom,
-                       size, zipped_divide)
+                       local_partition, make_tensor, size, zipped_divide)
 from layoutlab.banks import bank_conflicts, layout_bank_conflicts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,6 +104,15 @@ def test_ch1_answers():
     assert str(make_layout((2, 1, 8))) == "(2,1,8):(1,0,2)"
     L3 = Layout((4, 3), (3, 20))
     assert (size(L3), cosize(L3)) == (12, 50)
+    # Q6: thread 17 of tC = (16,16) owns (1 + 16i, 1 + 16j), 16 apart, not a contiguous block
+    tC = make_layout((16, 16))
+    part = local_partition(make_tensor(0, make_layout((128, 128))), tC, 17)
+    owned = {idx2crd(part(i), (128, 128)) for i in range(size(part))}
+    assert owned == {(1 + 16 * i, 1 + 16 * j) for i in range(8) for j in range(8)}
+    assert str(part) == "tensor<129 o (8,8):(16,2048)>"
+    # thread 0: (0,0), (16,0), (32,0), ... (issue 16, defect 1)
+    part0 = local_partition(make_tensor(0, make_layout((128, 128))), tC, 0)
+    assert [idx2crd(part0(i), (128, 128)) for i in range(3)] == [(0, 0), (16, 0), (32, 0)]
 
 
 def test_ch2_answers():
