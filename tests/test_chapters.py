@@ -15,7 +15,8 @@ import pytest
 
 from layoutlab import (ComposedLayout, Layout, LayoutError, LinearLayout, SmemLayoutAtomKind, Swizzle, coalesce, complement,
                        composition, cosize, idx2crd, linear_layout_from_cute, make_layout, make_smem_layout_atom,
-                       local_partition, make_tensor, size, zipped_divide)
+                       local_partition, logical_divide, make_tensor, raked_product,
+                       size, zipped_divide)
 from layoutlab.banks import bank_conflicts, layout_bank_conflicts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,6 +125,31 @@ def test_ch2_answers():
     assert str(complement(Layout((2, 2), (1, 6)), 24)) == "(3,2):(2,12)"
     Z = zipped_divide(make_layout((8, 8)), (2, 4))
     assert size(Z[1]) == 8 and str(Z[0]) == "(2,4):(1,8)"
+    # Q6: make_tiled_copy's raked_product(thr, val) gives thread 1 rows 4..7 of column 0 (a contiguous run)
+    R = raked_product(make_layout((32, 8)), make_layout((4, 1)))
+    assert str(R) == "((4,32),8):((256,1),32)"
+    assert [m for m in range(128) if R((m, 0)) % 256 == 1] == [4, 5, 6, 7]
+    assert [R((m, 0)) // 256 for m in range(4, 8)] == [0, 1, 2, 3]
+    small = raked_product(make_layout((4, 2)), make_layout((2, 1)))      # the chapter's worked example
+    assert [(small((m, 0)) % 8, small((m, 0)) // 8) for m in range(4)] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    # Q7: complement fills the holes inside A's span first
+    C7 = complement(Layout(8, 3), 48)
+    assert str(C7) == "(3,2):(1,24)" and C7(1) == 1 and C7(1) < 21
+    assert str(complement(Layout(4, 2), 24)) == "(2,3):(1,8)"            # the chapter's worked example
+    # Q8 (and defect 3): the same coordinate names different offsets in logical and zipped divides
+    M8 = make_layout((8, 8))
+    assert logical_divide(M8, (2, 4))(((1, 0), (1, 0))) == 9
+    assert zipped_divide(M8, (2, 4))(((1, 0), (1, 0))) == 3
+    assert (logical_divide(M8, (2, 4))(((0, 1), (0, 0))), zipped_divide(M8, (2, 4))(((0, 1), (0, 0)))) == (2, 8)
+    # defect 5: the chapter's own composition example, its step table and the three failures
+    A = Layout((6, 4), (2, 20))
+    assert str(composition(A, Layout((4, 2), (3, 1)))) == "((2,2),2):((6,20),2)"
+    assert str(composition(A, Layout(4, 3))) == "(2,2):(6,20)" and str(composition(A, Layout(2, 1))) == "2:2"
+    for bad in (Layout(4, 4), Layout(4, 2), Layout((2, 4), (3, 1))):
+        with pytest.raises(LayoutError):
+            composition(A, bad)
+    B_bad = Layout((2, 4), (3, 1))
+    assert B_bad((1, 0)) == B_bad((0, 3)) == 3                            # not injective
 
 
 WGMMA_ACC = Layout(((4, 8, 4), (2, 2, 8)), ((128, 1, 16), (64, 8, 512)))
