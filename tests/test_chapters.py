@@ -15,7 +15,7 @@ import pytest
 
 from layoutlab import (ComposedLayout, Layout, LayoutError, LinearLayout, SmemLayoutAtomKind, Swizzle, coalesce, complement,
                        composition, cosize, idx2crd, linear_layout_from_cute, make_layout, make_smem_layout_atom,
-                       local_partition, logical_divide, make_tensor, raked_product,
+                       local_partition, logical_divide, make_tensor, make_tiled_mma, raked_product,
                        size, zipped_divide)
 from layoutlab.banks import bank_conflicts, layout_bank_conflicts
 
@@ -168,6 +168,19 @@ def test_ch3_answers():
     sm80_c = Layout(((4, 8), (2, 2)), ((32, 1), (16, 8)))
     row0 = {t for t in range(32) for v in range(4) if sm80_c((t, v)) % 16 == 0}
     assert row0 == {0, 1, 2, 3}
+    # Q4/Q6 (defect 8): the RS form gives A a real thread partition; thread 33's values 0-3
+    from layoutlab import make_mma_atom, nvgpu
+    rs = make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16), a_src="rmem"))
+    assert str(rs.layout_a_tv) == "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))"
+    assert [idx2crd(rs.layout_a_tv((33, v)), (64, 16)) for v in range(4)] == [(16, 2), (16, 3), (24, 2), (24, 3)]
+    assert str(rs.layout_b_tv) == "(128,(64,16)):(0,(1,64))"          # B stays in shared memory
+    # Q7 (defect 10): thread 100 of Thr Layout VMNK (32,2,2,1):(1,32,64,0) is lane 4 of atom copy (1, 1)
+    tiled = make_tiled_mma(make_mma_atom(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16))), (2, 2, 1))
+    assert "Thr Layout VMNK: (32,2,2,1):(1,32,64,0)" in str(tiled)
+    assert idx2crd(100, (32, 2, 2, 1)) == (4, 1, 1, 0)
+    # defect 7: the redrawn figure's corner is the accumulator's threads 0-31, values 0-7
+    corner = Layout(((4, 8), (2, 2, 2)), ((128, 1), (64, 8, 512)))
+    assert all(corner((t, v)) == WGMMA_ACC((t, v)) for t in range(32) for v in range(8))
 
 
 def test_ch4_answers():

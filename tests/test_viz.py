@@ -398,3 +398,21 @@ def test_tile_given_as_a_row_major_layout():
     # tile (4,2):(2,1): offset o sits at m = (o // 2) % 4, n = o % 2 -- thread t of 8:1 lands at (t // 2, t % 2)
     thread, value = viz.tv_cell_owners(parse_layout("(8,1):(1,0)"), Layout((4, 2), (2, 1)))
     assert thread.tolist() == [[0, 1], [2, 3], [4, 5], [6, 7]] and (value == 0).all()
+
+
+def test_draw_tv_legend_names_the_colours_and_labels_the_cells():
+    """chapters 1-5 fixes: a multi-thread picture with a legend; the cells are the same as draw_tv_layout's."""
+    core = parse_layout("((4,8),(2,2,2)):((128,1),(64,8,512))")     # warp 0 of the WGMMA accumulator
+    tile = Layout((16, 16), (1, 64))
+    fig = viz.draw_tv_legend(core, tile, title="corner")
+    assert len(fig.legends) == 1
+    names = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert names == [f"t = {k} mod 8" for k in range(8)]
+    assert "T<t> V<v>" in fig.legends[0].get_title().get_text()
+    # (m, n) = (0, 2) is thread 1's value 0 and (8, 1) thread 0's value 3 (offsets 128 and 8 + 64)
+    thread, value = viz.tv_cell_owners(core, tile)
+    assert (thread[0, 2], value[0, 2], thread[8, 1], value[8, 1]) == (1, 0, 0, 3)
+    with pytest.raises(LayoutError):
+        viz.draw_tv_legend(core, (8, 8))          # the tile must hold the layout
+    two = viz.draw_tv_legend(Layout((2, 2), (1, 2)), (2, 2))
+    assert [t.get_text() for t in two.legends[0].get_texts()] == ["t = 0 mod 8", "t = 1 mod 8"]

@@ -1708,3 +1708,39 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
 
 
 __all__ += ["draw_pipeline_timeline"]
+
+
+# --- chapters 1-5 (fixes): pictures below
+
+
+def draw_tv_legend(tv, tile_mn, *, highlight_threads=None, highlight_values=None, labels=None, title=None,
+                   label_limit=_LABEL_LIMIT):
+    """:func:`draw_tv_layout` with a legend: the eight thread colours (``TV_COLORS[t % 8]``, named
+    ``t = k mod 8``) and how to read a cell (``T<t> V<v>``: thread t's value v). Same arguments and cells as
+    :func:`draw_tv_layout` (a CuTe TV layout on an ``(M, N)`` tile or a rank-2 tile layout); threads that share
+    a colour are told apart by their labels, so draw a tile small enough to be labelled (or use
+    :func:`draw_partition` to colour a few chosen threads).
+
+    Example: warp 0's corner of the WGMMA accumulator, rows 0-15 and columns 0-15 of the 64-row tile::
+
+        draw_tv_legend(parse_layout("((4,8),(2,2,2)):((128,1),(64,8,512))"), Layout((16, 16), (1, 64)))
+    """
+    op = "draw_tv_legend"
+    tv = _as_layout(tv, op)
+    title = str(tv) if title is None else title
+    thread, value = tv_cell_owners(tv, tile_mn, op)
+    rows, cols = thread.shape
+    fig, ax, cell = _single_grid_figure(rows, cols, title, extra_h=0.55)
+    _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit,
+                highlight_threads=highlight_threads, highlight_values=highlight_values)
+    used = sorted({int(t) % 8 for t in np.unique(thread[thread >= 0])})
+    handles = [Rectangle((0, 0), 1, 1, facecolor=TV_COLORS[k], edgecolor="#444") for k in used]
+    names = [f"t = {k} mod 8" for k in used]
+    h = fig.get_size_inches()[1]
+    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.40 / h), ncol=min(len(used), 4),
+               frameon=False, prop={"family": "monospace", "size": 7},
+               title="cell: T<t> V<v> = thread t, value v", title_fontsize=7)
+    return fig
+
+
+__all__ += ["draw_tv_legend"]
