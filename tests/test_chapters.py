@@ -190,6 +190,24 @@ def test_ch4_answers():
     assert [Swizzle(1, 0, 1)(x) for x in range(4)] == [0, 1, 3, 2]
     lanes = LinearLayout.from_bases([("lane", [[1, 0], [2, 0], [0, 1]])], ["dim0", "dim1"])
     assert lanes.free_variable_masks() == {"lane": 0}
+    # Q6 (defect 12): Swizzle(3,4,3) works bit by bit, bit 4+i ^= bit 7+i
+    sw = Swizzle(3, 4, 3)
+    assert (sw(0x0A0), sw(0x080), sw(0x100)) == (0x0B0, 0x090, 0x120)
+    assert 0x0A0 ^ 0x070 == 0x0D0 != sw(0x0A0)                        # the "flip all of bits 4-6" misreading
+    # Q7 (defect 13): the mma.sync accumulator, its row slice and the zero (broadcast) bases
+    from layoutlab import NVMMADistributedLayout, SliceLayout, cute_from_linear_layout, tv_layout_to_linear_layout
+    mma_ll = tv_layout_to_linear_layout(Layout(((4, 8), (2, 2)), ((32, 1), (16, 8))), (16, 8))
+    parent = NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1, 1], instr_shape=[16, 8])
+    assert parent.to_linear_layout([16, 8]) == mma_ll
+    row = SliceLayout(1, parent).to_linear_layout([16])
+    assert [lane for lane in range(32) if row.apply({"register": 0, "lane": lane, "warp": 0})["dim0"] == 5] == [20, 21, 22, 23]
+    assert row.free_variable_masks()["lane"] == 3
+    assert str(cute_from_linear_layout(row)) == "(2,(4,8),1):(8,(0,1),0)"
+    # Q8 (defect 12): the two CuTe forms of the blocked layout are the same function
+    cute_tv = Layout(((8, 4, 2), (2, 2)), ((32, 2, 8), (16, 1)))
+    form = cute_from_linear_layout(tv_layout_to_linear_layout(cute_tv, (16, 16)))
+    assert str(form) == "((2,2),(8,4),2):((16,1),(32,2),8)"
+    assert cute_tv((37, 2)) == form((2, 5, 1)) == 169
 
 
 def test_ch5_answers():
