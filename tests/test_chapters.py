@@ -223,6 +223,13 @@ def test_ch5_answers():
     sw = Swizzle(3, 4, 3)
     assert bank_conflicts([sw(128 * r) for r in range(8)], 16, threads_per_phase=8).wavefronts == 1
     assert np.array_equal([sw(2 * e) for e in range(512)], [2 * Swizzle(3, 3, 3)(e) for e in range(512)])
+    # Q6 (defect 9): a 128-byte-swizzled buffer 512 bytes past a 1024-byte boundary is permuted differently
+    assert sw(0x2200) == 0x2240 and (0x2200 % 1024, (0x2200 >> 7) & 7) == (512, 4)
+    layout_row1 = [(sw(128 + 16 * c) - 128) // 16 for c in range(8)]
+    assert layout_row1 == [1, 0, 3, 2, 5, 4, 7, 6]
+    for base, agrees in ((0, True), (1024, True), (512, False), (256, False)):
+        assert ([(sw(base + 128 + 16 * c) - base - 128) // 16 for c in range(8)] == layout_row1) == agrees
+    assert all(sw(a + 1024) == sw(a) + 1024 for a in range(1024))        # the pattern's period: 1024 bytes
 
 
 @pytest.mark.parametrize("name", ["02_layout_algebra", "04_linear_layouts"])
