@@ -148,6 +148,7 @@ def test_ch2_answers():
     for bad in (Layout(4, 4), Layout(4, 2), Layout((2, 4), (3, 1))):
         with pytest.raises(LayoutError):
             composition(A, bad)
+    assert str(composition(Layout((16, (4, 8)), (41, (11, 1))), (Layout(4, 4), Layout(8, 2)))) == "(4,(2,4)):(164,(22,1))"
     B_bad = Layout((2, 4), (3, 1))
     assert B_bad((1, 0)) == B_bad((0, 3)) == 3                            # not injective
 
