@@ -114,6 +114,13 @@ def test_ch1_answers():
     # thread 0: (0,0), (16,0), (32,0), ... (issue 16, defect 1)
     part0 = local_partition(make_tensor(0, make_layout((128, 128))), tC, 0)
     assert [idx2crd(part0(i), (128, 128)) for i in range(3)] == [(0, 0), (16, 0), (32, 0)]
+    # Q7 (defect 6): wgmma takes MN-major smem operands for f16/bf16 only; tf32 (and 8-bit) must be K-major
+    from layoutlab.gmma import check_operand_major
+    check_operand_major(16, "MN")
+    check_operand_major(16, "K")
+    for bits in (32, 8):
+        with pytest.raises(LayoutError):
+            check_operand_major(bits, "MN")
 
 
 def test_ch2_answers():
