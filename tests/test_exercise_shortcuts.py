@@ -12,7 +12,7 @@ between attempts, so ``grading.check_reasoned`` sees the attempt's code in the i
 kernel would. The reference solution must score full marks and a blank part nothing in the same harness, so
 the harness cannot pass vacuously.
 
-Assignments ex01-ex05 predate the shortcut rule; their redesign is tracked separately (they have no file yet).
+Every assignment has a shortcut file (a test below insists).
 """
 
 import contextlib

@@ -289,3 +289,9 @@ def test_check_reasoned_accepts_reasoning_and_ignores_test_cells():
     cells = ["from layoutlab import *", "x = 'SM75_U32x4_LDSM_N'   # select_ldmatrix would say so too",
              "grading.check_choice(x, select_ldmatrix(tm, 'A', s).name, opts)", "def f(: broken"]
     assert grading.check_reasoned("x", {"select_ldmatrix"}, sources=cells, hint="count the values") is None
+
+
+def test_check_reasoned_is_not_fooled_by_the_word_grading_in_a_comment():
+    cells = ["x = select_ldmatrix(tm, 'A', s)  # grading.check_choice would not see this"]
+    with pytest.raises(grading.WrongAnswer, match="select_ldmatrix"):
+        grading.check_reasoned("x", {"select_ldmatrix"}, sources=cells)

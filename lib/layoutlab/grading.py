@@ -478,6 +478,16 @@ def check_that(condition, message: str) -> None:
 # --------------------------------------------------------------------------- the work, not just the answer
 
 
+def _calls_grading(src):
+    """Whether ``src`` calls a ``grading.check_*`` function: a test cell (the word in a comment does not count)."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+               and n.func.value.id == "grading" and n.func.attr.startswith("check_") for n in ast.walk(tree))
+
+
 def _student_cells(sources):
     """The cells a student wrote or ran: IPython's input history, less the test cells (which call grading)."""
     if sources is None:
@@ -487,7 +497,7 @@ def _student_cells(sources):
             return []
         ip = get_ipython()
         sources = list(ip.user_ns.get("In", [])) if ip is not None else []
-    return [(i, src) for i, src in enumerate(sources) if src and "grading." not in src]
+    return [(i, src) for i, src in enumerate(sources) if src and not _calls_grading(src)]
 
 
 def _forbidden_calls(src, forbidden):
