@@ -27,8 +27,11 @@ SHORTCUTS = {
         "def _lin(t):\n    l = parse_layout(t)\n    n = size(l)\n    if n & (n - 1):\n        return False\n"
         "    return all(l(a ^ b) == l(a) ^ l(b) for a in range(n) for b in range(n))\nlinear_c = [_lin(t) for t in LAYOUTS_C]",
         # the visible test accepts every list of four booleans: guess
-        "linear_c = [True, False, False, True]",
-        "linear_c = [True, True, False, False]",
+        "linear_c = [True, False, False, True, True, False]",
+        "linear_c = [True] * len(LAYOUTS_C)",
+        "linear_c = [False] * len(LAYOUTS_C)",
+        # a half-remembered rule from the chapter's table: 'a 3 or a 6 in it means not linear'
+        "linear_c = ['3' not in t and '6' not in t for t in LAYOUTS_C]",
     ],
     "d": [
         "_ll = LinearLayout.from_bases([(d, BASES_D[d]) for d in ('register', 'lane', 'warp')], ['dim0', 'dim1'])\n"
