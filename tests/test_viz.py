@@ -244,6 +244,14 @@ def test_bank_map_column_of_fp32_tile_is_32_way():
     assert fig.bank_summary["worst_ways"] == 32 and fig.bank_summary["wavefronts"] == 32
 
 
+def test_bank_map_has_a_legend_for_its_thread_colours_and_conflicts():
+    fig = viz.draw_bank_map(parse_layout("(8,64):(64,1)"), 2, [(t, 0) for t in range(3)], access_bytes=16)
+    (legend,) = fig.legends
+    names = [t.get_text() for t in legend.get_texts()]
+    assert names[:3] == [f"word read first by a thread t = {k} mod 8" for k in range(3)]
+    assert "k-way" in names[-1] and "T<t>" in legend.get_title().get_text()
+
+
 # ------------------------------------------------------------------ F2 matrices
 
 def test_f2_matrix_labels_and_bits():

@@ -768,7 +768,7 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
         panels.append((threads, owners, lines))
     nrows = sum(len(p[2]) for p in panels)
     cell = 0.34
-    height = 0.9 + nrows * cell + len(panels) * 0.45
+    height = 0.9 + nrows * cell + len(panels) * 0.45 + 0.5       # + 0.5: the legend at the bottom
     fig = _BookFigure(figsize=(0.8 + _BANKS * cell, height))
     w_in, h_in = fig.get_size_inches()
     y = h_in - 0.85
@@ -805,6 +805,14 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
     verdict = "conflict-free" if waves == ideal else f"{worst}-way conflict"
     fig.suptitle(f"{head}: {waves} wavefront(s), ideal {ideal} -> {verdict}", fontfamily="monospace",
                  fontsize=10, y=1 - 0.1 / h_in, va="top")
+    used = sorted({t % 8 for t in range(len(coords))})
+    handles = [Rectangle((0, 0), 1, 1, facecolor=TV_COLORS[k], edgecolor="#444") for k in used]
+    names = [f"word read first by a thread t = {k} mod 8" for k in used]
+    handles.append(Rectangle((0, 0), 1, 1, facecolor="none", edgecolor=_CONFLICT, linewidth=2))
+    names.append("bank asked for k > 1 words in one phase (k-way)")
+    fig.legend(handles, names, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False,
+               prop={"family": "monospace", "size": 6.5}, title="cell: T<t> = the thread(s) reading that 4-byte word",
+               title_fontsize=7)
     fig.bank_summary = {"wavefronts": waves, "ideal": ideal, "worst_ways": worst}
     return fig
 

@@ -287,7 +287,7 @@ class TVExplorer(_Explorer):
         num_t, num_v = viz._product(tv.shape[0]), viz._product(tv.shape[1])
         threads = _parse_set(self.threads.value, num_t, "threads")
         values = _parse_set(self.values.value, num_v, "values")
-        fig = viz.draw_tv_layout(tv, tile, highlight_threads=threads, highlight_values=values,
+        fig = viz.draw_tv_legend(tv, tile, highlight_threads=threads, highlight_values=values,
                                  title=f"{self.atom.value}\n{tv}")
         self.picture.value = _png(fig)
         pairs = list(itertools.islice(((t, v) for t in (sorted(threads) if threads is not None else range(num_t))
@@ -307,7 +307,7 @@ class TVExplorer(_Explorer):
         name = self.atom.value
 
         def frame(thread):
-            fig = viz.draw_tv_layout(tv, tile, highlight_threads={thread}, title=f"{name}\n{tv}")
+            fig = viz.draw_tv_legend(tv, tile, highlight_threads={thread}, title=f"{name}\n{tv}")
             return w.HTML(_img_html(fig, dpi=60, caption=_tv_steps(tv, tile, thread, 0)))
 
         slider = w.SelectionSlider(options=threads, description="thread", layout=w.Layout(width="28em"))
