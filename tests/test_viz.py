@@ -424,3 +424,12 @@ def test_draw_tv_legend_names_the_colours_and_labels_the_cells():
         viz.draw_tv_legend(core, (8, 8))          # the tile must hold the layout
     two = viz.draw_tv_legend(Layout((2, 2), (1, 2)), (2, 2))
     assert [t.get_text() for t in two.legends[0].get_texts()] == ["t = 0 mod 8", "t = 1 mod 8"]
+
+
+def test_tiled_copy_picture_has_the_thread_colour_legend():
+    from layoutlab import make_layout, make_tiled_mma, nvgpu, select_ldmatrix
+    tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)))
+    fig = viz.draw_tiled_copy(select_ldmatrix(tm, "A", make_layout((16, 16), stride=(16, 1))).tiled_copy)
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [f"t = {k} mod 8" for k in range(8)]
+    assert "thread t, value v" in legend.get_title().get_text()

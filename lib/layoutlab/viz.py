@@ -1002,7 +1002,7 @@ def draw_tiled_copy(tiled_copy=None, *, src=None, dst=None, tile_mn=None, labels
     owners = [tv_cell_owners(_as_layout(x, op), tile_mn, op) for x in (src, dst)]
     rows, cols = owners[0][0].shape
     cell = _cell_inches(rows, 2 * cols, max_w=10, max_h=9)
-    left, gap, top = 0.55, 0.55, 1.1
+    left, gap, top = 0.55, 0.55, 1.75                  # the title, then the colour legend
     width = left + 2 * cols * cell + gap + 0.2
     height = top + rows * cell + 0.2
     fig = _BookFigure(figsize=(width, height))
@@ -1014,6 +1014,7 @@ def draw_tiled_copy(tiled_copy=None, *, src=None, dst=None, tile_mn=None, labels
     head = f"{name}: " if name else ""
     fig.suptitle(title if title is not None else f"{head}Src {src}\nDst {dst}", fontfamily="monospace",
                  fontsize=9, y=1 - 0.08 / height, va="top")
+    _tv_colour_legend(fig, [thread for thread, _ in owners], 0.55)
     return fig
 
 
@@ -1741,14 +1742,20 @@ def draw_tv_legend(tv, tile_mn, *, highlight_threads=None, highlight_values=None
     fig, ax, cell = _single_grid_figure(rows, cols, title, extra_h=0.55)
     _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit,
                 highlight_threads=highlight_threads, highlight_values=highlight_values)
-    used = sorted({int(t) % 8 for t in np.unique(thread[thread >= 0])})
+    _tv_colour_legend(fig, [thread], 0.40)
+    return fig
+
+
+def _tv_colour_legend(fig, thread_grids, top_inches):
+    """The legend of a TV picture: the thread colours used (``TV_COLORS[t % 8]``) and how to read a cell,
+    placed ``top_inches`` below the figure's top."""
+    used = sorted({int(t) % 8 for grid in thread_grids for t in np.unique(grid[grid >= 0])})
     handles = [Rectangle((0, 0), 1, 1, facecolor=TV_COLORS[k], edgecolor="#444") for k in used]
     names = [f"t = {k} mod 8" for k in used]
     h = fig.get_size_inches()[1]
-    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.40 / h), ncol=min(len(used), 4),
-               frameon=False, prop={"family": "monospace", "size": 7},
+    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 1 - top_inches / h),
+               ncol=min(len(used), 4), frameon=False, prop={"family": "monospace", "size": 7},
                title="cell: T<t> V<v> = thread t, value v", title_fontsize=7)
-    return fig
 
 
 __all__ += ["draw_tv_legend"]
