@@ -1023,11 +1023,13 @@ def draw_gemm_tiling(m, n, k, block_mnk, *, thread_mn=None, block=(0, 0), k_tile
 
     C is split into ``ceil(M/bM) x ceil(N/bN)`` blocks, one per CTA; the CTA at ``block=(i, j)`` walks A's
     row panel and B's column panel in ``ceil(K/bK)`` k-tiles (numbered ``k0, k1, ...``; ``k_tile`` is
-    drawn darker). ``thread_mn=(tM, tN)`` splits the highlighted C block among tM x tN threads (each owns a
-    ``bM/tM x bN/tN`` sub-tile, thread 0 outlined). Drawn to scale: A left, B on top, C bottom right.
+    drawn darker). ``thread_mn=(tM, tN)`` splits the highlighted C block among tM x tN threads into *blocked*
+    ``bM/tM x bN/tN`` sub-tiles (thread 0 outlined) -- not the raked partition that ``local_partition`` gives the
+    CuTe tutorial's GEMM, where a thread's elements lie tM rows and tN columns apart: draw that with
+    :func:`draw_partition`. Drawn to scale: A left, B on top, C bottom right.
 
-    Example (the SIMT sgemm of seed 003): ``draw_gemm_tiling(256, 256, 64, (128, 128, 8), thread_mn=(16, 16))``
-    shows 2x2 CTAs, 8 k-tiles, and 256 threads owning 8x8 C elements each.
+    Example: ``draw_gemm_tiling(256, 256, 64, (128, 128, 8), thread_mn=(16, 16))`` shows 2x2 CTAs, 8 k-tiles,
+    and a blocked split of one C block among 256 threads, 8x8 contiguous elements each.
     """
     op = "draw_gemm_tiling"
     for name, value in (("M", m), ("N", n), ("K", k)):
