@@ -2,10 +2,7 @@
 # One device call for the Hopper GEMMs: environment, correctness tests, compute-sanitizer, benchmark.
 # Usage (on the GPU machine, repo root): bash results/gemm_gpu_run.sh [env|smoke|bench|tests|sanitize]...
 # Logs and JSON go to $OUT (or /tmp/out).
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-mkdir -p /tmp/site && [ -f /tmp/site/.unpacked ] || { tar -C /tmp/site -xJf .device/gpu-deps-py312.tar.xz && touch /tmp/site/.unpacked; }
-export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD/lib:$PWD/tests MPLBACKEND=Agg PYTHONUNBUFFERED=1
-unset CUTE_DSL_ARCH
+source "$(dirname "$0")/gpu_env.sh"   # $OUT, the DSL tarball, PYTHONPATH
 T0=$(date +%s)
 stamp() { echo "== [$(( $(date +%s) - T0 ))s] $*"; }
 for step in "$@"; do

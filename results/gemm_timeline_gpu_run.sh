@@ -24,10 +24,7 @@
 #     consumer 0  ... mma_in_flight_fraction=0.8-0.95 ... k_tile_period_ns=~600-800 ...
 # "wrote ... checks ok", "record exit 0", the picture line, and a pytest line with 3 passed (recorded file,
 # live ws, live plain), no failure.
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-mkdir -p /tmp/site && [ -f /tmp/site/.unpacked ] || { tar -C /tmp/site -xJf .device/gpu-deps-py312.tar.xz && touch /tmp/site/.unpacked; }
-export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD/lib:$PWD/tests MPLBACKEND=Agg PYTHONUNBUFFERED=1
-unset CUTE_DSL_ARCH
+source "$(dirname "$0")/gpu_env.sh"   # $OUT, the DSL tarball, PYTHONPATH
 T0=$(date +%s)
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv

@@ -7,10 +7,7 @@
 # A good run: five rows, every rel_err_vs_cublas below 1e-2, pct_cublas near the recorded table
 # (sgemm_simple ~70, sgemm_fast ~90, gemm_ampere ~58, gemm_hopper ~95, gemm_hopper_ws ~100: +-5 points is noise
 # with short windows), and "1 passed" for the chapter.
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-mkdir -p /tmp/site && [ -f /tmp/site/.unpacked ] || { tar -C /tmp/site -xJf .device/gpu-deps-py312.tar.xz && touch /tmp/site/.unpacked; }
-export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD/lib:$PWD/tests MPLBACKEND=Agg PYTHONUNBUFFERED=1
-unset CUTE_DSL_ARCH
+source "$(dirname "$0")/gpu_env.sh"   # $OUT, the DSL tarball, PYTHONPATH
 T0=$(date +%s)
 stamp() { echo "== [$(( $(date +%s) - T0 ))s] $*"; }
 steps=${*:-env live chapter}

@@ -2,10 +2,7 @@
 # Chapter 8 on the H100: the descriptor/swizzle-mode probe and the minimal one-warpgroup wgmma kernel.
 # Usage (on the GPU machine, repo root): bash results/gmma_gpu_run.sh [env] [probe] [tile] [tests]  (default: all)
 # Writes $OUT/gmma_probe_h100.json, $OUT/wgmma_tile_h100.json and logs (and copies the JSON to results/).
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-mkdir -p /tmp/site && [ -f /tmp/site/.unpacked ] || { tar -C /tmp/site -xJf .device/gpu-deps-py312.tar.xz && touch /tmp/site/.unpacked; }
-export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD/lib:$PWD/tests MPLBACKEND=Agg PYTHONUNBUFFERED=1
-unset CUTE_DSL_ARCH
+source "$(dirname "$0")/gpu_env.sh"   # $OUT, the DSL tarball, PYTHONPATH
 T0=$(date +%s)
 stamp() { echo "== [$(( $(date +%s) - T0 ))s] $*"; }
 steps=${*:-env probe tile tests}

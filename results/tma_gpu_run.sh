@@ -11,10 +11,7 @@
 # recording), the two "refused" entries with whatever happened (an error from the driver at launch is the
 # expected outcome), "probe exit 0", and then the pytest line of tests/test_kernels_tma_copy.py with no failure
 # (the live test and the recorded-probe test included).
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-mkdir -p /tmp/site && [ -f /tmp/site/.unpacked ] || { tar -C /tmp/site -xJf .device/gpu-deps-py312.tar.xz && touch /tmp/site/.unpacked; }
-export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD/lib:$PWD/tests MPLBACKEND=Agg PYTHONUNBUFFERED=1
-unset CUTE_DSL_ARCH
+source "$(dirname "$0")/gpu_env.sh"   # $OUT, the DSL tarball, PYTHONPATH
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv
   echo "== probe"
