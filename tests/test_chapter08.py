@@ -1,6 +1,7 @@
 """Chapter 8 (warpgroup MMA): every number written by hand into its prose and its answers, re-derived."""
 
 import pytest
+from chapter_run import run_chapter_without_dsl
 
 from layoutlab import Layout, make_mma_atom, make_smem_layout_atom, nvgpu
 from layoutlab.errors import LayoutError
@@ -65,16 +66,8 @@ def test_ch8_answers():
 
 def test_chapter_runs_without_the_dsl():
     """Without the CuTe DSL the chapter still runs: the comparisons and the kernel compile announce the skip."""
-    from pathlib import Path
-    nbformat = pytest.importorskip("nbformat")
-    from nbclient import NotebookClient
-    root = Path(__file__).resolve().parents[1]
-    nb = nbformat.reads((root / "chapters" / "08_wgmma.ipynb").read_text(), as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_code_cell(
-        "import layoutlab.dsl as _d\n_d.HAVE_DSL = False\n_d.SKIP_REASON = 'simulated: no CuTe DSL'"))
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(root / "chapters")}}).execute()
-    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    pytest.importorskip("nbformat")
+    printed = run_chapter_without_dsl("08_wgmma")
     assert printed.count("simulated: no CuTe DSL") >= 4
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from chapter_run import run_chapter_without_dsl
 
 from layoutlab import Layout, LayoutError, cosize, make_mma_atom, make_tiled_mma, nvgpu, size, tma
 from layoutlab.blackwell import (TMEM_COLUMNS, TMEM_LANES, accumulator_columns, block_scale_layout,
@@ -192,16 +193,8 @@ def test_chapter_links_the_gemm_exercises():
 
 def test_chapter_runs_without_dsl_and_triton():
     """A reader without the CuTe DSL and Triton still runs the chapter, with visible notes."""
-    nbformat = pytest.importorskip("nbformat")
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(CHAPTER, 4)
-    nb.cells.insert(0, nbformat.v4.new_code_cell(
-        "import sys, layoutlab.dsl as _d\n_d.HAVE_DSL = False\n_d.SKIP_REASON = 'simulated: no CuTe DSL'\n"
-        "sys.modules['triton'] = None"))
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(ROOT / "chapters")}}).execute()
-    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    pytest.importorskip("nbformat")
+    printed = run_chapter_without_dsl("10_beyond_hopper", without_triton=True)
     assert "Gluon comparison skipped" in printed and "CuTe DSL comparison skipped" in printed
 
 

@@ -17,6 +17,7 @@ from layoutlab import (ComposedLayout, Layout, LayoutError, LinearLayout, SmemLa
                        composition, cosize, idx2crd, linear_layout_from_cute, make_layout, make_smem_layout_atom,
                        local_partition, logical_divide, make_tensor, make_tiled_mma, raked_product,
                        size, zipped_divide)
+from chapter_run import run_chapter_without_dsl
 from layoutlab.banks import bank_conflicts, layout_bank_conflicts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -244,14 +245,6 @@ def test_ch5_answers():
 def test_chapter_runs_without_dsl_and_triton(name):
     """A reader on macOS has neither the CuTe DSL nor Triton: the chapter must still run, with visible notes.
     (Chapter 2 falls back to the recorded DSL answer in its pitfall section; chapter 4 skips its Triton check.)"""
-    nbformat = pytest.importorskip("nbformat")
-    from nbclient import NotebookClient
-
-    nb = nbformat.reads(json.dumps(_nb(name)), as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_code_cell(
-        "import sys, layoutlab.dsl as _d\n_d.HAVE_DSL = False\n_d.SKIP_REASON = 'simulated: no CuTe DSL'\n"
-        "sys.modules['triton'] = None"))
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(ROOT / "chapters")}}).execute()
-    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    pytest.importorskip("nbformat")
+    printed = run_chapter_without_dsl(name, without_triton=True)
     assert "skipped" in printed, "the missing DSL/Triton must be announced, not silently ignored"
