@@ -483,3 +483,107 @@ def format_int_tuple(a) -> str:
 
 def _gcd(a, b):
     return math.gcd(a, b)
+
+
+# --------------------------------------------------------------------------- tree helpers
+# The walks every nested-tuple function of the package needs, written once.  A node is a tuple (or a list,
+# as users write coordinates); anything else -- an int, a ScaledBasis, None (CuTe's ``_``) -- is a leaf.
+
+__all__ += ["leaves", "leaf_paths", "zip_leaves", "transform_leaf", "zip_profile", "none_to_zero", "format_tree"]
+
+
+def _is_node(t) -> bool:
+    return isinstance(t, (tuple, list))
+
+
+def leaves(t) -> tuple:
+    """All leaves of ``t`` in order (depth first), as a flat tuple; a leaf alone gives a 1-tuple.
+
+    >>> leaves((4,(2,(3,None)))), leaves(7), leaves(())
+    ((4, 2, 3, None), (7,), ())
+    """
+    if not _is_node(t):
+        return (t,)
+    return tuple(x for e in t for x in leaves(e))
+
+
+def leaf_paths(t) -> tuple:
+    """The index path of every leaf of ``t``, in the order of :func:`leaves` (``t[i][j]`` has path ``(i, j)``).
+
+    >>> leaf_paths((4,(2,3)))
+    ((0,), (1, 0), (1, 1))
+    """
+    if not _is_node(t):
+        return ((),)
+    return tuple((i,) + p for i, e in enumerate(t) for p in leaf_paths(e))
+
+
+def _not_congruent(op, trees):
+    return LayoutError(f"{op}: {' and '.join(format_tree(x) for x in trees)} are not congruent "
+                       f"(they need the same nesting, e.g. (4,(2,3)) and (1,(4,8)))")
+
+
+def zip_leaves(*ts) -> tuple:
+    """The leaves of congruent trees side by side: one tuple ``(leaf_of_t0, leaf_of_t1, ...)`` per position.
+
+    Trees of different nesting raise a :class:`LayoutError`.
+
+    >>> zip_leaves((4,(2,3)), (1,(4,8)))
+    ((4, 1), (2, 4), (3, 8))
+    """
+    if not all(_is_node(t) == _is_node(ts[0]) for t in ts):
+        raise _not_congruent("zip_leaves", ts)
+    if not _is_node(ts[0]):
+        return (tuple(ts),)
+    if any(len(t) != len(ts[0]) for t in ts):
+        raise _not_congruent("zip_leaves", ts)
+    return tuple(x for es in zip(*ts) for x in zip_leaves(*es))
+
+
+def transform_leaf(t, f):
+    """``t`` with every leaf ``x`` replaced by ``f(x)``, keeping the nesting (lists become tuples).
+
+    >>> transform_leaf((4,(2,3)), lambda x: x + 1)
+    (5, (3, 4))
+    """
+    if _is_node(t):
+        return tuple(transform_leaf(e, f) for e in t)
+    return f(t)
+
+
+def zip_profile(profile, t) -> tuple:
+    """Walk ``t`` along a coarser ``profile`` (weakly congruent, like a coordinate with a shape): one pair
+    ``(leaf_of_profile, subtree_of_t)`` per leaf of ``profile``; a leaf may stand for a whole sub-tuple of ``t``.
+
+    Where ``t`` does not refine ``profile`` (a node of ``profile`` meets a leaf or a node of another length),
+    a :class:`LayoutError` is raised.
+
+    >>> zip_profile((None, 3), ((4,8),(2,2)))
+    ((None, (4, 8)), (3, (2, 2)))
+    """
+    if not _is_node(profile):
+        return ((profile, t),)
+    if not _is_node(t) or len(t) != len(profile):
+        raise LayoutError(f"zip_profile: {format_tree(t)} does not refine the profile {format_tree(profile)}; "
+                          f"every tuple of the profile needs a tuple of the same length there")
+    return tuple(pair for p, e in zip(profile, t) for pair in zip_profile(p, e))
+
+
+def none_to_zero(c):
+    """``c`` with every ``None`` (CuTe's ``_``) replaced by 0: the origin of the slice ``c`` describes.
+
+    >>> none_to_zero((None, (2, None)))
+    (0, (2, 0))
+    """
+    return transform_leaf(c, lambda x: 0 if x is None else x)
+
+
+def format_tree(t) -> str:
+    """CuTe's printing of a nested tuple: no spaces, 1-tuples keep their parentheses, ``None`` prints as ``_``.
+
+    >>> print(format_tree((None, (4, 8), (3,))))
+    (_,(4,8),(3))
+    """
+    if _is_node(t):
+        return "(" + ",".join(format_tree(e) for e in t) + ")"
+    return "_" if t is None else str(t)
