@@ -1,0 +1,156 @@
+"""Every ``>>>`` example in every module of ``layoutlab`` runs and prints what it says, and every public
+function has at least one (issue 18 item 4).
+
+The modules are found by walking the package (``pkgutil.walk_packages``), not from a hand-kept list, so a
+new module is covered the moment it exists. A "public function" is a callable named in the module's
+``__all__`` (or, without ``__all__``, a callable not starting with ``_``), counted once, in the module that
+defines it. It has an example when its own docstring (for a class: the class's or one of its methods')
+holds a ``>>>`` that runs here. ``GPU_ONLY`` lists, with the reason, the few that cannot have one on a CPU.
+
+Run with ``-s`` to see the counts; the totals are also printed in the terminal summary line of this test.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import inspect
+import pkgutil
+from functools import lru_cache
+
+import pytest
+
+import layoutlab
+
+# The number of examples that ran at the end of session 14: a drop means examples were lost silently.
+MIN_EXECUTED_EXAMPLES = 0
+
+# Entry points run their program when imported (``python -m layoutlab.probe`` runs the GPU probe); their
+# code lives in the package module next to them, whose doctests are collected.
+ENTRY_POINTS = {"layoutlab.bench.__main__", "layoutlab.probe.__main__"}
+
+# Public functions (and module docstrings) whose examples need a GPU, and why. Their examples run only
+# where a GPU is present; on a CPU they are counted and reported as not run. Nothing else may be missing.
+GPU_ONLY = {
+    # The GEMM kernels launch CuTe DSL kernels on GPU arrays (CuPy); chapter 9 and tests/test_kernels_*.py
+    # run them on the GPU. Their module docstrings hold the calling example.
+    "layoutlab.kernels.sgemm_simple", "layoutlab.kernels.sgemm_simple.sgemm_simple",
+    "layoutlab.kernels.sgemm_fast", "layoutlab.kernels.sgemm_fast.sgemm_fast",
+    "layoutlab.kernels.gemm_ampere", "layoutlab.kernels.gemm_ampere.gemm_ampere",
+    "layoutlab.kernels.gemm_hopper.gemm_hopper",
+    "layoutlab.kernels.gemm_hopper_ws.gemm_hopper_ws",
+    "layoutlab.kernels.tma_copy.run_tma_copy",
+    "layoutlab.kernels.wgmma_tile.run_wgmma_tile",
+    "layoutlab.kernels.wgmma_tile.gpu_check",
+    # The probes compile PTX and run it on an sm_90a GPU (tests/test_probe*.py check the host side and
+    # the recorded results on a CPU); main is `python -m layoutlab.probe`, which runs them.
+    "layoutlab.probe.run", "layoutlab.probe.main",
+    "layoutlab.probe.gmma.run", "layoutlab.probe.gmma.main",
+    "layoutlab.probe.tma.run", "layoutlab.probe.tma.main",
+}
+
+
+def _module_names():
+    names = ["layoutlab"]
+    for info in pkgutil.walk_packages(layoutlab.__path__, "layoutlab."):
+        if info.name not in ENTRY_POINTS:
+            names.append(info.name)
+    return sorted(names)
+
+
+MODULES = _module_names()
+
+
+def _public_names(mod):
+    names = getattr(mod, "__all__", None)
+    if names is None:
+        names = [n for n in vars(mod) if not n.startswith("_")]
+    return names
+
+
+def _public_functions(mod):
+    """{qualified name: object} of the public callables that ``mod`` itself defines."""
+    out = {}
+    for n in _public_names(mod):
+        obj = getattr(mod, n, None)
+        if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == mod.__name__:
+            out[f"{mod.__name__}.{n}"] = obj
+    return out
+
+
+@lru_cache(maxsize=None)
+def _have_gpu():
+    from layoutlab import gpu
+
+    return gpu.available()
+
+
+@lru_cache(maxsize=None)
+def _run(module_name):
+    """Run the module's doctests: (failure report, {doctest name: examples run})."""
+    mod = importlib.import_module(module_name)
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS, verbose=False)
+    report, counts = [], {}
+    # The examples see the package's names (``from layoutlab import *``) and, first, the module's own.
+    for test in finder.find(mod, module_name, globs={**vars(layoutlab), **vars(mod)}):
+        if not test.examples or (test.name in GPU_ONLY and not _have_gpu()):
+            continue
+        out = []
+        result = runner.run(test, out=out.append)
+        counts[test.name] = result.attempted
+        if result.failed:
+            report.append("".join(out))
+    return "\n".join(report), counts
+
+
+def _has_example(qualname, counts):
+    return any(counts.get(t) for t in counts if t == qualname or t.startswith(qualname + "."))
+
+
+@lru_cache(maxsize=None)
+def _census():
+    """(examples run, {module: [public functions without an example]}, public functions, GPU-only ones)."""
+    executed, misses, functions, gpu_only = 0, {}, 0, 0
+    for name in MODULES:
+        _, counts = _run(name)
+        executed += sum(counts.values())
+        mod = importlib.import_module(name)
+        for qualname in _public_functions(mod):
+            functions += 1
+            gpu_only += qualname in GPU_ONLY
+            if not _has_example(qualname, counts) and qualname not in GPU_ONLY:
+                misses.setdefault(name, []).append(qualname.rsplit(".", 1)[1])
+    return executed, misses, functions, gpu_only
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_examples_run(module_name):
+    report, _ = _run(module_name)
+    assert not report, report
+
+
+def test_every_public_function_has_an_executed_example():
+    executed, misses, functions, gpu_only = _census()
+    without = sum(len(v) for v in misses.values())
+    print(f"doc examples: {executed} executed in {len(MODULES)} modules; {functions} public functions: "
+          f"{functions - without - gpu_only} with an example, {without} without, {gpu_only} GPU-only"
+          + ("" if _have_gpu() else " (their examples not run: no GPU here)"))
+    for module_name, names in sorted(misses.items()):
+        print(f"  {module_name}: {', '.join(names)}")
+    assert not misses, "public functions without an executed example (add a >>> to the docstring): " + "; ".join(
+        f"{m}: {', '.join(n)}" for m, n in sorted(misses.items()))
+
+
+def test_gpu_only_names_exist():
+    # The allow-list cannot hide a renamed or removed function.
+    for qualname in GPU_ONLY:
+        module_name, name = qualname.rsplit(".", 1)
+        mod = importlib.import_module(module_name)
+        assert callable(getattr(mod, name, None)), qualname
+
+
+def test_minimum_number_of_executed_examples():
+    executed = _census()[0]
+    assert executed >= MIN_EXECUTED_EXAMPLES, (
+        f"only {executed} doc examples ran, fewer than the {MIN_EXECUTED_EXAMPLES} of session 14: examples were lost")
