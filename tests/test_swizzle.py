@@ -21,7 +21,7 @@ def valid_swizzles():
     out = []
     for b in range(1, 4):
         for m in range(0, 5):
-            for s in list(range(b, 5)) + [-x for x in range(b, 5) if m >= x]:
+            for s in list(range(b, 5)) + [-x for x in range(b, 5)]:   # any M with S < 0, as in CuTe
                 out.append((b, m, s))
     return out
 
@@ -63,9 +63,12 @@ def test_negative_parameters_are_refused(b, m, s):
         make_swizzle(b, m, s)
 
 
-def test_negative_shift_needs_room_below():
-    with pytest.raises(LayoutError, match="M >= \\|S\\|"):
-        make_swizzle(2, 1, -3)
+def test_negative_shift_needs_no_room_below():
+    """CuTe requires only M >= 0, B >= 0, |S| >= B (issue 17 item 3): S < 0 moves the low bits up."""
+    sw = make_swizzle(3, 0, -3)
+    assert (sw.yyy_mask, sw.zzz_mask) == (0b000111, 0b111000)
+    assert sw(1) == 9 and sw(0b101) == 0b101101 and sw(sw(0b110011)) == 0b110011
+    assert [make_swizzle(2, 1, -3)(x) for x in (2, 4, 6, 8)] == [2 + 16, 4 + 32, 6 + 48, 8]
 
 
 @pytest.mark.parametrize("bits", [4, 64, 1])

@@ -1,4 +1,4 @@
-"""Swizzles, swizzled (composed) layouts and the Hopper GMMA shared-memory layout atoms.
+"""Swizzles and swizzled (composed) layouts.
 
 A swizzle ``Sw<B,M,S>`` is the XOR functor CuTe applies to shared-memory offsets to spread the
 rows of a tile over the 32 banks.  Writing the offset x as a column vector of bits,
@@ -11,9 +11,13 @@ ones on a shifted diagonal; since |S| >= B the two bit ranges do not overlap, E^
 an involution (Sw∘Sw = I).  :meth:`Swizzle.to_linear_layout` gives the matrix.
 
 ``ComposedLayout(inner, offset, outer)`` is the function c -> inner(offset + outer(c)), printed as
-the CuTe DSL prints it: ``S<3,4,3> o 0 o (8,64):(64,1)``.  :func:`make_smem_layout_atom` and
-:func:`get_smem_layout_atom` reproduce ``cute.nvgpu.warpgroup.make_smem_layout_atom`` and
-``cutlass.utils.hopper_helpers.get_smem_layout_atom``.
+the CuTe DSL prints it: ``S<3,4,3> o 0 o (8,64):(64,1)``.  The GMMA shared-memory atoms built from them
+(``make_smem_layout_atom``, ``get_smem_layout_atom``, ``SmemLayoutAtomKind``) live in :mod:`layoutlab.smem_atom`
+and are re-exported here.
+
+A swizzle is read the DSL's way, through ``num_bits`` (B), ``num_base`` (M) and ``num_shift`` (S), and applied
+by calling it (on an int or, vectorised, on a numpy integer array); a ComposedLayout through ``inner``,
+``offset`` and ``outer``.
 
 Units: like the DSL, a composed layout's *values* are element offsets.  When the DSL attaches such a
 layout to a shared-memory pointer the swizzle acts on byte addresses (that is why the 128B atom is
@@ -24,12 +28,10 @@ layout to a shared-memory pointer the swizzle acts on byte addresses (that is wh
 
 from __future__ import annotations
 
-from enum import Enum
-
 from .algebra import composition, logical_divide, tile_to_shape
 from .errors import LayoutError
-from .inttuple import is_int, is_tuple
-from .layout import Layout, _has_none, make_layout, slice_
+from .inttuple import is_int, none_to_zero
+from .layout import Layout, _has_none, slice_
 
 __all__ = [
     "Swizzle",
@@ -46,14 +48,18 @@ class Swizzle:
     """``Sw<B,M,S>``: x -> x XOR ((x & yyy_mask) >> S), CuTe's swizzle functor on integer offsets.
 
     B = ``num_bits`` (how many bits are XORed), M = ``num_base`` (how many low bits stay fixed: the
-    unit is 2^M), S = ``num_shift`` (distance from the source bits down to the target bits).
-    Requires B >= 0, M >= 0 and |S| >= B so that source and target bit ranges do not overlap
-    (CuTe's static_assert; the DSL instead silently returns the identity ``S<0,4,3>``).
+    unit is 2^M), S = ``num_shift`` (distance from the source bits down to the target bits; S < 0 moves
+    low bits up).  Requires B >= 0, M >= 0 and |S| >= B so that source and target bit ranges do not
+    overlap: exactly CuTe's ``static_assert``s (``include/cute/swizzle.hpp``); the DSL instead silently
+    returns the identity ``S<0,4,3>`` for the others.
 
-    Example: the 128-byte swizzle on byte addresses, 16-byte chunks of 8 rows of 128 bytes::
+    Example: the 128-byte swizzle on byte addresses, 16-byte chunks of 8 rows of 128 bytes, and a
+    negative shift (bits 0..2 are XORed into bits 3..5)::
 
         >>> sw = Swizzle(3, 4, 3); sw(0x80), sw(0x90)     # row 1: chunk 0 -> 1, chunk 1 -> 0
         (144, 128)
+        >>> Swizzle(3, 0, -3)(1)
+        9
     """
 
     __slots__ = ("num_bits", "num_base", "num_shift")
@@ -71,9 +77,6 @@ class Swizzle:
                 f"{num_bits} source bits and the {num_bits} target bits overlap and the map is no longer an "
                 f"involution; CuTe requires |S| >= B (e.g. Swizzle<{num_bits},{num_base},{max(num_bits, 1)}>). "
                 f"The CuTe DSL silently turns this into the identity S<0,4,3>; we refuse")
-        if num_base + min(num_shift, 0) < 0:
-            raise LayoutError(f"Swizzle<{num_bits},{num_base},{num_shift}>: with S < 0 the source bits start at "
-                              f"M + S = {num_base + num_shift} < 0; need M >= |S|")
         object.__setattr__(self, "num_bits", int(num_bits))
         object.__setattr__(self, "num_base", int(num_base))
         object.__setattr__(self, "num_shift", int(num_shift))
@@ -121,7 +124,8 @@ class Swizzle:
 def make_swizzle(b: int, m: int, s: int) -> Swizzle:
     """``cute.make_swizzle(b, m, s)``, with CuTe's validity rule enforced (see :class:`Swizzle`).
 
-    Example: ``make_swizzle(2, 4, 3)`` is the 64-byte swizzle ``S<2,4,3>``.
+    >>> make_swizzle(2, 4, 3)          # the 64-byte swizzle
+    S<2,4,3>
     """
     return Swizzle(b, m, s)
 
@@ -213,7 +217,7 @@ class ComposedLayout:
         ``K_SW32``/tf32 tiled to (8,8,3) with order (1,0,2) and sliced at stage 0 reaches offset -16, while
         the unsliced layout gives 0..63 there; ``tests/test_swizzle.py`` records such cases.)
         """
-        fixed = _zero_nones(crd)
+        fixed = none_to_zero(crd)
         return ComposedLayout(self.inner, self.offset + self.outer(fixed), slice_(crd, self.outer))
 
     # --------------------------------------------------------------- algebra (on the outer layout)
@@ -268,102 +272,15 @@ class ComposedLayout:
     __repr__ = __str__
 
 
-def _zero_nones(c):
-    if c is None:
-        return 0
-    if isinstance(c, (tuple, list)):
-        return tuple(_zero_nones(e) for e in c)
-    return c
-
-
 def make_composed_layout(inner, offset, outer) -> ComposedLayout:
     """``cute.make_composed_layout(inner, offset, outer)``: c -> inner(offset + outer(c)).
 
-    Example: ``make_composed_layout(make_swizzle(3,4,3), 0, make_layout((8,64), stride=(64,1)))``
-    prints ``S<3,4,3> o 0 o (8,64):(64,1)``.
+    >>> from layoutlab import make_layout
+    >>> make_composed_layout(make_swizzle(3,4,3), 0, make_layout((8,64), stride=(64,1)))
+    S<3,4,3> o 0 o (8,64):(64,1)
     """
     return ComposedLayout(inner, offset, outer)
 
 
-class SmemLayoutAtomKind(Enum):
-    """The eight GMMA shared-memory atoms, named as ``cute.nvgpu.warpgroup.SmemLayoutAtomKind``.
-
-    MN_* : the M (or N) index is contiguous; K_* : K is contiguous.  INTER = no swizzle (16-byte
-    interleave), SW32/SW64/SW128 = the 32/64/128-byte swizzle.
-    """
-    MN_INTER = "MN_INTER"
-    MN_SW32 = "MN_SW32"
-    MN_SW64 = "MN_SW64"
-    MN_SW128 = "MN_SW128"
-    K_INTER = "K_INTER"
-    K_SW32 = "K_SW32"
-    K_SW64 = "K_SW64"
-    K_SW128 = "K_SW128"
-
-
-# swizzle width -> (contiguous bits of one atom row, the swizzle on byte addresses)
-_ATOM_SWIZZLE = {"INTER": (128, (0, 4, 3)), "SW32": (256, (1, 4, 3)), "SW64": (512, (2, 4, 3)),
-                 "SW128": (1024, (3, 4, 3))}
-_GMMA_ELEMENT_BITS = (8, 16, 32)
-
-
-def _element_bits(element_type, op) -> int:
-    bits = getattr(element_type, "width", element_type)
-    if not is_int(bits):
-        raise LayoutError(f"{op}: element type {element_type!r} must be a bit width (8, 16, 32) or a DSL numeric type")
-    if bits not in _GMMA_ELEMENT_BITS:
-        raise LayoutError(
-            f"{op}: {bits}-bit elements are not GMMA shared-memory operands; wgmma reads 8-bit (e4m3/e5m2/s8/u8), "
-            f"16-bit (f16/bf16) or 32-bit (tf32) A/B tiles from shared memory")
-    return int(bits)
-
-
-def make_smem_layout_atom(kind, element_type) -> ComposedLayout:
-    """``cute.nvgpu.warpgroup.make_smem_layout_atom(kind, element_type)``, in element units.
-
-    One atom row holds 128/256/512/1024 bits (INTER/SW32/SW64/SW128), i.e. ``n = bits / width``
-    elements, with the swizzle ``S<0|1|2|3, 4, 3>`` (it acts on byte addresses: 16-byte chunks,
-    8 rows).  K-major: ``(8, n):(n, 1)``; MN-major: ``(n, 8):(1, n)``.
-
-    Example: ``make_smem_layout_atom(SmemLayoutAtomKind.K_SW128, 16)`` is
-    ``S<3,4,3> o 0 o (8,64):(64,1)`` (seed 004).
-    """
-    op = "make_smem_layout_atom"
-    if isinstance(kind, str):
-        try:
-            kind = SmemLayoutAtomKind[kind]
-        except KeyError:
-            raise LayoutError(f"{op}: unknown atom kind {kind!r}; one of {[k.name for k in SmemLayoutAtomKind]}") from None
-    if not isinstance(kind, SmemLayoutAtomKind):
-        name = getattr(kind, "name", None)
-        if name not in SmemLayoutAtomKind.__members__:
-            raise LayoutError(f"{op}: unknown atom kind {kind!r}; one of {[k.name for k in SmemLayoutAtomKind]}")
-        kind = SmemLayoutAtomKind[name]
-    bits = _element_bits(element_type, op)
-    major, width = kind.name.split("_")
-    row_bits, sw = _ATOM_SWIZZLE[width]
-    n = row_bits // bits
-    outer = make_layout((n, 8), stride=(1, n)) if major == "MN" else make_layout((8, n), stride=(n, 1))
-    return ComposedLayout(Swizzle(*sw), 0, outer)
-
-
-def get_smem_layout_atom(major, element_type, major_mode_size: int) -> SmemLayoutAtomKind:
-    """``cutlass.utils.hopper_helpers.get_smem_layout_atom``: the widest swizzle the tile's major extent fills.
-
-    ``major`` is ``"K"`` or ``"MN"`` (the operand's contiguous mode); ``major_mode_size`` is the tile
-    extent along it, in elements (a multiple of 8).  SW128 when that extent is a multiple of 1024 bits,
-    else SW64 (512 bits), SW32 (256), else INTER.  Example: K-major fp16 with K-tile 64 -> ``K_SW128``;
-    with K-tile 16 (256 bits) -> ``K_SW32``.
-    """
-    op = "get_smem_layout_atom"
-    m = getattr(major, "name", major)
-    if m not in ("K", "MN"):
-        raise LayoutError(f"{op}: major {major!r} must be 'K' or 'MN'")
-    bits = _element_bits(element_type, op)
-    if not is_int(major_mode_size) or major_mode_size <= 0 or major_mode_size % 8:
-        raise LayoutError(f"{op}: major_mode_size {major_mode_size!r} must be a positive multiple of 8 elements")
-    total = major_mode_size * bits
-    for width in ("SW128", "SW64", "SW32"):
-        if total % _ATOM_SWIZZLE[width][0] == 0:
-            return SmemLayoutAtomKind[f"{m}_{width}"]
-    return SmemLayoutAtomKind[f"{m}_INTER"]
+# The GMMA atom tables moved to layoutlab.smem_atom (a module of this layer); their names stay importable here.
+from .smem_atom import SmemLayoutAtomKind, get_smem_layout_atom, make_smem_layout_atom  # noqa: E402

@@ -1,0 +1,104 @@
+"""The Hopper GMMA shared-memory layout atoms: ``cute.nvgpu.warpgroup.SmemLayoutAtomKind`` and its tables.
+
+An atom is a swizzled :class:`~layoutlab.swizzle.ComposedLayout` of 8 rows of 128/256/512/1024 bits (INTER,
+SW32, SW64, SW128), K-major or MN-major.  :func:`make_smem_layout_atom` and :func:`get_smem_layout_atom`
+reproduce ``cute.nvgpu.warpgroup.make_smem_layout_atom`` and ``cutlass.utils.hopper_helpers.get_smem_layout_atom``.
+The names stay importable from :mod:`layoutlab.swizzle`, where they lived first.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from .errors import LayoutError
+from .inttuple import is_int
+from .layout import Layout
+from .swizzle import ComposedLayout, Swizzle
+
+__all__ = ["SmemLayoutAtomKind", "make_smem_layout_atom", "get_smem_layout_atom"]
+
+
+class SmemLayoutAtomKind(Enum):
+    """The eight GMMA shared-memory atoms, named as ``cute.nvgpu.warpgroup.SmemLayoutAtomKind``.
+
+    MN_* : the M (or N) index is contiguous; K_* : K is contiguous.  INTER = no swizzle (16-byte
+    interleave), SW32/SW64/SW128 = the 32/64/128-byte swizzle.
+    """
+    MN_INTER = "MN_INTER"
+    MN_SW32 = "MN_SW32"
+    MN_SW64 = "MN_SW64"
+    MN_SW128 = "MN_SW128"
+    K_INTER = "K_INTER"
+    K_SW32 = "K_SW32"
+    K_SW64 = "K_SW64"
+    K_SW128 = "K_SW128"
+
+
+# swizzle width -> (contiguous bits of one atom row, the swizzle on byte addresses)
+_ATOM_SWIZZLE = {"INTER": (128, (0, 4, 3)), "SW32": (256, (1, 4, 3)), "SW64": (512, (2, 4, 3)),
+                 "SW128": (1024, (3, 4, 3))}
+_GMMA_ELEMENT_BITS = (8, 16, 32)
+
+
+def _element_bits(element_type, op) -> int:
+    bits = getattr(element_type, "width", element_type)
+    if not is_int(bits):
+        raise LayoutError(f"{op}: element type {element_type!r} must be a bit width (8, 16, 32) or a DSL numeric type")
+    if bits not in _GMMA_ELEMENT_BITS:
+        raise LayoutError(
+            f"{op}: {bits}-bit elements are not GMMA shared-memory operands; wgmma reads 8-bit (e4m3/e5m2/s8/u8), "
+            f"16-bit (f16/bf16) or 32-bit (tf32) A/B tiles from shared memory")
+    return int(bits)
+
+
+def _atom_kind(kind, op) -> SmemLayoutAtomKind:
+    """A SmemLayoutAtomKind from ours, the DSL's enum member or its name."""
+    name = kind if isinstance(kind, str) else getattr(kind, "name", None)
+    if name not in SmemLayoutAtomKind.__members__:
+        raise LayoutError(f"{op}: unknown atom kind {kind!r}; one of {[k.name for k in SmemLayoutAtomKind]}")
+    return SmemLayoutAtomKind[name]
+
+
+def make_smem_layout_atom(kind, element_type) -> ComposedLayout:
+    """``cute.nvgpu.warpgroup.make_smem_layout_atom(kind, element_type)``, in element units.
+
+    One atom row holds 128/256/512/1024 bits (INTER/SW32/SW64/SW128), i.e. ``n = bits / width``
+    elements, with the swizzle ``S<0|1|2|3, 4, 3>`` (it acts on byte addresses: 16-byte chunks,
+    8 rows).  K-major: ``(8, n):(n, 1)``; MN-major: ``(n, 8):(1, n)``.  The K-major 128-byte atom of
+    16-bit elements (CUTLASS's Hopper GEMM example)::
+
+        >>> make_smem_layout_atom(SmemLayoutAtomKind.K_SW128, 16)
+        S<3,4,3> o 0 o (8,64):(64,1)
+    """
+    op = "make_smem_layout_atom"
+    kind = _atom_kind(kind, op)
+    bits = _element_bits(element_type, op)
+    major, width = kind.name.split("_")
+    row_bits, sw = _ATOM_SWIZZLE[width]
+    n = row_bits // bits
+    outer = Layout((n, 8), (1, n)) if major == "MN" else Layout((8, n), (n, 1))
+    return ComposedLayout(Swizzle(*sw), 0, outer)
+
+
+def get_smem_layout_atom(major, element_type, major_mode_size: int) -> SmemLayoutAtomKind:
+    """``cutlass.utils.hopper_helpers.get_smem_layout_atom``: the widest swizzle the tile's major extent fills.
+
+    ``major`` is ``"K"`` or ``"MN"`` (the operand's contiguous mode); ``major_mode_size`` is the tile
+    extent along it, in elements (a multiple of 8).  SW128 when that extent is a multiple of 1024 bits,
+    else SW64 (512 bits), SW32 (256), else INTER.  K-major fp16 with a K-tile of 64 and of 16 (256 bits):
+
+        >>> get_smem_layout_atom("K", 16, 64), get_smem_layout_atom("K", 16, 16)
+        (<SmemLayoutAtomKind.K_SW128: 'K_SW128'>, <SmemLayoutAtomKind.K_SW32: 'K_SW32'>)
+    """
+    op = "get_smem_layout_atom"
+    m = getattr(major, "name", major)
+    if m not in ("K", "MN"):
+        raise LayoutError(f"{op}: major {major!r} must be 'K' or 'MN'")
+    bits = _element_bits(element_type, op)
+    if not is_int(major_mode_size) or major_mode_size <= 0 or major_mode_size % 8:
+        raise LayoutError(f"{op}: major_mode_size {major_mode_size!r} must be a positive multiple of 8 elements")
+    total = major_mode_size * bits
+    for width in ("SW128", "SW64", "SW32"):
+        if total % _ATOM_SWIZZLE[width][0] == 0:
+            return SmemLayoutAtomKind[f"{m}_{width}"]
+    return SmemLayoutAtomKind[f"{m}_INTER"]
