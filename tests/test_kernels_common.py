@@ -87,3 +87,63 @@ def test_cutlass_dtype_maps_the_three_gemm_dtypes():
     assert cutlass_dtype("bfloat16") is cutlass.BFloat16
     with pytest.raises(LayoutError, match="no CuTe DSL type for dtype float64"):
         cutlass_dtype(np.dtype("float64"))
+
+
+class _PoisonedModule:
+    """Stands in for cupy / cuda.bindings / cutlass: any use means a kernel went to CUDA before refusing."""
+
+    def __init__(self, name):
+        self.__name__ = name
+
+    def __getattr__(self, attr):
+        raise AssertionError(f"{self.__name__}.{attr} was touched before the host array was refused")
+
+
+class _CpuTorchLike:
+    """Duck-types a CPU torch tensor (torch is not installed here): the kernels must ask ``is_cuda``."""
+
+    is_cuda = False
+    shape, ndim, dtype = (8, 8), 2, "float16"
+
+    def data_ptr(self):
+        raise AssertionError("data_ptr of a CPU tensor was read")
+
+    def element_size(self):
+        return 2
+
+
+@pytest.mark.parametrize("kernel", ["sgemm_simple", "sgemm_fast", "gemm_ampere", "gemm_hopper",
+                                    "gemm_hopper_ws"])
+@pytest.mark.parametrize("host", ["numpy", "list", "cpu_torch", "numpy_C"])
+def test_every_kernel_refuses_host_arrays_before_touching_cuda(kernel, host, monkeypatch):
+    """Issue 19: a CPU array used to fail with cudaErrorInvalidDevice from inside the launch path."""
+    import importlib
+    import sys
+    fn = getattr(importlib.import_module("layoutlab.kernels"), kernel)
+    for mod in ("cupy", "cupy.cuda", "cuda", "cuda.bindings", "cuda.bindings.driver", "cutlass",
+                "cutlass.cute", "torch"):
+        monkeypatch.setitem(sys.modules, mod, _PoisonedModule(mod))
+    dtype = np.float32 if kernel.startswith("sgemm") else np.float16
+    a = np.ones((8, 8), dtype)
+    if host == "numpy":
+        args, bad = (a, a), "A"
+    elif host == "list":
+        args, bad = ([[1.0] * 8] * 8, a), "A"
+    elif host == "cpu_torch":
+        args, bad = (_cpu_or_device(a), _CpuTorchLike()), "B"
+    else:                                    # device A and B, host C
+        args, bad = (_cpu_or_device(a), _cpu_or_device(a), a), "C"
+    with pytest.raises(LayoutError, match=rf"{kernel}: {bad} must be a cupy array or a torch CUDA tensor, "
+                                          rf"got \w+ in host memory \(refused before any CUDA call\)"):
+        fn(*args)
+
+
+class _DeviceLike:
+    """Looks like a device array (``__cuda_array_interface__``) and has nothing else: any other use fails
+    (AttributeError), so only the host operand after it may be looked at."""
+
+    __cuda_array_interface__ = {}
+
+
+def _cpu_or_device(_):
+    return _DeviceLike()

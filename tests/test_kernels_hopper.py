@@ -30,9 +30,11 @@ LIB = str(Path(__file__).resolve().parents[1] / "lib")
 # ---------------------------------------------------------------------------------------------------
 
 _COMPILE_SCRIPT = textwrap.dedent("""
-    import json, sys
+    import json, sys, warnings
     from pathlib import Path
     sys.path.insert(0, {lib!r})
+    # issue 19: no deprecated DSL API (the persistent scheduler was utils.StaticPersistentTileScheduler)
+    warnings.simplefilter("error", DeprecationWarning)
     from layoutlab.kernels.gemm_hopper import compile_hopper_gemm
     from layoutlab.kernels.gemm_hopper_ws import compile_hopper_gemm_ws
     compile_hopper_gemm("bfloat16", "K", "K", "N")

@@ -101,6 +101,11 @@ def test_option_off_ptx_equals_the_uninstrumented_build(ptx_off_on, ptx_uninstru
     assert sorted(off) == sorted(ptx_uninstrumented)       # same kernels, same mangled names
     for name, text in off.items():
         assert "globaltimer" not in text and "clock64" not in text
+        if "HopperGemmWs" in name:
+            # gemm_hopper_ws changed on purpose after UNINSTRUMENTED_COMMIT (issue 19: its own persistent
+            # schedule instead of the deprecated DSL scheduler), so no uninstrumented build of it exists
+            # to compare with; the timer checks above and in the next test still hold for it.
+            continue
         assert text == ptx_uninstrumented[name], f"{name[:60]}...: option-off PTX differs from the uninstrumented build"
 
 

@@ -96,13 +96,32 @@ class DeviceOperand:
         return len(self.shape)
 
 
+def refuse_host_array(x, name, kernel="gemm"):
+    """Raise LayoutError if ``x`` lives in host memory (a numpy array, a CPU torch tensor, a list...).
+
+    Runs before any CUDA call (and before cupy or the DSL is imported), so a CPU array gets this message
+    instead of a ``cudaErrorInvalidDevice`` from inside a launch. Example: ``gemm_hopper(a, a.T)`` with a
+    numpy ``a`` -> ``gemm_hopper: A must be a cupy array or a torch CUDA tensor, got ndarray in host
+    memory ...``. A :class:`DeviceOperand` (already checked) passes."""
+    if isinstance(x, DeviceOperand):
+        return
+    if hasattr(x, "data_ptr") and hasattr(x, "element_size"):          # torch: ask the tensor itself
+        on_host = not getattr(x, "is_cuda", False)
+    else:                                                                # numpy, lists, scalars, ...
+        on_host = not hasattr(x, "__cuda_array_interface__")
+    if on_host:
+        raise LayoutError(f"{kernel}: {name} must be a cupy array or a torch CUDA tensor, got "
+                          f"{type(x).__name__} in host memory (refused before any CUDA call); move it to "
+                          f"the GPU first: cupy.asarray({name}) or {name}.cuda()")
+
+
 def device_operand(x, name):
-    """Wrap a cupy ndarray or a torch CUDA tensor as a :class:`DeviceOperand`, or raise LayoutError."""
+    """Wrap a cupy ndarray or a torch CUDA tensor as a :class:`DeviceOperand`, or raise LayoutError
+    (host arrays are refused by :func:`refuse_host_array` before anything touches CUDA)."""
+    refuse_host_array(x, name)
     if hasattr(x, "data_ptr") and hasattr(x, "element_size"):  # torch
         import torch
 
-        if not x.is_cuda:
-            raise LayoutError(f"gemm: {name} is a CPU torch tensor; pass a CUDA tensor")
         table = {torch.float32: np.dtype("float32"), torch.float16: np.dtype("float16")}
         if x.dtype == torch.bfloat16:
             import ml_dtypes
@@ -194,6 +213,8 @@ class GemmLauncher:
         return self.cache[key]
 
     def __call__(self, A, B, C=None, *, alpha=1.0, beta=0.0):
+        for name, x in (("A", A), ("B", B)) + ((("C", C),) if C is not None else ()):
+            refuse_host_array(x, name, self.name)          # before any import or call that touches CUDA
         import cuda.bindings.driver as cuda
         import cutlass
         import cutlass.cute as cute

@@ -37,7 +37,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import LayoutError
-from ._common import DeviceOperand, cutlass_dtype, device_operand, gemm_problem
+from ._common import DeviceOperand, cutlass_dtype, device_operand, gemm_problem, refuse_host_array
 
 __all__ = ["gemm_hopper", "prepare_gemm_hopper", "HopperGemmConfig", "compile_hopper_gemm",
            "hopper_operands", "TIMELINE_EVENTS", "TIMELINE_COLUMNS", "timeline_slots"]
@@ -146,6 +146,14 @@ def _operand(x, label):
     return x if isinstance(x, DeviceOperand) else device_operand(x, label)
 
 
+def refuse_host_operands(name, A, B, C=None):
+    """LayoutError if A, B (or C, when given) is a host array: the first check of every entry point,
+    before the DSL, cupy or CUDA is touched. Example: ``refuse_host_operands("gemm_hopper", a, b)`` with
+    numpy ``a`` raises ``gemm_hopper: A must be a cupy array or a torch CUDA tensor, got ndarray ...``."""
+    for label, x in (("A", A), ("B", B)) + ((("C", C),) if C is not None else ()):
+        refuse_host_array(x, label, name)
+
+
 def hopper_operands(A, B, C=None, *, beta=0.0, name="gemm_hopper"):
     """Check ``A (M,K)``, ``B (K,N)``, ``C (M,N)`` for a TMA + wgmma GEMM and describe the problem.
 
@@ -155,6 +163,7 @@ def hopper_operands(A, B, C=None, *, beta=0.0, name="gemm_hopper"):
     dimension to pad. Example: a TN problem (A K-major) with K = 1001 is refused, but the same K held in
     an array of 1008 columns (``A = a[:, :1001]``) is accepted: only strides must be aligned.
     """
+    refuse_host_operands(name, A, B, C)
     opA, opB = _operand(A, "A"), _operand(B, "B")
     opC = _operand(C, "C") if C is not None else None
     for label, op in (("A", opA), ("B", opB)) + ((("C", opC),) if opC else ()):
@@ -700,6 +709,7 @@ def prepare_gemm_hopper(A, B, C=None, *, alpha=1.0, beta=0.0, config=HopperGemmC
     GEMM with no host-side checking or conversion (for timing). ``timeline``: with
     ``config.timeline=True``, the flat int64 device buffer the kernel writes its events into
     (:func:`timeline_buffer_shape`; :func:`layoutlab.bench.timeline.record_timeline` does all this)."""
+    refuse_host_operands("gemm_hopper", A, B, C)
     check_timeline_buffer("gemm_hopper", config, timeline, _operand(A, "A").shape[1])
     return plan_gemm("gemm_hopper", _compiled_for(config), A, B, C, alpha, beta, timeline)
 

@@ -26,9 +26,12 @@ first tiles of the first CTAs), as in :mod:`layoutlab.kernels.gemm_hopper`.
 
 from dataclasses import dataclass
 
+from ._common import grouped_tile_coord
+
 from .gemm_hopper import (EV_EMPTY_WAIT, EV_EPI_END, EV_EPI_START, EV_FULL_WAIT, EV_LOAD_ARRIVE,
                           EV_LOAD_ISSUE, EV_MMA_END, EV_MMA_START, EV_TILE_START, THREADS_PER_WARPGROUP,
                           TIMELINE_CTAS, TIMELINE_TILES, HopperGemmConfig, check_timeline_buffer,
+                          refuse_host_operands,
                           compile_hopper_gemm, make_hopper_gemm_class, plan_gemm, timeline_slots, _dsl,
                           _operand)
 
@@ -54,7 +57,7 @@ class HopperWsConfig(HopperGemmConfig):
 
 def make_hopper_ws_class():
     """Build the warp-specialized kernel class (on top of the base kernel's setup and epilogue)."""
-    cutlass, cute, pipeline, utils, sm90 = _dsl()
+    cutlass, cute, pipeline, _, sm90 = _dsl()
     from cutlass.cute.nvgpu import cpasync, warpgroup
     Base = make_hopper_gemm_class()
 
@@ -100,9 +103,12 @@ def make_hopper_ws_class():
                 cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(self.sC_layout, (None, None, 0)),
                 self.epi_tile)
 
-            tiles_mnl = (cute.ceil_div(c.shape[0], bM), cute.ceil_div(c.shape[1], bN), 1)
-            sched = utils.PersistentTileSchedulerParams(tiles_mnl, (cm, cn, 1), self.cfg.swizzle, True)
-            grid = utils.StaticPersistentTileScheduler.get_grid_shape(sched, self.cfg.num_sms // (cm * cn))
+            # The schedule's unit is a cluster tile (cm x cn CTA tiles); one persistent cluster per
+            # cm * cn SMs, none idle from the start when the problem has fewer cluster tiles.
+            clusters_m = cute.ceil_div(cute.ceil_div(c.shape[0], bM), cm)
+            clusters_n = cute.ceil_div(cute.ceil_div(c.shape[1], bN), cn)
+            persistent = cutlass.min(self.cfg.num_sms // (cm * cn), clusters_m * clusters_n)
+            grid = (cm, cn, persistent)          # blockIdx.z: which persistent cluster
 
             @cute.struct
             class SharedStorage:
@@ -113,16 +119,26 @@ def make_hopper_ws_class():
 
             self.shared_storage = SharedStorage
             self.kernel(tma_a, gA_tma, tma_b, gB_tma, tma_c, gC_tma, c, alpha, beta, self.tiled_mma,
-                        self.sA_layout, self.sB_layout, self.sC_layout, sched, timeline).launch(
+                        self.sA_layout, self.sB_layout, self.sC_layout, clusters_m, clusters_n,
+                        timeline).launch(
                 grid=grid, block=[self.threads, 1, 1], cluster=(cm, cn, 1), min_blocks_per_mp=1,
                 stream=stream)
+
+        @cute.jit
+        def _tile_of(self, cluster_tile, clusters_m, clusters_n, cluster_crd):
+            """The CTA tile (tm, tn) of this CTA in linear cluster tile ``cluster_tile``: cluster tiles
+            go in grouped order (``swizzle`` cluster rows swept column by column, so the clusters running
+            together share A rows and B columns in L2); within one, the CTA's rank in the cluster."""
+            cl_m, cl_n = grouped_tile_coord(cluster_tile, 0, clusters_m, clusters_n, self.cfg.swizzle)
+            cm, cn = self.cfg.cluster_mn
+            return cl_m * cm + cluster_crd[0], cl_n * cn + cluster_crd[1]
 
         @cute.kernel
         def kernel(self, tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAtom, mB: cute.Tensor,
                    tma_c: cute.CopyAtom, mC_tma: cute.Tensor, mC: cute.Tensor,
                    alpha: cutlass.Float32, beta: cutlass.Float32, tiled_mma: cute.TiledMma,
                    sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout,
-                   sC_layout: cute.ComposedLayout, sched: utils.PersistentTileSchedulerParams,
+                   sC_layout: cute.ComposedLayout, clusters_m: cutlass.Int32, clusters_n: cutlass.Int32,
                    tl: cute.Tensor = None):
             bM, bN, bK = self.tile_mnk
             cm, cn = self.cfg.cluster_mn
@@ -138,6 +154,10 @@ def make_hopper_ws_class():
             cluster_layout = cute.make_layout((cm, cn, 1))
             rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
             cluster_crd = cluster_layout.get_flat_coord(rank)
+            # Static persistent schedule: persistent cluster z takes cluster tiles z, z + Z, z + 2Z, ...
+            _, _, first_cluster_tile = cute.arch.block_idx()
+            _, _, persistent_clusters = cute.arch.grid_dim()
+            num_cluster_tiles = clusters_m * clusters_n
             # A is needed by every CTA of this cluster row (same m), B by every CTA of this column.
             a_mask = cute.make_layout_image_mask(cluster_layout, cluster_crd, mode=1) if self.mcast_a > 1 else 0
             b_mask = cute.make_layout_image_mask(cluster_layout, cluster_crd, mode=0) if self.mcast_b > 1 else 0
@@ -183,22 +203,20 @@ def make_hopper_ws_class():
                 # ================================ producer warpgroup ================================
                 cute.arch.setmaxregister_decrease(PRODUCER_REGS)
                 if warp == 0:
-                    tiles = utils.StaticPersistentTileScheduler.create(
-                        sched, cute.arch.block_idx(), cute.arch.grid_dim())
-                    work = tiles.initial_work_tile_info()
                     produce = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.ab_stages)
-                    while work.is_valid_tile:
-                        tm, tn, _ = work.tile_idx
+                    cluster_tile, done = first_cluster_tile, cutlass.Int32(0)
+                    while cluster_tile < num_cluster_tiles:
+                        tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
                         if cutlass.const_expr(self.cfg.timeline):
-                            self._stamp(tlc, rec_p, 0, tiles.num_tiles_executed, timeline_slots(k_tiles) - 1,
+                            self._stamp(tlc, rec_p, 0, done, timeline_slots(k_tiles) - 1,
                                         EV_TILE_START, 0, 0, tm, tn)
                         for k in cutlass.range(k_tiles, unroll=1):
                             if cutlass.const_expr(self.cfg.timeline):
-                                self._stamp(tlc, rec_p, 0, tiles.num_tiles_executed, 4 * k, EV_EMPTY_WAIT, k,
+                                self._stamp(tlc, rec_p, 0, done, 4 * k, EV_EMPTY_WAIT, k,
                                             produce.index, tm, tn)
                             ab_pipe.producer_acquire(produce)   # stage empty in every CTA it feeds
                             if cutlass.const_expr(self.cfg.timeline):
-                                self._stamp(tlc, rec_p, 0, tiles.num_tiles_executed, 4 * k + 1, EV_LOAD_ISSUE,
+                                self._stamp(tlc, rec_p, 0, done, 4 * k + 1, EV_LOAD_ISSUE,
                                             k, produce.index, tm, tn)
                             bar = ab_pipe.producer_get_barrier(produce)
                             cute.copy(tma_a, tAgA[None, tm, k], tAsA[None, produce.index],
@@ -206,8 +224,8 @@ def make_hopper_ws_class():
                             cute.copy(tma_b, tBgB[None, tn, k], tBsB[None, produce.index],
                                       tma_bar_ptr=bar, mcast_mask=b_mask)
                             produce.advance()
-                        tiles.advance_to_next_work()
-                        work = tiles.get_current_work()
+                        cluster_tile += persistent_clusters
+                        done += 1
                     # Do not exit while a peer CTA may still signal our barriers / receive our multicast.
                     ab_pipe.producer_tail(produce)
             else:
@@ -226,26 +244,24 @@ def make_hopper_ws_class():
                 consume = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ab_stages)
                 release = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ab_stages)
 
-                tiles = utils.StaticPersistentTileScheduler.create(
-                    sched, cute.arch.block_idx(), cute.arch.grid_dim())
-                work = tiles.initial_work_tile_info()
-                while work.is_valid_tile:
-                    tm, tn, _ = work.tile_idx
+                cluster_tile, done = first_cluster_tile, cutlass.Int32(0)
+                while cluster_tile < num_cluster_tiles:
+                    tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
                     if cutlass.const_expr(self.cfg.timeline):
-                        self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, timeline_slots(k_tiles) - 1,
+                        self._stamp(tlc, rec_c, wg, done, timeline_slots(k_tiles) - 1,
                                     EV_TILE_START, 0, 0, tm, tn)
                     acc.fill(0.0)
                     tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
                     for k in cutlass.range(k_tiles, unroll=1):
                         if cutlass.const_expr(self.cfg.timeline):
-                            self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k, EV_FULL_WAIT, k,
+                            self._stamp(tlc, rec_c, wg, done, 4 * k, EV_FULL_WAIT, k,
                                         consume.index, tm, tn)
                         ab_pipe.consumer_wait(consume)
                         if cutlass.const_expr(self.cfg.timeline):
-                            self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k + 1, EV_LOAD_ARRIVE, k,
+                            self._stamp(tlc, rec_c, wg, done, 4 * k + 1, EV_LOAD_ARRIVE, k,
                                         consume.index, tm, tn)
                         if cutlass.const_expr(self.cfg.timeline):
-                            self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k + 2, EV_MMA_START, k,
+                            self._stamp(tlc, rec_c, wg, done, 4 * k + 2, EV_MMA_START, k,
                                         consume.index, tm, tn)
                         warpgroup.fence()
                         for kb in cutlass.range_constexpr(k_blocks):
@@ -256,30 +272,30 @@ def make_hopper_ws_class():
                         warpgroup.wait_group(1)
                         if k > 0:
                             if cutlass.const_expr(self.cfg.timeline):     # k-tile k-1 has retired
-                                self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k - 1, EV_MMA_END,
+                                self._stamp(tlc, rec_c, wg, done, 4 * k - 1, EV_MMA_END,
                                             k - 1, release.index, tm, tn)
                             ab_pipe.consumer_release(release)
                             release.advance()
                         consume.advance()
                     warpgroup.wait_group(0)
                     if cutlass.const_expr(self.cfg.timeline):
-                        self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k_tiles - 1, EV_MMA_END,
+                        self._stamp(tlc, rec_c, wg, done, 4 * k_tiles - 1, EV_MMA_END,
                                     k_tiles - 1, release.index, tm, tn)
                     ab_pipe.consumer_release(release)       # the tile's last stage
                     release.advance()
 
                     if cutlass.const_expr(self.cfg.timeline):
-                        self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k_tiles, EV_EPI_START, 0, 0,
+                        self._stamp(tlc, rec_c, wg, done, 4 * k_tiles, EV_EPI_START, 0, 0,
                                     tm, tn)
                     self._epilogue(mma_tidx, warp, acc, alpha, beta,
                                    thr_c.partition_C(gC[None, None, tm, tn]),
                                    thr_c.partition_C(cC[None, None, tm, tn]), mC.shape, tiled_mma, sC,
                                    gC_tma[None, None, tm, tn], tma_c, store_pipe, self.mma_threads)
                     if cutlass.const_expr(self.cfg.timeline):
-                        self._stamp(tlc, rec_c, wg, tiles.num_tiles_executed, 4 * k_tiles + 1, EV_EPI_END, 0, 0,
+                        self._stamp(tlc, rec_c, wg, done, 4 * k_tiles + 1, EV_EPI_END, 0, 0,
                                     tm, tn)
-                    tiles.advance_to_next_work()
-                    work = tiles.get_current_work()
+                    cluster_tile += persistent_clusters
+                    done += 1
                 if warp == self.store_warp:
                     store_pipe.producer_tail()
 
@@ -312,6 +328,7 @@ def gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None, timeline=N
 def prepare_gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None, timeline=None):
     """``(C, launch)`` as :func:`~layoutlab.kernels.gemm_hopper.prepare_gemm_hopper` (for timing);
     ``timeline`` as there (with ``config.timeline=True``)."""
+    refuse_host_operands("gemm_hopper_ws", A, B, C)         # before _sm_count asks CUDA about A's device
     if config is None:
         config = HopperWsConfig(num_sms=_sm_count(A))
     check_timeline_buffer("gemm_hopper_ws", config, timeline, _operand(A, "A").shape[1])
