@@ -1,0 +1,66 @@
+"""Classifying a layout conversion between two distributed linear layouts (Triton's rule): does the data
+stay in each thread's registers, move within a warp (shuffles), or go through shared memory?
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import LayoutError
+from .linear_layout import LinearLayout
+
+__all__ = ["LayoutConversion", "layout_conversion"]
+
+
+@dataclass(frozen=True)
+class LayoutConversion:
+    """How data moves when a tensor changes from distributed layout ``src`` to ``dst``.
+
+    ``map`` sends a destination (register, lane, warp, ...) to the source location holding the same
+    element (``dst.invert_and_compose(src)``). ``kind`` is the cheapest mechanism that suffices:
+    ``"none"`` (same layout), ``"register"`` (values only move between a thread's registers),
+    ``"warp_shuffle"`` (within a warp: shuffles), or ``"shared_memory"`` (across warps/blocks).
+
+    >>> L = LinearLayout.identity_1d(4, "lane", "dim0")
+    >>> layout_conversion(L, L)
+    LayoutConversion(kind='none', map=LinearLayout.from_bases([('lane', [[1], [2]])], ['lane'], [4], require_surjective=True))
+    """
+    kind: str
+    map: LinearLayout
+
+
+def _trivial_over(L: LinearLayout, dims) -> bool:
+    """L acts as the identity on those of ``dims`` it has, and they neither feed nor receive the others."""
+    return L._is_trivial_over([d for d in dims if d in L.get_in_dim_names() or d in L.get_out_dim_names()])
+
+
+def layout_conversion(src: LinearLayout, dst: LinearLayout) -> LayoutConversion:
+    """Classify converting a distributed tensor from layout ``src`` to ``dst`` (Triton's rule).
+
+    Math: C = dst.invert_and_compose(src) satisfies dst(x) = src(C(x)), i.e. C(x) is where the
+    element wanted at x lives now. If C is the identity on (block, warp, lane) and those don't mix
+    with registers, each thread already owns its data: register moves.  If only (block, warp) are
+    trivial, data stays in its warp: warp shuffles.  Otherwise it goes through shared memory.
+
+    Transposing the register order within a thread is ``"register"``; swapping a lane bit with a
+    register bit is ``"warp_shuffle"``:
+
+    >>> a = LinearLayout.from_bases([("register", [[1], [2]]), ("lane", [[4]])], ["dim0"])
+    >>> layout_conversion(a, LinearLayout.from_bases([("register", [[2], [1]]), ("lane", [[4]])], ["dim0"])).kind
+    'register'
+    >>> layout_conversion(a, LinearLayout.from_bases([("register", [[1], [4]]), ("lane", [[2]])], ["dim0"])).kind
+    'warp_shuffle'
+    """
+    if src.get_in_dim_names() and set(src.get_in_dim_names()) != set(dst.get_in_dim_names()):
+        raise LayoutError(f"layout_conversion: src input dims {src.get_in_dim_names()} and dst "
+                          f"{dst.get_in_dim_names()} differ; both must be distributed layouts")
+    cvt = dst.invert_and_compose(src)
+    if src == dst:
+        kind = "none"
+    elif _trivial_over(cvt, ["block", "warp", "lane"]):
+        kind = "register"
+    elif _trivial_over(cvt, ["block", "warp"]):
+        kind = "warp_shuffle"
+    else:
+        kind = "shared_memory"
+    return LayoutConversion(kind, cvt)

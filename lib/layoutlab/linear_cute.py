@@ -1,0 +1,175 @@
+"""The bridge between CuTe layouts and linear layouts: a CuTe layout (or swizzle, or TV layout) whose
+shapes and strides are powers of two is a linear map over F2, and back.
+
+``linear_layout_from_cute`` and ``cute_from_linear_layout`` are inverse where both exist;
+``swizzle_to_linear_layout`` writes Sw<B,M,S> as its F2 matrix; ``tv_layout_to_linear_layout`` reads a CuTe
+(thread, value) layout as Triton's register/lane/warp -> dim0/dim1.
+"""
+
+from __future__ import annotations
+
+from .errors import LayoutError
+from .inttuple import zip_leaves
+from .linear_layout import LinearLayout, _is_pow2, _log2, _next_pow2_above
+
+__all__ = [
+    "linear_layout_from_cute",
+    "cute_from_linear_layout",
+    "swizzle_to_linear_layout",
+    "tv_layout_to_linear_layout",
+]
+
+
+def _flat_modes(shape, stride):
+    """Flatten a (possibly nested) shape/stride pair into [(s, d), ...] in colexicographic order."""
+    return [(int(s), int(d)) for s, d in zip_leaves(shape, stride)]
+
+
+def _shape_stride(layout):
+    if not (hasattr(layout, "shape") and hasattr(layout, "stride")):
+        raise LayoutError(f"linear_layout_from_cute: {layout!r} is not a CuTe Layout (needs .shape and .stride); "
+                          f"a ComposedLayout converts with its own to_linear_layout()")
+    return layout.shape, layout.stride
+
+
+def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offset") -> LinearLayout:
+    """A CuTe layout with power-of-two shapes and strides as a LinearLayout.
+
+    Math: coordinate bit j of a mode (s):(d) contributes d * 2^j to the offset; the CuTe sum is an
+    XOR (so the layout is linear over F2) exactly when every stride is 0 or a power of two and no
+    two bits land on the same offset bit.  Top-level mode k becomes input dim ``in_dim_names[k]``
+    (default ``dim0, dim1, ...``; a rank-1 layout gets one dim); the output is one dim ``offset``
+    whose size is the next power of two above the largest offset.
+
+    >>> from layoutlab import Layout
+    >>> linear_layout_from_cute(Layout((8, 4), (4, 1))).bases
+    [('dim0', [[4], [8], [16]]), ('dim1', [[1], [2]])]
+    """
+    op = "linear_layout_from_cute"
+    shape, stride = _shape_stride(layout)
+    top = list(zip(shape, stride)) if isinstance(shape, (tuple, list)) else [(shape, stride)]
+    if in_dim_names is None:
+        in_dim_names = [f"dim{k}" for k in range(len(top))]
+    in_dim_names = list(in_dim_names)
+    if len(in_dim_names) != len(top):
+        raise LayoutError(f"{op}: {len(in_dim_names)} in-dim names {in_dim_names} for a layout of rank {len(top)}")
+    seen = {}
+    bases, biggest = [], 0
+    for k, (name, (s, d)) in enumerate(zip(in_dim_names, top)):
+        vecs = []
+        for m, (ms, md) in enumerate(_flat_modes(s, d)):
+            if not _is_pow2(ms):
+                raise LayoutError(
+                    f"{op}: mode {k} has extent {ms} in shape {shape}, not a power of two; a linear layout "
+                    f"over F2 needs 2^k extents (pad the tile to {_next_pow2_above(ms - 1)} or use the CuTe layout)")
+            if md != 0 and not _is_pow2(md):
+                raise LayoutError(
+                    f"{op}: mode {k} has stride {md} in {stride}, neither 0 nor a power of two, so offsets "
+                    f"carry between bits and the map is not linear over F2")
+            for j in range(_log2(ms)):
+                v = md << j if md else 0
+                if v:
+                    if v in seen:
+                        raise LayoutError(
+                            f"{op}: coordinate bits {seen[v]} and ({name}, bit {len(vecs)}) both add {v} to the "
+                            f"offset; the sum then carries and is not an XOR (the layout is not linear)")
+                    seen[v] = (name, len(vecs))
+                biggest |= v
+                vecs.append([v])
+        bases.append((name, vecs))
+    return LinearLayout(bases, [(out_dim_name, _next_pow2_above(biggest))], require_surjective=False)
+
+
+def cute_from_linear_layout(ll: LinearLayout):
+    """Back from a LinearLayout to a CuTe ``Layout``, when one exists.
+
+    Each input dim becomes a top-level mode; each input bit whose (flattened) image is 0 or a single
+    power of two becomes a size-2 sub-mode with that stride, and runs of bits with doubling strides
+    merge (``2,2,2 : 1,2,4`` -> ``8:1``).  An image with two or more set bits (an XOR, e.g. a
+    swizzle) has no CuTe Layout: that is a ``LayoutError`` naming the bit (use a ComposedLayout).
+    Several output dims flatten with the first output dim least significant (CuTe's colex order).
+
+    >>> from layoutlab import Layout
+    >>> cute_from_linear_layout(linear_layout_from_cute(Layout((8, 64), (64, 1))))
+    (8,64):(64,1)
+    """
+    from .layout import Layout  # the algebra module's Layout; imported late to keep this module standalone
+
+    flat = ll.flatten_outs()
+    shapes, strides = [], []
+    for d, vs in flat._bases:
+        ms, md = [], []
+        for i, (v,) in enumerate(vs):
+            if v & (v - 1):
+                raise LayoutError(
+                    f"cute_from_linear_layout: bit {i} of in-dim '{d}' maps to {v} = 0b{v:b}, a sum of several "
+                    f"offset bits (an XOR); a CuTe Layout can only add strides - express it as a Swizzle "
+                    f"composed with a Layout instead")
+            if ms and ((md[-1] and v == md[-1] * ms[-1]) or (md[-1] == 0 and v == 0)):
+                ms[-1] *= 2
+            else:
+                ms.append(2)
+                md.append(v)
+        if not ms:
+            ms, md = [1], [0]
+        shapes.append(ms[0] if len(ms) == 1 else tuple(ms))
+        strides.append(md[0] if len(md) == 1 else tuple(md))
+    if len(shapes) == 1:
+        return Layout(shapes[0], strides[0])
+    return Layout(tuple(shapes), tuple(strides))
+
+
+def swizzle_to_linear_layout(swizzle, num_bits: int | None = None, dim: str = "offset") -> LinearLayout:
+    """The swizzle Sw<B,M,S> as an invertible F2 map on offset bits ``dim -> dim``.
+
+    Math: Sw(x) = x XOR ((x & yyy_mask) >> S) with yyy_mask the B bits starting at M+S, so bit
+    M+S+i of x also flips bit M+i (for S>0).  In matrix form Sw = I + E where E has ones at
+    (M+i, M+S+i): an involution since E^2 = 0.  ``num_bits`` defaults to M+B+|S|.
+
+    >>> from layoutlab import Swizzle
+    >>> swizzle_to_linear_layout(Swizzle(1, 0, 1), 2).bases      # bit 1 also flips bit 0
+    [('offset', [[1], [3]])]
+    """
+    B, M, S = swizzle.num_bits, swizzle.num_base, swizzle.num_shift
+    need = M + B + abs(S)
+    n = need if num_bits is None else int(num_bits)
+    if n < need:
+        raise LayoutError(f"swizzle_to_linear_layout: {swizzle} reads bit {need - 1}, but num_bits={n}")
+    return LinearLayout([(dim, [[swizzle(1 << i)] for i in range(n)])], [(dim, 1 << n)])
+
+
+def tv_layout_to_linear_layout(tv_layout, tile_mn, threads_per_warp: int = 32) -> LinearLayout:
+    """A CuTe TV layout (thread, value) -> index of an M x N tile, as register/lane/warp -> dim0/dim1.
+
+    The tile index is CuTe's colexicographic ``m + M*n``; thread bits below ``threads_per_warp``
+    become ``lane``, the rest ``warp``; value bits become ``register``.  Output dims: ``dim0`` = m
+    (size M), ``dim1`` = n (size N), the convention of Triton/Gluon.
+
+    >>> from layoutlab import Layout
+    >>> tv_layout_to_linear_layout(Layout(((8, 4, 2), (2, 2)), ((32, 2, 8), (16, 1))), (16, 16)).bases[0]
+    ('register', [[0, 1], [1, 0]])
+    """
+    op = "tv_layout_to_linear_layout"
+    M, N = (int(x) for x in tile_mn)
+    for what, x in (("M", M), ("N", N), ("threads_per_warp", threads_per_warp)):
+        if not _is_pow2(x):
+            raise LayoutError(f"{op}: {what}={x} is not a power of two")
+    shape, stride = _shape_stride(tv_layout)
+    if not (isinstance(shape, (tuple, list)) and len(shape) == 2):
+        raise LayoutError(f"{op}: a TV layout has two top-level modes (thread, value), got shape {shape}")
+    flat = linear_layout_from_cute(tv_layout, ["thread", "value"], "idx")
+    tbits = [v for (v,) in dict(flat._bases)["thread"]]
+    vbits = [v for (v,) in dict(flat._bases)["value"]]
+    lane_bits = _log2(threads_per_warp)
+
+    def split(v):
+        if v >= M * N:
+            raise LayoutError(f"{op}: the layout reaches index {v}, outside the {M}x{N} tile")
+        return [v % M, v // M]
+
+    bases = [("register", [split(v) for v in vbits]),
+             ("lane", [split(v) for v in tbits[:lane_bits]] + [[0, 0]] * max(0, lane_bits - len(tbits))),
+             ("warp", [split(v) for v in tbits[lane_bits:]])]
+    return LinearLayout(bases, [("dim0", M), ("dim1", N)], require_surjective=False)
+
+

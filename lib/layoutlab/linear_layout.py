@@ -1,0 +1,892 @@
+"""The ``LinearLayout`` class: maps between named bit-vectors over F2, with Triton's names and semantics.
+
+A *linear layout* L sends each named input dimension (``register``, ``lane``, ``warp``, ``block``,
+``offset``, ...) of power-of-two size to a point of the named output dimensions (``dim0``, ``dim1``,
+... or ``offset``), and is determined by where it sends each input bit.  Write an input as a column
+vector x of bits (all input dims stacked, the first dim's bits first, least significant bit first)
+and the output the same way; then
+
+    L(x) = M x        over F2, i.e. L(x) = XOR of the bases of the set bits of x,
+
+with M the 0/1 matrix whose column j is the basis of input bit j (``get_matrix_view``).  Addition
+is XOR and multiplication is AND; ``compose`` is matrix product, ``invert`` the matrix inverse.
+
+The class follows Triton's Python binding ``triton._C.libtriton.linear_layout.LinearLayout`` name
+for name and argument for argument (``from_bases``, ``identity_1d``, ``zeros_1d``, ``strided_1d``,
+``bases``, ``out_dims``, ``apply``, ``compose``, ``*``, ``invert``, ``pseudoinvert``,
+``invert_and_compose``, ``is_surjective``/``is_injective``/``is_invertible``, ``get_matrix_view``),
+and the rest of Triton's C++ class in snake case (``flatten_ins``, ``quotient``, ``sublayout_is_zero``,
+...).  It prints like Triton and is checked against it in ``tests/test_linear_triton.py`` and
+``tests/test_peer_triton_ll.py``.  The public constructor validates; results of the algebra are built
+through an unchecked internal path, and the matrix rank is computed once per layout.
+"""
+
+from __future__ import annotations
+
+from .errors import LayoutError
+
+__all__ = ["LinearLayout", "rref_f2", "supremum"]
+
+
+def _is_pow2(n) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool) and n > 0 and (n & (n - 1)) == 0
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def _next_pow2_above(v: int) -> int:
+    """Smallest power of two strictly greater than v (LLVM's NextPowerOf2): 0->1, 1->2, 4->8."""
+    return 1 << v.bit_length()
+
+
+def rref_f2(rows: list[int], num_cols: int) -> list[int]:
+    """Reduced row-echelon form over F2 of a matrix stored one int per row (bit c = column c).
+
+    Columns are scanned from bit 0 upward; the result lists the nonzero pivot rows by increasing
+    pivot column, followed by zero rows, so it is unique (the same as Triton's ``f2reduce``).
+
+    >>> rref_f2([0b11, 0b01], 2)
+    [1, 2]
+    """
+    m = list(rows)
+    r = 0
+    for c in range(num_cols):
+        bit = 1 << c
+        pivot = next((i for i in range(r, len(m)) if m[i] & bit), None)
+        if pivot is None:
+            continue
+        m[r], m[pivot] = m[pivot], m[r]
+        for i in range(len(m)):
+            if i != r and m[i] & bit:
+                m[i] ^= m[r]
+        r += 1
+    return m
+
+
+def _rank(rows: list[int], num_cols: int) -> int:
+    return sum(1 for row in rref_f2(rows, num_cols) if row)
+
+
+def supremum(x: list, y: list) -> list:
+    """Shortest list holding x and y as subsequences, preferring x's items when free to choose (Triton's
+    ``supremum``: how ``*`` orders the dims of its operands).  Lists that order two common items
+    differently have none: a ``LayoutError``.
+
+    >>> supremum(["block", "lane"], ["register", "warp", "lane"])
+    ['block', 'register', 'warp', 'lane']
+    """
+    if [d for d in x if d in y] != [d for d in y if d in x]:
+        raise LayoutError(f"supremum: {list(x)} and {list(y)} order their common items differently, so no "
+                          f"list contains both in order; common dims must keep the same relative order")
+    pos_x = {d: i for i, d in enumerate(x)}
+    pos_y = {d: i for i, d in enumerate(y)}
+    out, i, j = [], 0, 0
+    while True:
+        while i < len(x) and x[i] in out:
+            i += 1
+        while j < len(y) and y[j] in out:
+            j += 1
+        if i >= len(x) and j >= len(y):
+            return out
+        if i < len(x) and j < len(y) and x[i] == y[j]:
+            out.append(x[i])
+            continue
+        cand_x = pos_y[x[i]] if i < len(x) and x[i] in pos_y and pos_y[x[i]] >= j else None
+        cand_y = pos_x[y[j]] if j < len(y) and y[j] in pos_x and pos_x[y[j]] >= i else None
+        if i < len(x) and cand_x is None:
+            out.append(x[i])
+        elif j < len(y) and cand_y is None:
+            out.append(y[j])
+        elif cand_x <= cand_y:
+            out.append(x[i])
+        else:
+            out.append(y[j])
+
+
+def _check_size(op, size, allow_zero=False):
+    if allow_zero and size == 0:
+        return
+    if not _is_pow2(size):
+        raise LayoutError(f"{op}: size {size} is not a power of two; linear layouts index bits, so every "
+                          f"dimension has 2^k elements")
+
+
+class LinearLayout:
+    """A linear map over F2 from named input dims to named output dims (Triton's ``LinearLayout``).
+
+    Math: with input bits stacked in a column vector x (dims in order, LSB first) the layout is
+    L(x) = M x over F2; ``bases[d][i]`` is column "bit i of input dim d" of M, split into one
+    integer per output dim.  ``apply`` XORs the bases of the set input bits.
+
+    Example (the blocked layout of Triton's tutorial, 2 warps, 16x16):
+
+    >>> L = LinearLayout.from_bases(
+    ...     [("register", [[0, 1], [1, 0]]),
+    ...      ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]),
+    ...      ("warp", [[8, 0]])], ["dim0", "dim1"])
+    >>> L.apply({"register": 3, "lane": 9, "warp": 1})      # 3 -> (1,1); 9 = 1+8 -> (2,2)
+    {'dim0': 11, 'dim1': 3}
+    """
+
+    __slots__ = ("_bases", "_out_dims", "_rank_cache")
+
+    # ------------------------------------------------------------------ construction
+    def __init__(self, bases, out_dims, require_surjective: bool = True):
+        """Build from ``bases`` = [(in_dim, [[v_out0, v_out1, ...], ...]), ...] and
+        ``out_dims`` = [(out_dim, size), ...], checking every invariant; prefer :meth:`from_bases`.
+
+        >>> LinearLayout([("lane", [[1], [2]])], [("dim0", 4)]).in_dims
+        [('lane', 4)]
+        """
+        op = "LinearLayout"
+        bases = list(bases.items()) if isinstance(bases, dict) else list(bases)
+        out_dims = list(out_dims)
+        names = [n for n, _ in out_dims]
+        if len(set(names)) != len(names):
+            raise LayoutError(f"{op}: out-dim names {names} repeat; each output dim must be named once")
+        in_names = [n for n, _ in bases]
+        if len(set(in_names)) != len(in_names):
+            raise LayoutError(f"{op}: in-dim names {in_names} repeat; each input dim must be named once")
+        for name, size in out_dims:
+            if not _is_pow2(size):
+                raise LayoutError(
+                    f"{op}: out-dim '{name}' has size {size}; linear layouts need power-of-two sizes "
+                    f"(e.g. {_next_pow2_above(max(int(size), 1) - 1) if isinstance(size, int) and size > 0 else 1})")
+        clean = []
+        for in_dim, vectors in bases:
+            vecs = []
+            for i, v in enumerate(vectors):
+                v = [int(x) for x in v]
+                if len(v) != len(out_dims):
+                    raise LayoutError(
+                        f"{op}: basis {i} of in-dim '{in_dim}' is {v} with {len(v)} entries; every basis "
+                        f"needs one entry per out-dim {names}")
+                for (oname, osize), x in zip(out_dims, v):
+                    if x < 0 or x >= osize:
+                        raise LayoutError(
+                            f"{op}: basis {i} of in-dim '{in_dim}' has value {x} for out-dim '{oname}', "
+                            f"out of range; values must lie in [0, {osize})")
+                vecs.append(tuple(v))
+            clean.append((in_dim, tuple(vecs)))
+        self._bases = tuple(clean)
+        self._out_dims = tuple((n, int(s)) for n, s in out_dims)
+        self._rank_cache = None
+        if require_surjective and not self.is_surjective():
+            raise LayoutError(
+                f"{op}: the layout is not surjective (some output is reached by no input), but "
+                f"require_surjective=True; pass require_surjective=False or add bases:{self}")
+
+    @classmethod
+    def _make(cls, bases, out_dims) -> "LinearLayout":
+        """The internal, unchecked constructor: ``bases`` as [(in_dim, [basis, ...])] with in-range values
+        and ``out_dims`` as [(name, power of two)], both already valid (results of the algebra)."""
+        self = object.__new__(cls)
+        self._bases = tuple((d, tuple(tuple(v) for v in vs)) for d, vs in bases)
+        self._out_dims = tuple(out_dims)
+        self._rank_cache = None
+        return self
+
+    @staticmethod
+    def from_bases(bases, out_dim_names, out_dim_sizes=None, require_surjective: bool = True) -> "LinearLayout":
+        """Triton's ``LinearLayout.from_bases``.
+
+        ``bases`` is a list of ``(in_dim, [basis, ...])`` where basis i of ``in_dim`` is the image of
+        input value 2^i, one integer per name in ``out_dim_names``.  Without ``out_dim_sizes`` each
+        out-dim gets the smallest power of two above its largest basis value, and the layout must
+        then be surjective (as in Triton).
+
+        >>> LinearLayout.from_bases([("lane", [[1], [2]])], ["dim0"]).out_dims
+        [('dim0', 4)]
+        """
+        out_dim_names = list(out_dim_names)
+        if out_dim_sizes is None:
+            sizes = {n: 1 for n in out_dim_names}
+            for _, vectors in bases:
+                for v in vectors:
+                    for n, x in zip(out_dim_names, v):
+                        sizes[n] = max(sizes[n], _next_pow2_above(int(x)) if int(x) >= 0 else 1)
+            return LinearLayout(bases, [(n, sizes[n]) for n in out_dim_names], True)
+        out_dim_sizes = list(out_dim_sizes)
+        if len(out_dim_sizes) != len(out_dim_names):
+            raise LayoutError(
+                f"from_bases: {len(out_dim_names)} out-dim names {out_dim_names} but {len(out_dim_sizes)} "
+                f"sizes {out_dim_sizes}; give one size per name")
+        return LinearLayout(bases, list(zip(out_dim_names, out_dim_sizes)), require_surjective)
+
+    @staticmethod
+    def empty() -> "LinearLayout":
+        """The layout with no input and no output dims (the unit of ``*``).
+
+        >>> LinearLayout.empty() * LinearLayout.identity_1d(2, "i", "o") == LinearLayout.identity_1d(2, "i", "o")
+        True
+        """
+        return LinearLayout._make([], [])
+
+    @staticmethod
+    def identity_1d(size: int, in_dim: str, out_dim: str) -> "LinearLayout":
+        """x -> x on ``size`` (a power of two) elements: basis i is 2^i.  Size 0 is the empty layout (Triton).
+
+        >>> LinearLayout.identity_1d(8, "lane", "dim0").bases
+        [('lane', [[1], [2], [4]])]
+        """
+        _check_size("identity_1d", size, allow_zero=True)
+        if size == 0:
+            return LinearLayout.empty()
+        return LinearLayout._make([(in_dim, [[1 << i] for i in range(_log2(size))])], [(out_dim, size)])
+
+    @staticmethod
+    def zeros_1d(size: int, in_dim: str, out_dim: str, out_dim_size: int = 1) -> "LinearLayout":
+        """x -> 0 on ``size`` elements (a broadcast: every input lands on element 0); size 0 is the empty layout.
+
+        >>> LinearLayout.zeros_1d(4, "warp", "dim0").apply({"warp": 3})
+        {'dim0': 0}
+        """
+        _check_size("zeros_1d", size, allow_zero=True)
+        if size == 0:
+            return LinearLayout.empty()
+        _check_size("zeros_1d", out_dim_size)
+        return LinearLayout._make([(in_dim, [[0] for _ in range(_log2(size))])], [(out_dim, out_dim_size)])
+
+    @staticmethod
+    def strided_1d(size: int, stride: int, in_dim: str, out_dim: str) -> "LinearLayout":
+        """x -> stride * x on ``size`` elements, into an out-dim of size ``size * stride``.
+
+        Both must be powers of two (then multiplication by the stride is a bit shift, so linear).
+
+        >>> LinearLayout.strided_1d(4, 2, "x", "y").bases
+        [('x', [[2], [4]])]
+        """
+        _check_size("strided_1d", size)
+        if not _is_pow2(stride):
+            raise LayoutError(f"strided_1d: stride {stride} is not a power of two; x -> stride*x is linear "
+                              f"over F2 only for stride = 2^k")
+        return LinearLayout._make([(in_dim, [[stride << i] for i in range(_log2(size))])],
+                                  [(out_dim, size * stride)])
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def bases(self) -> list:
+        """``[(in_dim, [[v_out0, ...], ...]), ...]`` exactly as given to :meth:`from_bases`.
+
+        >>> LinearLayout.strided_1d(2, 4, "i", "o").bases
+        [('i', [[4]])]
+        """
+        return [(d, [list(v) for v in vs]) for d, vs in self._bases]
+
+    @property
+    def out_dims(self) -> list:
+        """``[(out_dim, size), ...]``.
+
+        >>> LinearLayout.strided_1d(2, 4, "i", "o").out_dims
+        [('o', 8)]
+        """
+        return list(self._out_dims)
+
+    @property
+    def in_dims(self) -> list:
+        """``[(in_dim, size), ...]`` with size = 2 ** number of bases.
+
+        >>> LinearLayout.identity_1d(8, "i", "o").in_dims
+        [('i', 8)]
+        """
+        return [(d, 1 << len(vs)) for d, vs in self._bases]
+
+    def get_in_dim_names(self) -> list:
+        """Input dim names in order.
+
+        >>> (LinearLayout.identity_1d(2, "register", "d") * LinearLayout.identity_1d(2, "lane", "d")).get_in_dim_names()
+        ['register', 'lane']
+        """
+        return [d for d, _ in self._bases]
+
+    def get_out_dim_names(self) -> list:
+        """Output dim names in order.
+
+        >>> (LinearLayout.identity_1d(2, "i", "dim0") * LinearLayout.identity_1d(2, "i", "dim1")).get_out_dim_names()
+        ['dim0', 'dim1']
+        """
+        return [d for d, _ in self._out_dims]
+
+    @property
+    def num_in_dims(self) -> int:
+        """Number of input dims (Triton's ``num_in_dims``).
+
+        >>> LinearLayout.empty().num_in_dims
+        0
+        """
+        return len(self._bases)
+
+    @property
+    def num_out_dims(self) -> int:
+        """Number of output dims (Triton's ``num_out_dims``).
+
+        >>> LinearLayout.identity_1d(4, "i", "o").num_out_dims
+        1
+        """
+        return len(self._out_dims)
+
+    def get_in_dim_size(self, in_dim: str) -> int:
+        """2 ** (number of bases of ``in_dim``).
+
+        >>> LinearLayout.identity_1d(8, "i", "o").get_in_dim_size("i")
+        8
+        """
+        return dict(self.in_dims)[self._need_in(in_dim, "get_in_dim_size")]
+
+    def get_out_dim_size(self, out_dim: str) -> int:
+        """Declared size of ``out_dim``.
+
+        >>> LinearLayout.strided_1d(4, 2, "i", "o").get_out_dim_size("o")
+        8
+        """
+        return dict(self._out_dims)[self._need_out(out_dim, "get_out_dim_size")]
+
+    def total_in_dim_size_log2(self) -> int:
+        """Number of input bits (columns of the matrix).
+
+        >>> (LinearLayout.identity_1d(4, "i", "o") * LinearLayout.identity_1d(2, "j", "o")).total_in_dim_size_log2()
+        3
+        """
+        return sum(len(vs) for _, vs in self._bases)
+
+    def total_out_dim_size_log2(self) -> int:
+        """Number of output bits (rows of the matrix).
+
+        >>> LinearLayout.strided_1d(4, 2, "i", "o").total_out_dim_size_log2()
+        3
+        """
+        return sum(_log2(s) for _, s in self._out_dims)
+
+    def _need_in(self, d, op):
+        if d not in self.get_in_dim_names():
+            raise LayoutError(f"{op}: '{d}' is not an input dim; the input dims are {self.get_in_dim_names()}")
+        return d
+
+    def _need_out(self, d, op):
+        if d not in self.get_out_dim_names():
+            raise LayoutError(f"{op}: '{d}' is not an output dim; the output dims are {self.get_out_dim_names()}")
+        return d
+
+    # ------------------------------------------------------------------ matrix view
+    def _matrix_rows(self) -> list[int]:
+        """Rows = output bits (out dims in order, LSB first); bit c of a row = input bit c."""
+        rows = []
+        for k, (_, osize) in enumerate(self._out_dims):
+            for j in range(_log2(osize)):
+                row, c = 0, 0
+                for _, vs in self._bases:
+                    for v in vs:
+                        row |= ((v[k] >> j) & 1) << c
+                        c += 1
+                rows.append(row)
+        return rows
+
+    def _matrix_rank(self) -> int:
+        """rank M over F2, computed once (a layout is immutable)."""
+        if self._rank_cache is None:
+            self._rank_cache = _rank(self._matrix_rows(), self.total_in_dim_size_log2())
+        return self._rank_cache
+
+    def get_matrix_view(self) -> list[list[int]]:
+        """The 0/1 matrix M with L(x) = M x: rows are output bits, columns input bits.
+
+        >>> LinearLayout.identity_1d(4, "i", "o").get_matrix_view()
+        [[1, 0], [0, 1]]
+        """
+        n = self.total_in_dim_size_log2()
+        return [[(row >> c) & 1 for c in range(n)] for row in self._matrix_rows()]
+
+    # ------------------------------------------------------------------ properties
+    def is_surjective(self) -> bool:
+        """Every output is hit: rank M = number of output bits.
+
+        >>> LinearLayout.zeros_1d(2, "i", "o", 2).is_surjective()
+        False
+        """
+        return self._matrix_rank() == self.total_out_dim_size_log2()
+
+    def is_injective(self) -> bool:
+        """No two inputs collide: rank M = number of input bits.
+
+        >>> LinearLayout.zeros_1d(2, "i", "o").is_injective()
+        False
+        """
+        return self._matrix_rank() == self.total_in_dim_size_log2()
+
+    def is_invertible(self) -> bool:
+        """Surjective and as many input bits as output bits (M square and full rank).
+
+        >>> LinearLayout.identity_1d(4, "i", "o").is_invertible()
+        True
+        """
+        return self.is_surjective() and self.total_in_dim_size_log2() == self.total_out_dim_size_log2()
+
+    def free_variable_masks(self) -> dict:
+        """Per input dim, a bit mask of the *free* input bits: those that are not pivots of RREF(M).
+
+        A free bit's basis is a combination of earlier bits' bases, so flipping it (together with
+        those bits) revisits data already held: the layout *broadcasts* along it.  Triton's
+        ``getFreeVariableMasks``.  A warp bit with basis 0 is free:
+
+        >>> LinearLayout.from_bases([("lane", [[1]]), ("warp", [[0]])], ["dim0"]).free_variable_masks()
+        {'lane': 0, 'warp': 1}
+        """
+        rows = rref_f2(self._matrix_rows(), self.total_in_dim_size_log2())
+        pivots = {(r & -r).bit_length() - 1 for r in rows if r}
+        out, c = {}, 0
+        for d, vs in self._bases:
+            mask = 0
+            for i in range(len(vs)):
+                if c not in pivots:
+                    mask |= 1 << i
+                c += 1
+            out[d] = mask
+        return out
+
+    def get_num_consecutive_in_out(self) -> int:
+        """How many consecutive values of the first in-dim land on consecutive values of the first out-dim
+        (a power of two; Triton's ``getNumConsecutiveInOut``, e.g. the vector width of a register layout).
+
+        >>> LinearLayout.from_bases([("in", [[1], [2], [4], [10]])], ["out"]).get_num_consecutive_in_out()
+        2
+        """
+        if not self._bases or not self._out_dims:
+            return 1
+        first = self._bases[0][1]
+        consec = 0
+        while consec < len(first) and first[consec][0] == 1 << consec and not any(first[consec][1:]):
+            consec += 1
+        other = 0
+        for k, (_, vs) in enumerate(self._bases):
+            for i, v in enumerate(vs):
+                if k or i >= consec:
+                    other |= v[0]
+        trailing_zeros = (other & -other).bit_length() - 1 if other else 31
+        return 1 << min(consec, trailing_zeros)
+
+    # ------------------------------------------------------------------ evaluation
+    def apply(self, inputs: dict) -> dict:
+        """L(x): XOR of the bases of the set bits of each input dim; returns ``{out_dim: value}``.
+
+        Every input dim must be given, and each value must be below its dim's size.
+
+        >>> LinearLayout.identity_1d(8, "i", "o").apply({"i": 5})
+        {'o': 5}
+        """
+        names = self.get_in_dim_names()
+        if set(inputs) != set(names):
+            raise LayoutError(f"apply: got input dims {sorted(inputs)}, the layout's input dims are {names}; "
+                              f"give a value for each")
+        for d, vs in self._bases:
+            x = int(inputs[d])
+            if x < 0 or x >= (1 << len(vs)):
+                raise LayoutError(f"apply: value {x} for input dim '{d}' is outside [0, {1 << len(vs)})")
+        out = self._apply_vec([(d, int(inputs[d])) for d in names])
+        return {n: o for (n, _), o in zip(self._out_dims, out)}
+
+    def __call__(self, **inputs) -> dict:
+        """``L(register=3, lane=9)`` is ``L.apply({"register": 3, "lane": 9})``.
+
+        >>> LinearLayout.identity_1d(8, "i", "o")(i=3)
+        {'o': 3}
+        """
+        return self.apply(inputs)
+
+    def _apply_vec(self, named: list) -> tuple:
+        """Apply to [(in_dim, value)] where dims may be missing (treated as 0) - internal."""
+        out = [0] * len(self._out_dims)
+        table = dict(self._bases)
+        for d, x in named:
+            for i, v in enumerate(table.get(d, ())):
+                if (x >> i) & 1:
+                    out = [a ^ b for a, b in zip(out, v)]
+        return tuple(out)
+
+    # ------------------------------------------------------------------ algebra
+    def compose(self, outer: "LinearLayout") -> "LinearLayout":
+        """``A.compose(B)`` is B∘A: apply A first, then B (matrix product M_B M_A).
+
+        A's output dims must be B's input dims (any order), each A out-size <= the B in-size.
+
+        >>> LinearLayout.identity_1d(4, "i", "o").compose(LinearLayout.strided_1d(4, 2, "o", "p")).bases
+        [('i', [[2], [4]])]
+        """
+        if set(self.get_out_dim_names()) != set(outer.get_in_dim_names()):
+            raise LayoutError(
+                f"compose: A's output dims {self.get_out_dim_names()} must equal B's input dims "
+                f"{outer.get_in_dim_names()} (A.compose(B) = B after A)")
+        for d, s in self._out_dims:
+            if s > outer.get_in_dim_size(d):
+                raise LayoutError(f"compose: A's out-dim '{d}' has size {s} but B's in-dim '{d}' only "
+                                  f"{outer.get_in_dim_size(d)}; B must accept every output of A")
+        names = self.get_out_dim_names()
+        return LinearLayout._make([(d, [outer._apply_vec(list(zip(names, v))) for v in vs]) for d, vs in self._bases],
+                                  outer._out_dims)
+
+    def __mul__(self, outer: "LinearLayout") -> "LinearLayout":
+        """Direct-sum product ``A * B``: A's bits are minor, B's are stacked above them.
+
+        In-dims (and out-dims) shared by A and B concatenate A's bits then B's; B's images in a
+        shared out-dim are shifted left by A's out-size.  Common dims must appear in the same
+        relative order in both.
+
+        >>> (LinearLayout.identity_1d(4, "r", "d0") * LinearLayout.identity_1d(2, "r", "d0")).bases
+        [('r', [[1], [2], [4]])]
+        """
+        inner = self
+        for what, a, b in (("output", inner.get_out_dim_names(), outer.get_out_dim_names()),
+                           ("input", inner.get_in_dim_names(), outer.get_in_dim_names())):
+            if [d for d in a if d in b] != [d for d in b if d in a]:
+                raise LayoutError(f"operator*: {what} dims common to both layouts must appear in the same "
+                                  f"relative order, got {a} and {b}")
+        # dims merge in an order consistent with both operands (the "supremum" of the two orders)
+        in_log = {d: 0 for d in supremum(inner.get_in_dim_names(), outer.get_in_dim_names())}
+        out_log = {d: 0 for d in supremum(inner.get_out_dim_names(), outer.get_out_dim_names())}
+        for lay in (inner, outer):
+            for d, vs in lay._bases:
+                in_log[d] += len(vs)
+            for d, s in lay._out_dims:
+                out_log[d] += _log2(s)
+        out_names = list(out_log)
+        inner_in, outer_in = dict(inner._bases), dict(outer._bases)
+        inner_out = dict(inner._out_dims)
+        inner_idx = {o: k for k, o in enumerate(inner.get_out_dim_names())}
+        outer_idx = {o: k for k, o in enumerate(outer.get_out_dim_names())}
+        new = []
+        for d, n in in_log.items():
+            vecs = [[0] * len(out_names) for _ in range(n)]
+            ib = inner_in.get(d, ())
+            for k, o in enumerate(out_names):
+                if o in inner_idx:
+                    for i, v in enumerate(ib):
+                        vecs[i][k] = v[inner_idx[o]]
+                if o in outer_idx:
+                    shift = _log2(inner_out[o]) if o in inner_out else 0
+                    for i, v in enumerate(outer_in.get(d, ())):
+                        vecs[len(ib) + i][k] = v[outer_idx[o]] << shift
+            new.append((d, vecs))
+        return LinearLayout._make(new, [(o, 1 << out_log[o]) for o in out_names])
+
+    def sublayout(self, in_dim_names, out_dim_names) -> "LinearLayout":
+        """The restriction to the given input dims and projection onto the given output dims (the layout's
+        own order is kept).
+
+        >>> (LinearLayout.identity_1d(2, "i", "a") * LinearLayout.identity_1d(2, "j", "b")).sublayout(["i"], ["a"]).bases
+        [('i', [[1]])]
+        """
+        for d in in_dim_names:
+            self._need_in(d, "sublayout")
+        for d in out_dim_names:
+            self._need_out(d, "sublayout")
+        ins = [d for d in self.get_in_dim_names() if d in set(in_dim_names)]
+        keep = [k for k, (o, _) in enumerate(self._out_dims) if o in set(out_dim_names)]
+        table = dict(self._bases)
+        return LinearLayout._make([(d, [[v[k] for k in keep] for v in table[d]]) for d in ins],
+                                  [self._out_dims[k] for k in keep])
+
+    def sublayout_is_zero(self, in_dim_names, out_dim_names) -> bool:
+        """Whether the given input dims send nothing into the given output dims (Triton's ``sublayoutIsZero``).
+
+        >>> LinearLayout.identity_1d(4, "in", "out").sublayout_is_zero([], ["out"])
+        True
+        """
+        return not any(any(v) for _, vs in self.sublayout(in_dim_names, out_dim_names)._bases for v in vs)
+
+    def sublayout_is_identity(self, in_dim_names, out_dim_names) -> bool:
+        """Whether the sublayout, flattened (first dims least significant), is x -> x: input bit i of the
+        given in-dims lands exactly on output bit i of the given out-dims.
+
+        >>> (LinearLayout.identity_1d(4, "i", "o") * LinearLayout.zeros_1d(2, "j", "o")).sublayout_is_identity(["i"], ["o"])
+        True
+        """
+        flat = self.sublayout(in_dim_names, out_dim_names).flatten_outs()
+        if not flat._out_dims:
+            return True
+        return all(v[0] == 1 << b for b, v in enumerate(v for _, vs in flat._bases for v in vs))
+
+    def transpose_ins(self, names) -> "LinearLayout":
+        """Same map with the input dims reordered to ``names``.
+
+        >>> (LinearLayout.identity_1d(2, "a", "o") * LinearLayout.identity_1d(2, "b", "o")).transpose_ins(["b", "a"]).bases
+        [('b', [[2]]), ('a', [[1]])]
+        """
+        table = dict(self._bases)
+        if set(names) != set(table) or len(names) != len(table):
+            raise LayoutError(f"transpose_ins: {list(names)} is not a reordering of {list(table)}")
+        return LinearLayout._make([(d, table[d]) for d in names], self._out_dims)
+
+    def transpose_outs(self, names) -> "LinearLayout":
+        """Same map with the output dims reordered to ``names``.
+
+        >>> (LinearLayout.identity_1d(2, "i", "a") * LinearLayout.identity_1d(2, "i", "b")).transpose_outs(["b", "a"]).bases
+        [('i', [[0, 1], [1, 0]])]
+        """
+        cur = self.get_out_dim_names()
+        if set(names) != set(cur) or len(names) != len(cur):
+            raise LayoutError(f"transpose_outs: {list(names)} is not a reordering of {cur}")
+        perm = [cur.index(n) for n in names]
+        return LinearLayout._make([(d, [[v[p] for p in perm] for v in vs]) for d, vs in self._bases],
+                                  [self._out_dims[p] for p in perm])
+
+    def flatten_ins(self) -> "LinearLayout":
+        """Merge all input dims into one named like the first (its bits first), as Triton's ``flattenIns``;
+        a layout without input dims stays as it is.
+
+        >>> (LinearLayout.identity_1d(2, "i", "o") * LinearLayout.identity_1d(4, "j", "o")).flatten_ins().bases
+        [('i', [[1], [2], [4]])]
+        """
+        if not self._bases:
+            return self
+        return self.reshape_ins([(self._bases[0][0], 1 << self.total_in_dim_size_log2())])
+
+    def flatten_outs(self, name=None) -> "LinearLayout":
+        """Merge all output dims into one (the first out-dim least significant), named ``name`` or like the
+        first out-dim, as Triton's ``flattenOuts``; a layout without output dims stays as it is.
+
+        >>> (LinearLayout.identity_1d(2, "i", "a") * LinearLayout.identity_1d(2, "j", "b")).flatten_outs().bases
+        [('i', [[1]]), ('j', [[2]])]
+        """
+        if not self._out_dims:
+            return self
+        shifts, s = [], 0
+        for _, size in self._out_dims:
+            shifts.append(s)
+            s += _log2(size)
+        name = name or self._out_dims[0][0]
+        return LinearLayout._make(
+            [(d, [[sum(x << sh for x, sh in zip(v, shifts))] for v in vs]) for d, vs in self._bases], [(name, 1 << s)])
+
+    def reshape_ins(self, new_in_dims) -> "LinearLayout":
+        """Re-split the flat sequence of input bits into ``[(name, size), ...]``.
+
+        >>> LinearLayout.identity_1d(8, "i", "o").reshape_ins([("a", 2), ("b", 4)]).bases
+        [('a', [[1]]), ('b', [[2], [4]])]
+        """
+        flat = [v for _, vs in self._bases for v in vs]
+        for _, s in new_in_dims:
+            _check_size("reshape_ins", s)
+        if sum(_log2(s) for _, s in new_in_dims) != len(flat):
+            raise LayoutError(f"reshape_ins: sizes {new_in_dims} do not total 2^{len(flat)} input elements")
+        new, i = [], 0
+        for d, s in new_in_dims:
+            n = _log2(s)
+            new.append((d, flat[i:i + n]))
+            i += n
+        return LinearLayout._make(new, self._out_dims)
+
+    def reshape_outs(self, new_out_dims) -> "LinearLayout":
+        """Re-split the flattened output (first out-dim least significant) into ``[(name, size), ...]``.
+
+        >>> LinearLayout.identity_1d(8, "i", "o").reshape_outs([("a", 2), ("b", 4)]).bases
+        [('i', [[1, 0], [0, 1], [0, 2]])]
+        """
+        for _, s in new_out_dims:
+            _check_size("reshape_outs", s)
+        total = sum(_log2(s) for _, s in new_out_dims)
+        if total != self.total_out_dim_size_log2():
+            raise LayoutError(f"reshape_outs: sizes {new_out_dims} do not total the output size "
+                              f"2^{self.total_out_dim_size_log2()}")
+        flat = self.flatten_outs()
+        new = []
+        for d, vs in flat._bases:
+            vecs = []
+            for v in vs:
+                b = v[0] if v else 0
+                vec = []
+                for _, s in new_out_dims:
+                    vec.append(b % s)
+                    b //= s
+                vecs.append(vec)
+            new.append((d, vecs))
+        return LinearLayout._make(new, [(n, int(s)) for n, s in new_out_dims])
+
+    def rename_in_dim(self, old: str, new: str) -> "LinearLayout":
+        """The same layout with input dim ``old`` called ``new`` (Triton's ``renameInDim``).
+
+        >>> LinearLayout.identity_1d(4, "i", "o").rename_in_dim("i", "lane").bases
+        [('lane', [[1], [2]])]
+        """
+        self._need_in(old, "rename_in_dim")
+        if new != old and new in self.get_in_dim_names():
+            raise LayoutError(f"rename_in_dim: '{new}' is already an input dim of {self.get_in_dim_names()}")
+        return LinearLayout._make([(new if d == old else d, vs) for d, vs in self._bases], self._out_dims)
+
+    def quotient(self, dim_names) -> "LinearLayout | None":
+        """The layout with ``dim_names`` divided out, when it acts on them as the identity and they neither
+        feed nor receive the other dims (Triton's ``quotient``); ``None`` when it does not.
+
+        >>> (LinearLayout.identity_1d(4, "lane", "lane") * LinearLayout.identity_1d(2, "reg", "reg")).quotient(["lane"]).bases
+        [('reg', [[1]])]
+        """
+        dim_names = list(dim_names)
+        if not self._is_trivial_over(dim_names):
+            return None
+        return self.sublayout([d for d in self.get_in_dim_names() if d not in dim_names],
+                              [d for d in self.get_out_dim_names() if d not in dim_names])
+
+    def _is_trivial_over(self, dims) -> bool:
+        """Triton's ``isTrivialOver``: as a block matrix [[A, B], [C, D]] over (other dims, ``dims``), D is
+        the identity and B, C are zero."""
+        ins, outs = self.get_in_dim_names(), self.get_out_dim_names()
+        if any(d not in ins and d not in outs for d in dims):
+            return False
+        if not dims:
+            return True
+        if any(d not in ins or d not in outs or self.get_in_dim_size(d) != self.get_out_dim_size(d) for d in dims):
+            return False
+        square = self.sublayout(dims, dims)
+        outs_sq = square.get_out_dim_names()
+        # each dim the identity onto itself (dims matched by name, so their order in ins and outs may differ)
+        if any(list(v) != [1 << i if o == d else 0 for o in outs_sq] for d, vs in square._bases for i, v in enumerate(vs)):
+            return False
+        return (self.sublayout_is_zero([d for d in ins if d not in dims], dims)
+                and self.sublayout_is_zero(dims, [d for d in outs if d not in dims]))
+
+    def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
+        """``A.invert_and_compose(B)`` = C with A(x) = B(C(x)) for all x (C = B⁻¹∘A).
+
+        A and B must have the same output dims and sizes and B must be surjective.  Where B is
+        not injective, Triton's choice is reproduced: the minimal-norm least-squares solution
+        (free variables of B set to zero - broadcast data is read from one place).
+
+        >>> LinearLayout.identity_1d(8, "i", "o").invert_and_compose(LinearLayout.strided_1d(8, 1, "j", "o")).bases
+        [('i', [[1], [2], [4]])]
+
+        Why: a layout conversion (``layout_conversion``) asks, for each destination location x, where
+        the element A(x) lives in B.  Solving B C = A directly would map an input dim that both layouts
+        share *and* use identically (say two layouts that both broadcast over warps) to wherever the
+        least-squares solution puts it - the zero warp - and the conversion would move data that need not
+        move.  So such dims are kept as the identity and only the rest is solved; the solution is checked
+        to exist (B reaches every value of A) rather than assumed.
+        """
+        A = self                        # the layout whose values we look up...
+        out_names = A.get_out_dim_names()
+        if set(out_names) != set(outer.get_out_dim_names()):
+            raise LayoutError(f"invert_and_compose: A's output dims {out_names} and B's "
+                              f"{outer.get_out_dim_names()} must be the same")
+        B = outer.transpose_outs(out_names)   # ...in B, whose (pseudo)inverse we apply
+        for d in out_names:
+            if A.get_out_dim_size(d) != B.get_out_dim_size(d):
+                raise LayoutError(f"invert_and_compose: out-dim '{d}' has size {A.get_out_dim_size(d)} in A "
+                                  f"but {B.get_out_dim_size(d)} in B; a conversion keeps the tensor's shape")
+        if not B.is_surjective():
+            raise LayoutError("invert_and_compose: B is not surjective, so some values of A have no "
+                              f"preimage under B; B must reach every output:{outer}")
+        # shared dims mapped alike (and not overlapping the rest of B) convert as the identity
+        identity_dims = [d for d in B.get_in_dim_names()
+                         if d in A.get_in_dim_names()
+                         and B.sublayout([d], out_names) == A.sublayout([d], out_names)
+                         and not _spans_meet(B.sublayout([d], out_names),
+                                             B.sublayout([e for e in B.get_in_dim_names() if e != d], out_names))]
+        b_rest = [d for d in B.get_in_dim_names() if d not in identity_dims]
+        a_rest = [d for d in A.get_in_dim_names() if d not in identity_dims]
+        ret = _solve(B.sublayout(b_rest, out_names), A.sublayout(a_rest, out_names))
+        for d in identity_dims:
+            ret = ret * LinearLayout.identity_1d(B.get_in_dim_size(d), d, d)
+        return ret.transpose_ins(A.get_in_dim_names()).transpose_outs(B.get_in_dim_names())
+
+    def pseudoinvert(self) -> "LinearLayout":
+        """A right inverse P of a surjective L: L(P(y)) = y; free variables chosen zero.
+
+        >>> L = LinearLayout.zeros_1d(2, "w", "o") * LinearLayout.identity_1d(4, "l", "o")
+        >>> L.pseudoinvert().apply({"o": 2})
+        {'w': 0, 'l': 2}
+        """
+        if not self.is_surjective():
+            raise LayoutError(f"pseudoinvert: the layout is not surjective, so no right inverse exists:{self}")
+        ident = LinearLayout.empty()
+        for d, s in self._out_dims:
+            ident = ident * LinearLayout.identity_1d(s, d, d)
+        return ident.invert_and_compose(self)
+
+    def invert(self) -> "LinearLayout":
+        """L⁻¹ for a bijective layout (square full-rank matrix): L⁻¹(L(x)) = x.
+
+        >>> LinearLayout.from_bases([("i", [[2], [1]])], ["o"]).invert().bases
+        [('o', [[2], [1]])]
+        """
+        if not self.is_invertible():
+            raise LayoutError(
+                f"invert: the layout is not invertible ({self.total_in_dim_size_log2()} input bits, "
+                f"{self.total_out_dim_size_log2()} output bits, surjective={self.is_surjective()}); only a "
+                f"bijection has an inverse - use pseudoinvert() for a surjective layout:{self}")
+        return self.pseudoinvert()
+
+    # ------------------------------------------------------------------ printing / equality
+    def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
+        """Same dims in the same order and the same bases, whatever the declared out-dim sizes
+        (Triton's ``equalIgnoringOutDimSizes``).
+
+        >>> LinearLayout.identity_1d(4, "i", "o").equal_ignoring_out_dim_sizes(LinearLayout.strided_1d(4, 1, "i", "o") * LinearLayout.zeros_1d(1, "i", "o", 2))
+        True
+        """
+        return (isinstance(other, LinearLayout) and self._bases == other._bases
+                and self.get_out_dim_names() == other.get_out_dim_names())
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, LinearLayout) and self._bases == other._bases
+                and self._out_dims == other._out_dims)
+
+    def __hash__(self) -> int:
+        return hash((self._bases, self._out_dims))
+
+    def __str__(self) -> str:
+        out = "[" + ", ".join(f"{n} (size {s})" for n, s in self._out_dims) + "]"
+        if not self._bases:
+            return "\n(empty layout)" if not self._out_dims else f"\n(empty layout with out-dims {out})"
+        text = "\n"
+        for d, vs in self._bases:
+            if not vs:
+                text += f" - {d} is a size 1 dimension\n"
+                continue
+            text += " - " + "\n   ".join(
+                f"{d}={1 << i} -> (" + ", ".join(str(x) for x in v) + ")" for i, v in enumerate(vs)) + "\n"
+        return text + "where out dims are: " + out
+
+    def __repr__(self) -> str:
+        return f"LinearLayout.from_bases({self.bases!r}, {self.get_out_dim_names()!r}, " \
+               f"{[s for _, s in self._out_dims]!r}, require_surjective={self.is_surjective()!r})"
+
+
+# ---------------------------------------------------------------------- F2 solving
+def _columns(L: LinearLayout) -> list[int]:
+    """Each input bit's image as one int (out dims stacked, first least significant)."""
+    return [sum(((r >> c) & 1) << k for k, r in enumerate(L._matrix_rows())) for c in range(L.total_in_dim_size_log2())]
+
+
+def _cols_to_rows(cols: list[int], n: int) -> list[int]:
+    return [sum(((col >> r) & 1) << c for c, col in enumerate(cols)) for r in range(n)]
+
+
+def _spans_meet(X: LinearLayout, Y: LinearLayout) -> bool:
+    """Whether the column spans of X and Y (same out dims) share a nonzero vector."""
+    n = X.total_out_dim_size_log2()
+    cx, cy = _columns(X), _columns(Y)
+    rank = lambda cols: _rank(_cols_to_rows(cols, n), len(cols))  # noqa: E731
+    return rank(cx) + rank(cy) > rank(cx + cy)
+
+
+def _solve(B: LinearLayout, A: LinearLayout) -> LinearLayout:
+    """The minimal-norm X with B X = A over F2 (Triton's ``lstsq``), as a layout A.in -> B.in.
+
+    RREF of the augmented matrix [B | A]: a pivot in B's columns fixes that input bit of B, free bits
+    of B are set to zero (the minimal-norm choice); a pivot in A's columns means some value of A is
+    outside the image of B, and no X exists."""
+    num_b = B.total_in_dim_size_log2()
+    num_a = A.total_in_dim_size_log2()
+    rows = [b | (a << num_b) for b, a in zip(B._matrix_rows(), A._matrix_rows())]
+    pivot_rows = {}
+    for r in rref_f2(rows, num_b + num_a):
+        if not r:
+            continue
+        c = (r & -r).bit_length() - 1
+        if c >= num_b:
+            raise LayoutError("invert_and_compose: some value of A is not in the image of B, so A cannot "
+                              "be written as B after anything")
+        pivot_rows[c] = r >> num_b
+    x_rows = [pivot_rows.get(r, 0) for r in range(num_b)]
+    flat = [[sum(((x_rows[r] >> c) & 1) << r for r in range(num_b))] for c in range(num_a)]
+    flat_ll = LinearLayout._make([("_flat", flat)], [("_flat", 1 << num_b)])
+    return flat_ll.reshape_ins(A.in_dims).reshape_outs(B.in_dims)

@@ -1,0 +1,378 @@
+"""Functions over linear layouts from Triton's ``LayoutUtils`` (and its free functions ``divideLeft`` /
+``divideRight``), in snake case: factoring a layout (``divide_left``, ``factor_maximal_identity_prefix``,
+``get_reps``), reading bit masks and strides off its bases (``get_basis_mask``, ``get_integer_strides``),
+renaming and resizing its dims, and ``ColumnAction`` (reorder or drop the bases of one input dim).
+
+Where Triton answers ``std::optional`` (a factor that may not exist) these return ``None``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .errors import LayoutError
+from .linear_layout import LinearLayout, _is_pow2, _log2, _rank
+
+__all__ = [
+    "divide_left",
+    "divide_right",
+    "get_basis_mask",
+    "get_input_basis_mask",
+    "IntegerStride",
+    "get_integer_strides",
+    "factor_maximal_identity_prefix",
+    "square_sublayout_is_identity",
+    "rename_linear_layout_dims",
+    "is_linear_layout_image_subset",
+    "get_reps",
+    "ensure_layout_not_smaller_than",
+    "ColumnAction",
+]
+
+
+def _dims_contained(A: LinearLayout, B: LinearLayout) -> bool:
+    return (set(B.get_in_dim_names()) <= set(A.get_in_dim_names())
+            and set(B.get_out_dim_names()) <= set(A.get_out_dim_names()))
+
+
+def _basis(L: LinearLayout, in_dim: str, i: int, out_dim: str) -> int:
+    """Triton's ``getBasis``, reading 0 for an out-dim the layout lacks."""
+    if out_dim not in L.get_out_dim_names():
+        return 0
+    return dict(L._bases)[in_dim][i][L.get_out_dim_names().index(out_dim)]
+
+
+def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
+    """C with ``B * C == A`` (B the minor factor), or ``None`` when A does not start with B.
+
+    Math: as a block matrix, A must be [[B, 0], [0, C]] on every in/out dim pair B has; C keeps A's
+    dims (a dim B lacks counts as size 1).  Triton's ``divideLeft``.
+
+    >>> A = LinearLayout.identity_1d(8, "in", "out") * LinearLayout.zeros_1d(4, "in", "out")
+    >>> divide_left(A, LinearLayout.identity_1d(8, "in", "out")) == LinearLayout.zeros_1d(4, "in", "out")
+    True
+    """
+    if not _dims_contained(A, B):
+        return None
+    b_out = dict(B.out_dims)
+    c_out = []
+    for o, size in A.out_dims:
+        if size % b_out.get(o, 1):
+            return None
+        c_out.append((o, size // b_out.get(o, 1)))
+    b_in = dict(B.in_dims)
+    c_bases = []
+    for d, vs in A._bases:
+        n_b = _log2(b_in.get(d, 1))
+        if n_b > len(vs):
+            return None
+        for i in range(n_b):
+            if any(v != _basis(B, d, i, o) for v, o in zip(vs[i], A.get_out_dim_names())):
+                return None
+        rest = []
+        for v in vs[n_b:]:
+            if any(x % b_out.get(o, 1) for x, o in zip(v, A.get_out_dim_names())):
+                return None
+            rest.append([x // b_out.get(o, 1) for x, o in zip(v, A.get_out_dim_names())])
+        c_bases.append((d, rest))
+    return _checked_factor(A, lambda C: B * C, c_bases, c_out)
+
+
+def divide_right(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
+    """C with ``C * B == A`` (B the major factor), or ``None`` when A does not end with B.
+
+    Math: as a block matrix, A must be [[C, 0], [0, B]]; B's bases sit above C's, scaled by C's out
+    sizes.  Triton's ``divideRight``.
+
+    >>> A = LinearLayout.identity_1d(8, "in", "out") * LinearLayout.zeros_1d(4, "in", "out")
+    >>> divide_right(A, LinearLayout.zeros_1d(4, "in", "out")) == LinearLayout.identity_1d(8, "in", "out")
+    True
+    """
+    if not _dims_contained(A, B):
+        return None
+    b_out = dict(B.out_dims)
+    c_size = {}
+    for o, size in A.out_dims:
+        if size % b_out.get(o, 1):
+            return None
+        c_size[o] = size // b_out.get(o, 1)
+    b_in = dict(B.in_dims)
+    c_bases = []
+    for d, vs in A._bases:
+        n_c = len(vs) - _log2(b_in.get(d, 1))
+        if n_c < 0:
+            return None
+        for j, v in enumerate(vs[n_c:]):
+            for x, o in zip(v, A.get_out_dim_names()):
+                if o in b_out and (x % c_size[o] or x // c_size[o] != _basis(B, d, j, o)):
+                    return None
+        c_bases.append((d, [list(v) for v in vs[:n_c]]))
+    return _checked_factor(A, lambda C: C * B, c_bases, list(c_size.items()))
+
+
+def _checked_factor(A, rebuild, c_bases, c_out):
+    """The candidate factor C, if its bases fit its out sizes and rebuilding A from it gives A back (a
+    basis of A that mixes B's bits with C's is no product)."""
+    for _, vs in c_bases:
+        for v in vs:
+            if any(x >= s for x, (_, s) in zip(v, c_out)):
+                return None
+    C = LinearLayout._make(c_bases, c_out)
+    return C if rebuild(C) == A else None
+
+
+def get_basis_mask(layout: LinearLayout, in_dims, out_dim: str) -> int:
+    """OR of the ``out_dim`` parts of every basis of ``in_dims``: the output bits they can touch.
+
+    >>> L = LinearLayout.from_bases([("x", [[1, 8], [2, 16]]), ("y", [[4, 1]])], ["out0", "out1"], [8, 32], False)
+    >>> bin(get_basis_mask(L, ["x", "y"], "out0"))
+    '0b111'
+    """
+    k = layout.get_out_dim_names().index(layout._need_out(out_dim, "get_basis_mask"))
+    table = dict(layout._bases)
+    mask = 0
+    for d in in_dims:
+        for v in table[layout._need_in(d, "get_basis_mask")]:
+            mask |= v[k]
+    return mask
+
+
+def get_input_basis_mask(layout: LinearLayout, in_dim: str, out_dims) -> int:
+    """Bit i set when basis i of ``in_dim`` is nonzero in one of ``out_dims``.
+
+    >>> L = LinearLayout.from_bases([("x", [[1, 0], [0, 2], [0, 0], [4, 8]])], ["out0", "out1"], [8, 16], False)
+    >>> bin(get_input_basis_mask(L, "x", ["out1"]))
+    '0b1010'
+    """
+    ks = [layout.get_out_dim_names().index(layout._need_out(o, "get_input_basis_mask")) for o in out_dims]
+    vs = dict(layout._bases)[layout._need_in(in_dim, "get_input_basis_mask")]
+    return sum(1 << i for i, v in enumerate(vs) if any(v[k] for k in ks))
+
+
+class IntegerStride(NamedTuple):
+    """An input dim that adds ``stride * x`` to an output dim; ``basis_mask`` holds the output bits it touches.
+
+    >>> IntegerStride(2, 0b110).stride
+    2
+    """
+    stride: int
+    basis_mask: int
+
+
+def get_integer_strides(layout: LinearLayout, out_dim: str, in_dims) -> dict | None:
+    """``{in_dim: IntegerStride}`` when each of ``in_dims`` acts on ``out_dim`` as an integer stride (basis i =
+    stride * 2^i) and their bits overlap neither each other nor the other dims' bits - so XOR is addition;
+    ``None`` otherwise (Triton's ``getIntegerStrides``).
+
+    >>> L = LinearLayout.from_bases([("x", [[2], [4]]), ("y", [[1]])], ["out"])
+    >>> get_integer_strides(L, "out", ["x"])
+    {'x': IntegerStride(stride=2, basis_mask=6)}
+    """
+    k = layout.get_out_dim_names().index(layout._need_out(out_dim, "get_integer_strides"))
+    if len(set(in_dims)) != len(in_dims):
+        raise LayoutError(f"get_integer_strides: in_dims {list(in_dims)} repeat a dim")
+    table = dict(layout._bases)
+    result, selected = {}, 0
+    for d in in_dims:
+        vs = table[layout._need_in(d, "get_integer_strides")]
+        stride = vs[0][k] if vs else 0
+        if stride and not _is_pow2(stride):
+            return None
+        if any(v[k] != stride << i for i, v in enumerate(vs)):
+            return None
+        mask = 0
+        for v in vs:
+            mask |= v[k]
+        if selected & mask:
+            return None
+        selected |= mask
+        result[d] = IntegerStride(stride, mask)
+    if selected & get_basis_mask(layout, [d for d in layout.get_in_dim_names() if d not in in_dims], out_dim):
+        return None
+    return result
+
+
+def factor_maximal_identity_prefix(layout: LinearLayout, in_dim: str, out_dim: str, max_size: int):
+    """``(size, quotient)`` with ``identity_1d(size, in_dim, out_dim) * quotient == layout`` and ``size`` as
+    large as possible up to ``max_size``: how many consecutive inputs are consecutive outputs (a vector).
+
+    >>> L = LinearLayout.from_bases([("x", [[1], [2], [8]]), ("other", [[4]])], ["out"], [16], False)
+    >>> factor_maximal_identity_prefix(L, "x", "out", 8)[0]
+    4
+    """
+    layout._need_in(in_dim, "factor_maximal_identity_prefix")
+    layout._need_out(out_dim, "factor_maximal_identity_prefix")
+    if not _is_pow2(max_size):
+        raise LayoutError(f"factor_maximal_identity_prefix: max_size {max_size} is not a power of two")
+    best = (1, layout)
+    size = 2
+    while size <= max_size:
+        q = divide_left(layout, LinearLayout.identity_1d(size, in_dim, out_dim))
+        if q is None:
+            break
+        best = (size, q)
+        size *= 2
+    return best
+
+
+def square_sublayout_is_identity(layout: LinearLayout, dim_names) -> bool:
+    """Whether ``layout`` restricted to ``dim_names`` -> ``dim_names`` (each an input and an output dim of the
+    same size) is the identity (Triton's ``squareSublayoutIsIdentity``).
+
+    >>> square_sublayout_is_identity(LinearLayout.identity_1d(4, "in", "in"), ["in"])
+    True
+    """
+    if not dim_names:
+        return True
+    if any(layout.get_in_dim_size(d) != layout.get_out_dim_size(d) for d in dim_names):
+        return False
+    return layout.sublayout_is_identity(dim_names, dim_names)
+
+
+def rename_linear_layout_dims(layout: LinearLayout, in_renames=(), out_renames=()) -> LinearLayout:
+    """The same map with dims renamed by ``[(old, new), ...]`` pairs, in place (order kept).
+
+    >>> L = LinearLayout.from_bases([("a", [[1, 0]]), ("b", [[0, 1]])], ["x", "y"])
+    >>> rename_linear_layout_dims(L, [("a", "b"), ("b", "a")], [("x", "y"), ("y", "x")]).bases
+    [('b', [[1, 0]]), ('a', [[0, 1]])]
+    """
+    def mapping(names, renames, kind):
+        table = {}
+        for old, new in renames:
+            if old not in names:
+                raise LayoutError(f"rename_linear_layout_dims: '{old}' is not an {kind} dim of {names}")
+            if old in table:
+                raise LayoutError(f"rename_linear_layout_dims: {kind} dim '{old}' is renamed twice")
+            table[old] = new
+        final = [table.get(n, n) for n in names]
+        if len(set(final)) != len(final):
+            raise LayoutError(f"rename_linear_layout_dims: renaming {kind} dims {names} gives {final}, which repeat")
+        return table
+
+    ins = mapping(layout.get_in_dim_names(), in_renames, "input")
+    outs = mapping(layout.get_out_dim_names(), out_renames, "output")
+    return LinearLayout._make([(ins.get(d, d), vs) for d, vs in layout._bases],
+                              [(outs.get(o, o), s) for o, s in layout.out_dims])
+
+
+def is_linear_layout_image_subset(subset: LinearLayout, superset: LinearLayout) -> bool:
+    """Whether every output of ``subset`` is an output of ``superset`` (span inclusion over F2), with output
+    dims matched by name, whatever their order.
+
+    >>> sup = LinearLayout.from_bases([("x", [[1, 1], [2, 0]])], ["out0", "out1"], [4, 2], False)
+    >>> is_linear_layout_image_subset(LinearLayout.from_bases([("o", [[3, 1]])], ["out0", "out1"], [4, 2], False), sup)
+    True
+    """
+    sup_out = dict(superset.out_dims)
+    if any(o not in sup_out or s > sup_out[o] for o, s in subset.out_dims):
+        return False
+    names = superset.get_out_dim_names()
+    widened = LinearLayout._make(
+        [(d, [[dict(zip(subset.get_out_dim_names(), v)).get(o, 0) for o in names] for v in vs])
+         for d, vs in subset._bases], superset.out_dims)
+    cols_sup = _flat_columns(superset)
+    cols_sub = _flat_columns(widened)
+    n = superset.total_out_dim_size_log2()
+    return _rank_cols(cols_sup + cols_sub, n) == _rank_cols(cols_sup, n)
+
+
+def _flat_columns(L: LinearLayout) -> list[int]:
+    return [v[0] for _, vs in L.flatten_outs()._bases for v in vs] if L.out_dims else []
+
+
+def _rank_cols(cols: list[int], n: int) -> int:
+    rows = [sum(((col >> r) & 1) << c for c, col in enumerate(cols)) for r in range(n)]
+    return _rank(rows, len(cols))
+
+
+def get_reps(cvt: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
+    """The repetitions of ``tile`` inside ``cvt``: cvt with the tile's leading bases zeroed, or ``None`` when
+    cvt does not start with the tile or its other bases touch the tile's bits (Triton's ``getReps``).
+
+    >>> cvt = LinearLayout.from_bases([("in", [[1, 0], [0, 1]])], ["out0", "out1"])
+    >>> get_reps(cvt, LinearLayout.from_bases([("in", [[1]])], ["out0"])).bases
+    [('in', [[0, 0], [0, 1]])]
+    """
+    for o in tile.get_out_dim_names():
+        cvt._need_out(o, "get_reps")
+    outs = cvt.get_out_dim_names()
+    tile_ins = tile.get_in_dim_names()
+    mask = {o: get_basis_mask(tile, tile_ins, o) if o in tile.get_out_dim_names() else 0 for o in outs}
+    bases = []
+    for d, vs in cvt._bases:
+        n_tile = tile.get_in_dim_size(d).bit_length() - 1 if d in tile_ins else 0
+        if n_tile > len(vs):
+            return None
+        if any(vs[i][k] != _basis(tile, d, i, o) for i in range(n_tile) for k, o in enumerate(outs)):
+            return None
+        if any(vs[i][k] & mask[o] for i in range(n_tile, len(vs)) for k, o in enumerate(outs)):
+            return None
+        bases.append((d, [[0] * len(outs)] * n_tile + [list(v) for v in vs[n_tile:]]))
+    return LinearLayout._make(bases, cvt.out_dims)
+
+
+def ensure_layout_not_smaller_than(layout: LinearLayout, shape: dict) -> LinearLayout:
+    """Repeat ``layout`` along its first input dim until each out-dim ``d`` reaches ``shape[d]`` (Triton's
+    ``ensureLayoutNotSmallerThan``: a tile smaller than the tensor repeats through registers / offsets).
+
+    >>> ensure_layout_not_smaller_than(LinearLayout.identity_1d(2, "register", "dim0"), {"dim0": 8}).bases
+    [('register', [[1], [2], [4]])]
+    """
+    if set(shape) != set(layout.get_out_dim_names()):
+        raise LayoutError(f"ensure_layout_not_smaller_than: shape {shape} must name exactly the out dims "
+                          f"{layout.get_out_dim_names()}")
+    if not shape:
+        return layout
+    first = layout.get_in_dim_names()[0]
+    for o in layout.get_out_dim_names():
+        have, want = layout.get_out_dim_size(o), int(shape[o])
+        if have < want:
+            if want % have:
+                raise LayoutError(f"ensure_layout_not_smaller_than: out-dim '{o}' has size {have}, which does "
+                                  f"not divide the wanted {want}")
+            layout = layout * LinearLayout.identity_1d(want // have, first, o)
+    return layout
+
+
+class ColumnAction:
+    """Reorder (or drop) the bases of one input dim: new basis i is old basis ``action[i]`` (Triton's
+    ``ColumnAction``, how a conversion permutes or skips registers).  ``apply`` acts on a layout or on the
+    list of values indexed by that dim (``2 ** in_size_log2`` of them).
+
+    >>> ColumnAction([2, 0, 1], "register", 3).apply([1, 2, 3, 4, 5, 6, 7, 8])
+    [1, 5, 2, 6, 3, 7, 4, 8]
+    """
+
+    def __init__(self, action, in_dim: str, in_size_log2: int):
+        action = [int(a) for a in action]
+        if len(set(action)) != len(action) or any(not 0 <= a < in_size_log2 for a in action):
+            raise LayoutError(f"ColumnAction: action {action} must list distinct bases in [0, {in_size_log2})")
+        self.action, self.in_dim, self.in_size_log2 = action, in_dim, int(in_size_log2)
+
+    def is_identity(self) -> bool:
+        """Whether the action keeps every basis in place.
+
+        >>> ColumnAction([0, 1], "register", 2).is_identity()
+        True
+        """
+        return self.action == list(range(self.in_size_log2))
+
+    def apply(self, target):
+        """The layout with ``in_dim``'s bases reordered, or the values reindexed: new index i reads old index
+        sum of bit j of i times 2^action[j].
+
+        >>> ColumnAction([1, 0], "in", 3).apply(LinearLayout.identity_1d(8, "in", "out")).bases
+        [('in', [[2], [1]])]
+        """
+        if isinstance(target, LinearLayout):
+            vs = dict(target._bases).get(self.in_dim)
+            if vs is None or len(vs) != self.in_size_log2:
+                raise LayoutError(f"ColumnAction.apply: the layout's in-dim '{self.in_dim}' needs "
+                                  f"{self.in_size_log2} bases, it has {None if vs is None else len(vs)}")
+            return LinearLayout._make([(d, [vs[a] for a in self.action] if d == self.in_dim else b)
+                                       for d, b in target._bases], target.out_dims)
+        values = list(target)
+        if len(values) != 1 << self.in_size_log2:
+            raise LayoutError(f"ColumnAction.apply: {len(values)} values, expected 2^{self.in_size_log2}")
+        return [values[sum(((i >> j) & 1) << a for j, a in enumerate(self.action))]
+                for i in range(1 << len(self.action))]
