@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .errors import LayoutError
 from .inttuple import zip_leaves
-from .linear_layout import LinearLayout, _is_pow2, _log2, _next_pow2_above
+from .linear_f2 import is_pow2 as _is_pow2, log2 as _log2, next_pow2_above as _next_pow2_above
+from .linear_layout import LinearLayout
 
 __all__ = [
     "linear_layout_from_cute",

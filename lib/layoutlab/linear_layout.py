@@ -24,96 +24,14 @@ through an unchecked internal path, and the matrix rank is computed once per lay
 from __future__ import annotations
 
 from .errors import LayoutError
+from .linear_dims import DimensionOps
+from .linear_f2 import check_size as _check_size, is_pow2 as _is_pow2, log2 as _log2
+from .linear_f2 import next_pow2_above as _next_pow2_above, rank_f2 as _rank, rref_f2, solve_f2, spans_meet, supremum
 
 __all__ = ["LinearLayout", "rref_f2", "supremum"]
 
 
-def _is_pow2(n) -> bool:
-    return isinstance(n, int) and not isinstance(n, bool) and n > 0 and (n & (n - 1)) == 0
-
-
-def _log2(n: int) -> int:
-    return n.bit_length() - 1
-
-
-def _next_pow2_above(v: int) -> int:
-    """Smallest power of two strictly greater than v (LLVM's NextPowerOf2): 0->1, 1->2, 4->8."""
-    return 1 << v.bit_length()
-
-
-def rref_f2(rows: list[int], num_cols: int) -> list[int]:
-    """Reduced row-echelon form over F2 of a matrix stored one int per row (bit c = column c).
-
-    Columns are scanned from bit 0 upward; the result lists the nonzero pivot rows by increasing
-    pivot column, followed by zero rows, so it is unique (the same as Triton's ``f2reduce``).
-
-    >>> rref_f2([0b11, 0b01], 2)
-    [1, 2]
-    """
-    m = list(rows)
-    r = 0
-    for c in range(num_cols):
-        bit = 1 << c
-        pivot = next((i for i in range(r, len(m)) if m[i] & bit), None)
-        if pivot is None:
-            continue
-        m[r], m[pivot] = m[pivot], m[r]
-        for i in range(len(m)):
-            if i != r and m[i] & bit:
-                m[i] ^= m[r]
-        r += 1
-    return m
-
-
-def _rank(rows: list[int], num_cols: int) -> int:
-    return sum(1 for row in rref_f2(rows, num_cols) if row)
-
-
-def supremum(x: list, y: list) -> list:
-    """Shortest list holding x and y as subsequences, preferring x's items when free to choose (Triton's
-    ``supremum``: how ``*`` orders the dims of its operands).  Lists that order two common items
-    differently have none: a ``LayoutError``.
-
-    >>> supremum(["block", "lane"], ["register", "warp", "lane"])
-    ['block', 'register', 'warp', 'lane']
-    """
-    if [d for d in x if d in y] != [d for d in y if d in x]:
-        raise LayoutError(f"supremum: {list(x)} and {list(y)} order their common items differently, so no "
-                          f"list contains both in order; common dims must keep the same relative order")
-    pos_x = {d: i for i, d in enumerate(x)}
-    pos_y = {d: i for i, d in enumerate(y)}
-    out, i, j = [], 0, 0
-    while True:
-        while i < len(x) and x[i] in out:
-            i += 1
-        while j < len(y) and y[j] in out:
-            j += 1
-        if i >= len(x) and j >= len(y):
-            return out
-        if i < len(x) and j < len(y) and x[i] == y[j]:
-            out.append(x[i])
-            continue
-        cand_x = pos_y[x[i]] if i < len(x) and x[i] in pos_y and pos_y[x[i]] >= j else None
-        cand_y = pos_x[y[j]] if j < len(y) and y[j] in pos_x and pos_x[y[j]] >= i else None
-        if i < len(x) and cand_x is None:
-            out.append(x[i])
-        elif j < len(y) and cand_y is None:
-            out.append(y[j])
-        elif cand_x <= cand_y:
-            out.append(x[i])
-        else:
-            out.append(y[j])
-
-
-def _check_size(op, size, allow_zero=False):
-    if allow_zero and size == 0:
-        return
-    if not _is_pow2(size):
-        raise LayoutError(f"{op}: size {size} is not a power of two; linear layouts index bits, so every "
-                          f"dimension has 2^k elements")
-
-
-class LinearLayout:
+class LinearLayout(DimensionOps):
     """A linear map over F2 from named input dims to named output dims (Triton's ``LinearLayout``).
 
     Math: with input bits stacked in a column vector x (dims in order, LSB first) the layout is
@@ -569,181 +487,6 @@ class LinearLayout:
             new.append((d, vecs))
         return LinearLayout._make(new, [(o, 1 << out_log[o]) for o in out_names])
 
-    def sublayout(self, in_dim_names, out_dim_names) -> "LinearLayout":
-        """The restriction to the given input dims and projection onto the given output dims (the layout's
-        own order is kept).
-
-        >>> (LinearLayout.identity_1d(2, "i", "a") * LinearLayout.identity_1d(2, "j", "b")).sublayout(["i"], ["a"]).bases
-        [('i', [[1]])]
-        """
-        for d in in_dim_names:
-            self._need_in(d, "sublayout")
-        for d in out_dim_names:
-            self._need_out(d, "sublayout")
-        ins = [d for d in self.get_in_dim_names() if d in set(in_dim_names)]
-        keep = [k for k, (o, _) in enumerate(self._out_dims) if o in set(out_dim_names)]
-        table = dict(self._bases)
-        return LinearLayout._make([(d, [[v[k] for k in keep] for v in table[d]]) for d in ins],
-                                  [self._out_dims[k] for k in keep])
-
-    def sublayout_is_zero(self, in_dim_names, out_dim_names) -> bool:
-        """Whether the given input dims send nothing into the given output dims (Triton's ``sublayoutIsZero``).
-
-        >>> LinearLayout.identity_1d(4, "in", "out").sublayout_is_zero([], ["out"])
-        True
-        """
-        return not any(any(v) for _, vs in self.sublayout(in_dim_names, out_dim_names)._bases for v in vs)
-
-    def sublayout_is_identity(self, in_dim_names, out_dim_names) -> bool:
-        """Whether the sublayout, flattened (first dims least significant), is x -> x: input bit i of the
-        given in-dims lands exactly on output bit i of the given out-dims.
-
-        >>> (LinearLayout.identity_1d(4, "i", "o") * LinearLayout.zeros_1d(2, "j", "o")).sublayout_is_identity(["i"], ["o"])
-        True
-        """
-        flat = self.sublayout(in_dim_names, out_dim_names).flatten_outs()
-        if not flat._out_dims:
-            return True
-        return all(v[0] == 1 << b for b, v in enumerate(v for _, vs in flat._bases for v in vs))
-
-    def transpose_ins(self, names) -> "LinearLayout":
-        """Same map with the input dims reordered to ``names``.
-
-        >>> (LinearLayout.identity_1d(2, "a", "o") * LinearLayout.identity_1d(2, "b", "o")).transpose_ins(["b", "a"]).bases
-        [('b', [[2]]), ('a', [[1]])]
-        """
-        table = dict(self._bases)
-        if set(names) != set(table) or len(names) != len(table):
-            raise LayoutError(f"transpose_ins: {list(names)} is not a reordering of {list(table)}")
-        return LinearLayout._make([(d, table[d]) for d in names], self._out_dims)
-
-    def transpose_outs(self, names) -> "LinearLayout":
-        """Same map with the output dims reordered to ``names``.
-
-        >>> (LinearLayout.identity_1d(2, "i", "a") * LinearLayout.identity_1d(2, "i", "b")).transpose_outs(["b", "a"]).bases
-        [('i', [[0, 1], [1, 0]])]
-        """
-        cur = self.get_out_dim_names()
-        if set(names) != set(cur) or len(names) != len(cur):
-            raise LayoutError(f"transpose_outs: {list(names)} is not a reordering of {cur}")
-        perm = [cur.index(n) for n in names]
-        return LinearLayout._make([(d, [[v[p] for p in perm] for v in vs]) for d, vs in self._bases],
-                                  [self._out_dims[p] for p in perm])
-
-    def flatten_ins(self) -> "LinearLayout":
-        """Merge all input dims into one named like the first (its bits first), as Triton's ``flattenIns``;
-        a layout without input dims stays as it is.
-
-        >>> (LinearLayout.identity_1d(2, "i", "o") * LinearLayout.identity_1d(4, "j", "o")).flatten_ins().bases
-        [('i', [[1], [2], [4]])]
-        """
-        if not self._bases:
-            return self
-        return self.reshape_ins([(self._bases[0][0], 1 << self.total_in_dim_size_log2())])
-
-    def flatten_outs(self, name=None) -> "LinearLayout":
-        """Merge all output dims into one (the first out-dim least significant), named ``name`` or like the
-        first out-dim, as Triton's ``flattenOuts``; a layout without output dims stays as it is.
-
-        >>> (LinearLayout.identity_1d(2, "i", "a") * LinearLayout.identity_1d(2, "j", "b")).flatten_outs().bases
-        [('i', [[1]]), ('j', [[2]])]
-        """
-        if not self._out_dims:
-            return self
-        shifts, s = [], 0
-        for _, size in self._out_dims:
-            shifts.append(s)
-            s += _log2(size)
-        name = name or self._out_dims[0][0]
-        return LinearLayout._make(
-            [(d, [[sum(x << sh for x, sh in zip(v, shifts))] for v in vs]) for d, vs in self._bases], [(name, 1 << s)])
-
-    def reshape_ins(self, new_in_dims) -> "LinearLayout":
-        """Re-split the flat sequence of input bits into ``[(name, size), ...]``.
-
-        >>> LinearLayout.identity_1d(8, "i", "o").reshape_ins([("a", 2), ("b", 4)]).bases
-        [('a', [[1]]), ('b', [[2], [4]])]
-        """
-        flat = [v for _, vs in self._bases for v in vs]
-        for _, s in new_in_dims:
-            _check_size("reshape_ins", s)
-        if sum(_log2(s) for _, s in new_in_dims) != len(flat):
-            raise LayoutError(f"reshape_ins: sizes {new_in_dims} do not total 2^{len(flat)} input elements")
-        new, i = [], 0
-        for d, s in new_in_dims:
-            n = _log2(s)
-            new.append((d, flat[i:i + n]))
-            i += n
-        return LinearLayout._make(new, self._out_dims)
-
-    def reshape_outs(self, new_out_dims) -> "LinearLayout":
-        """Re-split the flattened output (first out-dim least significant) into ``[(name, size), ...]``.
-
-        >>> LinearLayout.identity_1d(8, "i", "o").reshape_outs([("a", 2), ("b", 4)]).bases
-        [('i', [[1, 0], [0, 1], [0, 2]])]
-        """
-        for _, s in new_out_dims:
-            _check_size("reshape_outs", s)
-        total = sum(_log2(s) for _, s in new_out_dims)
-        if total != self.total_out_dim_size_log2():
-            raise LayoutError(f"reshape_outs: sizes {new_out_dims} do not total the output size "
-                              f"2^{self.total_out_dim_size_log2()}")
-        flat = self.flatten_outs()
-        new = []
-        for d, vs in flat._bases:
-            vecs = []
-            for v in vs:
-                b = v[0] if v else 0
-                vec = []
-                for _, s in new_out_dims:
-                    vec.append(b % s)
-                    b //= s
-                vecs.append(vec)
-            new.append((d, vecs))
-        return LinearLayout._make(new, [(n, int(s)) for n, s in new_out_dims])
-
-    def rename_in_dim(self, old: str, new: str) -> "LinearLayout":
-        """The same layout with input dim ``old`` called ``new`` (Triton's ``renameInDim``).
-
-        >>> LinearLayout.identity_1d(4, "i", "o").rename_in_dim("i", "lane").bases
-        [('lane', [[1], [2]])]
-        """
-        self._need_in(old, "rename_in_dim")
-        if new != old and new in self.get_in_dim_names():
-            raise LayoutError(f"rename_in_dim: '{new}' is already an input dim of {self.get_in_dim_names()}")
-        return LinearLayout._make([(new if d == old else d, vs) for d, vs in self._bases], self._out_dims)
-
-    def quotient(self, dim_names) -> "LinearLayout | None":
-        """The layout with ``dim_names`` divided out, when it acts on them as the identity and they neither
-        feed nor receive the other dims (Triton's ``quotient``); ``None`` when it does not.
-
-        >>> (LinearLayout.identity_1d(4, "lane", "lane") * LinearLayout.identity_1d(2, "reg", "reg")).quotient(["lane"]).bases
-        [('reg', [[1]])]
-        """
-        dim_names = list(dim_names)
-        if not self._is_trivial_over(dim_names):
-            return None
-        return self.sublayout([d for d in self.get_in_dim_names() if d not in dim_names],
-                              [d for d in self.get_out_dim_names() if d not in dim_names])
-
-    def _is_trivial_over(self, dims) -> bool:
-        """Triton's ``isTrivialOver``: as a block matrix [[A, B], [C, D]] over (other dims, ``dims``), D is
-        the identity and B, C are zero."""
-        ins, outs = self.get_in_dim_names(), self.get_out_dim_names()
-        if any(d not in ins and d not in outs for d in dims):
-            return False
-        if not dims:
-            return True
-        if any(d not in ins or d not in outs or self.get_in_dim_size(d) != self.get_out_dim_size(d) for d in dims):
-            return False
-        square = self.sublayout(dims, dims)
-        outs_sq = square.get_out_dim_names()
-        # each dim the identity onto itself (dims matched by name, so their order in ins and outs may differ)
-        if any(list(v) != [1 << i if o == d else 0 for o in outs_sq] for d, vs in square._bases for i, v in enumerate(vs)):
-            return False
-        return (self.sublayout_is_zero([d for d in ins if d not in dims], dims)
-                and self.sublayout_is_zero(dims, [d for d in outs if d not in dims]))
-
     def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
         """``A.invert_and_compose(B)`` = C with A(x) = B(C(x)) for all x (C = B⁻¹∘A).
 
@@ -850,43 +593,24 @@ class LinearLayout:
                f"{[s for _, s in self._out_dims]!r}, require_surjective={self.is_surjective()!r})"
 
 
+
 # ---------------------------------------------------------------------- F2 solving
 def _columns(L: LinearLayout) -> list[int]:
     """Each input bit's image as one int (out dims stacked, first least significant)."""
-    return [sum(((r >> c) & 1) << k for k, r in enumerate(L._matrix_rows())) for c in range(L.total_in_dim_size_log2())]
-
-
-def _cols_to_rows(cols: list[int], n: int) -> list[int]:
-    return [sum(((col >> r) & 1) << c for c, col in enumerate(cols)) for r in range(n)]
+    return [v[0] for _, vs in L.flatten_outs()._bases for v in vs] if L._out_dims else [0] * L.total_in_dim_size_log2()
 
 
 def _spans_meet(X: LinearLayout, Y: LinearLayout) -> bool:
     """Whether the column spans of X and Y (same out dims) share a nonzero vector."""
-    n = X.total_out_dim_size_log2()
-    cx, cy = _columns(X), _columns(Y)
-    rank = lambda cols: _rank(_cols_to_rows(cols, n), len(cols))  # noqa: E731
-    return rank(cx) + rank(cy) > rank(cx + cy)
+    return spans_meet(_columns(X), _columns(Y), X.total_out_dim_size_log2())
 
 
 def _solve(B: LinearLayout, A: LinearLayout) -> LinearLayout:
-    """The minimal-norm X with B X = A over F2 (Triton's ``lstsq``), as a layout A.in -> B.in.
-
-    RREF of the augmented matrix [B | A]: a pivot in B's columns fixes that input bit of B, free bits
-    of B are set to zero (the minimal-norm choice); a pivot in A's columns means some value of A is
-    outside the image of B, and no X exists."""
+    """The minimal-norm X with B X = A over F2, as a layout A.in -> B.in."""
     num_b = B.total_in_dim_size_log2()
-    num_a = A.total_in_dim_size_log2()
-    rows = [b | (a << num_b) for b, a in zip(B._matrix_rows(), A._matrix_rows())]
-    pivot_rows = {}
-    for r in rref_f2(rows, num_b + num_a):
-        if not r:
-            continue
-        c = (r & -r).bit_length() - 1
-        if c >= num_b:
-            raise LayoutError("invert_and_compose: some value of A is not in the image of B, so A cannot "
-                              "be written as B after anything")
-        pivot_rows[c] = r >> num_b
-    x_rows = [pivot_rows.get(r, 0) for r in range(num_b)]
-    flat = [[sum(((x_rows[r] >> c) & 1) << r for r in range(num_b))] for c in range(num_a)]
-    flat_ll = LinearLayout._make([("_flat", flat)], [("_flat", 1 << num_b)])
-    return flat_ll.reshape_ins(A.in_dims).reshape_outs(B.in_dims)
+    cols = solve_f2(B._matrix_rows(), A._matrix_rows(), num_b, A.total_in_dim_size_log2())
+    if cols is None:
+        raise LayoutError("invert_and_compose: some value of A is not in the image of B, so A cannot "
+                          "be written as B after anything")
+    flat = LinearLayout._make([("_flat", [[c] for c in cols])], [("_flat", 1 << num_b)])
+    return flat.reshape_ins(A.in_dims).reshape_outs(B.in_dims)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .errors import LayoutError
-from .linear_layout import LinearLayout, _is_pow2, _log2, _rank
+from .linear_f2 import is_pow2 as _is_pow2, log2 as _log2, rank_f2 as _rank
+from .linear_layout import LinearLayout
 
 __all__ = [
     "divide_left",
