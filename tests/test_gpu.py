@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import os
 
 import pytest
 
@@ -54,3 +55,34 @@ def test_every_recorded_result_names_gpu_date_and_versions():
 @pytest.mark.gpu
 def test_gpu_is_detected_on_a_gpu_machine():
     assert gpu.available() and gpu.name()
+
+
+def test_recorded_results_ship_in_the_wheel(tmp_path):
+    """An installed wheel (no checkout around it) reads the same recorded results: the JSON records travel as
+    package data through the ``lib/layoutlab/_results`` link to ``results/``."""
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(repo),
+                            "-w", str(tmp_path / "dist")], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-3000:]
+    wheel, = (tmp_path / "dist").glob("layoutlab-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    recorded = sorted(p.name for p in (repo / "results").glob("*.json*"))
+    assert recorded and all(f"layoutlab/_results/{n}" in names for n in recorded)
+    assert not [n for n in names if n.startswith("layoutlab/_results/") and n.endswith(".py")]  # data only
+
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(site)                                   # a pure-Python wheel installs by unpacking
+    probe = ("import layoutlab, layoutlab.gpu as g; print(layoutlab.__file__); "
+             "print(g.load_result('gemm_h100_bench')['gpu'])")
+    run = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(site)})
+    assert run.returncode == 0, run.stderr[-3000:]
+    where, gpu_name = run.stdout.split("\n")[:2]
+    assert where.startswith(str(site))
+    assert gpu_name == json.loads((repo / "results" / "gemm_h100_bench.json").read_text())["gpu"]

@@ -24,7 +24,10 @@ from pathlib import Path
 __all__ = ["available", "compute_capability", "name", "reason", "is_hopper", "is_ampere_or_newer",
            "RESULTS_DIR", "load_result", "recorded_note"]
 
-RESULTS_DIR = Path(__file__).resolve().parents[2] / "results"
+# The recorded results live in the repository's results/; lib/layoutlab/_results links to it, and a wheel
+# carries the JSON records there as package data (pyproject.toml), so a checkout and an install read the
+# same place.
+RESULTS_DIR = Path(__file__).resolve().parent / "_results"
 
 
 @functools.lru_cache(maxsize=None)
