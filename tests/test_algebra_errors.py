@@ -80,9 +80,11 @@ def test_ordered_layout_order_must_match_and_be_distinct():
 
 def test_coordinate_out_of_range():
     L = Layout((4, 6), (6, 1))
-    raises(lambda: L((4, 0)), "Layout()", "out of range", "0..3")
-    raises(lambda: L(24), "Layout()", "out of range", "0..23")
-    raises(lambda: L(np.array([0, 24])), "index out of range", "[0,24)")
+    raises(lambda: L((4, 0)), "Layout()", "out of range", "0..3", "only the last mode extends")
+    raises(lambda: L(-1), "Layout()", "out of range")
+    raises(lambda: L(np.array([0, -1])), "index out of range", ">= 0")
+    # issue 17 item 2: past its size a layout extends its last mode, as CuTe evaluates it
+    assert L(24) == 6 and L((1, 7)) == 13 and L(np.array([0, 24, 30])).tolist() == [0, 6, 19]
 
 
 def test_coordinate_not_congruent():
@@ -98,8 +100,9 @@ def test_bad_mode_access():
 
 def test_slice_rules():
     L = Layout((4, 6))
-    raises(lambda: slice_((None, 6), L), "slice_", "out of range")
-    raises(lambda: slice_((1, 2), L), "slice_", "fixes every mode")
+    raises(lambda: slice_(L, (4, None)), "slice_", "out of range")
+    raises(lambda: slice_((1, None), L), "slice_", "layout comes first", "slice_(layout, coord)")
+    assert slice_(L, (1, 2)) == Layout((), ())  # issue 17 item 11: every mode fixed -> ():(), as the DSL
 
 
 # --------------------------------------------------------------------------- composition
@@ -127,8 +130,10 @@ def test_composition_modes_must_not_carry():
            "carry")
 
 
-def test_composition_negative_stride_in_b():
-    raises(lambda: composition(Layout((4, 6)), Layout(4, -1)), "composition", "negative stride")
+def test_composition_negative_stride_in_b_is_composed_like_cute():
+    # issue 17 item 5: CuTe composes a negative stride in B (it walks A backwards); only the sign is carried
+    assert str(composition(Layout(4, 1), Layout(4, -1))) == "4:-1"
+    assert str(composition(Layout((4, 6)), Layout(4, -1))) == "4:-1"
 
 
 def test_tiler_with_too_many_modes():
@@ -146,8 +151,17 @@ def test_complement_needs_injective_layout():
     raises(lambda: complement(Layout((2, 2), (1, 1)), 24), "complement", "not injective", "(2,2):(1,1)")
 
 
-def test_complement_gap_must_be_a_mode():
-    raises(lambda: complement(Layout((2, 3), (1, 3)), 24), "complement", "not a multiple of 2", "no ordered")
+def test_complement_modes_must_nest():
+    # (2,2):(3,4) is injective (0,3,4,7), but the mode 2:4 starts inside the span 6 of the mode 2:3: CuTe asserts
+    # and the DSL returns a shape containing 0
+    raises(lambda: complement(Layout((2, 2), (3, 4)), 24), "complement", "do not nest", "span 6", "injective")
+
+
+def test_complement_with_a_gap_that_is_not_a_mode_follows_cute():
+    # issue 17 item 6: stride 3 is not a multiple of the span 2 below it; CuTe rounds the gap down (3 // 2 = 1)
+    # and the result meets every post-condition of CuTe's test_complement
+    assert str(complement(Layout((2, 3), (1, 3)), 24)) == "3:9"
+    assert str(complement(Layout((4, 6), (1, 6)), 34)) == "1:0"
 
 
 def test_complement_negative_stride():

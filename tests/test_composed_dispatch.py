@@ -22,5 +22,5 @@ def test_free_functions_agree_with_evaluating_the_composed_function():
     assert [composed(i) for i in range(32)] == [sw(atom.outer(tile(i))) for i in range(32)]
     divided = logical_divide(atom, (2, 8))
     assert [divided(i) for i in range(512)] == [sw(logical_divide(atom.outer, (2, 8))(i)) for i in range(512)]
-    row3 = slice_((3, None), atom)
+    row3 = slice_(atom, (3, None))
     assert [row3(j) for j in range(64)] == [atom((3, j)) for j in range(64)]

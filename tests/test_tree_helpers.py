@@ -195,4 +195,4 @@ def test_format_tree_round_trips_and_matches_format_int_tuple(t):
 def test_format_tree_worked_values():
     assert format_tree((None, (4, 8), (3,))) == "(_,(4,8),(3))"
     assert format_tree([1, [2, None]]) == "(1,(2,_))"
-    assert format_tree((ScaledBasis(1, (1, 0)), 2)) == "(1@1@0,2)"
+    assert format_tree((ScaledBasis(1, (0, 1)), 2)) == "(1@1@0,2)"  # path (0, 1): sub-mode 1 of mode 0

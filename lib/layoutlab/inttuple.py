@@ -6,121 +6,45 @@ Every function here is small, pure and named after its CuTe counterpart, so that
 
 Strides may also contain :class:`ScaledBasis` elements (``1@0``, ``2@1``...), the unit vectors
 ``E<i>`` of CuTe's identity ("coordinate") layouts.  They appear only where the text says so.
+The walks over nested tuples are the tree helpers at the end of this module (:func:`leaves`,
+:func:`zip_leaves`, :func:`transform_leaf`, :func:`zip_profile`, :func:`format_tree`).
 """
 
 from __future__ import annotations
 
-import math
 from functools import reduce
 
+from .basis import E, ScaledBasis
 from .errors import LayoutError
 
 __all__ = [
-    "ScaledBasis",
-    "E",
-    "is_int",
-    "is_tuple",
-    "as_int_tuple",
-    "product",
-    "product_each",
-    "size",
-    "rank",
-    "depth",
-    "flatten",
-    "unflatten",
-    "congruent",
-    "compatible",
-    "weakly_congruent",
-    "prefix_product",
-    "suffix_product",
-    "shape_div",
-    "ceil_div",
-    "crd2idx",
-    "idx2crd",
-    "crd2crd",
-    "elem_scale",
-    "inner_product",
-    "signum",
-    "repeat_like",
-    "zip_tuples",
-    "format_int_tuple",
+    "ScaledBasis", "E", "is_int", "is_tuple", "as_int_tuple", "product", "product_each", "size", "rank",
+    "depth", "flatten", "unflatten", "congruent", "compatible", "weakly_congruent", "evenly_divides",
+    "prefix_product", "suffix_product", "shape_div", "ceil_div", "crd2idx", "idx2crd", "crd2crd", "elem_scale",
+    "inner_product", "signum", "repeat_like", "zip_tuples", "format_int_tuple"
 ]
-
-
-# --------------------------------------------------------------------------- scaled basis
-
-
-class ScaledBasis:
-    """A scaled unit vector ``value @ modes`` of CuTe's arithmetic tuples (``E<i>`` scaled by ``value``).
-
-    ``ScaledBasis(v, (i,))`` is the coordinate ``(0,..,v,..0)`` with ``v`` in mode ``i``; a longer
-    ``modes`` path nests, innermost index first as CuTe prints it: ``ScaledBasis(1, (1, 0))`` is
-    ``1@1@0``, sub-mode 1 of mode 0.  They are the strides of :func:`make_identity_layout`, whose evaluation returns
-    coordinates instead of offsets.
-
-    >>> str(ScaledBasis(2, (1,)))
-    '2@1'
-    >>> ScaledBasis(1, (1,)) * 4
-    4@1
-    """
-
-    __slots__ = ("value", "modes")
-
-    def __init__(self, value: int, modes):
-        if isinstance(modes, int):
-            modes = (modes,)
-        self.value = int(value)
-        self.modes = tuple(int(m) for m in modes)
-
-    def __mul__(self, k):
-        if not is_int(k):
-            return NotImplemented
-        return ScaledBasis(self.value * int(k), self.modes)
-
-    __rmul__ = __mul__
-
-    def __neg__(self):
-        return ScaledBasis(-self.value, self.modes)
-
-    def __eq__(self, other):
-        if isinstance(other, ScaledBasis):
-            return self.value == other.value and self.modes == other.modes
-        # 0@i is the zero vector, equal to the integer 0 (a stride-0 mode).
-        return is_int(other) and other == 0 and self.value == 0
-
-    def __hash__(self):
-        return hash(("E", self.value, self.modes))
-
-    def __str__(self):
-        return f"{self.value}@" + "@".join(str(m) for m in self.modes)
-
-    __repr__ = __str__
-
-    def as_coordinate(self):
-        """The nested coordinate tuple this basis element points to (zeros elsewhere), e.g. 2@1 -> (0,2)."""
-        out = self.value
-        for m in self.modes:  # innermost first: 1@1@0 is sub-mode 1 of mode 0 -> ((0,1),)
-            out = tuple([0] * m + [out])
-        return out
-
-
-def E(*modes) -> ScaledBasis:
-    """The unit basis vector ``E<modes...>`` (``1@modes``), e.g. ``E(1)`` is ``1@1``."""
-    return ScaledBasis(1, modes)
 
 
 # --------------------------------------------------------------------------- predicates
 
 
 def is_int(x) -> bool:
-    """True for a Python/numpy integer (but not ``bool``)."""
+    """True for a Python/numpy integer (but not ``bool``).
+
+    >>> is_int(3), is_int(3.0), is_int(True), is_int((3,))
+    (True, False, False, False)
+    """
     return isinstance(x, int) and not isinstance(x, bool) or (
         hasattr(x, "dtype") and getattr(x, "ndim", 1) == 0 and x.dtype.kind in "iu"
     )
 
 
 def is_tuple(x) -> bool:
-    """True for a tuple (an IntTuple with modes)."""
+    """True for a tuple (an IntTuple with modes).
+
+    >>> is_tuple((4,)), is_tuple(4)
+    (True, False)
+    """
     return isinstance(x, tuple)
 
 
@@ -130,168 +54,212 @@ def as_int_tuple(x, what: str = "IntTuple", op: str = "as_int_tuple", allow_basi
     >>> as_int_tuple([4, (2, 3)])
     (4, (2, 3))
     """
-    if isinstance(x, ScaledBasis) and allow_basis:
-        return x
-    if is_int(x):
-        return int(x)
-    if isinstance(x, (tuple, list)):
-        return tuple(as_int_tuple(e, what, op, allow_basis) for e in x)
-    raise LayoutError(
-        f"{op}: {what} {x!r} is not an IntTuple; expected an int or a (nested) tuple of ints, e.g. (4,(2,3))"
-    )
+
+    def check(e):
+        if isinstance(e, ScaledBasis) and allow_basis:
+            return e
+        if is_int(e):
+            return int(e)
+        raise LayoutError(
+            f"{op}: {what} {format_tree(x)} is not an IntTuple; expected an int or a (nested) tuple of ints, e.g. (4,(2,3))"
+        )
+
+    return transform_leaf(x, check)
 
 
 # --------------------------------------------------------------------------- reductions
 
 
 def product(a):
-    """Product of all integers in ``a``: ``product((4,(2,3))) == 24``; ``product(()) == 1``."""
-    if is_tuple(a):
-        r = 1
-        for e in a:
-            r *= product(e)
-        return r
-    return a
+    """Product of all integers in ``a``; the empty tuple has product 1.
+
+    >>> product((4,(2,3))), product(())
+    (24, 1)
+    """
+    return reduce(lambda x, y: x * y, leaves(a), 1)
 
 
 def product_each(a):
-    """Product of each top-level mode: ``product_each((4,(2,3))) == (4,6)``."""
-    if is_tuple(a):
-        return tuple(product(e) for e in a)
+    """Product of each top-level mode.
+
+    >>> product_each((4,(2,3)))
+    (4, 6)
+    """
+    return tuple(product(e) for e in a) if is_tuple(a) else a
+
+
+def _shape_of(a):
+    """The shape of a Layout-like argument (what ``cute.size(layout)`` measures), or ``a`` itself."""
+    return a.shape if hasattr(a, "shape") and hasattr(a, "stride") and not is_tuple(a) else a
+
+
+def _sub(a, mode, op):
+    """``a`` down the path ``mode`` (an int or a list of ints), with a clear error for a mode that does not exist."""
+    for m in [mode] if is_int(mode) else mode:
+        if not is_tuple(a) or not (0 <= m < len(a)):
+            raise LayoutError(f"{op}: mode {list([mode] if is_int(mode) else mode)} does not exist in "
+                              f"{format_tree(a)}; valid modes are 0..{rank(a) - 1}")
+        a = a[m]
     return a
 
 
 def size(a, mode=()):
-    """Number of elements: the product of a shape (or of a Layout's shape).
+    """Number of elements: the product of a shape (or of a Layout's shape), as ``cute.size``.
 
-    ``mode`` selects a sub-mode first, as ``cute.size(x, mode=[i, j])`` does: ``size(((4,8),6), mode=[0]) == 32``.
+    ``mode`` selects a sub-mode first, as ``cute.size(x, mode=[i, j])`` does.
+
+    >>> size(((4,8),6)), size(((4,8),6), mode=[0])
+    (192, 32)
     """
-    if hasattr(a, "shape") and hasattr(a, "stride") and not is_tuple(a):
-        a = a.shape
-    if isinstance(mode, int):
-        mode = [mode]
-    for m in mode:
-        if not is_tuple(a) or not (0 <= m < len(a)):
-            raise LayoutError(f"size: mode {list(mode)} does not exist in {format_int_tuple(a)}; valid modes are 0..{rank(a) - 1}")
-        a = a[m]
-    return product(a)
+    return product(_sub(_shape_of(a), mode, "size"))
 
 
 def rank(a, mode=()) -> int:
-    """Number of top-level modes; an integer has rank 1: ``rank((4,(2,3))) == 2``, ``rank(7) == 1``."""
-    if hasattr(a, "shape") and hasattr(a, "stride") and not is_tuple(a):
-        a = a.shape
-    for m in [mode] if isinstance(mode, int) else mode:
-        a = a[m]
+    """Number of top-level modes; an integer has rank 1.
+
+    >>> rank((4,(2,3))), rank(7), rank(())
+    (2, 1, 0)
+    """
+    a = _sub(_shape_of(a), mode, "rank")
     return len(a) if is_tuple(a) else 1
 
 
 def depth(a, mode=()) -> int:
-    """Nesting depth: an integer has depth 0, ``(4,6)`` depth 1, ``(4,(2,3))`` depth 2."""
-    if hasattr(a, "shape") and hasattr(a, "stride") and not is_tuple(a):
-        a = a.shape
-    for m in [mode] if isinstance(mode, int) else mode:
-        a = a[m]
-    if is_tuple(a):
-        return 1 + max((depth(e) for e in a), default=0)
-    return 0
+    """Nesting depth: an integer has depth 0, ``(4,6)`` depth 1, ``(4,(2,3))`` depth 2.
+
+    >>> depth(7), depth((4,6)), depth((4,(2,3)))
+    (0, 1, 2)
+    """
+    a = _sub(_shape_of(a), mode, "depth")
+    return 1 + max((depth(e) for e in a), default=0) if is_tuple(a) else 0
 
 
 def flatten(a):
-    """All leaves of ``a`` in order, as a flat tuple; an integer stays an integer.
+    """All leaves of ``a`` in order, as a flat tuple; an integer stays an integer (a Layout flattens too).
 
-    ``flatten((4,(2,(3,5)))) == (4,2,3,5)``
+    >>> flatten((4,(2,(3,5)))), flatten(7)
+    ((4, 2, 3, 5), 7)
     """
     if hasattr(a, "shape") and hasattr(a, "stride") and not is_tuple(a):
         return a.flatten()
-    if is_tuple(a):
-        return tuple(x for e in a for x in (flatten(e) if is_tuple(e) else (e,)))
-    return a
+    return leaves(a) if is_tuple(a) else a
 
 
 def unflatten(flat, profile):
     """Fold the flat tuple ``flat`` back into the nesting of ``profile`` (the inverse of :func:`flatten`).
 
-    ``unflatten((4,2,3), (0,(0,0))) == (4,(2,3))``
+    >>> unflatten((4,2,3), (0,(0,0)))
+    (4, (2, 3))
     """
     flat = tuple(flat) if is_tuple(flat) else (flat,)
-    it = iter(flat)
-
-    def build(p):
-        if is_tuple(p):
-            return tuple(build(e) for e in p)
-        return next(it)
-
-    n = len(flatten(profile)) if is_tuple(profile) else 1
+    n = len(leaves(profile))
     if n != len(flat):
-        raise LayoutError(f"unflatten: {len(flat)} leaves cannot fill profile {format_int_tuple(profile)} with {n} leaves")
-    return build(profile)
+        raise LayoutError(f"unflatten: {len(flat)} leaves cannot fill profile {format_tree(profile)} with {n} leaves")
+    it = iter(flat)
+    return transform_leaf(profile, lambda _: next(it))
 
 
 # --------------------------------------------------------------------------- shape relations
 
 
 def congruent(a, b) -> bool:
-    """Same nesting structure (profile): ``congruent((4,(2,3)), (1,(5,7)))`` is True."""
-    if is_tuple(a) and is_tuple(b):
-        return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
-    return not is_tuple(a) and not is_tuple(b)
+    """Same nesting structure (profile).
+
+    >>> congruent((4,(2,3)), (1,(5,7))), congruent((4,6), (4,(2,3)))
+    (True, False)
+    """
+    try:
+        zip_leaves(a, b)
+    except LayoutError:
+        return False
+    return True
 
 
 def weakly_congruent(a, b) -> bool:
-    """``a`` is a coarsening of ``b``'s profile: an integer in ``a`` may stand for any sub-tuple of ``b``."""
-    if not is_tuple(a):
-        return True
-    if not is_tuple(b):
+    """``a`` is a coarsening of ``b``'s profile: an integer in ``a`` may stand for any sub-tuple of ``b``.
+
+    >>> weakly_congruent((4,6), (4,(2,3))), weakly_congruent((4,(2,3)), (4,6))
+    (True, False)
+    """
+    try:
+        zip_profile(a, b)
+    except LayoutError:
         return False
-    return len(a) == len(b) and all(weakly_congruent(x, y) for x, y in zip(a, b))
+    return True
 
 
 def compatible(a, b) -> bool:
     """Shape ``a`` is compatible with shape ``b``: sizes agree and every coordinate of ``a`` is one of ``b``.
 
-    That is, ``size(a) == size(b)`` and each integer of ``a`` covers a whole sub-tuple of ``b``:
-    ``compatible(24, (4,6))`` and ``compatible((4,6), (4,(2,3)))`` are True, ``compatible((4,6), (6,4))`` is False.
+    That is, ``a`` is weakly congruent to ``b`` and each integer of ``a`` is the size of the sub-tuple of
+    ``b`` it stands for.
+
+    >>> compatible(24, (4,6)), compatible((4,6), (4,(2,3))), compatible((4,6), (6,4))
+    (True, True, False)
     """
-    if is_tuple(a):
-        return is_tuple(b) and len(a) == len(b) and all(compatible(x, y) for x, y in zip(a, b))
-    return a == size(b)
+    try:
+        return all(x == product(y) for x, y in zip_profile(a, b))
+    except LayoutError:
+        return False
+
+
+def evenly_divides(shape, tiler) -> bool:
+    """True when the tiler divides ``shape`` without remainder, mode by mode (CuTe's ``evenly_divides``).
+
+    An integer tile ``t`` divides a shape ``s`` when ``size(s) == t * size(ceil_div(s, t))`` with CuTe's
+    mode-by-mode ``ceil_div`` (the tile is consumed left to right); a tuple tiler tests each of its modes
+    against the shape's mode (a tiler of more modes than the shape never divides it).  When it holds,
+    ``logical_divide(make_layout(shape), tiler)`` has exactly ``size(shape)`` elements.  (CuTe C++;
+    the DSL 4.8.1 has no ``evenly_divides``.)
+
+    >>> evenly_divides((4,6), 8), evenly_divides((4,6), 3), evenly_divides((4,6), (2,3)), evenly_divides(12, 8)
+    (True, False, True, False)
+    """
+    if is_tuple(tiler):
+        modes = shape if is_tuple(shape) else (shape,)
+        return len(tiler) <= len(modes) and all(evenly_divides(s, t) for s, t in zip(modes, tiler))
+    if not is_int(tiler) or tiler <= 0:
+        raise LayoutError(f"evenly_divides: tile {tiler!r} is not a positive integer; give tile sizes, e.g. (8,4)")
+    return product(shape) == tiler * product(_ceil_div_modes(shape, tiler))
 
 
 # --------------------------------------------------------------------------- arithmetic
 
 
 def signum(a: int) -> int:
-    """Sign of an integer: -1, 0 or 1."""
+    """Sign of an integer: -1, 0 or 1.
+
+    >>> signum(-7), signum(0), signum(3)
+    (-1, 0, 1)
+    """
     return (a > 0) - (a < 0)
+
+
+def _exclusive_products(a, init, reverse):
+    """Exclusive running products over the leaves of ``a`` (left to right, or right to left), congruent to ``a``."""
+    ls = leaves(a)
+    out, acc = [0] * len(ls), init
+    for i in reversed(range(len(ls))) if reverse else range(len(ls)):
+        out[i], acc = acc, acc * ls[i]
+    return unflatten(tuple(out), a) if is_tuple(a) else out[0]
 
 
 def prefix_product(a, init=1):
     """Exclusive prefix product, congruent to ``a``: the column-major (LayoutLeft) strides of shape ``a``.
 
-    ``prefix_product((4,(2,3))) == (1,(4,8))``
+    >>> prefix_product((4,(2,3))), prefix_product(2)
+    ((1, (4, 8)), 1)
     """
-    if is_tuple(a):
-        out = []
-        for e in a:
-            out.append(prefix_product(e, init))
-            init = init * product(e)
-        return tuple(out)
-    return init
+    return _exclusive_products(a, init, reverse=False)
 
 
 def suffix_product(a, init=1):
     """Exclusive suffix product, congruent to ``a``: the row-major (LayoutRight) strides of shape ``a``.
 
-    ``suffix_product((4,(2,3))) == (6,(3,1))``
+    >>> suffix_product((4,(2,3)))
+    (6, (3, 1))
     """
-    if is_tuple(a):
-        out = []
-        for e in reversed(a):
-            out.append(suffix_product(e, init))
-            init = init * product(e)
-        return tuple(reversed(out))
-    return init
+    return _exclusive_products(a, init, reverse=True)
 
 
 def shape_div(a, b):
@@ -299,13 +267,15 @@ def shape_div(a, b):
 
     For integers: ``a // b`` when ``b`` divides ``a``, ``1`` when ``a`` divides ``b`` (the divisor is "used
     up" and carries on as ``b // a``).  A tuple ``a`` is divided mode by mode by what is left of ``b``; two
-    tuples divide element-wise.  Any other pair is refused, as in the DSL.
-    ``shape_div((4,6), 8) == (1,3)``; ``shape_div((4,6), (2,3)) == (2,2)``; ``shape_div(6, 4)`` raises.
+    tuples divide element-wise.  Any other pair is refused, as in the DSL (``shape_div(6, 4)`` raises).
+
+    >>> shape_div((4,6), 8), shape_div((4,6), (2,3))
+    ((1, 3), (2, 2))
     """
     if is_tuple(a):
         if is_tuple(b):
             if len(a) != len(b):
-                raise LayoutError(f"shape_div: ranks differ, {format_int_tuple(a)} vs {format_int_tuple(b)}")
+                raise LayoutError(f"shape_div: ranks differ, {format_tree(a)} vs {format_tree(b)}")
             return tuple(shape_div(x, y) for x, y in zip(a, b))
         out = []
         for e in a:
@@ -328,11 +298,12 @@ def ceil_div(a, b):
     """Ceiling division as the DSL's ``cute.ceil_div`` computes it: element-wise for two tuples, and
     ``ceil(size(a) / b)`` for a shape divided by an integer.
 
-    ``ceil_div(10, 4) == 3``; ``ceil_div((4,6), (3,4)) == (2,2)``; ``ceil_div((4,6), 8) == 3``.
+    >>> ceil_div(10, 4), ceil_div((4,6), (3,4)), ceil_div((4,6), 8)
+    (3, (2, 2), 3)
     """
     if is_tuple(a) and is_tuple(b):
         if len(a) != len(b):
-            raise LayoutError(f"ceil_div: ranks differ, {format_int_tuple(a)} vs {format_int_tuple(b)}")
+            raise LayoutError(f"ceil_div: ranks differ, {format_tree(a)} vs {format_tree(b)}")
         return tuple(ceil_div(x, y) for x, y in zip(a, b))
     if is_tuple(a) or is_tuple(b):
         return ceil_div(product(a), product(b))
@@ -344,7 +315,7 @@ def ceil_div(a, b):
 def _ceil_div_modes(a, b):
     """CuTe's internal (C++) ceil_div of a shape by an integer: consume ``b`` left to right, rounding up per mode.
 
-    ``_ceil_div_modes((4,6), 8) == (1,3)``: used for shape cotargets in :func:`complement`.
+    ``_ceil_div_modes((4,6), 8) == (1,3)``: used for shape cotargets in ``complement`` and by :func:`evenly_divides`.
     """
     if is_tuple(a):
         out = []
@@ -358,88 +329,93 @@ def _ceil_div_modes(a, b):
 def elem_scale(a, b):
     """Element-wise product of congruent IntTuples; an integer ``a`` scales the whole of ``b``'s size.
 
-    ``elem_scale((2,(3,4)), (5,(6,7))) == (10,(18,28))``
+    >>> elem_scale((2,(3,4)), (5,(6,7))), elem_scale(2, (3,4))
+    ((10, (18, 28)), 24)
     """
-    if is_tuple(a):
-        if not is_tuple(b) or len(a) != len(b):
-            raise LayoutError(f"elem_scale: {format_int_tuple(a)} and {format_int_tuple(b)} are not congruent")
-        return tuple(elem_scale(x, y) for x, y in zip(a, b))
-    return a * product(b)
+    try:
+        pairs = zip_profile(a, b)
+    except LayoutError:
+        raise LayoutError(f"elem_scale: {format_tree(a)} and {format_tree(b)} are not congruent") from None
+    it = iter(x * product(y) for x, y in pairs)
+    return transform_leaf(a, lambda _: next(it))
 
 
 def inner_product(a, b):
-    """Sum of element-wise products of congruent IntTuples: ``inner_product((1,(2,3)), (4,(5,6))) == 32``.
+    """Sum of element-wise products of congruent IntTuples.
 
     ``b`` may hold :class:`ScaledBasis` leaves; the result is then a coordinate tuple.
+
+    >>> inner_product((1,(2,3)), (4,(5,6))), inner_product((1,2), (ScaledBasis(1,0), ScaledBasis(1,1)))
+    (32, (1, 2))
     """
-    if is_tuple(a):
-        if not is_tuple(b) or len(a) != len(b):
-            raise LayoutError(f"inner_product: {format_int_tuple(a)} and {format_int_tuple(b)} are not congruent")
-        return reduce(_add, (inner_product(x, y) for x, y in zip(a, b)), 0)
-    if is_tuple(b):
-        raise LayoutError(f"inner_product: {a} and {format_int_tuple(b)} are not congruent")
-    return _mul(a, b)
+    try:
+        pairs = zip_leaves(a, b)
+    except LayoutError:
+        raise LayoutError(f"inner_product: {format_tree(a)} and {format_tree(b)} are not congruent") from None
+    return reduce(_add, (_mul(c, d) for c, d in pairs), 0)
 
 
 def _mul(c, d):
     if isinstance(d, ScaledBasis):
-        return ScaledBasis(c * d.value, d.modes).as_coordinate()
+        return (d * c).as_coordinate()
     return c * d
 
 
 def _add(x, y):
     """Add offsets that are ints or (nested) coordinate tuples (zero-padded on the right)."""
     if is_tuple(x) or is_tuple(y):
-        xt = x if is_tuple(x) else (x,)
-        yt = y if is_tuple(y) else (y,)
         if x == 0:
             return y
         if y == 0:
             return x
+        xt = x if is_tuple(x) else (x,)
+        yt = y if is_tuple(y) else (y,)
         n = max(len(xt), len(yt))
-        xt = xt + (0,) * (n - len(xt))
-        yt = yt + (0,) * (n - len(yt))
-        return tuple(_add(p, q) for p, q in zip(xt, yt))
+        return tuple(_add(p, q) for p, q in zip(xt + (0,) * (n - len(xt)), yt + (0,) * (n - len(yt))))
     return x + y
 
 
 def repeat_like(a, x):
-    """An IntTuple congruent to ``a`` with every leaf replaced by ``x``: ``repeat_like((4,(2,3)), 0) == (0,(0,0))``."""
-    if is_tuple(a):
-        return tuple(repeat_like(e, x) for e in a)
-    return x
+    """An IntTuple congruent to ``a`` with every leaf replaced by ``x``.
+
+    >>> repeat_like((4,(2,3)), 0)
+    (0, (0, 0))
+    """
+    return transform_leaf(a, lambda _: x)
 
 
 def zip_tuples(*ts):
-    """Transpose tuples of equal length: ``zip_tuples((1,2),(3,4)) == ((1,3),(2,4))``."""
+    """Transpose tuples of equal length.
+
+    >>> zip_tuples((1,2), (3,4))
+    ((1, 3), (2, 4))
+    """
     return tuple(zip(*ts))
 
 
 # --------------------------------------------------------------------------- coordinates
 
 
-def idx2crd(idx, shape, stride=None):
+def idx2crd(idx, shape):
     """Natural coordinate of a 1-D index in ``shape`` (colexicographic: the first mode varies fastest).
 
     A tuple ``idx`` is mapped mode by mode.  The last mode absorbs any overflow, as in CuTe.
-    ``idx2crd(17, (4,6)) == (1,4)``; ``idx2crd(17, ((2,2),6)) == ((1,0),4)``.
+
+    >>> idx2crd(17, (4,6)), idx2crd(17, ((2,2),6)), idx2crd(30, (4,6))
+    ((1, 4), ((1, 0), 4), (2, 7))
     """
     if is_tuple(idx):
         if not is_tuple(shape) or len(idx) != len(shape):
-            raise LayoutError(f"idx2crd: coordinate {format_int_tuple(idx)} is not congruent with shape {format_int_tuple(shape)}")
+            raise LayoutError(f"idx2crd: coordinate {format_tree(idx)} is not congruent with shape {format_tree(shape)}")
         return tuple(idx2crd(i, s) for i, s in zip(idx, shape))
-    if is_tuple(shape):
-        out = []
-        n = len(shape)
-        for k, s in enumerate(shape):
-            if k == n - 1:
-                out.append(idx2crd(idx, s))
-            else:
-                sz = product(s)
-                out.append(idx2crd(idx % sz, s))
-                idx //= sz
-        return tuple(out)
-    return idx
+    if not is_tuple(shape):
+        return idx
+    out = []
+    for k, s in enumerate(shape):
+        sz = product(s) if k < len(shape) - 1 else None  # the last mode takes what is left
+        out.append(idx2crd(idx if sz is None else idx % sz, s))
+        idx = idx if sz is None else idx // sz
+    return tuple(out)
 
 
 def crd2idx(crd, shape, stride=None):
@@ -447,13 +423,15 @@ def crd2idx(crd, shape, stride=None):
 
     ``crd`` may be an integer (a 1-D index, split with :func:`idx2crd` per mode) or a nested tuple;
     an integer standing for a sub-tuple of ``shape`` is split the same way.
-    ``crd2idx((1,2), (4,6)) == 9``; ``crd2idx((1,2), (4,6), (6,1)) == 8``; ``crd2idx(9, (4,6), (6,1)) == 8``.
+
+    >>> crd2idx((1,2), (4,6)), crd2idx((1,2), (4,6), (6,1)), crd2idx(9, (4,6), (6,1))
+    (9, 8, 8)
     """
     if stride is None:
         stride = prefix_product(shape)
     if is_tuple(crd):
         if not is_tuple(shape) or len(crd) != len(shape):
-            raise LayoutError(f"crd2idx: coordinate {format_int_tuple(crd)} is not congruent with shape {format_int_tuple(shape)}")
+            raise LayoutError(f"crd2idx: coordinate {format_tree(crd)} is not congruent with shape {format_tree(shape)}")
         return reduce(_add, (crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride)), 0)
     if is_tuple(shape):
         return crd2idx(idx2crd(crd, shape), shape, stride)
@@ -463,11 +441,12 @@ def crd2idx(crd, shape, stride=None):
 def crd2crd(crd, src_shape, dst_shape):
     """Re-express a coordinate of ``src_shape`` as the coordinate of the same index in ``dst_shape``.
 
-    ``crd2crd((1,4), (4,6), 24) == 17``; ``crd2crd(17, 24, (4,6)) == (1,4)``.
+    >>> crd2crd((1,4), (4,6), 24), crd2crd(17, 24, (4,6))
+    (17, (1, 4))
     """
     if product(src_shape) != product(dst_shape):
-        raise LayoutError(f"crd2crd: sizes differ, {format_int_tuple(src_shape)} has {product(src_shape)} elements, "
-                          f"{format_int_tuple(dst_shape)} has {product(dst_shape)}")
+        raise LayoutError(f"crd2crd: sizes differ, {format_tree(src_shape)} has {product(src_shape)} elements, "
+                          f"{format_tree(dst_shape)} has {product(dst_shape)}")
     return idx2crd(crd2idx(crd, src_shape), dst_shape)
 
 
@@ -475,14 +454,12 @@ def crd2crd(crd, src_shape, dst_shape):
 
 
 def format_int_tuple(a) -> str:
-    """CuTe's printing of an IntTuple: no spaces, ``((4,8,4),(2,2,8))``; 1-tuples keep their parentheses."""
-    if is_tuple(a):
-        return "(" + ",".join(format_int_tuple(e) for e in a) + ")"
-    return str(a)
+    """CuTe's printing of an IntTuple: no spaces, 1-tuples keep their parentheses (see :func:`format_tree`).
 
-
-def _gcd(a, b):
-    return math.gcd(a, b)
+    >>> format_int_tuple(((4,8,4),(2,2,8))), format_int_tuple((5,))
+    ('((4,8,4),(2,2,8))', '(5)')
+    """
+    return format_tree(a)
 
 
 # --------------------------------------------------------------------------- tree helpers

@@ -7,102 +7,61 @@ the CuTe DSL: ``str(L) == "(4,6):(6,1)"``.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
-import numpy as np
-
+from .basis import read_tuple
 from .errors import LayoutError
 from .inttuple import (
-    ScaledBasis,
-    _add,
-    as_int_tuple,
-    congruent,
-    crd2idx,
-    depth as _depth,
-    flatten as _flatten,
-    format_int_tuple,
-    idx2crd,
-    is_int,
-    is_tuple,
-    product,
-    prefix_product,
-    rank as _rank,
+    ScaledBasis, _add, as_int_tuple, congruent, crd2idx, depth as _depth, format_tree, is_int, is_tuple,
+    leaf_paths, leaves, none_to_zero, product, rank as _rank, transform_leaf, unflatten, zip_leaves,
+    zip_profile
 )
 
 __all__ = [
-    "Layout",
-    "make_layout",
-    "make_ordered_layout",
-    "make_identity_layout",
-    "compact_col_major",
-    "compact_row_major",
-    "parse_layout",
-    "is_layout",
-    "shape",
-    "stride",
-    "cosize",
-    "get",
-    "select",
-    "group_modes",
-    "append",
-    "prepend",
-    "slice_",
-    "dice",
-    "zip_layouts",
+    "Layout", "make_layout", "make_ordered_layout", "make_identity_layout", "compact_col_major",
+    "compact_row_major", "parse_layout", "is_layout", "shape", "stride", "cosize", "get", "select",
+    "group_modes", "append", "prepend", "slice_", "slice_and_offset", "dice", "zip_layouts"
 ]
 
 
 def is_layout(x) -> bool:
-    """True if ``x`` is a :class:`Layout`: ``is_layout(Layout(4))`` is True, ``is_layout((4,))`` False."""
+    """True if ``x`` is a :class:`Layout`.
+
+    >>> is_layout(Layout(4)), is_layout((4,))
+    (True, False)
+    """
     return isinstance(x, Layout)
 
 
-def _check_stride(d, op):
+def _check_stride_leaf(d):
     if isinstance(d, ScaledBasis):
         return d
     if is_int(d):
         return int(d)
-    if isinstance(d, (tuple, list)):
-        return tuple(_check_stride(e, op) for e in d)
-    raise LayoutError(f"{op}: stride {d!r} is not an IntTuple; expected an int, a ScaledBasis or a nested tuple of them")
-
-
-def _congruent_stride(s, d) -> bool:
-    if is_tuple(s):
-        return is_tuple(d) and len(s) == len(d) and all(_congruent_stride(x, y) for x, y in zip(s, d))
-    return not is_tuple(d)
+    raise LayoutError(f"Layout: stride entry {d!r} is not an integer; expected an int, a ScaledBasis or a nested tuple of them")
 
 
 def _check_shape(s, op):
-    if is_tuple(s):
-        for e in s:
-            _check_shape(e, op)
-    elif s < 0:
-        raise LayoutError(f"{op}: shape entry {s} is negative; shapes are positive integers")
-    elif s == 0:
-        raise LayoutError(f"{op}: shape entry 0 is not allowed; every mode of a layout has at least one element")
+    for x in leaves(s):
+        if x <= 0:
+            raise LayoutError(f"{op}: shape entry {x} is {'negative' if x < 0 else '0'}; every mode of a layout has "
+                              f"at least one element (shapes are positive integers)")
 
 
-def _compact_left(shape, current=1):
-    """LayoutLeft strides as the CuTe DSL makes them: size-1 modes get stride 0."""
-    if is_tuple(shape):
-        out = []
-        for e in shape:
-            out.append(_compact_left(e, current))
-            current *= product(e)
-        return tuple(out)
-    return 0 if shape == 1 else current
-
-
-def _compact_right(shape, current=1):
-    if is_tuple(shape):
-        out = []
-        for e in reversed(shape):
-            out.append(_compact_right(e, current))
-            current *= product(e)
-        return tuple(reversed(out))
-    return 0 if shape == 1 else current
+def _compact_strides(shape, current, reverse):
+    """Compact strides of ``shape`` (LayoutLeft, or LayoutRight with ``reverse``) starting at ``current``; size-1
+    leaves get stride 0, as the CuTe DSL makes them.  A tuple ``current`` gives each mode its own start."""
+    if is_tuple(current):
+        if not is_tuple(shape) or len(shape) != len(current):
+            raise LayoutError(f"compact strides: the start {format_tree(current)} must have one entry per mode of "
+                              f"{format_tree(shape)}")
+        return tuple(_compact_strides(s, c, reverse) for s, c in zip(shape, current))
+    sizes = leaves(shape)
+    out = [0] * len(sizes)
+    for i in reversed(range(len(sizes))) if reverse else range(len(sizes)):
+        out[i] = 0 if sizes[i] == 1 else current
+        current *= sizes[i]
+    return unflatten(tuple(out), shape) if is_tuple(shape) else out[0]
 
 
 class Layout:
@@ -114,18 +73,16 @@ class Layout:
 
     Evaluation (``L(...)``):
 
-    * ``L(k)`` with an integer in ``[0, size(L))`` -> offset;
-    * ``L((i,j))`` or ``L(i, j)`` with a (nested) coordinate -> offset;
+    * ``L(k)`` with an integer ``k >= 0`` -> offset; past ``size(L)`` the last mode extends, as in CuTe;
+    * ``L((i,j))`` or ``L(i, j)`` with a (nested) coordinate -> offset (only the last mode may extend);
     * a coordinate containing ``None`` (CuTe's ``_``) -> the sub-layout of the free modes (a slice);
     * ``L(np.arange(n))`` -> all offsets as a numpy array (vectorised; see :meth:`table`).
 
-    Example::
-
-        >>> L = Layout(((4,8,4),(2,2,8)), ((128,1,16),(64,8,512)))
-        >>> print(L)
-        ((4,8,4),(2,2,8)):((128,1,16),(64,8,512))
-        >>> L(1), L((1, 2)), L[1]
-        (128, 136, (2,2,8):(64,8,512))
+    >>> L = Layout(((4,8,4),(2,2,8)), ((128,1,16),(64,8,512)))
+    >>> print(L)
+    ((4,8,4),(2,2,8)):((128,1,16),(64,8,512))
+    >>> L(1), L((1, 2)), L[1]
+    (128, 136, (2,2,8):(64,8,512))
     """
 
     __slots__ = ("shape", "stride", "_hash")
@@ -134,17 +91,28 @@ class Layout:
         shape = as_int_tuple(shape, "shape", "Layout")
         _check_shape(shape, "Layout")
         if stride is None:
-            stride = _compact_left(shape)
+            stride = _compact_strides(shape, 1, reverse=False)
         else:
-            stride = _check_stride(stride, "Layout")
-            if not _congruent_stride(shape, stride):
+            stride = transform_leaf(stride, _check_stride_leaf)
+            if not congruent(shape, stride):
                 raise LayoutError(
-                    f"Layout: shape {format_int_tuple(shape)} and stride {_fmt(stride)} are not congruent "
+                    f"Layout: shape {format_tree(shape)} and stride {format_tree(stride)} are not congruent "
                     f"(they must have the same nesting, e.g. (4,(2,3)):(1,(4,8)))"
                 )
+        self._set(shape, stride)
+
+    def _set(self, shape, stride):
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "stride", stride)
         object.__setattr__(self, "_hash", None)
+
+    @classmethod
+    def _new(cls, shape, stride) -> "Layout":
+        """Build from a normalised shape and a congruent stride without validating them: the internal path for
+        results the algebra has already made valid (public constructors validate)."""
+        layout = object.__new__(cls)
+        layout._set(shape, stride)
+        return layout
 
     def __setattr__(self, name, value):
         raise AttributeError("Layout is immutable")
@@ -168,19 +136,18 @@ class Layout:
 
     def flatten(self) -> "Layout":
         """The same function with all nesting removed: ``((4,2),3):((1,4),8)`` -> ``(4,2,3):(1,4,8)``."""
-        return Layout(_flatten(self.shape), _flatten(self.stride)) if is_tuple(self.shape) else self
+        return Layout._new(leaves(self.shape), leaves(self.stride)) if is_tuple(self.shape) else self
 
     @property
     def is_integral(self) -> bool:
         """True when every stride is an integer (an offset layout, not a coordinate layout)."""
-        return not _has_basis(self.stride)
+        return not any(isinstance(d, ScaledBasis) for d in leaves(self.stride))
 
     # ----------------------------------------------------------------- structure
     def __getitem__(self, i) -> "Layout":
         """Sub-layout of mode ``i`` (a tuple ``(i, j)`` goes down the nesting), as ``layout[i]`` in the DSL."""
-        path = i if isinstance(i, tuple) else (i,)
         s, d = self.shape, self.stride
-        for k in path:
+        for k in i if isinstance(i, tuple) else (i,):
             if not is_int(k):
                 raise LayoutError(f"Layout[{i!r}]: mode index {k!r} is not an integer; use L(coord) to evaluate or slice")
             if not is_tuple(s):
@@ -190,7 +157,7 @@ class Layout:
             if not -len(s) <= k < len(s):
                 raise LayoutError(f"Layout[{i!r}]: mode {k} does not exist in {self}; valid modes are 0..{len(s) - 1}")
             s, d = s[k], d[k]
-        return Layout(s, d)
+        return Layout._new(s, d)
 
     def __len__(self):
         return self.rank()
@@ -204,25 +171,33 @@ class Layout:
         if len(args) == 0:
             raise LayoutError("Layout(): give an index, a coordinate or a slice")
         crd = args[0] if len(args) == 1 else tuple(args)
-        if isinstance(crd, np.ndarray) or isinstance(crd, range) or isinstance(crd, list):
-            return self.evaluate_indices(np.asarray(crd))
+        if isinstance(crd, (range, list)) or getattr(crd, "ndim", 0) > 0:
+            return self.evaluate_indices(crd)
         if _has_none(crd):
-            return slice_(crd, self)
+            return slice_(self, crd)
         crd = as_int_tuple(crd, "coordinate", "Layout()")
-        _check_coord(crd, self.shape, self)
+        _check_coord(crd, self, "Layout()")
         return crd2idx(crd, self.shape, self.stride)
 
-    def evaluate_indices(self, idx) -> np.ndarray:
-        """Offsets of many 1-D indices at once (a lookup in the cached :meth:`table`, no Python loop)."""
+    def evaluate_indices(self, idx):
+        """Offsets of many 1-D indices at once, as a numpy array (a lookup in the cached :meth:`table`).
+
+        Indices past ``size`` extend the last mode, as a single ``L(k)`` does.
+        """
+        import numpy as np
+
         if not self.is_integral:
             raise LayoutError(f"evaluate_indices: {self} has basis (coordinate) strides; evaluate it element by element")
         idx = np.asarray(idx, dtype=np.int64)
-        n = self.size()
-        if idx.size and (idx.min() < 0 or idx.max() >= n):
-            raise LayoutError(f"Layout(): index out of range for {self}: indices must lie in [0,{n})")
-        return self.table()[idx]
+        if idx.size and idx.min() < 0:
+            raise LayoutError(f"Layout(): index out of range for {self}: indices must be >= 0")
+        n, table = self.size(), self.table()
+        if not idx.size or idx.max() < n:
+            return table[idx]
+        last_shape, last_stride = zip_leaves(self.shape, self.stride)[-1] if leaves(self.shape) else (1, 0)
+        return table[idx % n] + (idx // n) * (last_shape * last_stride)
 
-    def table(self) -> np.ndarray:
+    def table(self):
         """All offsets ``[L(0), L(1), ..., L(size-1)]`` as an int64 numpy array (vectorised)."""
         return _table(self)
 
@@ -238,7 +213,7 @@ class Layout:
         return h
 
     def __str__(self):
-        return f"{format_int_tuple(self.shape)}:{_fmt(self.stride)}"
+        return f"{format_tree(self.shape)}:{format_tree(self.stride)}"
 
     __repr__ = __str__
 
@@ -249,53 +224,40 @@ class Layout:
         return (Layout, (self.shape, self.stride))
 
 
-def _has_basis(d) -> bool:
-    if is_tuple(d):
-        return any(_has_basis(e) for e in d)
-    return isinstance(d, ScaledBasis)
-
-
 def _has_none(c) -> bool:
-    if c is None:
-        return True
-    if isinstance(c, (tuple, list)):
-        return any(_has_none(e) for e in c)
-    return False
+    return any(x is None for x in leaves(c))
 
 
-def _fmt(d) -> str:
-    if isinstance(d, (tuple, list)):
-        return "(" + ",".join(_fmt(e) for e in d) + ")"
-    return str(d)
-
-
-def _check_coord(crd, shp, layout):
-    """Every coordinate lies inside its mode: integer c in [0, size(mode))."""
-    if is_tuple(crd):
-        if not is_tuple(shp) or len(crd) != len(shp):
-            raise LayoutError(
-                f"Layout(): coordinate {format_int_tuple(crd)} is not congruent with shape {format_int_tuple(layout.shape)} "
-                f"of {layout}; give an index or a coordinate with one entry per mode"
-            )
-        for c, s in zip(crd, shp):
-            _check_coord(c, s, layout)
-    else:
-        n = product(shp)
-        if not 0 <= crd < n:
-            raise LayoutError(
-                f"Layout(): coordinate {crd} is out of range for a mode of size {n} in {layout}; valid: 0..{n - 1}"
-            )
+def _check_coord(crd, layout, op, allow_none=False):
+    """Every entry of ``crd`` is a non-negative integer inside its mode, except on the last mode: CuTe evaluates
+    past the size along it (its ``idx2crd`` gives the last mode what is left).  An entry past any other mode
+    would silently alias a coordinate of the next mode, so it is refused."""
+    try:
+        pairs = zip_profile(crd, layout.shape)
+    except LayoutError:
+        raise LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape "
+                          f"{format_tree(layout.shape)} of {layout}; give an index or a coordinate with one entry "
+                          f"per mode{' (None, CuTe' + chr(39) + 's _, for each mode to keep)' if allow_none else ''}") from None
+    for k, (c, s) in enumerate(pairs):
+        if c is None and allow_none:
+            continue
+        if not is_int(c):
+            raise LayoutError(f"{op}: coordinate entry {c!r} must be an integer{' or None' if allow_none else ''}")
+        n = product(s)
+        if c < 0 or (c >= n and k < len(pairs) - 1):
+            raise LayoutError(f"{op}: coordinate {c} is out of range for a mode of size {n} in {layout}; valid: "
+                              f"0..{n - 1} (only the last mode extends past its size)")
 
 
 @lru_cache(maxsize=256)
-def _table(layout: Layout) -> np.ndarray:
+def _table(layout: Layout):
     """Outer-sum construction: offsets of each flat mode, combined with broadcasting (column-major order)."""
+    import numpy as np
+
     if not layout.is_integral:
         raise LayoutError(f"table: {layout} has basis (coordinate) strides; it maps to coordinates, not offsets")
-    shapes = _flatten(layout.shape) if is_tuple(layout.shape) else (layout.shape,)
-    strides = _flatten(layout.stride) if is_tuple(layout.stride) else (layout.stride,)
     out = np.zeros(1, dtype=np.int64)
-    for s, d in zip(shapes, strides):
+    for s, d in zip_leaves(layout.shape, layout.stride):
         # new index = old + k * (size so far): append mode k as the slow axis.
         out = (out[None, :] + (np.arange(s, dtype=np.int64) * d)[:, None]).reshape(-1)
     out.setflags(write=False)
@@ -308,18 +270,17 @@ def _table(layout: Layout) -> np.ndarray:
 def make_layout(*args, stride=None) -> Layout:
     """Make a layout from a shape (and stride), or concatenate layouts into modes.
 
-    * ``make_layout(shape)``: column-major (LayoutLeft) strides, size-1 modes get stride 0 like the DSL:
-      ``make_layout((4,1,6))`` is ``(4,1,6):(1,0,4)``.
-    * ``make_layout(shape, stride=...)``: explicit strides.
-    * ``make_layout(L0, L1, ...)``: the layout whose mode ``i`` is ``Li``: ``make_layout(4:1, 6:4)`` is ``(4,6):(1,4)``.
+    * ``make_layout(shape)``: column-major (LayoutLeft) strides, size-1 modes get stride 0 like the DSL;
+    * ``make_layout(shape, stride=...)``: explicit strides;
+    * ``make_layout(L0, L1, ...)``: the layout whose mode ``i`` is ``Li``.
 
-    >>> make_layout((4,6), stride=(6,1))
-    (4,6):(6,1)
+    >>> make_layout((4,1,6)), make_layout((4,6), stride=(6,1)), make_layout(Layout(4,1), Layout(6,4))
+    ((4,1,6):(1,0,4), (4,6):(6,1), (4,6):(1,4))
     """
     if args and all(isinstance(a, Layout) for a in args):
         if stride is not None:
             raise LayoutError("make_layout: stride= cannot be combined with layouts as modes")
-        return Layout(tuple(a.shape for a in args), tuple(a.stride for a in args))
+        return Layout._new(tuple(a.shape for a in args), tuple(a.stride for a in args))
     if len(args) == 2 and stride is None:
         args, stride = (args[0],), args[1]
     if len(args) != 1:
@@ -329,108 +290,68 @@ def make_layout(*args, stride=None) -> Layout:
     return Layout(args[0], stride)
 
 
-def compact_col_major(shape) -> Layout:
-    """LayoutLeft: first mode fastest. ``compact_col_major((4,6))`` is ``(4,6):(1,4)``."""
-    return Layout(shape)
+def compact_col_major(shape, current=1) -> Layout:
+    """LayoutLeft: first mode fastest, strides starting at ``current`` (CuTe's ``compact_col_major``; a tuple
+    ``current`` starts each mode separately).  Size-1 modes get stride 0.
+
+    >>> compact_col_major((4,6)), compact_col_major((4,6), 2), compact_col_major((4,(1,6)), (1,100))
+    ((4,6):(1,4), (4,6):(2,8), (4,(1,6)):(1,(0,100)))
+    """
+    shape = as_int_tuple(shape, "shape", "compact_col_major")
+    return Layout(shape, _compact_strides(shape, as_int_tuple(current, "current", "compact_col_major"), reverse=False))
 
 
-def compact_row_major(shape) -> Layout:
-    """LayoutRight: last mode fastest. ``compact_row_major((4,6))`` is ``(4,6):(6,1)``."""
+def compact_row_major(shape, current=1) -> Layout:
+    """LayoutRight: last mode fastest, strides starting at ``current`` (CuTe's ``compact_row_major``).
+
+    >>> compact_row_major((4,6)), compact_row_major((4,(2,3)), 2)
+    ((4,6):(6,1), (4,(2,3)):(12,(6,2)))
+    """
     shape = as_int_tuple(shape, "shape", "compact_row_major")
-    return Layout(shape, _compact_right(shape))
+    return Layout(shape, _compact_strides(shape, as_int_tuple(current, "current", "compact_row_major"), reverse=True))
 
 
 def make_ordered_layout(shape, order) -> Layout:
     """Compact layout whose modes are laid out in the given ``order`` (rank 0 = fastest).
 
     Mode ``i`` gets stride ``prod(size of modes with smaller order)``; size-1 modes get stride 0.
-    ``make_ordered_layout((4,6,2), order=(2,0,1))`` is ``(4,6,2):(12,1,6)``.
+
+    >>> make_ordered_layout((4,6,2), order=(2,0,1))
+    (4,6,2):(12,1,6)
     """
     shape = as_int_tuple(shape, "shape", "make_ordered_layout")
     order = as_int_tuple(order, "order", "make_ordered_layout")
     if not is_tuple(shape):
         return Layout(shape)
-    fs, fo = _flatten(shape), (_flatten(order) if is_tuple(order) else (order,))
+    fs, fo = leaves(shape), leaves(order)
     if len(fo) != len(fs):
         raise LayoutError(
-            f"make_ordered_layout: order {format_int_tuple(order)} has {len(fo)} entries but shape "
-            f"{format_int_tuple(shape)} has {len(fs)} leaves; give one order per leaf"
+            f"make_ordered_layout: order {format_tree(order)} has {len(fo)} entries but shape "
+            f"{format_tree(shape)} has {len(fs)} leaves; give one order per leaf"
         )
     if len(set(fo)) != len(fo):
-        raise LayoutError(f"make_ordered_layout: order {format_int_tuple(order)} repeats a value; orders must be distinct")
+        raise LayoutError(f"make_ordered_layout: order {format_tree(order)} repeats a value; orders must be distinct")
     strides = [0] * len(fs)
     current = 1
     for i in sorted(range(len(fs)), key=lambda k: fo[k]):
         strides[i] = 0 if fs[i] == 1 else current
         current *= fs[i]
-    from .inttuple import unflatten
-
-    return Layout(shape, unflatten(tuple(strides), shape))
+    return Layout._new(shape, unflatten(tuple(strides), shape))
 
 
 def make_identity_layout(shape) -> Layout:
     """The coordinate layout of ``shape``: maps each index to its own natural coordinate.
 
-    Strides are unit bases ``1@i`` (nested ``1@j@i`` for sub-modes; an integer shape gets stride 1),
-    printed as the DSL does:
-    ``make_identity_layout((4,6))`` is ``(4,6):(1@0,1@1)`` and maps ``5 -> (1,1)``.
+    Strides are unit bases ``E([i, j, ...])`` (printed ``1@j@i``; an integer shape gets stride 1), as the DSL.
+
+    >>> make_identity_layout(((2,3),4)), make_identity_layout((4,6))(5)
+    (((2,3),4):((1@0@0,1@1@0),1@1), (1, 1))
     """
     shape = as_int_tuple(shape, "shape", "make_identity_layout")
-
-    def basis(s, path):
-        if is_tuple(s):
-            return tuple(basis(e, (i,) + path) for i, e in enumerate(s))
-        return ScaledBasis(1, path) if path else 1
-
+    _check_shape(shape, "make_identity_layout")
     if not is_tuple(shape):
-        return Layout(shape, 1)  # the rank-1 coordinate is the index itself (CuTe's E<>)
-    return Layout(shape, basis(shape, ()))
-
-
-_TOKEN = re.compile(r"\s*(?:(\()|(\))|(,)|(-?\d+(?:@\d+)*)|(.))")
-
-
-def _parse_tuple(text: str, what: str):
-    pos = 0
-    tokens = []
-    for m in _TOKEN.finditer(text):
-        if m.group(5) is not None:
-            raise LayoutError(f"parse_layout: unexpected character {m.group(5)!r} in {what} {text!r}; "
-                              f"use CuTe notation like ((4,8),2):((1,4),32)")
-        if m.group(0).strip():
-            tokens.append(m.group(0).strip())
-    if not tokens:
-        raise LayoutError(f"parse_layout: empty {what} in {text!r}")
-
-    def parse(i):
-        t = tokens[i]
-        if t == "(":
-            items = []
-            i += 1
-            if i < len(tokens) and tokens[i] == ")":
-                raise LayoutError(f"parse_layout: empty tuple '()' in {what} {text!r}")
-            while True:
-                item, i = parse(i)
-                items.append(item)
-                if i >= len(tokens):
-                    raise LayoutError(f"parse_layout: missing ')' in {what} {text!r}")
-                if tokens[i] == ",":
-                    i += 1
-                    continue
-                if tokens[i] == ")":
-                    return tuple(items), i + 1
-                raise LayoutError(f"parse_layout: expected ',' or ')' at {tokens[i]!r} in {what} {text!r}")
-        if t in (")", ","):
-            raise LayoutError(f"parse_layout: unexpected {t!r} in {what} {text!r}")
-        if "@" in t:
-            v, *modes = t.split("@")
-            return ScaledBasis(int(v), tuple(int(m) for m in modes)), i + 1
-        return int(t), i + 1
-
-    value, end = parse(0)
-    if end != len(tokens):
-        raise LayoutError(f"parse_layout: trailing text after {what} in {text!r}")
-    return value
+        return Layout._new(shape, 1)  # the rank-1 coordinate is the index itself (CuTe's E<>)
+    return Layout._new(shape, unflatten(tuple(ScaledBasis(1, p) for p in leaf_paths(shape)), shape))
 
 
 def parse_layout(text: str) -> Layout:
@@ -440,8 +361,8 @@ def parse_layout(text: str) -> Layout:
 
     >>> parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))")((1, 2))
     136
-    >>> parse_layout("(_4,_6)")
-    (4,6):(1,4)
+    >>> parse_layout("(_4,_6)"), parse_layout("(4,6):(1@0@1,1@0)")
+    ((4,6):(1,4), (4,6):(1@0@1,1@0))
     """
     if not isinstance(text, str):
         raise LayoutError(f"parse_layout: expected a string like '(4,6):(1,4)', got {type(text).__name__}")
@@ -450,14 +371,29 @@ def parse_layout(text: str) -> Layout:
         raise LayoutError(f"parse_layout: more than one ':' in {text!r}; write shape:stride, e.g. (4,6):(1,4)")
     if ":" in t:
         s, d = t.split(":")
-        shp = _parse_tuple(s, "shape")
-        if _has_basis(shp):
+        shp = read_tuple(s, "shape")
+        if any(isinstance(x, ScaledBasis) for x in leaves(shp)):
             raise LayoutError(f"parse_layout: shape {s!r} contains a basis element; shapes are integers")
-        return Layout(shp, _parse_tuple(d, "stride"))
-    return Layout(_parse_tuple(t, "shape"))
+        return Layout(shp, read_tuple(d, "stride"))
+    return Layout(read_tuple(t, "shape"))
 
 
 # --------------------------------------------------------------------------- free functions (cute.* names)
+
+
+def _as_layout(x, op) -> Layout:
+    """The layout of ``x`` (a Layout, or a Tensor's layout)."""
+    if not isinstance(x, Layout) and isinstance(getattr(x, "layout", None), Layout):
+        x = x.layout  # a Tensor
+    if not isinstance(x, Layout):
+        raise LayoutError(f"{op}: expected a Layout, got {type(x).__name__}")
+    return x
+
+
+def _down(t, mode):
+    for m in [mode] if is_int(mode) else mode:
+        t = t[m] if is_tuple(t) else t
+    return t
 
 
 def shape(x, mode=()):
@@ -468,61 +404,45 @@ def shape(x, mode=()):
     """
     if not isinstance(x, Layout) and isinstance(getattr(x, "layout", None), Layout):
         x = x.layout  # a Tensor
-    s = x.shape if isinstance(x, Layout) else as_int_tuple(x, "shape", "shape")
-    for m in [mode] if isinstance(mode, int) else mode:
-        s = s[m] if is_tuple(s) else s
-    return s
+    return _down(x.shape if isinstance(x, Layout) else as_int_tuple(x, "shape", "shape"), mode)
 
 
 def stride(x, mode=()):
     """Stride of a layout, optionally of a sub-mode.
 
-    >>> stride(Layout(((4,8),6)), mode=[1])
-    32
+    >>> stride(Layout(((4,8),6))), stride(Layout(((4,8),6)), mode=[1])
+    (((1, 4), 32), 32)
     """
-    if not isinstance(x, Layout) and isinstance(getattr(x, "layout", None), Layout):
-        x = x.layout  # a Tensor
-    if not isinstance(x, Layout):
-        raise LayoutError(f"stride: expected a Layout, got {type(x).__name__}")
-    d = x.stride
-    for m in [mode] if isinstance(mode, int) else mode:
-        d = d[m] if is_tuple(d) else d
-    return d
+    return _down(_as_layout(x, "stride").stride, mode)
 
 
 def cosize(x, mode=()):
-    """Codomain size: ``L(size-1 coordinate of each mode) + 1`` with |strides|, i.e. one past the largest offset.
+    """Codomain size: one past the largest offset, ``sum_i (s_i - 1) * |d_i| + 1`` over the leaves.
 
-    Math: ``cosize(L) = sum_i (s_i - 1) * |d_i| + 1``.  ``cosize((4,6):(1,10)) == 54``.
-    For a coordinate layout the result is the coordinate shape product.
+    For a coordinate layout the result is the product of the coordinate extents.
+
+    >>> cosize(Layout((4,6), (1,10))), cosize(make_identity_layout((4,6)))
+    (54, 24)
     """
-    if not isinstance(x, Layout) and isinstance(getattr(x, "layout", None), Layout):
-        x = x.layout  # a Tensor
-    if not isinstance(x, Layout):
-        raise LayoutError(f"cosize: expected a Layout, got {type(x).__name__}")
-    for m in [mode] if isinstance(mode, int) else mode:
+    x = _as_layout(x, "cosize")
+    for m in [mode] if is_int(mode) else mode:
         x = x[m]
-    shapes = _flatten(x.shape) if is_tuple(x.shape) else (x.shape,)
-    strides = _flatten(x.stride) if is_tuple(x.stride) else (x.stride,)
+    pairs = zip_leaves(x.shape, x.stride)
     if x.is_integral:
-        return sum((s - 1) * abs(d) for s, d in zip(shapes, strides)) + 1
+        return sum((s - 1) * abs(d) for s, d in pairs) + 1
     co = 0
-    for s, d in zip(shapes, strides):
-        if isinstance(d, ScaledBasis):
-            co = _add(co, ScaledBasis((s - 1) * abs(d.value), d.modes).as_coordinate())
-        else:
-            co = _add(co, (s - 1) * abs(d))
-    return product(_add_leafwise_one(co))
-
-
-def _add_leafwise_one(t):
-    if is_tuple(t):
-        return tuple(_add_leafwise_one(e) for e in t)
-    return t + 1
+    for s, d in pairs:
+        co = _add(co, ScaledBasis((s - 1) * abs(d.value), d.mode).as_coordinate() if isinstance(d, ScaledBasis)
+                  else (s - 1) * abs(d))
+    return product(transform_leaf(co, lambda e: e + 1))
 
 
 def get(layout: Layout, mode) -> Layout:
-    """Sub-layout at ``mode`` (an int, or a path ``[i, j]``): ``get(L, [1, 0])`` is ``L[1][0]``."""
+    """Sub-layout at ``mode`` (an int, or a path ``[i, j]``): ``get(L, [1, 0])`` is ``L[1][0]``.
+
+    >>> get(Layout(((4,8),6)), [0, 1])
+    8:4
+    """
     return layout[tuple(mode) if isinstance(mode, (list, tuple)) else mode]
 
 
@@ -532,38 +452,47 @@ def select(layout: Layout, mode) -> Layout:
     >>> select(Layout((2,3,4)), [2, 0])
     (4,2):(6,1)
     """
-    modes = [mode] if is_int(mode) else list(mode)
-    return make_layout(*[layout[m] for m in modes])
+    return make_layout(*[layout[m] for m in ([mode] if is_int(mode) else list(mode))])
+
+
+def _modes(layout):
+    return list(layout) if is_tuple(layout.shape) else [layout]
 
 
 def group_modes(layout: Layout, begin: int, end: int | None = None) -> Layout:
-    """Group modes ``[begin, end)`` into one nested mode: ``group_modes((2,3,4):(1,2,6), 0, 2)`` is ``((2,3),4):((1,2),6)``."""
+    """Group modes ``[begin, end)`` into one nested mode.
+
+    >>> group_modes(Layout((2,3,4), (1,2,6)), 0, 2)
+    ((2,3),4):((1,2),6)
+    """
     r = layout.rank()
-    if end is None:
-        end = r
-    if end < 0:
-        end += r
+    end = r if end is None else end + r if end < 0 else end
     if not (0 <= begin < end <= r):
         raise LayoutError(f"group_modes: range [{begin},{end}) is not a non-empty range of the {r} modes of {layout}")
-    modes = list(layout) if is_tuple(layout.shape) else [layout]
-    grouped = make_layout(*modes[begin:end])
-    return make_layout(*modes[:begin], grouped, *modes[end:])
+    modes = _modes(layout)
+    return make_layout(*modes[:begin], make_layout(*modes[begin:end]), *modes[end:])
+
+
+def _pad(op, layout, elem, up_to_rank, front):
+    elem = Layout._new(1, 0) if elem is None else elem
+    modes = _modes(layout)
+    if up_to_rank is None:
+        return make_layout(elem, *modes) if front else make_layout(*modes, elem)
+    if up_to_rank < len(modes):
+        raise LayoutError(f"{op}: up_to_rank={up_to_rank} is smaller than the rank {len(modes)} of {layout}")
+    if up_to_rank == 1 and not is_tuple(layout.shape):
+        return layout
+    pad = [elem] * (up_to_rank - len(modes))
+    return make_layout(*pad, *modes) if front else make_layout(*modes, *pad)
 
 
 def append(layout: Layout, elem: Layout | None = None, up_to_rank: int | None = None) -> Layout:
     """Append ``elem`` (default ``1:0``) as a new last mode; with ``up_to_rank`` pad to that rank.
 
-    ``append((4,6):(1,4), 2:24)`` is ``(4,6,2):(1,4,24)``; ``append(4:1, up_to_rank=3)`` is ``(4,1,1):(1,0,0)``.
+    >>> append(Layout((4,6)), Layout(2,24)), append(Layout(4), up_to_rank=3)
+    ((4,6,2):(1,4,24), (4,1,1):(1,0,0))
     """
-    elem = Layout(1, 0) if elem is None else elem
-    modes = list(layout) if is_tuple(layout.shape) else [layout]
-    if up_to_rank is None:
-        return make_layout(*modes, elem)
-    if up_to_rank < len(modes):
-        raise LayoutError(f"append: up_to_rank={up_to_rank} is smaller than the rank {len(modes)} of {layout}")
-    if up_to_rank == 1 and not is_tuple(layout.shape):
-        return layout
-    return make_layout(*modes, *([elem] * (up_to_rank - len(modes))))
+    return _pad("append", layout, elem, up_to_rank, front=False)
 
 
 def prepend(layout: Layout, elem: Layout | None = None, up_to_rank: int | None = None) -> Layout:
@@ -572,115 +501,93 @@ def prepend(layout: Layout, elem: Layout | None = None, up_to_rank: int | None =
     >>> prepend(Layout((4,6)), Layout(2,24))
     (2,4,6):(24,1,4)
     """
-    elem = Layout(1, 0) if elem is None else elem
-    modes = list(layout) if is_tuple(layout.shape) else [layout]
-    if up_to_rank is None:
-        return make_layout(elem, *modes)
-    if up_to_rank < len(modes):
-        raise LayoutError(f"prepend: up_to_rank={up_to_rank} is smaller than the rank {len(modes)} of {layout}")
-    if up_to_rank == 1 and not is_tuple(layout.shape):
-        return layout
-    return make_layout(*([elem] * (up_to_rank - len(modes))), *modes)
+    return _pad("prepend", layout, elem, up_to_rank, front=True)
 
 
-def _slice_keep(c, x):
-    """Keep the parts of ``x`` where ``c`` is ``None`` (CuTe's ``slice``)."""
-    if c is None:
-        return (x,)
-    if is_tuple(c):
-        out = ()
-        for ci, xi in zip(c, x):
-            out += _slice_keep(ci, xi)
-        return out
-    return ()
+def _is_layout_like(x) -> bool:
+    """A Layout, or a layout-like object that slices itself (a swizzled ComposedLayout, a Tensor)."""
+    return isinstance(x, Layout) or callable(getattr(x, "slice_", None))
 
 
-def _dice_keep(c, x):
-    if c is None:
-        return ()
-    if is_tuple(c):
-        out = ()
-        for ci, xi in zip(c, x):
-            out += _dice_keep(ci, xi)
-        return out
-    return (x,)
+def _check_order(op, layout, crd, rest=""):
+    if not _is_layout_like(layout) and _is_layout_like(crd):
+        raise LayoutError(f"{op}: the layout comes first, as in the CuTe DSL: {op}(layout, coord{rest}); "
+                          f"got {op}(coord, layout) (the order of CuTe C++)")
+    if not _is_layout_like(layout):
+        raise LayoutError(f"{op}: expected a Layout as the first argument, got {type(layout).__name__}")
 
 
-def _check_slice(c, s, layout, op):
-    if c is None:
-        return
-    if is_tuple(c):
-        if not is_tuple(s) or len(c) != len(s):
-            raise LayoutError(f"{op}: coordinate {_fmt_crd(c)} is not congruent with shape {format_int_tuple(layout.shape)} "
-                              f"of {layout}; use None (CuTe's _) for each mode to keep")
-        for ci, si in zip(c, s):
-            _check_slice(ci, si, layout, op)
-    else:
-        if not is_int(c):
-            raise LayoutError(f"{op}: coordinate entry {c!r} must be an integer or None")
-        n = product(s)
-        if not 0 <= c < n:
-            raise LayoutError(f"{op}: coordinate {c} is out of range for a mode of size {n} in {layout}; valid: 0..{n - 1}")
+def _kept(crd, layout, keep_free: bool, op: str) -> Layout:
+    """The sub-layout of the modes where ``crd`` is None (``keep_free``) or an integer (not ``keep_free``),
+    flattened one level per nesting of ``crd`` as CuTe's ``slice`` and ``dice`` do; nothing kept is ``():()``."""
+    try:
+        pairs = zip(zip_profile(crd, layout.shape), zip_profile(crd, layout.stride))
+    except LayoutError:
+        raise LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape {format_tree(layout.shape)} "
+                          f"of {layout}; use None (CuTe's _) for each mode to keep") from None
+    kept = [(s, d) for (c, s), (_, d) in pairs if (c is None) == keep_free]
+    return Layout._new(tuple(s for s, _ in kept), tuple(d for _, d in kept))
 
 
-def _fmt_crd(c):
-    if c is None:
-        return "_"
-    if isinstance(c, (tuple, list)):
-        return "(" + ",".join(_fmt_crd(e) for e in c) + ")"
-    return str(c)
+def slice_and_offset(crd, layout: Layout):
+    """The slice of ``layout`` at ``crd`` and the offset of its origin, as the DSL's ``cute.slice_and_offset``
+    (which takes the coordinate first): ``(slice_(layout, crd), layout(crd with None -> 0))``.
+
+    >>> slice_and_offset((1, None), Layout(((4,2),6), ((3,40),7)))
+    ((6):(7), 3)
+    """
+    if not isinstance(layout, Layout):
+        raise LayoutError(f"slice_and_offset: expected a Layout as the second argument, got {type(layout).__name__}; "
+                          f"the DSL's order is slice_and_offset(coord, layout)")
+    return _slice_and_offset(layout, crd, "slice_and_offset")
 
 
-def slice_(crd, layout: Layout) -> Layout:
+def _slice_and_offset(layout, crd, op):
+    crd = tuple(crd) if isinstance(crd, list) else crd
+    _check_coord(crd, layout, op, allow_none=True)
+    sub = layout if crd is None else _kept(crd, layout, keep_free=True, op=op)
+    return sub, crd2idx(none_to_zero(crd), layout.shape, layout.stride)
+
+
+def slice_(layout: Layout, crd) -> Layout:
     """The sub-layout of the modes where ``crd`` is ``None`` (CuTe's ``_``); fixed entries are dropped.
 
-    Like ``cute.slice_`` the result keeps the kept modes as a tuple (rank-1 results stay wrapped):
-    ``slice_((None, 3), ((4,8,4),(2,2,8)):(...))`` is ``((4,8,4)):((128,1,16))``.  The offset of the
-    fixed part is ``layout(crd with None -> 0)``; see :func:`slice_and_offset`.
+    As ``cute.slice_(src, coord)``: the layout comes first, the kept modes stay a tuple (rank-1 results stay
+    wrapped), a coordinate that fixes every mode gives the rank-0 layout ``():()``, and ``None`` keeps it all.
+    The offset of the fixed part is in :func:`slice_and_offset`.
+
+    >>> L = Layout(((4,8,4),(2,2,8)), ((128,1,16),(64,8,512)))
+    >>> slice_(L, (None, 3)), slice_(L, ((1, None, 2), None)), slice_(L, (1, 2))
+    (((4,8,4)):((128,1,16)), (8,(2,2,8)):(1,(64,8,512)), ():())
     """
-    if not isinstance(layout, Layout) and hasattr(layout, "slice_"):  # a swizzled ComposedLayout
+    _check_order("slice_", layout, crd)
+    if not isinstance(layout, Layout):  # a swizzled ComposedLayout or a Tensor slices itself
         return layout.slice_(crd)
-    if isinstance(crd, list):
-        crd = tuple(crd)
-    if crd is None:
-        return layout
-    _check_slice(crd, layout.shape, layout, "slice_")
-    if not is_tuple(crd):
-        return _empty_slice(layout)
-    s = _slice_keep(crd, layout.shape)
-    d = _slice_keep(crd, layout.stride)
-    if not s:
-        return _empty_slice(layout)
-    return Layout(s, d)
+    return _slice_and_offset(layout, crd, "slice_")[0]
 
 
-def _empty_slice(layout):
-    raise LayoutError(f"slice_: the coordinate fixes every mode of {layout}; there is nothing left to slice "
-                      f"(evaluate it with layout(coord) instead)")
-
-
-def dice(crd, layout: Layout) -> Layout:
+def dice(layout: Layout, crd) -> Layout:
     """The complement of :func:`slice_`: keep the modes where ``crd`` is an integer (not ``None``).
 
-    >>> dice((1, None), Layout((4,6)))
-    (4):(1)
+    As ``cute.dice(src, dicer)``: the layout first; an integer keeps the whole layout, ``None`` keeps nothing
+    (``():()``).
+
+    >>> dice(Layout((4,6,2)), (1, None, 1)), dice(Layout((4,6)), (None, None))
+    ((4,2):(1,24), ():())
     """
-    if isinstance(crd, list):
-        crd = tuple(crd)
-    s = _dice_keep(crd, layout.shape)
-    d = _dice_keep(crd, layout.stride)
-    if not s:
-        raise LayoutError(f"dice: the coordinate keeps no mode of {layout}")
-    return Layout(s, d)
+    _check_order("dice", layout, crd)
+    crd = tuple(crd) if isinstance(crd, list) else crd
+    if is_int(crd):
+        return layout
+    return _kept(crd, layout, keep_free=False, op="dice")
 
 
 def zip_layouts(a: Layout, b: Layout) -> Layout:
     """Pair up the modes of two layouts of equal rank: mode ``i`` of the result is ``(a_i, b_i)``.
 
-    ``zip_layouts((2,2):(1,2), (3,4):(4,12))`` is ``((2,3),(2,4)):((1,4),(2,12))``.
+    >>> zip_layouts(Layout((2,2), (1,2)), Layout((3,4), (4,12)))
+    ((2,3),(2,4)):((1,4),(2,12))
     """
     if a.rank() != b.rank():
         raise LayoutError(f"zip: ranks differ, {a} has {a.rank()} modes and {b} has {b.rank()}")
-    ma = list(a) if is_tuple(a.shape) else [a]
-    mb = list(b) if is_tuple(b.shape) else [b]
-    return make_layout(*[make_layout(x, y) for x, y in zip(ma, mb)])
+    return make_layout(*[make_layout(x, y) for x, y in zip(_modes(a), _modes(b))])

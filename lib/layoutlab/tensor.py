@@ -11,12 +11,12 @@ The GEMM chapters need :func:`local_tile` (a CTA's tiles, with ``Step``/``None``
 
 from __future__ import annotations
 
-import numpy as np
+from math import gcd
 
-from .algebra import zipped_divide
+from .algebra import coalesce, composition, raked_product, right_inverse, zipped_divide
 from .errors import LayoutError
-from .inttuple import _add, as_int_tuple, crd2idx, format_int_tuple, idx2crd, is_int, is_tuple, product, product_each
-from .layout import Layout, _has_none, make_identity_layout, slice_
+from .inttuple import _add, as_int_tuple, crd2idx, format_tree, is_int, is_tuple, leaves, product, product_each
+from .layout import Layout, _has_none, compact_col_major, make_identity_layout, make_layout, slice_and_offset
 
 __all__ = [
     "Tensor",
@@ -27,6 +27,8 @@ __all__ = [
     "Step",
     "X",
     "get_flat_coord",
+    "make_layout_tv",
+    "domain_distribute",
 ]
 
 X = None
@@ -37,24 +39,6 @@ def Step(*modes):
     """A projection for :func:`local_tile` / :func:`local_partition`: ``Step(1, X, 1)`` is C++'s
     ``Step<_1,X,_1>`` and the DSL's ``proj=(1, None, 1)``: keep modes 0 and 2 of the tiler and coordinate."""
     return tuple(modes)
-
-
-def _zero_free(c):
-    """Replace ``None`` (free modes) by 0, giving the coordinate of the slice's origin."""
-    if c is None:
-        return 0
-    if isinstance(c, (tuple, list)):
-        return tuple(_zero_free(e) for e in c)
-    return c
-
-
-def _zero_fill(c, shape):
-    """Coordinate congruent enough to ``shape`` with every ``None`` replaced by a zero of the right profile."""
-    if c is None:
-        return 0
-    if isinstance(c, (tuple, list)):
-        return tuple(_zero_fill(e, s) for e, s in zip(c, shape))
-    return c
 
 
 class Tensor:
@@ -76,15 +60,18 @@ class Tensor:
     def __init__(self, engine, layout: Layout, iterator=None):
         if not isinstance(layout, Layout):
             raise LayoutError(f"Tensor: layout must be a Layout, got {type(layout).__name__}")
-        if isinstance(engine, np.ndarray):
-            if engine.ndim != 1:
-                engine = engine.reshape(-1, order="F") if engine.flags.f_contiguous else engine.reshape(-1)
-            self.iterator = 0 if iterator is None else iterator
-        elif is_int(engine) or isinstance(engine, tuple):
+        if is_int(engine) or isinstance(engine, tuple):
             self.iterator = engine if iterator is None else iterator
             engine = None
         else:
-            raise LayoutError(f"Tensor: engine must be a numpy array, an integer or a coordinate, got {type(engine).__name__}")
+            import numpy as np
+
+            if not isinstance(engine, np.ndarray):
+                raise LayoutError(f"Tensor: engine must be a numpy array, an integer or a coordinate, "
+                                  f"got {type(engine).__name__}")
+            if engine.ndim != 1:
+                engine = engine.reshape(-1, order="F") if engine.flags.f_contiguous else engine.reshape(-1)
+            self.iterator = 0 if iterator is None else iterator
         self.engine = engine
         self.layout = layout
 
@@ -105,16 +92,14 @@ class Tensor:
 
     # ----------------------------------------------------------------- access
     def _offset(self, crd):
-        return _add(self.iterator, self.layout(crd)) if not isinstance(crd, np.ndarray) else self.iterator + self.layout(crd)
+        off = self.layout(crd)
+        return self.iterator + off if getattr(crd, "ndim", 0) > 0 else _add(self.iterator, off)
 
     def __getitem__(self, crd):
         if isinstance(crd, list):
             crd = tuple(crd)
         if _has_none(crd):
-            origin = crd2idx(_zero_fill(crd, self.layout.shape), self.layout.shape, self.layout.stride)
-            _ = self.layout(_zero_fill(crd, self.layout.shape))  # range check of the fixed entries
-            return Tensor(self.engine if self.engine is not None else 0, slice_(crd, self.layout),
-                          iterator=_add(self.iterator, origin))
+            return _slice_tensor(self, self.layout, crd, "Tensor")
         off = self._offset(crd)
         if self.engine is None:
             return off
@@ -135,19 +120,19 @@ class Tensor:
             return
         self.engine[self._offset(crd)] = value
 
-    def offsets(self) -> np.ndarray:
+    def offsets(self):
         """``iterator + layout(i)`` for every index ``i`` (integer engines and arrays)."""
         if isinstance(self.iterator, tuple):
             raise LayoutError("offsets: a coordinate tensor has coordinate values; index it element by element")
         return self.iterator + self.layout.table()
 
-    def values(self) -> np.ndarray:
+    def values(self):
         """All elements in index order: array values, or the counting values for an integer engine."""
         offs = self.offsets()
         return offs if self.engine is None else self.engine[offs]
 
     def __str__(self):
-        it = format_int_tuple(self.iterator) if isinstance(self.iterator, tuple) else str(self.iterator)
+        it = format_tree(self.iterator)
         if self.engine is not None:
             it = f"{self.engine.dtype}[{self.engine.size}]+{it}"
         return f"tensor<{it} o {self.layout}>"
@@ -220,11 +205,11 @@ def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
 
 
 def _slice_tensor(tensor, layout, crd, op):
+    """The sub-tensor of ``layout``'s free modes at ``crd``, its iterator moved to the slice's origin."""
     try:
-        origin = layout(_zero_fill(crd, layout.shape)) if _has_none(crd) else layout(crd)
+        sub, origin = slice_and_offset(crd, layout)
     except LayoutError as e:
         raise LayoutError(f"{op}: {e}") from None
-    sub = slice_(crd, layout)
     return Tensor(tensor.engine if tensor.engine is not None else 0, sub, iterator=_add(tensor.iterator, origin))
 
 
@@ -281,3 +266,50 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
     r1 = z[1].rank()
     full = (c, _repeat_free(r1))
     return _slice_tensor(tensor, z, full, "local_partition")
+
+
+# --------------------------------------------------------------------------- distributing a domain over threads
+
+
+def make_layout_tv(thr_layout: Layout, val_layout: Layout):
+    """``(tiler_mn, layout_tv)``: each thread of ``thr_layout`` ((m, n) -> thread) owns a ``val_layout`` block
+    ((m, n) -> value) of the tile, as the DSL's ``cute.make_layout_tv``.
+
+    Math: ``layout_mn = raked_product(thr_layout, val_layout)`` maps (m, n) -> (thr, val) index; its right
+    inverse composed with the compact ``(threads, values)`` layout is ``layout_tv``: (thr, val) -> (m, n) index,
+    and ``tiler_mn`` is ``product_each(shape(layout_mn))``.  Both layouts must be compact (``layout_mn`` a
+    bijection), as the DSL requires.
+
+    >>> make_layout_tv(make_layout((2, 3), stride=(3, 1)), make_layout((2, 2), stride=(2, 1)))
+    ((4, 6), ((3,2),(2,2)):((8,2),(4,1)))
+    """
+    if not isinstance(thr_layout, Layout) or not isinstance(val_layout, Layout):
+        raise LayoutError("make_layout_tv: thr_layout and val_layout must be Layouts, e.g. make_layout((32,4), stride=(4,1))")
+    layout_mn = raked_product(thr_layout, val_layout)
+    inv = right_inverse(layout_mn)
+    if inv.size() != layout_mn.size():
+        raise LayoutError(f"make_layout_tv: raked_product({thr_layout}, {val_layout}) = {layout_mn} is not a "
+                          f"bijection onto 0..{layout_mn.size() - 1}; thr_layout and val_layout must be compact")
+    layout_tv = composition(inv, make_layout((thr_layout.size(), val_layout.size())))
+    return product_each(layout_mn.shape), layout_tv
+
+
+def domain_distribute(shape, n: int) -> Layout:
+    """A compact sub-domain of ``n`` elements of ``shape`` spread over its modes, to tile "any n elements"
+    (CuTe C++'s ``domain_distribute``; the DSL 4.8.1 has none).
+
+    Math: walking the leaves ``a_i`` of ``shape`` left to right, take ``g_i = gcd(a_i, rest)`` elements of each
+    (``rest`` starts at ``n`` and is divided by each ``g_i``), with the column-major strides of ``shape``; the
+    result is coalesced.  It has fewer than ``n`` elements when the leaves do not hold ``n``'s factors.
+
+    >>> domain_distribute((15, 14), 6), domain_distribute((4, 8), 8)
+    ((3,2):(1,15), 8:1)
+    """
+    flat = leaves(as_int_tuple(shape.shape if isinstance(shape, Layout) else shape, "shape", "domain_distribute"))
+    if not is_int(n) or n <= 0:
+        raise LayoutError(f"domain_distribute: n = {n!r} must be a positive integer (the number of elements to tile)")
+    taken = []
+    for a in flat:
+        taken.append(gcd(a, n))
+        n //= taken[-1]
+    return coalesce(Layout(tuple(taken), compact_col_major(flat).stride))

@@ -1,0 +1,139 @@
+"""CuTe's printed notation: the scaled basis elements ``1@0``, ``2@1@0`` of identity layouts, and a reader
+of printed nested tuples.
+
+In C++ they are CuTe's arithmetic tuples (``cute/numeric/arithmetic_tuple.hpp``); in the DSL ``cute.E`` and
+``cute.ScaledBasis``.  :mod:`layoutlab.inttuple` re-exports them.
+"""
+
+from __future__ import annotations
+
+import re
+from numbers import Integral
+
+from .errors import LayoutError
+
+__all__ = ["ScaledBasis", "E"]
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, Integral) and not isinstance(x, bool)
+
+
+class ScaledBasis:
+    """A scaled unit vector ``value @ mode`` of CuTe's arithmetic tuples (``E<mode>`` scaled by ``value``).
+
+    As in the CuTe DSL, ``mode`` is the path to the coordinate entry, outermost mode first:
+    ``ScaledBasis(2, 1)`` is ``2`` in mode 1, ``ScaledBasis(1, [1, 0])`` is sub-mode 0 of mode 1.
+    CuTe prints the path innermost first, so the latter prints ``1@0@1``.  They are the strides of
+    :func:`make_identity_layout`, whose evaluation returns coordinates instead of offsets.
+
+    >>> ScaledBasis(2, 1), ScaledBasis(1, [1, 0]), ScaledBasis(1, 1) * 4
+    (2@1, 1@0@1, 4@1)
+    """
+
+    __slots__ = ("value", "mode")
+
+    def __init__(self, value: int, mode):
+        self.value = int(value)
+        self.mode = (int(mode),) if _is_int(mode) else tuple(int(m) for m in mode)
+
+    @property
+    def modes(self) -> tuple:
+        """The path innermost first, the order CuTe prints it in (``1@0@1`` -> ``(0, 1)``)."""
+        return self.mode[::-1]
+
+    def __mul__(self, k):
+        if not _is_int(k):
+            return NotImplemented
+        return ScaledBasis(self.value * int(k), self.mode)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return ScaledBasis(-self.value, self.mode)
+
+    def __eq__(self, other):
+        if isinstance(other, ScaledBasis):
+            return self.value == other.value and self.mode == other.mode
+        # 0@i is the zero vector, equal to the integer 0 (a stride-0 mode).
+        return is_int(other) and other == 0 and self.value == 0
+
+    def __hash__(self):
+        return hash(("E", self.value, self.mode))
+
+    def __str__(self):
+        return "@".join(str(x) for x in (self.value,) + self.modes)
+
+    __repr__ = __str__
+
+    def as_coordinate(self):
+        """The nested coordinate tuple this basis element points to (zeros elsewhere).
+
+        >>> ScaledBasis(2, 1).as_coordinate(), ScaledBasis(1, [1, 0]).as_coordinate()
+        ((0, 2), (0, (1,)))
+        """
+        out = self.value
+        for m in self.modes:  # build from the innermost entry outwards
+            out = (0,) * m + (out,)
+        return out
+
+
+def E(*mode):
+    """The unit basis vector ``E<mode>`` (``1@mode``) of the CuTe DSL's ``cute.E``: the path outermost first.
+
+    ``E(1)`` is ``1@1``; ``E([1, 0])`` (or ``E(1, 0)``) is sub-mode 0 of mode 1, printed ``1@0@1`` like the
+    DSL; ``E([])`` is the integer 1 (the rank-1 coordinate is the index itself).
+
+    >>> E(1), E([1, 0]), E(1, 0), E([])
+    (1@1, 1@0@1, 1@0@1, 1)
+    """
+    path = tuple(mode[0]) if len(mode) == 1 and isinstance(mode[0], (list, tuple)) else mode
+    return ScaledBasis(1, path) if path else 1
+
+
+_TOKEN = re.compile(r"-?\d+(?:@\d+)*|[(),]|\S")
+
+
+def read_tuple(text: str, what: str = "tuple"):
+    """Read one nested tuple printed in CuTe's notation (``1@0@1`` is a basis element) back into Python.
+
+    >>> read_tuple("((4,8),(1@0@1,3))")
+    ((4, 8), (1@0@1, 3))
+    """
+    tokens, pos = _TOKEN.findall(text), 0
+
+    def fail(why):
+        raise LayoutError(f"parse_layout: {why} in {what} {text!r}; use CuTe notation like ((4,8),2):((1,4),32)")
+
+    for t in tokens:
+        if t not in "()," and not t.lstrip("-")[:1].isdigit():
+            fail(f"unexpected character {t!r}")
+
+    def parse():
+        nonlocal pos
+        if pos >= len(tokens):
+            fail("missing ')'" if tokens else "empty input")
+        t = tokens[pos]
+        pos += 1
+        if t == "(":
+            if pos < len(tokens) and tokens[pos] == ")":
+                fail("empty tuple '()'")
+            items = [parse()]
+            while pos < len(tokens) and tokens[pos] == ",":
+                pos += 1
+                items.append(parse())
+            if pos >= len(tokens):
+                fail("missing ')'")
+            if tokens[pos] != ")":
+                fail(f"expected ',' or ')' at {tokens[pos]!r}")
+            pos += 1
+            return tuple(items)
+        if t in "),":
+            fail(f"unexpected {t!r}")
+        v, *printed = t.split("@")  # printed innermost first: 1@0@1 is the path [1, 0]
+        return ScaledBasis(int(v), [int(m) for m in reversed(printed)]) if printed else int(v)
+
+    value = parse()
+    if pos != len(tokens):
+        fail("trailing text")
+    return value
