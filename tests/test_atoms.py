@@ -113,3 +113,72 @@ def test_docstring_examples_run():
     for mod in (atoms, tiled, ldmatrix, probe):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert res.failed == 0, mod.__name__
+
+
+# --------------------------------------------------------------------------- issue 17 item 9: 8-bit and fp8 atoms
+
+MATRIX_FORMS = [(op, t, n, ub) for op, ts, ns, ubs in (
+    (nvgpu.warp.LdMatrix8x8x16bOp, (False, True), (1, 2, 4), (None,)),
+    (nvgpu.warp.StMatrix8x8x16bOp, (False, True), (1, 2, 4), (None,)),
+    (nvgpu.warp.LdMatrix8x16x8bOp, (False,), (1, 2, 4), (None, 4, 6)),
+    (nvgpu.warp.LdMatrix16x8x8bOp, (True,), (2, 4), (None, 4, 6)),
+    (nvgpu.warp.LdMatrix16x16x8bOp, (True,), (1, 2), (None, 4, 6)),
+    (nvgpu.warp.StMatrix16x8x8bOp, (True,), (1, 2, 4), (None,))) for t in ts for n in ns for ub in ubs]
+
+
+@pytest.mark.parametrize("op,t,n,ub", MATRIX_FORMS)
+def test_matrix_copies_move_each_element_once(op, t, n, ub):
+    """Both sides of every ldmatrix/stmatrix form cover the same n matrices of 128 (16x16: 256) bytes: the register side
+    holds each byte exactly once, the address side names every 16-byte row (broadcast lanes repeat one)."""
+    bits = 16 if t and "16b" in op.__name__ else 8          # the 16-bit ops transpose 16-bit elements only
+    atom = atoms.make_copy_atom(op(t, n, ub), "f16" if bits == 16 else "i8")
+    per_matrix = (256 if op is nvgpu.warp.LdMatrix16x16x8bOp else 128) * 8 // bits    # a 16x16 byte matrix is two
+    regs = atom.layout_ref_tv
+    addr = atom.layout_src_tv if regs is atom.layout_dst_tv else atom.layout_dst_tv
+    held = [regs(i) for i in range(regs.size())]
+    assert sorted(held) == list(range(per_matrix * n)), "registers hold every element once"
+    assert {addr(i) for i in range(addr.size())} == set(held)
+    assert regs[0].size() == addr[0].size() == 32 and atom.num_val * 32 == per_matrix * n
+
+
+def test_8bit_transposing_load_feeds_the_8bit_transposing_store():
+    """LdMatrix16x8x8b exists to give each lane the bytes StMatrix16x8x8b stores from it (CuTe's SM100_U8x*_LDSM_T)."""
+    for n in (2, 4):
+        ld = atoms.make_copy_atom(nvgpu.warp.LdMatrix16x8x8bOp(True, n), "f8E4M3FN")
+        st = atoms.make_copy_atom(nvgpu.warp.StMatrix16x8x8bOp(True, n), "f8E4M3FN")
+        assert ld.layout_dst_tv == st.layout_src_tv
+        assert (ld.name, st.name) == (f"SM100_U8x{4 * n}_LDSM_T", f"SM100_U8x{4 * n}_STSM_T")
+
+
+def test_fp8_mma_sync_fragments_follow_the_ptx_figures():
+    """PTX mma.m16n8k32 (.e4m3/.e5m2): a_i sits at row groupID (+8 for registers 1, 3), column 4*tig + (i % 4)
+    (+16 for registers 2, 3); b_i at k = 4*tig + (i % 4) (+16 for register 1), n = groupID."""
+    atom = atoms.make_mma_atom(nvgpu.warp.MmaFP8Op("f8E5M2", "f32", (16, 8, 32)))
+    assert atom.name == "SM89_16x8x32_F32E5M2E5M2F32_TN"
+    for lane in range(32):
+        g, tig = lane // 4, lane % 4
+        assert [_mn(atom.layout_a_tv, lane, i, 16) for i in range(16)] == [
+            (g + 8 * (r % 2), 4 * tig + b + 16 * (r // 2)) for r in range(4) for b in range(4)]
+        assert [_mn(atom.layout_b_tv, lane, i, 8) for i in range(8)] == [
+            (g, 4 * tig + b + 16 * r) for r in range(2) for b in range(4)]
+    half = atoms.make_mma_atom(nvgpu.warp.MmaFP8Op("e4m3", "f16", (16, 8, 16)))
+    assert half.layout_a_tv(5, 7) == atom.layout_a_tv(5, 7) and half.layout_a_tv.size() == 32 * 8
+
+
+def test_fp8_wgmma_register_a_packs_four_k_neighbours():
+    """wgmma m64nNk32 with A in registers: thread t = t0 + 4*t1 + 32*w holds rows t1 + 16*w (+8), columns
+    4*t0 + (0..3) (+16); the accumulator is the 16-bit wgmma's."""
+    atom = atoms.make_mma_atom(nvgpu.warpgroup.MmaF8Op("f8E4M3FN", "f8E5M2", "f16", (64, 64), "rmem"))
+    assert atom.shape_mnk == (64, 64, 32) and atom.name == "SM90_64x64x32_F16E4M3E5M2_RS"
+    for t in range(128):
+        t0, t1, w = t % 4, (t // 4) % 8, t // 32
+        assert [_mn(atom.layout_a_tv, t, i, 64) for i in range(16)] == [
+            (t1 + 16 * w + 8 * (r % 2), 4 * t0 + b + 16 * (r // 2)) for r in range(4) for b in range(4)]
+    f16 = atoms.make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("f16", "f16", (64, 64, 16)))
+    assert atom.layout_c_tv == f16.layout_c_tv
+
+
+def test_fp8_type_names_print_as_the_dsl():
+    assert [atoms.dtype_name(x) for x in ("Float8E4M3FN", "f8e4m3", "e5m2", "FLOAT8E5M2")] == \
+        ["f8E4M3FN", "f8E4M3FN", "f8E5M2", "f8E5M2"]
+    assert atoms.make_copy_atom(nvgpu.warp.LdMatrix16x16x8bOp(True, 2), "e4m3").value_type == "f8E4M3FN"

@@ -14,10 +14,10 @@ from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 pytestmark = [pytest.mark.dsl, pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)]
 
 SETUP = """
-from cutlass import Float16, BFloat16, Float32, TFloat32, Int8
+from cutlass import Float16, BFloat16, Float32, TFloat32, Int8, Float8E4M3FN, Float8E5M2
 W = cute.nvgpu.warpgroup
 OM = cute.nvgpu.OperandMajorMode
-DT = {"f16": Float16, "bf16": BFloat16, "f32": Float32, "i8": Int8}
+DT = {"f16": Float16, "bf16": BFloat16, "f32": Float32, "i8": Int8, "f8E4M3FN": Float8E4M3FN, "f8E5M2": Float8E5M2}
 """
 
 MMA_SYNC = [("f16", "f16", s) for s in ((16, 8, 8), (16, 8, 16))] + \
@@ -35,6 +35,18 @@ CPASYNC = [(bits, vt, mode) for bits in (32, 64, 128) for vt in ("f16", "f32", "
            if bits >= {"f16": 16, "f32": 32, "i8": 8}[vt]] + [(128, "f16", "GLOBAL")]
 UNIVERSAL = [(bits, vt) for bits in (None, 16, 32, 64, 128) for vt in ("f16", "f32", "i8")
              if bits is None or bits >= {"f16": 16, "f32": 32, "i8": 8}[vt]]
+# issue 17 item 9: the 8-bit matrix copies (every valid transpose / num_matrices / unpack_bits, 8-bit types)
+MATRIX8 = [(ins, t, n, ub, vt)
+           for ins, t, ns, ubs in (("LdMatrix8x16x8bOp", False, (1, 2, 4), (None, 4, 6)),
+                                   ("LdMatrix16x8x8bOp", True, (2, 4), (None, 4, 6)),
+                                   ("LdMatrix16x16x8bOp", True, (1, 2), (None, 4, 6)),
+                                   ("StMatrix16x8x8bOp", True, (1, 2, 4), (None,)))
+           for n in ns for ub in ubs for vt in ("i8", "f8E4M3FN", "f8E5M2")]
+# ... and the fp8 MMAs: mma.sync m16n8k{16,32} (sm_89) and wgmma m64nNk32 (every N, both A sources, mixed types)
+FP8_SYNC = [(ab, acc, shp) for ab in ("f8E4M3FN", "f8E5M2") for acc in ("f16", "f32")
+            for shp in ((16, 8, 16), (16, 8, 32))]
+FP8_WGMMA = [(a, b, acc, n, src) for a, b in (("f8E4M3FN", "f8E4M3FN"), ("f8E4M3FN", "f8E5M2"), ("f8E5M2", "f8E4M3FN"))
+             for acc in ("f32", "f16") for n in atoms.WGMMA_N_VALUES for src in ("smem", "rmem")]
 
 
 def _cases():
@@ -57,6 +69,21 @@ def _cases():
         cases.append((f"{ins}({t},{n}) {vt}",
                       f"str(cute.make_copy_atom(cute.nvgpu.warp.{ins}({t}, {n}), DT['{vt}']))",
                       lambda ins=ins, t=t, n=n, vt=vt: atoms.make_copy_atom(getattr(atoms, ins)(t, n), vt)))
+    for ins, t, n, ub, vt in MATRIX8:
+        cases.append((f"{ins}({t},{n},{ub}) {vt}",
+                      f"str(cute.make_copy_atom(cute.nvgpu.warp.{ins}({t}, {n}, {ub}), DT['{vt}']))",
+                      lambda ins=ins, t=t, n=n, ub=ub, vt=vt: atoms.make_copy_atom(getattr(atoms, ins)(t, n, ub), vt)))
+    for ab, acc, shp in FP8_SYNC:
+        cases.append((f"mma.sync {ab}/{acc} {shp}",
+                      f"str(cute.make_mma_atom(cute.nvgpu.warp.MmaFP8Op(DT['{ab}'], DT['{acc}'], {shp})))",
+                      lambda ab=ab, acc=acc, shp=shp: atoms.make_mma_atom(atoms.nvgpu.warp.MmaFP8Op(ab, acc, shp))))
+    for a, b, acc, n, src in FP8_WGMMA:
+        dsl_src = "W.OperandSource.SMEM" if src == "smem" else "W.OperandSource.RMEM"
+        cases.append((f"wgmma {a}x{b}/{acc} 64x{n}x32 {src}",
+                      f"str(cute.make_mma_atom(W.MmaF8Op(DT['{a}'], DT['{b}'], DT['{acc}'], (64,{n},32), {dsl_src}, "
+                      f"OM.K, OM.K)))",
+                      lambda a=a, b=b, acc=acc, n=n, src=src: atoms.make_mma_atom(
+                          atoms.nvgpu.warpgroup.MmaF8Op(a, b, acc, (64, n, 32), src))))
     for bits, vt, mode in CPASYNC:
         cases.append((f"cp.async {bits} {vt} {mode}",
                       f"str(cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(cute.nvgpu.cpasync.LoadCacheMode.{mode}),"
@@ -97,6 +124,10 @@ def test_case_counts_cover_the_issue():
     # every N of wgmma m64nNk16 in both A sources and all majornesses, every ldmatrix/stmatrix form
     assert len([c for c in WGMMA if c[0] == "f16" and c[1] == "f32"]) == 32 * 6
     assert {(t, n) for ins, t, n, _ in MATRIX if ins.startswith("Ld")} == set(itertools.product((False, True), (1, 2, 4)))
+    # issue 17 item 9: all four 8-bit matrix ops in every form the DSL builds, both fp8 MMAs
+    assert {ins for ins, *_ in MATRIX8} == {"LdMatrix8x16x8bOp", "LdMatrix16x8x8bOp", "LdMatrix16x16x8bOp",
+                                             "StMatrix16x8x8bOp"} and len(MATRIX8) == 3 * (9 + 6 + 6 + 3)
+    assert len(FP8_SYNC) == 8 and len(FP8_WGMMA) == 3 * 2 * 32 * 2
 
 
 # Inputs the DSL accepts although no instruction can do them: we refuse, and say why.
@@ -109,6 +140,13 @@ DSL_LENIENT = [
      lambda: atoms.make_copy_atom(atoms.LdMatrix8x8x16bOp(True, 4), "f32"), "16 bits wide"),
     ("universal copy of half an f16", "str(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), DT['f16'], num_bits_per_copy=8))",
      lambda: atoms.make_copy_atom(atoms.CopyUniversalOp(), "f16", num_bits_per_copy=8), "whole f16 values"),
+    ("8-bit ldmatrix of f16", "str(cute.make_copy_atom(cute.nvgpu.warp.LdMatrix16x8x8bOp(True, 4), DT['f16']))",
+     lambda: atoms.make_copy_atom(atoms.LdMatrix16x8x8bOp(True, 4), "f16"), "8 bits wide"),
+    ("8-bit stmatrix of f16", "str(cute.make_copy_atom(cute.nvgpu.warp.StMatrix16x8x8bOp(True, 2), DT['f16']))",
+     lambda: atoms.make_copy_atom(atoms.StMatrix16x8x8bOp(True, 2), "f16"), "8 bits wide"),
+    ("MN-major fp8 wgmma", "str(cute.make_mma_atom(W.MmaF8Op(DT['f8E4M3FN'], DT['f8E4M3FN'], DT['f32'], (64,64,32), "
+     "W.OperandSource.SMEM, OM.MN, OM.K)))",
+     lambda: atoms.WarpgroupMmaF8Op("f8E4M3FN", "f8E4M3FN", "f32", (64, 64, 32), "smem", "MN", "K"), "K-major"),
 ]
 
 
@@ -118,8 +156,11 @@ def test_dsl_lenient_inputs_are_refused_with_a_reason():
         assert r.ok, f"{label}: the DSL no longer accepts this ({r.message[:200]}); update the classification"
         with pytest.raises(atoms.LayoutError if hasattr(atoms, "LayoutError") else ValueError, match=why):
             ours()
-    # the DSL's ldmatrix.trans of f32 really is broken: its thread mode no longer covers the 32 lanes
-    assert results[2].value.splitlines()[3].split(":", 1)[1].strip().startswith("((4,4)")
+    # the DSL's ldmatrix.trans of f32 and its 8-bit transposing forms of f16 really are broken: their thread
+    # modes no longer cover the 32 lanes
+    for k in (2, 4):
+        assert results[k].value.splitlines()[3].split(":", 1)[1].strip().startswith("((4,4)")
+    assert results[5].value.splitlines()[2].split(":", 1)[1].strip().startswith("((4,4)")
 
 
 # Inputs both refuse.
@@ -138,6 +179,32 @@ DSL_REFUSES = [
      lambda: atoms.WarpgroupMmaF16BF16Op("bf16", "f16", (64, 64, 16)), "bf16 inputs in f32"),
     ("ldmatrix x3", "cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 3)",
      lambda: atoms.LdMatrix8x8x16bOp(False, 3), "1, 2 or 4"),
+    ("ldmatrix 16x8 b8 x1", "cute.nvgpu.warp.LdMatrix16x8x8bOp(True, 1)",
+     lambda: atoms.LdMatrix16x8x8bOp(True, 1), "2 or 4"),
+    ("ldmatrix 16x8 b8 without .trans", "cute.nvgpu.warp.LdMatrix16x8x8bOp(False, 2)",
+     lambda: atoms.LdMatrix16x8x8bOp(False, 2), "always transposes"),
+    ("ldmatrix 16x16 b8 x4", "cute.nvgpu.warp.LdMatrix16x16x8bOp(True, 4)",
+     lambda: atoms.LdMatrix16x16x8bOp(True, 4), "1 or 2"),
+    ("ldmatrix 8x16 b8 .trans", "cute.nvgpu.warp.LdMatrix8x16x8bOp(True, 1)",
+     lambda: atoms.LdMatrix8x16x8bOp(True, 1), "never transposes"),
+    ("ldmatrix 8x16 unpack 5", "cute.nvgpu.warp.LdMatrix8x16x8bOp(False, 1, 5)",
+     lambda: atoms.LdMatrix8x16x8bOp(False, 1, 5), "unpack_bits 5"),
+    ("stmatrix 16x8 b8 unpack", "cute.nvgpu.warp.StMatrix16x8x8bOp(True, 1, 4)",
+     lambda: atoms.StMatrix16x8x8bOp(True, 1, 4), "unpack_bits 4"),
+    ("ldmatrix 8x8 b16 unpack", "cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 1, 4)",
+     lambda: atoms.LdMatrix8x8x16bOp(False, 1, 4), "unpack_bits 4"),
+    ("mma.sync fp8 16x8x8", "cute.nvgpu.warp.MmaFP8Op(DT['f8E4M3FN'], DT['f32'], (16,8,8))",
+     lambda: atoms.MmaFP8Op("f8E4M3FN", "f32", (16, 8, 8)), r"\(16,8,16\) or \(16,8,32\)"),
+    ("mma.sync fp8 of f16", "cute.nvgpu.warp.MmaFP8Op(DT['f16'], DT['f32'], (16,8,32))",
+     lambda: atoms.MmaFP8Op("f16", "f32", (16, 8, 32)), "not an fp8 type"),
+    ("mma.sync fp8 with bf16 acc", "cute.nvgpu.warp.MmaFP8Op(DT['f8E5M2'], DT['bf16'], (16,8,32))",
+     lambda: atoms.MmaFP8Op("f8E5M2", "bf16", (16, 8, 32)), "f16 or f32"),
+    ("wgmma fp8 K=16", "W.MmaF8Op(DT['f8E4M3FN'], DT['f8E4M3FN'], DT['f32'], (64,64,16), W.OperandSource.SMEM, OM.K, OM.K)",
+     lambda: atoms.WarpgroupMmaF8Op("f8E4M3FN", "f8E4M3FN", "f32", (64, 64, 16)), r"\(64,N,32\)"),
+    ("wgmma fp8 N=12", "W.MmaF8Op(DT['f8E4M3FN'], DT['f8E4M3FN'], DT['f32'], (64,12,32), W.OperandSource.SMEM, OM.K, OM.K)",
+     lambda: atoms.WarpgroupMmaF8Op("f8E4M3FN", "f8E4M3FN", "f32", (64, 12, 32)), "multiple of 8"),
+    ("wgmma fp8 with f16 B", "W.MmaF8Op(DT['f8E4M3FN'], DT['f16'], DT['f32'], (64,64,32), W.OperandSource.SMEM, OM.K, OM.K)",
+     lambda: atoms.WarpgroupMmaF8Op("f8E4M3FN", "f16", "f32", (64, 64, 32)), "b_dtype f16 is not an fp8"),
 ]
 
 

@@ -1,0 +1,355 @@
+"""Copy atoms as data: the (thread, value) -> element maps of single copy instructions (``ldmatrix``,
+``stmatrix``, ``cp.async``, plain loads and stores).  :mod:`layoutlab.atoms` explains the layouts; names,
+arguments and printing follow the CuTe DSL's ``cute.nvgpu`` copy operations.  The layouts are defined in bits,
+as in CuTe, and shown in units of ``value_type``.
+"""
+
+from dataclasses import dataclass
+
+from .algebra import recast_layout
+from .errors import LayoutError
+from .mma_atoms import _DTYPES, _L, _dsl_enum, dtype_bits, dtype_name
+
+__all__ = ["CopyAtom", "make_copy_atom", "LdMatrix8x8x16bOp", "StMatrix8x8x16bOp", "LdMatrix8x16x8bOp",
+           "LdMatrix16x8x8bOp", "LdMatrix16x16x8bOp", "StMatrix16x8x8bOp", "CopyG2SOp", "CopyUniversalOp"]
+
+
+class CopyAtom:
+    """One copy instruction as layouts, in units of ``value_type`` (see the module docstring).
+
+    Attributes: ``op``, ``name`` (CuTe C++ name), ``value_type`` (DSL short name), ``thr_id``,
+    ``layout_src_tv``, ``layout_dst_tv``, ``layout_ref_tv`` (the reference order: the register side),
+    ``num_val`` (values per thread), ``layout_src_tv_bits`` / ``layout_dst_tv_bits`` (in bits, as CuTe
+    C++ writes them).
+
+    Example::
+
+        >>> print(make_copy_atom(LdMatrix8x8x16bOp(False, 4), "f16"))
+        Copy Atom
+          ThrID:         32:1
+          TV Layout Src: (32,8):(8,1)
+          TV Layout Dst: (32,(2,4)):(2,(1,64))
+          Value type:    f16
+    """
+
+    def __init__(self, op, name, value_type, thr_id, src_bits, dst_bits, raw_units=False, ref="dst"):
+        self.op = op
+        self.name = name
+        self.value_type = value_type
+        self.thr_id = thr_id
+        self.layout_src_tv_bits = src_bits
+        self.layout_dst_tv_bits = dst_bits
+        if raw_units:  # already in value units (the DSL's "auto-vectorising" universal copy)
+            self.layout_src_tv, self.layout_dst_tv = src_bits, dst_bits
+        else:
+            bits = dtype_bits(value_type)
+            self.layout_src_tv = recast_layout(bits, 1, src_bits)
+            self.layout_dst_tv = recast_layout(bits, 1, dst_bits)
+        # CuTe's RefLayout: the side whose (thread, value) order a TiledCopy follows -- the registers
+        # (ldmatrix's destination, stmatrix's source); for copies with one TV layout it does not matter
+        self.layout_ref_tv = self.layout_src_tv if ref == "src" else self.layout_dst_tv
+        self.num_val = self.layout_ref_tv[1].size()
+
+    def _body(self, width):
+        rows = [("ThrID:", self.thr_id), ("TV Layout Src:", self.layout_src_tv),
+                ("TV Layout Dst:", self.layout_dst_tv), ("Value type:", self.value_type)]
+        return "\n".join(f"  {k:<{width}}{v}" for k, v in rows)
+
+    def __str__(self):
+        return "Copy Atom\n" + self._body(15)
+
+    def __repr__(self):
+        return f"CopyAtom({self.name}, {self.value_type})"
+
+
+# ldmatrix/stmatrix in bits, CuTe's SM75_U32x{1,2,4}_LDSM_N / SM75_U16x{2,4,8}_LDSM_T.
+# Source ("address") side: lane l names row l of the stacked 8x8 matrices (128 bits per row); with x1 only
+# lanes 0..7 and with x2 lanes 0..15 give addresses (the others are broadcast: stride 0).
+_LDSM_ADDR = {1: _L(((8, 4), 128), ((128, 0), 1)),
+              2: _L(((16, 2), 128), ((128, 0), 1)),
+              4: _L((32, 128), (128, 1))}
+# Register side without .trans: lane l gets 32 bits of row l/4 of each matrix (bits 32*(l%4)...);
+# register j comes from matrix j (1024 bits further).
+_LDSM_REG_N = {1: _L((32, 32), (32, 1)),
+               2: _L((32, (32, 2)), (32, (1, 1024))),
+               4: _L((32, (32, 4)), (32, (1, 1024)))}
+# With .trans: lane l = t0 + 4*t1 gets 16-bit elements (row 2*t0 + i, column t1) of each matrix.
+_LDSM_REG_T = {1: _L(((4, 8), (16, 2)), ((256, 16), (1, 128))),
+               2: _L(((4, 8), (16, 2, 2)), ((256, 16), (1, 128, 1024))),
+               4: _L(((4, 8), (16, 2, 4)), ((256, 16), (1, 128, 1024)))}
+# 8-bit transposing forms (sm_100a), as the DSL 4.8.1 builds them.  stmatrix.m16n8.trans.b8: lane l = t0 + 4*t1
+# holds bytes (row 2*t0 + i, column t1) and (row 2*t0 + i + 8 ...): ((4,8),(8,2,2,n)) in bits per 16x8 matrix.
+_STSM8_REG = {1: _L(((4, 8), (8, 2, 2)), ((256, 8), (1, 128, 64))),
+              2: _L(((4, 8), (8, 2, 2, 2)), ((256, 8), (1, 128, 64, 1024))),
+              4: _L(((4, 8), (8, 2, 2, 4)), ((256, 8), (1, 128, 64, 1024)))}
+# LdMatrix16x8x8b: ldmatrix.m16n16.trans.b8 with its addresses and bytes permuted to give stmatrix.m16n8's
+# registers (CuTe's SM100_U8x{8,16}_LDSM_T); x2 = one 16x16 matrix, x4 = two.
+_LDSM8_16x8_ADDR = {2: _L(((2, 2, 4, 2), 128), ((128, 1024, 256, 0), 1)),
+                    4: _L(((2, 2, 4, 2), 128), ((128, 1024, 256, 2048), 1))}
+# LdMatrix16x16x8b: ldmatrix.m16n16.trans.b8 as PTX returns it (no permutation).
+_LDSM8_16x16_REG = {1: _L(((4, 8), (8, 4, 2)), ((512, 8), (1, 128, 64))),
+                    2: _L(((4, 8), (8, 4, 2, 2)), ((512, 8), (1, 128, 64, 2048)))}
+
+
+@dataclass(frozen=True)
+class _MatrixOp:
+    """The DSL's warp matrix copy operations: ``(transpose, num_matrices, unpack_bits)``, checked per op."""
+
+    transpose: bool = False
+    num_matrices: int = 1
+    unpack_bits: object = None
+
+    _TRANSPOSE = (False, True)    # allowed values, per op
+    _NUM = (1, 2, 4)
+    _UNPACK = (None,)
+    _ELEMENT_BITS = (8, 16, 32)   # value types it moves
+    is_load = True                # ldmatrix (registers are the destination) or stmatrix
+
+    def __post_init__(self):
+        cls = type(self).__name__
+        if not isinstance(self.transpose, bool):
+            raise LayoutError(f"{cls}: transpose must be a bool, got {self.transpose!r}")
+        if self.transpose not in self._TRANSPOSE:
+            raise LayoutError(f"{cls}: transpose={self.transpose} is not available; this op "
+                              f"{'always transposes' if self._TRANSPOSE == (True,) else 'never transposes'}")
+        if self.num_matrices not in self._NUM:
+            raise LayoutError(f"{cls}: num_matrices {self.num_matrices!r} is not "
+                              f"{', '.join(map(str, self._NUM[:-1]))} or {self._NUM[-1]} (the .x1/.x2/.x4 forms)")
+        if self.unpack_bits not in self._UNPACK:
+            allowed = " or ".join(map(str, self._UNPACK))
+            raise LayoutError(f"{cls}: unpack_bits {self.unpack_bits!r} is not available; use {allowed} "
+                              f"(4 and 6 read packed 4-/6-bit elements into 8-bit containers)")
+
+    def _check_value_type(self, vt, bits):
+        kind = "ldmatrix" if self.is_load else "stmatrix"
+        cls = type(self).__name__
+        if self._ELEMENT_BITS == (8,):
+            if bits != 8:
+                raise LayoutError(f"make_copy_atom: {cls} moves 8-bit elements, so value_type must be 8 bits wide, "
+                                  f"not {vt} ({bits} bits); use LdMatrix8x8x16bOp/StMatrix8x8x16bOp for 16-bit "
+                                  f"values (the DSL accepts this and builds a layout over the wrong number of threads)")
+        elif self.transpose and bits != 16:
+            raise LayoutError(f"make_copy_atom: {kind}.trans transposes 16-bit elements, so value_type must be "
+                              f"16 bits wide, not {vt} ({bits} bits); the DSL accepts this and builds a "
+                              f"layout over the wrong number of threads")
+        elif bits not in self._ELEMENT_BITS:
+            raise LayoutError(f"make_copy_atom: {kind} moves 32 bits per lane and matrix; value_type {vt} "
+                              f"({bits} bits) must be 8, 16 or 32 bits wide")
+
+
+@dataclass(frozen=True)
+class LdMatrix8x8x16bOp(_MatrixOp):
+    """``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` (DSL:
+    ``cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices)``): a warp loads 1, 2 or 4 8x8 matrices
+    of 16-bit elements from shared memory; lanes give row addresses, and ``.trans`` transposes each matrix.
+
+    CuTe names: ``SM75_U32x{n}_LDSM_N`` and ``SM75_U16x{2n}_LDSM_T``.
+
+    >>> make_copy_atom(LdMatrix8x8x16bOp(True, 4), "f16").name
+    'SM75_U16x8_LDSM_T'
+    """
+
+    @property
+    def name(self):
+        n = self.num_matrices
+        return f"SM75_U16x{2 * n}_LDSM_T" if self.transpose else f"SM75_U32x{n}_LDSM_N"
+
+    def _layouts(self):
+        reg = (_LDSM_REG_T if self.transpose else _LDSM_REG_N)[self.num_matrices]
+        return _LDSM_ADDR[self.num_matrices], reg
+
+
+@dataclass(frozen=True)
+class StMatrix8x8x16bOp(_MatrixOp):
+    """``stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` (sm_90; DSL:
+    ``cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices)``): the mirror image of ldmatrix, with
+    registers as the source and row addresses as the destination.
+
+    CuTe names: ``SM90_U32x{n}_STSM_N`` and ``SM90_U16x{2n}_STSM_T``.
+
+    >>> make_copy_atom(StMatrix8x8x16bOp(False, 2), "bf16").name
+    'SM90_U32x2_STSM_N'
+    """
+
+    is_load = False
+
+    @property
+    def name(self):
+        n = self.num_matrices
+        return f"SM90_U16x{2 * n}_STSM_T" if self.transpose else f"SM90_U32x{n}_STSM_N"
+
+    def _layouts(self):
+        reg = (_LDSM_REG_T if self.transpose else _LDSM_REG_N)[self.num_matrices]
+        return reg, _LDSM_ADDR[self.num_matrices]
+
+
+@dataclass(frozen=True)
+class LdMatrix8x16x8bOp(_MatrixOp):
+    """``ldmatrix.sync.aligned.m8n16.x{1,2,4}.shared.b8x16.b{4,6}x16_p{64,32}`` (sm_100a; DSL:
+    ``cute.nvgpu.warp.LdMatrix8x16x8bOp(False, num_matrices, unpack_bits)``): rows of 16 packed 4- or 6-bit
+    elements are unpacked into 8-bit containers, 16 bytes a row; without ``unpack_bits`` it is the 16-bit
+    ``ldmatrix`` (same layouts, in bytes).  No transpose.
+
+    CuTe names: ``SM100_SU{4,6}_DU8x16_x{n}_LDSM_N`` (``SM75_U32x{n}_LDSM_N`` without unpacking).
+
+    >>> print(make_copy_atom(LdMatrix8x16x8bOp(False, 4, 4), "i8").layout_dst_tv)
+    (32,(4,4)):(4,(1,128))
+    """
+
+    _TRANSPOSE = (False,)
+    _UNPACK = (None, 4, 6)
+    _ELEMENT_BITS = (8,)
+
+    @property
+    def name(self):
+        n = self.num_matrices
+        return f"SM75_U32x{n}_LDSM_N" if self.unpack_bits is None else f"SM100_SU{self.unpack_bits}_DU8x16_x{n}_LDSM_N"
+
+    def _layouts(self):
+        return _LDSM_ADDR[self.num_matrices], _LDSM_REG_N[self.num_matrices]
+
+
+@dataclass(frozen=True)
+class LdMatrix16x8x8bOp(_MatrixOp):
+    """8-bit transposing load matched to ``stmatrix.m16n8.trans.b8`` (sm_100a; DSL:
+    ``cute.nvgpu.warp.LdMatrix16x8x8bOp(True, num_matrices, unpack_bits)``, ``num_matrices`` 2 or 4): it
+    runs ``ldmatrix.m16n16.trans.b8`` and permutes addresses and bytes so each lane holds exactly what
+    :class:`StMatrix16x8x8bOp` stores from it.
+
+    CuTe names: ``SM100_U8x8_LDSM_T`` (x2) and ``SM100_U8x16_LDSM_T`` (x4).
+
+    >>> print(make_copy_atom(LdMatrix16x8x8bOp(True, 2), "f8E4M3FN").layout_dst_tv)
+    ((4,8),(1,2,2,2)):((32,1),(1,16,8,128))
+    """
+
+    _TRANSPOSE = (True,)
+    _NUM = (2, 4)
+    _UNPACK = (None, 4, 6)
+    _ELEMENT_BITS = (8,)
+
+    @property
+    def name(self):
+        return f"SM100_U8x{4 * self.num_matrices}_LDSM_T"
+
+    def _layouts(self):
+        return _LDSM8_16x8_ADDR[self.num_matrices], _STSM8_REG[self.num_matrices]
+
+
+@dataclass(frozen=True)
+class LdMatrix16x16x8bOp(_MatrixOp):
+    """``ldmatrix.sync.aligned.m16n16.x{1,2}.trans.shared.b8`` (sm_100a; DSL:
+    ``cute.nvgpu.warp.LdMatrix16x16x8bOp(True, num_matrices, unpack_bits)``): one or two 16x16 byte matrices,
+    transposed, as PTX delivers them (no permutation; CuTe C++ has no atom for it, so the name is PTX's).
+
+    >>> print(make_copy_atom(LdMatrix16x16x8bOp(True, 1), "i8").layout_dst_tv)
+    ((4,8),(1,4,2)):((64,1),(1,16,8))
+    """
+
+    _TRANSPOSE = (True,)
+    _NUM = (1, 2)
+    _UNPACK = (None, 4, 6)
+    _ELEMENT_BITS = (8,)
+
+    @property
+    def name(self):
+        return f"ldmatrix.m16n16.x{self.num_matrices}.trans.b8"
+
+    def _layouts(self):
+        return _LDSM_ADDR[2 * self.num_matrices], _LDSM8_16x16_REG[self.num_matrices]
+
+
+@dataclass(frozen=True)
+class StMatrix16x8x8bOp(_MatrixOp):
+    """``stmatrix.sync.aligned.m16n8.x{1,2,4}.trans.shared.b8`` (sm_100a; DSL:
+    ``cute.nvgpu.warp.StMatrix16x8x8bOp(True, num_matrices)``): a warp stores 1, 2 or 4 16x8 byte matrices,
+    transposed, from registers to rows given by lane addresses.
+
+    CuTe names: ``SM100_U8x{4,8,16}_STSM_T``.
+
+    >>> print(make_copy_atom(StMatrix16x8x8bOp(True, 1), "i8").layout_src_tv)
+    ((4,8),(1,2,2)):((32,1),(1,16,8))
+    """
+
+    _TRANSPOSE = (True,)
+    _ELEMENT_BITS = (8,)
+    is_load = False
+
+    @property
+    def name(self):
+        return f"SM100_U8x{4 * self.num_matrices}_STSM_T"
+
+    def _layouts(self):
+        return _STSM8_REG[self.num_matrices], _LDSM_ADDR[self.num_matrices]
+
+
+@dataclass(frozen=True)
+class CopyG2SOp:
+    """``cp.async.ca/.cg.shared.global`` (sm_80): one thread copies 4, 8 or 16 bytes from global to shared
+    memory without passing through registers (DSL: ``cute.nvgpu.cpasync.CopyG2SOp(cache_mode)``, with
+    ``num_bits_per_copy`` given to :func:`make_copy_atom`). ``cache_mode`` is ``"always"`` (.ca) or
+    ``"global"`` (.cg, 16 bytes only).
+
+    >>> make_copy_atom(CopyG2SOp("global"), "f16", num_bits_per_copy=128).name
+    'SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>'
+    """
+
+    cache_mode: str = "always"
+
+    def __post_init__(self):
+        mode = _dsl_enum(self.cache_mode, "CopyG2SOp cache_mode", ("always", "global"))
+        object.__setattr__(self, "cache_mode", mode)
+
+
+@dataclass(frozen=True)
+class CopyUniversalOp:
+    """A plain load/store (``a = b``: LDS/LDG/STS/STG ...) of ``num_bits_per_copy`` bits per thread
+    (DSL: ``cute.nvgpu.CopyUniversalOp()``). Without ``num_bits_per_copy`` the DSL leaves the width to its
+    auto-vectoriser and shows a single value, ``(1,1):(0,0)``; so do we.
+
+    >>> print(make_copy_atom(CopyUniversalOp(), "f32", num_bits_per_copy=128).layout_dst_tv)
+    (1,4):(0,1)
+    """
+
+
+def make_copy_atom(op, value_type, num_bits_per_copy=None) -> CopyAtom:
+    """The copy atom of a copy operation for elements of ``value_type`` (DSL: ``cute.make_copy_atom(op,
+    value_type, num_bits_per_copy=...)``).
+
+    >>> print(make_copy_atom(CopyG2SOp(), "f16", num_bits_per_copy=128).layout_src_tv)
+    (1,8):(0,1)
+    """
+    vt = dtype_name(value_type)
+    bits = _DTYPES[vt]
+    if isinstance(op, _MatrixOp):
+        if num_bits_per_copy is not None:
+            raise LayoutError(f"make_copy_atom: {'ldmatrix' if op.is_load else 'stmatrix'} moves fixed matrices; "
+                              f"num_bits_per_copy does not apply")
+        op._check_value_type(vt, bits)
+        src, dst = op._layouts()
+        return CopyAtom(op, op.name, vt, _L(32, 1), src, dst, ref="dst" if op.is_load else "src")
+    if isinstance(op, CopyG2SOp):
+        nb = num_bits_per_copy
+        if nb not in (32, 64, 128):
+            raise LayoutError(f"make_copy_atom: cp.async copies 4, 8 or 16 bytes per thread; num_bits_per_copy "
+                              f"must be 32, 64 or 128, not {nb!r}")
+        if op.cache_mode == "global" and nb != 128:
+            raise LayoutError("make_copy_atom: cp.async.cg (cache_mode='global') copies 16 bytes only; "
+                              "use num_bits_per_copy=128 or cache_mode='always'")
+        if nb % bits:
+            raise LayoutError(f"make_copy_atom: {nb} bits per copy is not a whole number of {vt} values ({bits} bits)")
+        mode = "CACHEALWAYS" if op.cache_mode == "always" else "CACHEGLOBAL"
+        lay = _L((1, nb), (0, 1))
+        return CopyAtom(op, f"SM80_CP_ASYNC_{mode}<uint{nb}_t>", vt, _L(1, 0), lay, lay)
+    if isinstance(op, CopyUniversalOp):
+        nb = num_bits_per_copy
+        if nb is None:
+            lay = _L((1, 1), (0, 0))
+            return CopyAtom(op, f"UniversalCopy<{vt}>", vt, _L(1, 0), lay, lay, raw_units=True)
+        if not isinstance(nb, int) or nb <= 0 or nb % bits or nb > 256 or (nb & (nb - 1)):
+            raise LayoutError(f"make_copy_atom: a universal copy moves a power-of-two number of whole {vt} "
+                              f"values up to 256 bits; num_bits_per_copy={nb!r} is not that "
+                              f"(use a multiple of {bits})")
+        lay = _L((1, nb), (0, 1))
+        return CopyAtom(op, f"UniversalCopy<uint{nb}_t>", vt, _L(1, 0), lay, lay)
+    raise LayoutError(f"make_copy_atom: {op!r} is not a copy operation; use an nvgpu.warp LdMatrix/StMatrix op, "
+                      f"nvgpu.cpasync.CopyG2SOp or nvgpu.CopyUniversalOp")
