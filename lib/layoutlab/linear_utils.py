@@ -32,8 +32,12 @@ __all__ = [
 
 
 def _dims_contained(A: LinearLayout, B: LinearLayout) -> bool:
-    return (set(B.get_in_dim_names()) <= set(A.get_in_dim_names())
-            and set(B.get_out_dim_names()) <= set(A.get_out_dim_names()))
+    """B's dims are among A's and in A's relative order (else no product of B with a factor keeping A's dims
+    can be A)."""
+    def within(small, big):
+        return set(small) <= set(big) and [d for d in big if d in small] == list(small)
+    return (within(B.get_in_dim_names(), A.get_in_dim_names())
+            and within(B.get_out_dim_names(), A.get_out_dim_names()))
 
 
 def _basis(L: LinearLayout, in_dim: str, i: int, out_dim: str) -> int:
