@@ -146,8 +146,10 @@ def _check_complement(A, M, R):
                              flatten(fa.shape) if is_tuple(fa.shape) else (fa.shape,)))
         span = ordered[-1][0] * ordered[-1][1] if ordered[-1][0] else 1
         need = min(product(M), span * product(ceil_div(M, span)))
-        return R.size() * fa.size() >= need
-    return R.size() * fa.size() >= product(M)
+        return cosize(make_layout(fa, R)) >= need
+    # CuTe's post-condition (test_complement): (layout, complement) reaches the cotarget; with a stride that is
+    # not a multiple of the span below, the rounded-down gap leaves holes, so it is the cosize, not the size
+    return cosize(make_layout(fa, R)) >= product(M)
 
 
 def _injective(L):
@@ -414,7 +416,7 @@ def build_cases(seed=SEED, n=N_PER_OP):
                      f"cute.group_modes({lit(A)}, {b}, {e})"))
             crd = tuple(None if rng.random() < 0.5 else rng.randrange(size(m)) for m in A)
             if any(c is None for c in crd) and not all(c is None for c in crd):
-                add(Case("slice_", (A, crd), lambda A=A, c=crd: slice_(c, A), f"cute.slice_({lit(A)}, {crd!r})"))
+                add(Case("slice_", (A, crd), lambda A=A, c=crd: slice_(A, c), f"cute.slice_({lit(A)}, {crd!r})"))
         add(Case("append", (A, B), lambda A=A, B=B: append(A, B), f"cute.append({lit(A)}, {lit(B)})"))
         add(Case("prepend", (A, B), lambda A=A, B=B: prepend(A, B), f"cute.prepend({lit(A)}, {lit(B)})"))
         add(Case("flatten", (A,), lambda A=A: A.flatten(), f"cute.flatten({lit(A)})"))

@@ -28,7 +28,7 @@ layout to a shared-memory pointer the swizzle acts on byte addresses (that is wh
 
 from __future__ import annotations
 
-from .algebra import composition, logical_divide, tile_to_shape
+from .algebra import LayoutWrapper, composition, logical_divide, recast_layout, tile_to_shape
 from .errors import LayoutError
 from .inttuple import is_int, none_to_zero
 from .layout import Layout, _has_none, slice_
@@ -134,14 +134,15 @@ def _fmt_offset(o) -> str:
     return str(o)
 
 
-class ComposedLayout:
+class ComposedLayout(LayoutWrapper):
     """``inner o offset o outer``: the function c -> inner(offset + outer(c)), as in the CuTe DSL.
 
     ``outer`` is a CuTe ``Layout`` (its shape is the domain), ``inner`` a :class:`Swizzle` (or a
     Layout), ``offset`` an integer.  Shape, size and modes are those of ``outer``; slicing,
-    composition, division and tiling act on ``outer`` and keep ``inner`` and ``offset``.
+    composition, division, products, coalesce and tiling act on ``outer`` and keep ``inner`` and ``offset``
+    (it is a :class:`~layoutlab.algebra.LayoutWrapper`, so every ``cute.*`` algebra function takes it).
 
-    Example (seed 004: the K-major 128B atom for 16-bit elements)::
+    Example (the K-major 128B GMMA atom for 16-bit elements, as ``make_smem_layout_atom`` builds it)::
 
         >>> c = ComposedLayout(Swizzle(3,4,3), 0, Layout((8,64), (64,1)))
         >>> print(c); c((1, 8))        # row 1, column 8: 72 has no bits 7..9 set, unchanged
@@ -218,7 +219,7 @@ class ComposedLayout:
         the unsliced layout gives 0..63 there; ``tests/test_swizzle.py`` records such cases.)
         """
         fixed = none_to_zero(crd)
-        return ComposedLayout(self.inner, self.offset + self.outer(fixed), slice_(crd, self.outer))
+        return ComposedLayout(self.inner, self.offset + self.outer(fixed), slice_(self.outer, crd))
 
     # --------------------------------------------------------------- algebra (on the outer layout)
     def compose(self, rhs) -> "ComposedLayout":
@@ -236,10 +237,44 @@ class ComposedLayout:
     def tile_to_shape(self, trg_shape, order=None) -> "ComposedLayout":
         """``cute.tile_to_shape(c, shape, order)``: repeat the atom's outer layout over ``shape``.
 
-        Example (seed 004): the 128B K-major fp16 atom tiled to (128, 64, 7 stages) is
+        Example: the 128B K-major fp16 atom tiled to (128, 64, 7 stages) is
         ``S<3,4,3> o 0 o ((8,16),(64,1),(1,7)):((64,512),(1,0),(0,8192))``.
         """
         return ComposedLayout(self.inner, self.offset, tile_to_shape(self.outer, trg_shape, order))
+
+    # --------------------------------------------------------------- the LayoutWrapper protocol
+    def _algebra_layout(self) -> Layout:
+        return self.outer
+
+    def _with_layout(self, layout) -> "ComposedLayout":
+        return ComposedLayout(self.inner, self.offset, layout)
+
+    def _recast_layout(self, new_type_bits: int, old_type_bits: int) -> "ComposedLayout":
+        """``cute.recast_layout`` of a swizzled layout: the outer layout and the offset are recast, and the
+        swizzle's base ``M`` moves by log2 of the width ratio (``S<3,4,3>`` on 16-bit elements is ``S<3,3,3>`` on
+        32-bit ones), since the swizzle acts on element offsets."""
+        op = "recast_layout"
+        num, den = new_type_bits, old_type_bits
+        inner = self.inner
+        if isinstance(inner, Swizzle) and inner.num_bits:
+            up, down = max(num // den, 1), max(den // num, 1)
+            if num % den and den % num or (up & (up - 1)) or (down & (down - 1)):
+                raise LayoutError(f"{op}: {new_type_bits}/{old_type_bits} bits is not a power-of-two ratio, so the "
+                                  f"swizzle {inner} of {self} has no recast (its bit ranges would split elements)")
+            base = inner.num_base - up.bit_length() + down.bit_length()
+            if base < 0:
+                raise LayoutError(
+                    f"{op}: recasting {self} from {old_type_bits}- to {new_type_bits}-bit elements moves the swizzle's "
+                    f"base M={inner.num_base} below bit 0 (the swizzle would XOR bits inside one element); the CuTe DSL "
+                    f"prints a wrapped-around M here. Recast by a ratio of at most 2^M")
+            inner = Swizzle(inner.num_bits, base, inner.num_shift)
+        elif isinstance(inner, Layout):
+            inner = recast_layout(new_type_bits, old_type_bits, inner)
+        if (self.offset * old_type_bits) % new_type_bits:
+            raise LayoutError(f"{op}: the offset {self.offset} of {self} is not a whole number of "
+                              f"{new_type_bits}-bit elements")
+        return ComposedLayout(inner, self.offset * old_type_bits // new_type_bits,
+                              recast_layout(new_type_bits, old_type_bits, self.outer))
 
     def to_linear_layout(self, in_dim_names=None, out_dim_name: str = "offset"):
         """The swizzled layout as a LinearLayout (outer as F2 map, then the swizzle matrix).
