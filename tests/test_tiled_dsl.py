@@ -294,3 +294,57 @@ def test_random_tilings_match_the_dsl():
            for (label, mine), r in zip(ours, results) if not r.ok or r.value != mine]
     print(f"\nrandom tilings vs CuTe DSL: {len(RANDOM_TILINGS)} tilings, {len(snippets)} cases, {len(bad)} differ")
     assert not bad, "\n".join(bad[:6])
+
+
+# ---- issue 17 item 7: make_tiled_copy_tv with size-3 (non-power-of-two) thread and value modes ------------------
+
+def _random_tv_copies(seed=17, count=30):
+    """Random compact thread and value layouts over modes of 1, 2, 3, 4, 6 (col- or row-major), at least one
+    mode of a multiple of 3 in each case, with a 16-bit universal copy (one value per copy)."""
+    import random
+
+    rng = random.Random(seed)
+    sizes = [1, 2, 3, 4, 6]
+    out = []
+    while len(out) < count:
+        thr = (rng.choice(sizes), rng.choice(sizes))
+        val = (rng.choice(sizes), rng.choice([1, 2, 3]))
+        if not any(x % 3 == 0 for x in thr + val):
+            continue
+        out.append(tuple((shape, rng.random() < 0.5) for shape in (thr, val)))
+    return out
+
+
+def _maybe_row_major(shape, row):
+    return make_layout(shape, stride=(shape[1], 1)) if row else make_layout(shape)
+
+
+def _dsl_layout(shape, row):
+    return f"cute.make_layout({shape}, stride=({shape[1]},1))" if row else f"cute.make_layout({shape})"
+
+
+@pytest.mark.dsl
+@pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)
+def test_tiled_copy_tv_with_size3_modes_matches_the_dsl():
+    atom_src = "cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), Float16, num_bits_per_copy=16)"
+    snippets, ours = [], []
+    for (thr, thr_row), (val, val_row) in _random_tv_copies():
+        tc = make_tiled_copy_tv(make_copy_atom(CopyUniversalOp(), "f16", num_bits_per_copy=16),
+                                _maybe_row_major(thr, thr_row), _maybe_row_major(val, val_row))
+        src = f"cute.make_tiled_copy_tv({atom_src}, {_dsl_layout(thr, thr_row)}, {_dsl_layout(val, val_row)})"
+        label = f"thr {thr}{' row' if thr_row else ''} val {val}{' row' if val_row else ''}"
+        tile = tuple(t.size() for t in tc.tiler_mn)
+        thread = (tc.size * 2) // 3
+        for what, snip, mine in (
+                ("print", f"str({src})", str(tc)),
+                ("src tiled", f"{src}.layout_src_tv_tiled", str(tc.layout_src_tv_tiled)),
+                (f"thr {thread} partition_S", f"{src}.get_slice({thread}).partition_S(cute.make_identity_tensor("
+                                              f"{(2 * tile[0], tile[1])}))",
+                 str(tc.get_slice(thread).partition_S(make_identity_tensor((2 * tile[0], tile[1])))))):
+            snippets.append(snip)
+            ours.append((f"{label}: {what}", mine))
+    results = dsl_eval(snippets, setup=SETUP)
+    bad = [f"{label}\n  DSL : {r.value if r.ok else r.message[:200]}\n  ours: {mine}"
+           for (label, mine), r in zip(ours, results) if not r.ok or r.value != mine]
+    print(f"\nmake_tiled_copy_tv with size-3 modes vs CuTe DSL: {len(snippets)} cases, {len(bad)} differ")
+    assert not bad, "\n".join(bad[:6])

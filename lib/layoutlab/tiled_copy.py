@@ -1,0 +1,225 @@
+"""TiledCopy: a copy atom repeated over threads and values, and each thread's share of a tensor.
+
+See :mod:`layoutlab.tiled`, which re-exports everything here.
+"""
+
+from .algebra import coalesce, composition, logical_product, right_inverse, upcast, zipped_divide
+from .atoms import CopyAtom
+from .errors import LayoutError
+from .inttuple import format_tree, is_int, is_tuple, product, product_each
+from .layout import Layout, make_layout, slice_and_offset
+from .tensor import make_layout_tv
+from .tiled_mma import TiledMMA, _as_tensor_result, _integral_strides, _layout_of
+
+__all__ = ["TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_tv", "make_tiled_copy_A",
+           "make_tiled_copy_B", "make_tiled_copy_C"]
+
+
+def _zip2(layout):
+    """((a,b),(c,d)) -> ((a,c),(b,d)) (CuTe's zip on a rank-2 of rank-2 layout)."""
+    l0, l1 = layout[0], layout[1]
+    return make_layout(make_layout(l0[0], l1[0]), make_layout(l0[1], l1[1]))
+
+
+class TiledCopy:
+    """A copy atom tiled over threads and values: ``layout_tv_tiled`` maps ``(thr_idx, val)`` into the
+    ``tiler_mn`` tile (see :func:`make_tiled_copy`). DSL attributes: ``layout_tv_tiled``, ``tiler_mn``,
+    ``layout_src_tv_tiled``, ``layout_dst_tv_tiled``, ``size``, ``get_slice(thr)``; plus the atom's
+    ``thr_id``, ``layout_src_tv``, ``layout_dst_tv``, ``value_type``.
+    """
+
+    def __init__(self, atom, layout_tv, tiler_mn):
+        op = "make_tiled_copy"
+        if not isinstance(atom, CopyAtom):
+            raise LayoutError(f"{op}: {atom!r} is not a copy atom; make one with make_copy_atom(op, value_type)")
+        self.atom = atom
+        self.layout_tv_tiled = layout_tv
+        self.tiler_mn = tuple(t if isinstance(t, Layout) else make_layout(int(t)) for t in tiler_mn)
+        atom_thr = atom.thr_id.size()
+        atom_val = atom.num_val
+        n_thr, n_val = layout_tv[0].size(), layout_tv[1].size()
+        if n_thr % atom_thr:
+            raise LayoutError(f"{op}: TiledCopy uses too few thrs for selected CopyAtom: the tiled layout "
+                              f"{layout_tv} has {n_thr} threads, not a multiple of {atom.name}'s {atom_thr}")
+        if n_val % atom_val:
+            raise LayoutError(f"{op}: TiledCopy uses too few vals for selected CopyAtom: each thread owns {n_val} "
+                              f"values of the tile ({layout_tv}) but one {atom.name} moves {atom_val} per thread; "
+                              f"pick an atom that moves a divisor of {n_val} values (e.g. fewer matrices)")
+
+    thr_id = property(lambda self: self.atom.thr_id)
+    layout_src_tv = property(lambda self: self.atom.layout_src_tv)
+    layout_dst_tv = property(lambda self: self.atom.layout_dst_tv)
+    value_type = property(lambda self: self.atom.value_type)
+
+    @property
+    def size(self):
+        return self.layout_tv_tiled[0].size()
+
+    def _tile2thrfrg(self, layout, ref2trg):
+        """((TileM,TileN),(RestM,RestN)) -> ((thr,val),(RestM,RestN)) through the atom's ref -> trg map."""
+        atom_tv = zipped_divide(self.layout_tv_tiled, (Layout(self.atom.thr_id.size(), 1), Layout(self.atom.num_val, 1)))
+        trg = composition(atom_tv, (ref2trg, None))
+        thrval2mn = coalesce(_zip2(trg), (1, (1, 1)))
+        return composition(layout, (thrval2mn, None))
+
+    def _ref2(self, trg):
+        return composition(right_inverse(self.atom.layout_ref_tv), trg)
+
+    def tidfrg_S(self, layout):
+        """(M,N,...) -> ((thr,val),(RestM,RestN,...)) for the source side."""
+        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self._ref2(self.atom.layout_src_tv))
+
+    def tidfrg_D(self, layout):
+        """(M,N,...) -> ((thr,val),(RestM,RestN,...)) for the destination side."""
+        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self._ref2(self.atom.layout_dst_tv))
+
+    def _side(self, trg):
+        # the tile itself as ((TileM,TileN),1): one "rest" coordinate, dropped at the end
+        ref = make_layout(tuple(t.size() for t in self.tiler_mn))
+        ref = Layout((ref.shape, 1), (ref.stride, 0))
+        tv = self._tile2thrfrg(ref, self._ref2(trg))
+        sub, _ = slice_and_offset(((None, None), 0), tv)
+        return sub
+
+    @property
+    def layout_src_tv_tiled(self):
+        """(thr_idx, val) -> element of the tile, as the source is read."""
+        return self._side(self.atom.layout_src_tv)
+
+    @property
+    def layout_dst_tv_tiled(self):
+        """(thr_idx, val) -> element of the tile, as the destination is written."""
+        return self._side(self.atom.layout_dst_tv)
+
+    def get_slice(self, thr_idx):
+        if not is_int(thr_idx) or not 0 <= thr_idx < self.size:
+            raise LayoutError(f"TiledCopy.get_slice: thread {thr_idx!r} is outside 0..{self.size - 1}")
+        return ThrCopy(self, thr_idx)
+
+    def retile(self, x):
+        """The copy's view of a register fragment made for another partitioning (DSL:
+        ``tiled_copy.retile(tCrA)``; CuTe C++: ``thr_copy.retile_D(tCrA)`` / ``retile_S``).
+
+        ``x`` is a thread's fragment ``(V, Rest...)`` -- e.g. ``thr_mma.partition_fragment_A(sA)``, whose mode 0
+        holds the MMA atom's values. The result groups the *same registers* as the copy wants them:
+        ``((AtomVal, RestVal), Rest...)``, one ``AtomVal`` block per copy instruction. CuTe's construction: the
+        copy's ``(m,n) -> value`` order (right inverse of ``layout_tv_tiled``, upcast by threads x V) tells
+        which fragment values belong to one atom.
+
+        >>> from layoutlab import nvgpu, make_copy_atom, make_tiled_mma, make_tiled_copy_A
+        >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
+        >>> frag = tm.get_slice(3).partition_fragment_A(make_layout((32, 64), stride=(64, 1)))
+        >>> x2 = make_tiled_copy_A(make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(False, 2), "f16"), tm)
+        >>> frag, x2.retile(frag)            # the x2 copy sees the 8 values as 2 instructions of 4
+        (tensor<0 o ((2,2,2),2,4):((1,2,4),32,8)>, tensor<0 o ((4,2),2,4):((1,4),32,8)>)
+        """
+        op = "retile"
+        layout = _layout_of(x, op)
+        if not is_tuple(layout.shape) or len(layout.shape) < 2:
+            raise LayoutError(f"{op}: {layout} is not a thread's fragment (V, Rest...); retile the result of "
+                              f"partition_fragment_A/B/C or partition_S/D")
+        _integral_strides(layout, op)
+        r = len(layout.shape)
+        v = product(layout.shape[0])
+        tiler_shape = tuple(t.size() for t in self.tiler_mn)
+        try:
+            inv = composition(right_inverse(self.layout_tv_tiled), make_layout(tiler_shape))
+            frg_mn = upcast(inv, self.size * v)                        # (m,n) -> which block of V values
+            frg_v = zipped_divide(logical_product(make_layout(v), right_inverse(frg_mn)),
+                                  make_layout(self.atom.num_val))      # (atom_vals, rest_vals) -> (v, m, n)
+            t = zipped_divide(layout, (v,) + tuple(product_each(frg_mn.shape)))
+            tv = composition(t, (frg_v, None))
+        except LayoutError as err:
+            raise LayoutError(f"{op}: {layout} does not fit the copy {self!r}: {err}") from None
+        sub, offset = slice_and_offset((None, (0,) + (None,) * (r - 1)), tv)
+        if sub.size() != layout.size():
+            raise LayoutError(f"{op}: the copy's view {sub} has {sub.size()} values but the fragment {layout} has "
+                              f"{layout.size()}: a thread owns {v} values per tile and one {self.atom.name} moves "
+                              f"{self.atom.num_val}; use a copy atom that moves a divisor of {v}")
+        return _as_tensor_result(x, offset, sub)
+
+    def __str__(self):
+        head = ["Tiled Copy", f"  Tiler MN:        {format_tree(self.tiler_mn)}",
+                f"  TV Layout tiled: {self.layout_tv_tiled}", "Copy Atom"]
+        return "\n".join(head) + "\n" + self.atom._body(17)
+
+    def __repr__(self):
+        return f"TiledCopy({self.atom.name}, {self.layout_tv_tiled})"
+
+
+class ThrCopy:
+    """Thread ``thr_idx``'s view of a :class:`TiledCopy`."""
+
+    def __init__(self, tiled_copy, thr_idx):
+        self.tiled_copy = tiled_copy
+        self.thr_idx = thr_idx
+
+    def _partition(self, x, tidfrg, op):
+        layout = _layout_of(x, op)
+        t = tidfrg(layout)
+        rest = t.shape[1]
+        crd = ((self.thr_idx, None), tuple(None for _ in rest) if is_tuple(rest) else None)
+        sub, offset = slice_and_offset(crd, t)
+        return _as_tensor_result(x, offset, sub)
+
+    def partition_S(self, tensor):
+        """Thread's share of the source tensor: (CPY, CPY_M, CPY_N, ...)."""
+        return self._partition(tensor, self.tiled_copy.tidfrg_S, "partition_S")
+
+    def partition_D(self, tensor):
+        """Thread's share of the destination tensor: (CPY, CPY_M, CPY_N, ...)."""
+        return self._partition(tensor, self.tiled_copy.tidfrg_D, "partition_D")
+
+    def retile(self, x):
+        """:meth:`TiledCopy.retile` (the DSL's ThrCopy inherits it; it does not depend on the thread)."""
+        return self.tiled_copy.retile(x)
+
+    retile_S = retile   # CuTe C++ names: the same construction for the source and the destination
+    retile_D = retile
+
+
+def make_tiled_copy(atom, layout_tv, tiler_mn) -> TiledCopy:
+    """A tiled copy from its ``(thr_idx, val) -> (m, n)`` layout and tile (DSL: ``cute.make_tiled_copy``)."""
+    return TiledCopy(atom, layout_tv, tiler_mn)
+
+
+def make_tiled_copy_tv(atom, thr_layout, val_layout) -> TiledCopy:
+    """Threads laid out by ``thr_layout`` (m, n) -> thr, each moving a ``val_layout`` block of values
+    (DSL: ``cute.make_tiled_copy_tv``). The (m, n) -> (thr, val) map is ``raked_product(thr, val)``; its
+    right inverse, shaped (threads, values), is the TV layout, and the tile is its shape.
+
+    >>> from layoutlab import make_copy_atom, CopyUniversalOp
+    >>> tc = make_tiled_copy_tv(make_copy_atom(CopyUniversalOp(), "f16", num_bits_per_copy=128),
+    ...                         make_layout((32, 4), stride=(4, 1)), make_layout((1, 8)))
+    >>> print(tc.layout_tv_tiled)
+    ((4,32),8):((256,1),32)
+    """
+    try:
+        tiler, layout_tv = make_layout_tv(thr_layout, val_layout)
+    except LayoutError as err:
+        raise LayoutError(f"make_tiled_copy_tv: {err}") from None
+    return TiledCopy(atom, layout_tv, tiler)
+
+
+def _tiled_copy_from_mma(atom, tiled_mma, which, op):
+    if not isinstance(tiled_mma, TiledMMA):
+        raise LayoutError(f"{op}: expected a TiledMMA (make_tiled_mma(...)), got {type(tiled_mma).__name__}")
+    tm, tn, tk = tiled_mma.tile_size_mnk
+    layout = {"A": tiled_mma.tv_layout_A_tiled, "B": tiled_mma.tv_layout_B_tiled, "C": tiled_mma.tv_layout_C_tiled}[which]
+    tiler = {"A": (tm, tk), "B": (tn, tk), "C": (tm, tn)}[which]
+    return TiledCopy(atom, layout, tiler)
+
+
+def make_tiled_copy_A(atom, tiled_mma) -> TiledCopy:
+    """The copy whose values per thread are exactly the MMA's A fragment (e.g. ``ldmatrix`` -> ``mma.sync``)."""
+    return _tiled_copy_from_mma(atom, tiled_mma, "A", "make_tiled_copy_A")
+
+
+def make_tiled_copy_B(atom, tiled_mma) -> TiledCopy:
+    """The copy whose values per thread are exactly the MMA's B fragment."""
+    return _tiled_copy_from_mma(atom, tiled_mma, "B", "make_tiled_copy_B")
+
+
+def make_tiled_copy_C(atom, tiled_mma) -> TiledCopy:
+    """The copy whose values per thread are exactly the MMA's C fragment (epilogue stores)."""
+    return _tiled_copy_from_mma(atom, tiled_mma, "C", "make_tiled_copy_C")
