@@ -99,8 +99,8 @@ def test_predication_example():
 
 
 def test_kernel_step_numbers():
-    from layoutlab.kernels.gemm_hopper import HopperGemmConfig
-    from layoutlab.kernels.gemm_hopper_ws import CONSUMER_REGS, PRODUCER_REGS
+    from layoutlab.kernels.hopper import HopperGemmConfig
+    from layoutlab.kernels.hopper_ws import CONSUMER_REGS, PRODUCER_REGS
     from layoutlab.ldmatrix import select_ldmatrix
     cfg = HopperGemmConfig()
     assert cfg.ab_stages(reserved_bytes=1024) == 4 and cfg.ab_stage_bytes() == 48 * 1024

@@ -34,11 +34,11 @@ ENTRY_POINTS = {"layoutlab.bench.__main__", "layoutlab.probe.__main__"}
 GPU_ONLY = {
     # The GEMM kernels launch CuTe DSL kernels on GPU arrays (CuPy); chapter 9 and tests/test_kernels_*.py
     # run them on the GPU. Their module docstrings hold the calling example.
-    "layoutlab.kernels.sgemm_simple", "layoutlab.kernels.sgemm_simple.sgemm_simple",
-    "layoutlab.kernels.sgemm_fast", "layoutlab.kernels.sgemm_fast.sgemm_fast",
-    "layoutlab.kernels.gemm_ampere", "layoutlab.kernels.gemm_ampere.gemm_ampere",
-    "layoutlab.kernels.gemm_hopper.gemm_hopper",
-    "layoutlab.kernels.gemm_hopper_ws.gemm_hopper_ws",
+    "layoutlab.kernels.simt_simple", "layoutlab.kernels.simt_simple.sgemm_simple",
+    "layoutlab.kernels.simt_fast", "layoutlab.kernels.simt_fast.sgemm_fast",
+    "layoutlab.kernels.ampere", "layoutlab.kernels.ampere.gemm_ampere",
+    "layoutlab.kernels.hopper.gemm_hopper",
+    "layoutlab.kernels.hopper_ws.gemm_hopper_ws",
     "layoutlab.kernels.tma_copy.run_tma_copy",
     "layoutlab.kernels.wgmma_tile.run_wgmma_tile",
     "layoutlab.kernels.wgmma_tile.gpu_check",

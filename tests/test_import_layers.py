@@ -144,3 +144,18 @@ def test_no_core_module_is_over_600_lines():
     print(f"core: {sum(sizes.values())} lines in {len(sizes)} modules")
     over = {p: n for p, n in sizes.items() if n > MAX_CORE_LINES}
     assert not over, f"core modules over {MAX_CORE_LINES} lines (split them along their concepts): {over}"
+
+
+def test_kernel_names_are_the_kernel_functions():
+    # Plain imports, no module-class tricks: each kernel's module has another name than its function, so
+    # importing the module first cannot shadow the function on the package.
+    import importlib
+
+    import layoutlab.kernels as kernels
+
+    for name, module in kernels.KERNEL_MODULES.items():
+        assert module != name
+        importlib.import_module(f"layoutlab.kernels.{module}")
+        fn = getattr(kernels, name)
+        assert callable(fn) and fn.__name__ == name and fn.__module__ == f"layoutlab.kernels.{module}"
+    assert type(kernels) is type(importlib)                      # a plain module

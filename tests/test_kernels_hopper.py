@@ -35,8 +35,8 @@ _COMPILE_SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {lib!r})
     # issue 19: no deprecated DSL API (the persistent scheduler was utils.StaticPersistentTileScheduler)
     warnings.simplefilter("error", DeprecationWarning)
-    from layoutlab.kernels.gemm_hopper import compile_hopper_gemm
-    from layoutlab.kernels.gemm_hopper_ws import compile_hopper_gemm_ws
+    from layoutlab.kernels.hopper import compile_hopper_gemm
+    from layoutlab.kernels.hopper_ws import compile_hopper_gemm_ws
     compile_hopper_gemm("bfloat16", "K", "K", "N")
     compile_hopper_gemm_ws("float16", "M", "N", "N", with_beta=True)
     ptx = {{p.name: p.read_text() for p in Path({dump!r}).glob("*.ptx")}}
@@ -111,7 +111,7 @@ def _aligned(shape, dtype=np.float16, order="C"):
 
 
 def _hopper_operands(*args, **kw):
-    from layoutlab.kernels.gemm_hopper import hopper_operands
+    from layoutlab.kernels.hopper import hopper_operands
     return hopper_operands(*args, **kw)
 
 
@@ -164,7 +164,7 @@ def test_hopper_operands_refuses_beta_without_c():
 
 
 def test_hopper_config_refusals():
-    from layoutlab.kernels.gemm_hopper import HopperGemmConfig
+    from layoutlab.kernels.hopper import HopperGemmConfig
     with pytest.raises(LayoutError, match="tile_m=96"):
         HopperGemmConfig(tile_m=96)
     with pytest.raises(LayoutError, match="tile_n=260"):

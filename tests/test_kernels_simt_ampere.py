@@ -44,6 +44,7 @@ _COMPILE_SCRIPT = textwrap.dedent("""
     from pathlib import Path
     sys.path.insert(0, {lib!r})
     import numpy as np
+    from layoutlab.kernels import kernel_module
     from layoutlab.kernels._common import GemmProblem
 
     class BF16:                       # stands in for ml_dtypes.bfloat16 (absent on the CPU runner)
@@ -55,7 +56,7 @@ _COMPILE_SCRIPT = textwrap.dedent("""
     dump = Path({dump!r})
     out = {{}}
     for name, (module, dtype, a_major, b_major, vec) in json.loads({cases!r}).items():
-        launcher = importlib.import_module("layoutlab.kernels." + module)._launcher
+        launcher = kernel_module(module)._launcher
         dt = BF16() if dtype == "bfloat16" else np.dtype(dtype)
         launcher.compile(GemmProblem(1, 1, 1, dt, a_major, b_major, "N"), vec)
         out[name] = "\\n".join(p.read_text() for p in sorted(dump.glob("*.ptx")))
@@ -130,7 +131,7 @@ def test_sgemm_fast_ptx_has_vector_copies_and_vector_smem_loads(sm80_ptx, case):
 @pytest.mark.xdist_group("simt_ampere_ptx")  # one worker compiles the PTX once
 @pytest.mark.parametrize("case,ab,trans", [("gemm_ampere_TN", "f16", False), ("gemm_ampere_NT", "bf16", True)])
 def test_gemm_ampere_ptx_has_cp_async_ldmatrix_mma_sync(sm80_ptx, case, ab, trans):
-    from layoutlab.kernels.gemm_ampere import DEFAULT_CONFIG
+    from layoutlab.kernels.ampere import DEFAULT_CONFIG
     ptx = sm80_ptx[case]
     assert ".target sm_80" in ptx
     assert f"mma.sync.aligned.m16n8k16.row.col.f32.{ab}.{ab}.f32" in ptx
@@ -155,7 +156,7 @@ def test_gemm_ampere_takes_its_ldmatrix_from_select_ldmatrix(a_major, b_major):
     """The kernel asks layoutlab.select_ldmatrix; for m16n8k16 with the 16-wide N permutation the answer
     must be x4, transposed exactly for an MN-major operand (what the PTX test sees compiled)."""
     cutlass = pytest.importorskip("cutlass", reason="needs nvidia-cutlass-dsl")
-    from layoutlab.kernels.gemm_ampere import GemmAmpere
+    from layoutlab.kernels.ampere import GemmAmpere
     for dtype in (cutlass.Float16, cutlass.BFloat16):
         kernel = GemmAmpere(dtype, a_major, b_major, "N")
         for operand, major in (("A", a_major), ("B", b_major)):
@@ -421,8 +422,8 @@ def bench_main(out_path, configs):
 
 def _bench_configs():
     from layoutlab.kernels import sgemm_simple
-    from layoutlab.kernels.gemm_ampere import gemm_ampere_configured
-    from layoutlab.kernels.sgemm_fast import sgemm_fast_configured
+    from layoutlab.kernels.ampere import gemm_ampere_configured
+    from layoutlab.kernels.simt_fast import sgemm_fast_configured
     configs = [("sgemm_simple", sgemm_simple, "float32", 4096, "NT")]
     for stages, bk, layouts in ((3, 16, ("NT", "TN")), (4, 16, ("NT",))):
         for layout in layouts:

@@ -24,7 +24,7 @@ import pytest
 
 from layoutlab import viz
 from layoutlab.errors import LayoutError
-from layoutlab.kernels.gemm_hopper import (TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig,
+from layoutlab.kernels.hopper import (TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig,
                                            check_timeline_buffer, timeline_buffer_shape)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,8 +41,8 @@ _COMPILE = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     sys.path.insert(0, {lib!r})
-    from layoutlab.kernels.gemm_hopper import compile_hopper_gemm, HopperGemmConfig
-    from layoutlab.kernels.gemm_hopper_ws import compile_hopper_gemm_ws, HopperWsConfig
+    from layoutlab.kernels.hopper import compile_hopper_gemm, HopperGemmConfig
+    from layoutlab.kernels.hopper_ws import compile_hopper_gemm_ws, HopperWsConfig
     on = {on!r}
     extra = dict(config=HopperGemmConfig(timeline=True)) if on else {{}}
     extra_ws = dict(config=HopperWsConfig(timeline=True)) if on else {{}}
@@ -91,6 +91,10 @@ def ptx_uninstrumented(tmp_path_factory):
     tar = subprocess.run(["git", "-C", str(REPO), "archive", UNINSTRUMENTED_COMMIT, "lib/layoutlab"],
                          capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(old)], input=tar, check=True)
+    kernels = old / "lib" / "layoutlab" / "kernels"           # the modules were renamed since: same names
+    for before, after in (("gemm_hopper", "hopper"), ("gemm_hopper_ws", "hopper_ws")):
+        source = (kernels / f"{before}.py").read_text().replace("from .gemm_hopper import", "from .hopper import")
+        (kernels / f"{after}.py").write_text(source)
     return _compile_ptx(old / "lib", tmp_path_factory.mktemp("old_ptx"), False)
 
 

@@ -3,7 +3,7 @@ visible-test copies."""
 
 SHORTCUTS = {
     "a": [
-        "from layoutlab.kernels.gemm_hopper import HopperGemmConfig\n"
+        "from layoutlab.kernels.hopper import HopperGemmConfig\n"
         "_c = HopperGemmConfig(TILE_M_A, TILE_N_A, 64)\n"
         "reserved_a = 1024 + (4 * TILE_M_A * 64 if KERNEL_A == 'warp-specialized' else 0)\n"
         "stage_bytes_a, stages_a = _c.ab_stage_bytes(), _c.ab_stages(reserved_a)\n"

@@ -21,7 +21,7 @@ How it measures (each point is the median of many single-launch timings):
 * each kernel's output is compared with cuBLAS's (relative Frobenius error), so no wrong kernel is timed.
 
 Options: ``--quick`` (fewer shapes), ``--kernels a,b``, ``--json PATH`` (default
-``results/gemm_<gpu>.json`` in the repository).
+``gemm_<gpu>.json`` in :data:`layoutlab.gpu.RESULTS_DIR`, i.e. the repository's ``results/``).
 """
 
 import argparse
@@ -32,6 +32,8 @@ import math
 import statistics
 import subprocess
 from pathlib import Path
+
+from .. import kernels
 
 __all__ = ["main", "bench_point", "SHAPES", "PLAN"]
 
@@ -48,7 +50,6 @@ PLAN = {
     "gemm_hopper": [("bfloat16", SHAPES, ("TN",)), ("float16", [(8192, 8192, 8192)], ("TN",))],
     "gemm_hopper_ws": [("bfloat16", SHAPES, ("TN",)), ("float16", [(8192, 8192, 8192)], ("TN",))],
 }
-REPO = Path(__file__).resolve().parents[3]
 
 
 def _cupy_has_bf16():
@@ -166,7 +167,7 @@ def bench_point(name, ops, rounds=5, seconds=1.0):
     """(kernel ms per round, cuBLAS ms per round, relative error vs cuBLAS, runs per round) for one
     shape. Kernels that offer ``prepare_<name>`` are timed through it, so host-side checks stay out of
     the measurement."""
-    module = importlib.import_module(f"layoutlab.kernels.{name}")
+    module = kernels.kernel_module(name)
     kernel, prepare = getattr(module, name), getattr(module, f"prepare_{name}", None)
     a, b, c = ops.sets[0]
     ops.cublas(a, b, c)
@@ -233,10 +234,10 @@ def main(argv=None):
     bf16_lib = "cupy" if _cupy_has_bf16() else "torch"
     info["bf16_arrays"] = bf16_lib
     rows, notes = [], []
-    out = Path(args.json) if args.json else REPO / "results" / f"gemm_{_slug(info['gpu'])}.json"
+    out = Path(args.json) if args.json else gpu.RESULTS_DIR / f"gemm_{_slug(info['gpu'])}.json"
     for name in args.kernels.split(","):
         try:
-            importlib.import_module(f"layoutlab.kernels.{name}")
+            kernels.kernel_module(name)
         except ModuleNotFoundError as err:
             notes.append(f"{name}: skipped, not available ({err})")
             continue

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LayoutError
-from ..kernels.gemm_hopper import (TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig, timeline_buffer_shape,
+from ..kernels.hopper import (TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig, timeline_buffer_shape,
                                    timeline_slots)
 
 __all__ = ["KERNELS", "EVENTS", "timeline_config", "pipeline_stages", "decode_timeline", "record_timeline",
@@ -55,7 +55,7 @@ _CONSUMER_SUB = {0: "full_wait", 1: "load_arrive", 2: "mma_start", 3: "mma_end"}
 
 
 def _ws_config_class():
-    from ..kernels.gemm_hopper_ws import HopperWsConfig
+    from ..kernels.hopper_ws import HopperWsConfig
     return HopperWsConfig
 
 
@@ -101,7 +101,7 @@ def _role_warp(kernel_name, role):
 # ---------------------------------------------------------------------------------------------------
 
 def decode_timeline(raw, kernel_name, config, k):
-    """The events of a raw timeline buffer (int64, :func:`~layoutlab.kernels.gemm_hopper.timeline_buffer_shape`
+    """The events of a raw timeline buffer (int64, :func:`~layoutlab.kernels.hopper.timeline_buffer_shape`
     flattened or not; unwritten slots hold -1) as ``(events, clock)``: ``events`` a list of dicts with
     ``cta, role, warp, event, tile, k_tile, stage, tile_mn, cycles, t_ns`` (t = 0 at the earliest event),
     sorted by time; ``clock`` says which timer gave ``t_ns``. Refuses (LayoutError) a buffer of the wrong

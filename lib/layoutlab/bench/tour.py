@@ -238,15 +238,15 @@ _COMPILE_SCRIPT = textwrap.dedent("""
         for p in dump.glob("*.ptx"):
             p.unlink()
         out[name] = {"seconds": round(time.time() - t0, 2), "ptx": text}
-    import importlib
+    from layoutlab.kernels import kernel_module
     for name, dt, vec in (("sgemm_simple", "float32", 1), ("sgemm_fast", "float32", 4), ("gemm_ampere", "float16", 8)):
         t0 = time.time()
-        launcher = importlib.import_module("layoutlab.kernels." + name)._launcher
+        launcher = kernel_module(name)._launcher
         am, bm = ("M", "N") if dt == "float32" else ("K", "K")
         launcher.compile(GemmProblem(1, 1, 1, np.dtype(dt), am, bm, "N"), vec)
         take(name, t0)
-    from layoutlab.kernels.gemm_hopper import compile_hopper_gemm
-    from layoutlab.kernels.gemm_hopper_ws import compile_hopper_gemm_ws
+    from layoutlab.kernels.hopper import compile_hopper_gemm
+    from layoutlab.kernels.hopper_ws import compile_hopper_gemm_ws
     t0 = time.time(); compile_hopper_gemm("bfloat16", "K", "K", "N"); take("gemm_hopper", t0)
     t0 = time.time(); compile_hopper_gemm_ws("bfloat16", "K", "K", "N"); take("gemm_hopper_ws", t0)
     print(json.dumps(out))

@@ -17,35 +17,52 @@ operand is contiguous ("majorness"), read from the strides, as in CuTe's naming:
  TT         K  (K-major)            N  (N-major)
 =========  ======================  ======================  ===========================
 
-Each kernel module says which of these it supports and refuses the others with a
-:class:`~layoutlab.errors.LayoutError`. Compiled kernels are cached per (dtype, majorness, tile config).
-Kernels are imported lazily so that ``import layoutlab.kernels`` works without a GPU.
+Each kernel's module (named for the hardware path it takes) says which of these it supports and refuses the
+others with a :class:`~layoutlab.errors.LayoutError`. Compiled kernels are cached per (dtype, majorness,
+tile config).
+
+=================  =========================================  ====================================
+ kernel             module                                     what it shows
+=================  =========================================  ====================================
+ sgemm_simple       :mod:`layoutlab.kernels.simt_simple`       the CuTe tutorial's blocked SIMT GEMM
+ sgemm_fast         :mod:`layoutlab.kernels.simt_fast`         the SIMT GEMM made fast
+ gemm_ampere        :mod:`layoutlab.kernels.ampere`            mma.sync + ldmatrix + cp.async
+ gemm_hopper        :mod:`layoutlab.kernels.hopper`            TMA + wgmma
+ gemm_hopper_ws     :mod:`layoutlab.kernels.hopper_ws`         persistent, warp-specialized
+=================  =========================================  ====================================
+
+``from layoutlab.kernels import gemm_hopper`` gives the kernel function. The kernel modules import the CuTe
+DSL, so they load on first use (a module ``__getattr__``, PEP 562): ``import layoutlab.kernels`` works
+without the DSL or a GPU.
 """
 
 import importlib
-import sys
-import types
 
-__all__ = ["sgemm_simple", "sgemm_fast", "gemm_ampere", "gemm_hopper", "gemm_hopper_ws", "KERNELS"]
+#: kernel name -> the module (in this package) that defines it
+KERNEL_MODULES = {
+    "sgemm_simple": "simt_simple",
+    "sgemm_fast": "simt_fast",
+    "gemm_ampere": "ampere",
+    "gemm_hopper": "hopper",
+    "gemm_hopper_ws": "hopper_ws",
+}
+KERNELS = list(KERNEL_MODULES)
 
-KERNELS = __all__[:5]
+__all__ = KERNELS + ["KERNELS", "KERNEL_MODULES", "kernel_module"]
+
+
+def kernel_module(name):
+    """The module that defines kernel ``name`` (its launcher, ``prepare_<name>``, its configuration).
+
+    >>> kernel_module("gemm_hopper").__name__
+    'layoutlab.kernels.hopper'
+    """
+    if name not in KERNEL_MODULES:
+        raise AttributeError(f"no kernel {name!r} in {__name__}; the kernels are {KERNELS}")
+    return importlib.import_module(f"{__name__}.{KERNEL_MODULES[name]}")
 
 
 def __getattr__(name):
-    if name in KERNELS:
-        importlib.import_module(f"{__name__}.{name}")   # binds the function, see _KernelsPackage
-        return globals()[name]
+    if name in KERNEL_MODULES:
+        return getattr(kernel_module(name), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class _KernelsPackage(types.ModuleType):
-    """Each kernel's module has the kernel's name, and importing a submodule binds it on the package:
-    keep the function there instead, so ``from layoutlab.kernels import gemm_hopper`` is the kernel."""
-
-    def __setattr__(self, name, value):
-        if name in KERNELS and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _KernelsPackage

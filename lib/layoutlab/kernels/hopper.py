@@ -17,7 +17,7 @@ the asynchronous warpgroup MMAs, and release the buffer as soon as the MMAs read
 (``wgmma.wait_group 1`` keeps one batch of MMAs in flight while the next k-tile is waited for). One
 thread (warp 0) refills the released buffer with the k-tile ``stages`` ahead. This is the
 non-persistent, non-specialized design: every warp both loads and computes; see
-:mod:`layoutlab.kernels.gemm_hopper_ws` for the warp-specialized, persistent version.
+:mod:`layoutlab.kernels.hopper_ws` for the warp-specialized, persistent version.
 
 Arbitrary M, N, K: TMA zero-fills reads outside the matrix (so a partial k-tile adds zeros) and clips
 writes outside it, so no predicate is needed in the main loop. What TMA does require is that every

@@ -1,6 +1,6 @@
 """``gemm_hopper_ws``: the course finale — a persistent, warp-specialized Hopper GEMM.
 
-Same contract as :func:`~layoutlab.kernels.gemm_hopper.gemm_hopper` (bf16/fp16 in, fp32 accumulate,
+Same contract as :func:`~layoutlab.kernels.hopper.gemm_hopper` (bf16/fp16 in, fp32 accumulate,
 TN/NT/NN/TT, C row- or column-major, alpha/beta, any M, N, K with 16-byte-aligned strides), organised
 the way the fastest Hopper GEMMs are:
 
@@ -21,21 +21,23 @@ the way the fastest Hopper GEMMs are:
   B's L2 -> SM traffic.
 
 ``HopperWsConfig(timeline=True)`` records the measured pipeline (producer, each consumer warpgroup; the
-first tiles of the first CTAs), as in :mod:`layoutlab.kernels.gemm_hopper`.
+first tiles of the first CTAs), as in :mod:`layoutlab.kernels.hopper`.
 """
 
 from dataclasses import dataclass
 
+from ..errors import LayoutError
 from ._common import grouped_tile_coord
 
-from .gemm_hopper import (EV_EMPTY_WAIT, EV_EPI_END, EV_EPI_START, EV_FULL_WAIT, EV_LOAD_ARRIVE,
+from .hopper import (EV_EMPTY_WAIT, EV_EPI_END, EV_EPI_START, EV_FULL_WAIT, EV_LOAD_ARRIVE,
                           EV_LOAD_ISSUE, EV_MMA_END, EV_MMA_START, EV_TILE_START, THREADS_PER_WARPGROUP,
                           TIMELINE_CTAS, TIMELINE_TILES, HopperGemmConfig, check_timeline_buffer,
                           refuse_host_operands,
                           compile_hopper_gemm, make_hopper_gemm_class, plan_gemm, timeline_slots, _dsl,
                           _operand)
 
-__all__ = ["gemm_hopper_ws", "prepare_gemm_hopper_ws", "HopperWsConfig", "compile_hopper_gemm_ws"]
+__all__ = ["gemm_hopper_ws", "prepare_gemm_hopper_ws", "HopperWsConfig", "compile_hopper_gemm_ws",
+           "persistent_sms"]
 
 #: registers per thread after ``setmaxnreg``: producer warpgroup, then each consumer warpgroup.
 PRODUCER_REGS, CONSUMER_REGS = 40, 232
@@ -45,14 +47,25 @@ PRODUCER_REGS, CONSUMER_REGS = 40, 232
 class HopperWsConfig(HopperGemmConfig):
     """:class:`HopperGemmConfig` plus the persistent-schedule knobs.
 
-    ``swizzle``: tiles per group in the grouped rasterization (1 = plain column-major order).
-    ``num_sms``: CTAs in the persistent grid (the H100 SXM has 132 SMs). Example:
-    ``HopperWsConfig(128, 256, 64, cluster_mn=(2, 1), swizzle=8)``.
+    ``swizzle``: cluster tiles per group in the grouped rasterization (1 = plain column-major order).
+    ``num_sms``: SMs the persistent grid fills, one cluster per ``num_sms / cluster size`` (the H100 SXM
+    has 132 SMs; :func:`prepare_gemm_hopper_ws` asks the driver how many clusters fit at once, see
+    :func:`persistent_sms`). ``epi_stages``: C staging buffers of 128 x 32 (2, 4 or 8; each 8 KiB at 16
+    bits, taken from the A/B ring). Example: ``HopperWsConfig(128, 256, 64, cluster_mn=(2, 1), swizzle=8)``.
     """
 
     cluster_mn: tuple = (2, 1)
     swizzle: int = 8
     num_sms: int = 132
+    epi_stages: int = 4
+
+    def __post_init__(self):
+        super().__post_init__()
+        pieces = self.tile_n // 32
+        if self.epi_stages < 1 or pieces % self.epi_stages:
+            raise LayoutError(f"HopperWsConfig: epi_stages={self.epi_stages}; the {pieces} epilogue pieces of "
+                              f"a {self.tile_m} x {self.tile_n} tile must reuse the buffers in order: use a "
+                              f"divisor of {pieces}")
 
 
 def make_hopper_ws_class():
@@ -70,6 +83,7 @@ def make_hopper_ws_class():
 
         def __init__(self, config: HopperWsConfig, with_beta: bool):
             super().__init__(config, with_beta)
+            self.epi_stages = config.epi_stages
             self.mma_threads = self.num_wg * THREADS_PER_WARPGROUP
             self.threads = self.mma_threads + THREADS_PER_WARPGROUP     # + the producer warpgroup
             cm, cn = config.cluster_mn
@@ -305,7 +319,7 @@ def make_hopper_ws_class():
 def compile_hopper_gemm_ws(dtype_name="bfloat16", a_major="K", b_major="K", c_major="N", *,
                            config=HopperWsConfig(), with_beta=False, operands=None):
     """Compile (and cache) the warp-specialized kernel; see
-    :func:`~layoutlab.kernels.gemm_hopper.compile_hopper_gemm`."""
+    :func:`~layoutlab.kernels.hopper.compile_hopper_gemm`."""
     return compile_hopper_gemm(dtype_name, a_major, b_major, c_major, config=config, with_beta=with_beta,
                                kernel_factory=make_hopper_ws_class, operands=operands)
 
@@ -313,7 +327,7 @@ def compile_hopper_gemm_ws(dtype_name="bfloat16", a_major="K", b_major="K", c_ma
 def gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None, timeline=None):
     """``C = alpha * A @ B + beta * C``, persistent and warp-specialized (TN, NT, NN and TT).
 
-    Same operands and refusals as :func:`~layoutlab.kernels.gemm_hopper.gemm_hopper`. ``config``
+    Same operands and refusals as :func:`~layoutlab.kernels.hopper.gemm_hopper`. ``config``
     defaults to 128x256x64 tiles, 2-CTA clusters with B multicast, grouped rasterization of 8 and one
     CTA per SM of the current device. Example::
 
@@ -326,11 +340,11 @@ def gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None, timeline=N
 
 
 def prepare_gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None, timeline=None):
-    """``(C, launch)`` as :func:`~layoutlab.kernels.gemm_hopper.prepare_gemm_hopper` (for timing);
+    """``(C, launch)`` as :func:`~layoutlab.kernels.hopper.prepare_gemm_hopper` (for timing);
     ``timeline`` as there (with ``config.timeline=True``)."""
-    refuse_host_operands("gemm_hopper_ws", A, B, C)         # before _sm_count asks CUDA about A's device
+    refuse_host_operands("gemm_hopper_ws", A, B, C)     # before persistent_sms asks CUDA about A's device
     if config is None:
-        config = HopperWsConfig(num_sms=_sm_count(A))
+        config = HopperWsConfig(num_sms=persistent_sms(A, HopperWsConfig.cluster_mn))
     check_timeline_buffer("gemm_hopper_ws", config, timeline, _operand(A, "A").shape[1])
     return plan_gemm("gemm_hopper_ws",
                      lambda dt, am, bm, cm, wb, ops: compile_hopper_gemm_ws(
@@ -338,14 +352,32 @@ def prepare_gemm_hopper_ws(A, B, C=None, *, alpha=1.0, beta=0.0, config=None, ti
                      A, B, C, alpha, beta, timeline)
 
 
-_SM_COUNT = {}
+_SM_COUNT, _PERSISTENT = {}, {}
+
+
+def persistent_sms(A, cluster_mn):
+    """SMs a persistent grid of ``cluster_mn`` clusters can fill at once on the GPU holding A: the
+    driver's count of co-resident clusters (cudaOccupancyMaxActiveClusters) times the cluster size. On
+    the H100 SXM: 132 for 2 x 1 clusters (66 of them). A persistent cluster that cannot be resident with
+    the others would start only when one finishes, doubling the time of its tiles."""
+    size = cluster_mn[0] * cluster_mn[1]
+    key = (_device_of(A), size)
+    if key not in _PERSISTENT:
+        from cutlass.utils import HardwareInfo
+        clusters = HardwareInfo(key[0] or 0).get_max_active_clusters(size)
+        _PERSISTENT[key] = min(clusters * size, _sm_count(A))
+    return _PERSISTENT[key]
+
+
+def _device_of(A):
+    if hasattr(A, "get_device"):                       # torch
+        return A.get_device()
+    return getattr(getattr(A, "device", None), "id", None)
 
 
 def _sm_count(A):
     """Multiprocessors of the GPU holding A (cached per device)."""
-    device = getattr(getattr(A, "device", None), "id", None)
-    if hasattr(A, "get_device"):                       # torch
-        device = A.get_device()
+    device = _device_of(A)
     if device not in _SM_COUNT:
         import cupy
         with cupy.cuda.Device(device or 0):
