@@ -27,7 +27,7 @@ import numbers
 import numpy as np
 
 from .errors import LayoutError
-from .inttuple import format_int_tuple, idx2crd, is_tuple, product
+from .inttuple import format_int_tuple, format_tree, idx2crd, is_tuple, leaf_paths, leaves, product, transform_leaf
 from .layout import Layout, parse_layout
 
 __all__ = [
@@ -97,33 +97,14 @@ def _normalise_tuple(x, name, path="", allow_none=False):
     return _as_int(x, f"{name}{path}")
 
 
-def _fmt(t):
-    if t is None:
-        return "_"
-    if isinstance(t, tuple):
-        return "(" + ",".join(_fmt(e) for e in t) + ")"
-    return str(t)
-
-
 def _profile(t):
-    return tuple(_profile(e) for e in t) if isinstance(t, tuple) else "_"
+    """The nesting of ``t`` with every leaf shown as ``_``: ``(_,(_,_))``."""
+    return format_tree(transform_leaf(t, lambda _: None))
 
 
-def _first_difference(a, b, path=()):
-    """Path of the first leaf where ``a`` and ``b`` (same profile) differ, or None."""
-    if isinstance(a, tuple):
-        for i, (x, y) in enumerate(zip(a, b)):
-            p = _first_difference(x, y, path + (i,))
-            if p is not None:
-                return p
-        return None
-    return None if a == b else path
-
-
-def _at(t, path):
-    for i in path:
-        t = t[i]
-    return t
+def _differences(a, b):
+    """``(path, a_leaf, b_leaf)`` for every leaf where ``a`` and ``b`` (same profile) differ, in order."""
+    return [(p, x, y) for p, x, y in zip(leaf_paths(a), leaves(a), leaves(b)) if x != y]
 
 
 def check_int_tuple(answer, expected, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
@@ -143,33 +124,24 @@ def check_int_tuple(answer, expected, name: str = "answer", *, reveal: bool = Tr
     hint = f" Hint: {hint}" if hint else ""
     if not isinstance(answer, (tuple, list, np.ndarray)):
         raise WrongAnswer(f"{name} = {answer!r} is a {type(answer).__name__}; give a tuple with the nesting "
-                          f"{_fmt(_profile(expected))}, e.g. {_fmt(_profile(expected)).replace('_', '1')}.{hint}")
+                          f"{_profile(expected)}, e.g. {_profile(expected).replace('_', '1')}.{hint}")
     value = _normalise_tuple(answer, name, allow_none=True)
     if _profile(value) != _profile(expected):
-        raise WrongAnswer(f"{name} = {_fmt(value)} has the nesting {_fmt(_profile(value))}, but the answer has the "
-                          f"nesting {_fmt(_profile(expected))} (one integer per '_').{hint}")
-    path = _first_difference(value, expected)
-    if path is None:
+        raise WrongAnswer(f"{name} = {format_tree(value)} has the nesting {_profile(value)}, but the answer has the "
+                          f"nesting {_profile(expected)} (one integer per '_').{hint}")
+    wrong = _differences(value, expected)
+    if not wrong:
         return
+    path, got, want = wrong[0]
     where = "".join(f"[{i}]" for i in path)
-    wrong = _all_differences(value, expected)
     if reveal:
-        msg = f"{name} = {_fmt(value)}, expected {_fmt(expected)}: entry {where} is {_fmt(_at(value, path))}, " \
-              f"expected {_fmt(_at(expected, path))}."
+        msg = f"{name} = {format_tree(value)}, expected {format_tree(expected)}: entry {where} is " \
+              f"{format_tree(got)}, expected {format_tree(want)}."
     else:
-        listed = ", ".join("".join(f"[{i}]" for i in p) for p in wrong)
-        msg = f"{name} = {_fmt(value)}: entry {where} is {_fmt(_at(value, path))}, which is not right " \
+        listed = ", ".join("".join(f"[{i}]" for i in p) for p, _, _ in wrong)
+        msg = f"{name} = {format_tree(value)}: entry {where} is {format_tree(got)}, which is not right " \
               f"(entr{'y' if len(wrong) == 1 else 'ies'} {listed} {'is' if len(wrong) == 1 else 'are'} wrong)."
     raise WrongAnswer(msg + hint)
-
-
-def _all_differences(a, b, path=()):
-    if isinstance(a, tuple):
-        out = []
-        for i, (x, y) in enumerate(zip(a, b)):
-            out += _all_differences(x, y, path + (i,))
-        return out
-    return [] if a == b else [path]
 
 
 def check_choice(answer, expected, options, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
@@ -218,8 +190,7 @@ def _values(layout):
     if layout.is_integral:
         return np.asarray(layout.table())
     # Coordinate layouts (basis strides) evaluate to tuples: compare their printed form.
-    return np.array([_fmt(layout(k)) if isinstance(layout(k), tuple) else str(layout(k))
-                     for k in range(layout.size())], dtype=object)
+    return np.array([format_tree(layout(k)) for k in range(layout.size())], dtype=object)
 
 
 def _grid_dims(shape):
@@ -321,7 +292,7 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
     diff = a != e
     if diff.any():
         k = int(np.argmax(diff))
-        crd = _fmt(idx2crd(k, want.shape))
+        crd = format_tree(idx2crd(k, want.shape))
         rows, cols = _grid_dims(want.shape)
         if reveal:
             head = (f"{name} = {got} is not the right layout: at index {k} (coordinate {crd}) it gives {a[k]}, "
@@ -338,7 +309,7 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
         raise WrongAnswer(f"{head}\n{table}{hint}")
     if exact and (got.shape != want.shape or got.stride != want.stride):
         written = f": expected {want}." if reveal else \
-            f" (the result has shape nesting {_fmt(_profile(want.shape))})."
+            f" (the result has shape nesting {_profile(want.shape)})."
         raise WrongAnswer(f"{name} = {got} computes the right offsets but is not written the way CuTe writes "
                           f"the result{written}{hint}")
 
@@ -406,13 +377,12 @@ def _matrix_lines(m, wrong):
 
 
 def _normalise_result(x):
-    if isinstance(x, (list, tuple)):
-        return tuple(_normalise_result(e) for e in x)
-    if isinstance(x, np.ndarray):
-        return _normalise_result(x.tolist())
-    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
-        return int(x)
-    return x
+    """Lists and numpy arrays become tuples, numpy integers ints; other values stay as they are."""
+    def leaf(e):
+        if isinstance(e, np.ndarray):
+            return _normalise_result(e.tolist())
+        return int(e) if isinstance(e, numbers.Integral) and not isinstance(e, bool) else e
+    return transform_leaf(x, leaf)
 
 
 def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
@@ -435,7 +405,7 @@ def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: boo
     for x in inputs:
         args = x if isinstance(x, tuple) else (x,)
         n += 1
-        shown = ", ".join(_fmt(_normalise_result(a)) for a in args)
+        shown = ", ".join(format_tree(_normalise_result(a)) for a in args)
         try:
             got = _normalise_result(fn(*args))
         except Exception as err:  # noqa: BLE001 - report the student's error with its input
@@ -450,9 +420,9 @@ def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: boo
     shown, got, want = first
     tail = f"; {n_wrong} of {n} inputs give a wrong result."
     if reveal:
-        msg = f"{name}({shown}) = {_fmt(got)}, expected {_fmt(want)}{tail}"
+        msg = f"{name}({shown}) = {format_tree(got)}, expected {format_tree(want)}{tail}"
     else:
-        msg = f"{name}({shown}) = {_fmt(got)}, which is wrong{tail}"
+        msg = f"{name}({shown}) = {format_tree(got)}, which is wrong{tail}"
     raise WrongAnswer(msg + hint)
 
 
