@@ -128,8 +128,42 @@ def random_cases(rng, n_each=60):
     return cases
 
 
+def edge_cases(rng, n_each=40):
+    """Issue 17 items 13-14: MMA tiles larger than the tensor (K < 8 k_width, M < 16, N < 8), rank-3 MMA
+    layouts, NVMMAShared with fp4 padding, unswizzled rows of more than 256 bytes, and rank-3 shapes."""
+    cases = []
+    for _ in range(n_each):
+        w = split_bits(rng, rng.randint(0, 2), 2)
+        v2 = NVMMADistributedLayout([2, 0], w, [16, 8])
+        cases.append((v2, [8 << rng.randint(0, 2), 4 << rng.randint(0, 2)]))
+        kw = rng.choice([2, 4, 8])
+        cases.append((DotOperandLayout(0, v2, kw), [8 << rng.randint(0, 2), kw * 8 >> rng.randint(0, 2)]))
+        cases.append((DotOperandLayout(1, v2, kw), [kw * 8 >> rng.randint(0, 2), 4 << rng.randint(0, 2)]))
+        v3 = NVMMADistributedLayout([3, 0], [4, 1], [16, 8 << rng.randint(0, 3), 16])
+        cases.append((DotOperandLayout(0, v3, kw), [64, kw * 8 >> rng.randint(0, 2)]))
+        v2b = NVMMADistributedLayout([2, 0], [1] + split_bits(rng, rng.randint(0, 2), 2), [1, 16, 8])
+        batch = 1 << rng.randint(0, 2)
+        cases.append((v2b, [batch, 16 << rng.randint(0, 1), 8 << rng.randint(0, 1)]))
+        cases.append((DotOperandLayout(0, v2b, kw), [batch, 16 << rng.randint(0, 1), kw * 8 >> rng.randint(0, 1)]))
+        # shared: fp4 padding (128-byte swizzle of packed 8-bit pairs), either orientation
+        tr = rng.random() < 0.5
+        cont, rows = 64 << rng.randint(0, 1), 8 << rng.randint(0, 2)
+        cases.append((NVMMASharedLayout(128, 8, 2, tr, True), [cont, rows] if tr else [rows, cont]))
+        # unswizzled: the contiguous dim runs up to 256 elements whatever the element size
+        bits = rng.choice([8, 16, 32, 64])
+        cont, rows = 1 << rng.randint(2, 9), 1 << rng.randint(0, 9)
+        cases.append((NVMMASharedLayout(0, bits, 2, tr), [cont, rows] if tr else [rows, cont]))
+        # rank 3: the outer dims collapse into rows of the swizzle tile
+        width, bits = rng.choice([32, 64, 128]), rng.choice([8, 16, 32])
+        cont = width * 8 // bits << rng.randint(0, 1)
+        outer = [1 << rng.randint(0, 2), 8 << rng.randint(0, 1)]
+        cases.append((NVMMASharedLayout(width, bits, 3, tr), [cont] + outer[::-1] if tr else outer + [cont]))
+        cases.append((NVMMASharedLayout(0, bits, 3), [1 << rng.randint(0, 3) for _ in range(2)] + [cont]))
+    return cases
+
+
 def test_against_gluon():
-    cases = random_cases(random.Random(2024))
+    cases = random_cases(random.Random(2024)) + edge_cases(random.Random(17))
     theirs = gluon_oracle([(spec(lay), shape) for lay, shape in cases])
     counts, bad, refused, crashed = {}, [], 0, 0
     for i, (lay, shape) in enumerate(cases):
@@ -188,6 +222,18 @@ def test_layout_conversions_are_classified():
             assert dst.apply(hw) == src.apply(cvt.apply(hw))
 
 
+def test_unswizzled_transposed_rank3_shared_layout_is_refused():
+    """Triton 3.9 gives this layout offsets that repeat elements (not injective): we refuse it (see the
+    conformance page, "Where we differ")."""
+    lay, shape = NVMMASharedLayout(0, 16, 3, True), [8, 4, 2]
+    status, val = gluon_oracle([(spec(lay), shape)])[0]
+    assert status == "ok"
+    theirs = LinearLayout.from_bases([tuple(b) for b in val], ["dim0", "dim1", "dim2"], shape, require_surjective=False)
+    assert not theirs.is_injective()
+    with pytest.raises(LayoutError, match="not injective"):
+        lay.to_linear_layout(shape)
+
+
 def test_bad_gluon_arguments():
     with pytest.raises(LayoutError, match="same length"):
         BlockedLayout([1, 1], [32], [1, 1], [1, 0])
@@ -197,6 +243,8 @@ def test_bad_gluon_arguments():
         BlockedLayout([1, 1], [4, 8], [1, 1], [1, 1])
     with pytest.raises(LayoutError, match="0, 32, 64 or 128"):
         NVMMASharedLayout(16, 16)
+    with pytest.raises(LayoutError, match="fp4_padded needs"):
+        NVMMASharedLayout(64, 8, fp4_padded=True)
     with pytest.raises(LayoutError, match="smaller than one"):
         NVMMASharedLayout(128, 16).to_linear_layout([8, 32])
     with pytest.raises(LayoutError, match="shared memory"):

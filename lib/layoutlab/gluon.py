@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import LayoutError
-from .linear import LinearLayout
+from .linear import LinearLayout, ensure_layout_not_smaller_than
 
 __all__ = [
     "BlockedLayout",
@@ -66,17 +66,9 @@ def _broadcast_nd(in_dim, sizes, order, rank, zero_dim):
     return ll
 
 
-def _not_smaller(ll, shape):
-    first = ll.get_in_dim_names()[0]
-    for name in ll.get_out_dim_names():
-        want = shape[name]
-        have = ll.get_out_dim_size(name)
-        if have < want:
-            ll = ll * LinearLayout.identity_1d(want // have, first, name)
-    return ll
-
-
-def _not_larger(ll, shape):
+def _not_larger(ll, shape, broadcast_registers=False):
+    """Shrink each out-dim to ``shape``: the biggest bases along a too-large dim go - register bases are
+    dropped (or, with ``broadcast_registers``, zeroed as Triton does for MMA layouts), lane/warp bases zeroed."""
     bases = {d: [list(v) for v in vs] for d, vs in ll.bases}
     names = ll.get_out_dim_names()
     dropped = set()
@@ -89,7 +81,7 @@ def _not_larger(ll, shape):
         for _, d, i in found:
             if have <= want:
                 break
-            if d == "register":
+            if d == "register" and not broadcast_registers:
                 dropped.add(i)
             else:
                 bases[d][i][k] = 0
@@ -101,11 +93,11 @@ def _not_larger(ll, shape):
                         require_surjective=False)
 
 
-def _fit_to_shape(ll, shape, rank):
+def _fit_to_shape(ll, shape, rank, broadcast_registers=False):
     names = _dims(rank)
     want = dict(zip(names, shape))
-    ll = _not_smaller(ll, want)
-    ll = _not_larger(ll, want)
+    ll = ensure_layout_not_smaller_than(ll, want)
+    ll = _not_larger(ll, want, broadcast_registers)
     return ll.transpose_outs(names)
 
 
@@ -114,11 +106,15 @@ def _mma_tile(tile_shape, k_width, order, rank):
     names = _dims(rank)
     inner, outer = order[0], order[1]
     m, n = tile_shape[outer], tile_shape[inner]
+    batch = LinearLayout.empty()         # size-1 batch dims, so a rank-3 tile names every dim
+    for d in order[2:]:
+        batch = batch * LinearLayout.identity_1d(1, "register", names[d])
     return (LinearLayout.identity_1d(k_width, "register", names[inner])
             * LinearLayout.identity_1d(4, "lane", names[inner])
             * LinearLayout.identity_1d(8, "lane", names[outer])
             * LinearLayout.identity_1d(m // 8, "register", names[outer])
-            * LinearLayout.identity_1d(n // (k_width * 4), "register", names[inner]))
+            * LinearLayout.identity_1d(n // (k_width * 4), "register", names[inner])
+            * batch)
 
 
 @dataclass(frozen=True)
@@ -235,7 +231,7 @@ class NVMMADistributedLayout:
         order = list(range(r - 1, -1, -1))
         ll = _mma_tile(self._tile(), 2, order, r)
         ll = ll * _identity_nd("warp", self.warps_per_cta, self._warp_order(), r).transpose_outs(ll.get_out_dim_names())
-        return _fit_to_shape(ll, shape, r)
+        return _fit_to_shape(ll, shape, r, broadcast_registers=True)
 
 
 @dataclass(frozen=True)
@@ -277,24 +273,31 @@ class DotOperandLayout:
         k_dim = r - 1 if is_a else r - 2
         warps = _broadcast_nd("warp", self.parent.warps_per_cta, self.parent._warp_order(), r, k_dim)
         ll = ll * warps.transpose_outs(ll.get_out_dim_names())
-        return _fit_to_shape(ll, shape, r)
+        return _fit_to_shape(ll, shape, r, broadcast_registers=True)
 
 
 @dataclass(frozen=True)
 class NVMMASharedLayout:
     """The shared-memory layout wgmma/TMA use: rows of ``swizzle_byte_width`` bytes (0/32/64/128), 16-byte
-    chunks XOR-swizzled by row as CuTe's ``S<0..3,4,3>``; ``transposed`` makes dim 0 contiguous.
+    chunks XOR-swizzled by row as CuTe's ``S<0..3,4,3>``; ``transposed`` makes dim 0 contiguous;
+    ``fp4_padded`` (128-byte swizzle, 8-bit) stores packed fp4 pairs in the first 8 bytes of each 16-byte
+    chunk, the other 8 being padding.
 
     Math (offset -> (row, col), non-transposed, e = element bytes, vec = 16/e, W = row width in
     elements): offset bits below W walk the columns; row bit r adds (2^r, vec * ((2^r / per_phase) %
-    max_phase)) with per_phase = 128/width, max_phase = width/16 - the inverse of the CuTe atom.
-    Example: 128B, 16-bit, 64x64: offset 64 -> (1, 8), 128 -> (2, 16), 256 -> (4, 32), 512 -> (8, 0).
-    Without swizzle (width 0) rows are plain, up to 256 bytes long.
+    max_phase)) with per_phase = 128/width, max_phase = width/16 - the inverse of the CuTe atom.  The
+    tile is one TMA box (each dim at most 256 elements, the contiguous one exactly a swizzle row); the
+    outer dims collapse into rows, and the tensor repeats the box.  Without swizzle the box rows are
+    plain, up to 256 elements long, whatever their bytes (Triton's ``getTMABlockShape``).
+
+    >>> NVMMASharedLayout(128, 16).to_linear_layout([16, 64]).apply({"offset": 64})
+    {'dim0': 1, 'dim1': 8}
     """
     swizzle_byte_width: int
     element_bitwidth: int
     rank: int = 2
     transposed: bool = False
+    fp4_padded: bool = False
 
     def __post_init__(self):
         op = "NVMMASharedLayout"
@@ -302,49 +305,68 @@ class NVMMASharedLayout:
             raise LayoutError(f"{op}: swizzle_byte_width={self.swizzle_byte_width}; must be 0, 32, 64 or 128")
         if self.element_bitwidth not in (8, 16, 32, 64):
             raise LayoutError(f"{op}: element_bitwidth={self.element_bitwidth}; must be 8, 16, 32 or 64")
-        if self.rank != 2:
-            raise LayoutError(f"{op}: rank {self.rank}; only rank-2 tiles are modelled here")
+        if self.fp4_padded and (self.swizzle_byte_width, self.element_bitwidth) != (128, 8):
+            raise LayoutError(f"{op}: fp4_padded needs swizzle_byte_width=128 and element_bitwidth=8 (packed fp4 "
+                              f"pairs), got {self.swizzle_byte_width} and {self.element_bitwidth}")
+        if self.rank < (2 if self.swizzle_byte_width else 1):
+            raise LayoutError(f"{op}: rank {self.rank}; a swizzled layout needs rank >= 2 (rows and columns)")
+
+    def _tma_box(self, shape):
+        """Triton's getTMABlockShape (packed sizes): each dim at most 256, the contiguous dim one swizzle row."""
+        box, contig = list(shape), 0 if self.transposed else self.rank - 1
+        pack = 2 if self.fp4_padded else 1
+        box[contig] *= pack
+        box = [min(b, 256) for b in box]
+        if self.swizzle_byte_width:
+            row = 8 * self.swizzle_byte_width // self.element_bitwidth
+            if box[contig] < row:
+                raise LayoutError(f"NVMMASharedLayout: shape {shape} is smaller than one {self.swizzle_byte_width}-byte "
+                                  f"swizzle row of {row} {self.element_bitwidth}-bit elements along its contiguous dim "
+                                  f"{contig} (it has {shape[contig] * pack}); Gluon aborts here")
+            box[contig] = row
+        box[contig] //= pack
+        return box
+
+    def _core_matrix(self):
+        """8 rows of one swizzle row each (offset -> (row, col)); fp4 padding bytes share their data's coordinates."""
+        bits, width = self.element_bitwidth, self.swizzle_byte_width
+        vec, per_phase, max_phase = 128 // bits, 128 // width, width // 16
+        packed = (lambda c: c // 16 * 8 + c % 8) if self.fp4_padded else (lambda c: c)  # noqa: E731
+        cols = [[0, packed(1 << k)] for k in range((8 * width // bits).bit_length() - 1)]
+        rows = [[1 << k, packed(vec * (((1 << k) // per_phase) % max_phase))] for k in range(3)]
+        return LinearLayout.from_bases([("offset", cols + rows)], ["dim0", "dim1"])
 
     def to_linear_layout(self, shape) -> LinearLayout:
-        shape = _check_shape(shape, 2, "NVMMASharedLayout")
-        e_bytes = self.element_bitwidth // 8
-        row_dim, col_dim = (1, 0) if self.transposed else (0, 1)
-        vec = 16 // e_bytes
-        if self.swizzle_byte_width:
-            width = self.swizzle_byte_width
-            per_phase, max_phase, rows = 128 // width, width // 16, 8
-            cols = width // e_bytes
-        else:  # no swizzle: plain rows of up to 256 bytes (what Gluon does)
-            per_phase, max_phase, rows = 1, 1, 1
-            cols = min(shape[col_dim], 256 // e_bytes)
-        if shape[col_dim] < cols or shape[row_dim] < rows:
-            raise LayoutError(f"NVMMASharedLayout: shape {shape} is smaller than one {rows}x{cols} swizzle tile "
-                              f"({self.swizzle_byte_width}-byte rows of {self.element_bitwidth}-bit elements, 8 rows); "
-                              f"Gluon aborts here")
-        bases = []
-
-        def vec2(r, c):
-            v = [0, 0]
-            v[row_dim], v[col_dim] = r, c
-            return v
-
-        c = 1
-        while c < cols:
-            bases.append(vec2(0, c))
-            c *= 2
-        r = 1
-        while r < rows:
-            bases.append(vec2(r, vec * ((r // per_phase) % max_phase)))
-            r *= 2
-        r = rows
-        while r < shape[row_dim]:
-            bases.append(vec2(r, 0))
-            r *= 2
-        c = cols
-        while c < shape[col_dim]:
-            bases.append(vec2(0, c))
-            c *= 2
-        return LinearLayout([("offset", bases)], list(zip(_dims(2), shape)))
+        r = self.rank
+        shape = _check_shape(shape, r, "NVMMASharedLayout")
+        names, box = _dims(r), self._tma_box(shape)
+        if not self.swizzle_byte_width:
+            if self.transposed and r > 2:
+                raise LayoutError(f"NVMMASharedLayout: an unswizzled transposed layout of rank {r} is refused: Triton "
+                                  f"3.9 builds one whose offsets repeat elements (not injective) and whose contiguous "
+                                  f"dim is not dim 0; use rank 2, a swizzle, or transposed=False")
+            contig = 0 if self.transposed else r - 1
+            ll = LinearLayout.empty()
+            for d in [contig] + [d for d in range(r - 1, -1, -1) if d != contig]:
+                ll = ll * LinearLayout.identity_1d(box[d], "offset", names[d])
+            return ensure_layout_not_smaller_than(ll, dict(zip(names, shape))).transpose_outs(names)
+        # the outer dims collapse into rows of the core-matrix tile, which repeats over the box
+        outer = 1
+        for b in box[:-1]:
+            outer *= b
+        rows, cols = (box[-1], outer) if self.transposed else (outer, box[-1])
+        tile = self._core_matrix()
+        if rows < 8 or cols < tile.get_out_dim_size("dim1"):
+            raise LayoutError(f"NVMMASharedLayout: shape {shape} gives a {rows}x{cols} box, smaller than one 8x"
+                              f"{tile.get_out_dim_size('dim1')} swizzle tile; Gluon aborts here")
+        ll = ensure_layout_not_smaller_than(tile, {"dim0": rows, "dim1": cols})
+        # split the (row, col) box row-major into the box dims (rotated when dim 0 is the contiguous one)
+        target = box[1:] + box[:1] if self.transposed else box
+        ll = ll.transpose_outs(["dim1", "dim0"]).reshape_outs([(names[d], target[d]) for d in reversed(range(r))])
+        ll = ll.transpose_outs(names)
+        if self.transposed:         # dim 0 is contiguous: the last box dim becomes dim 0
+            ll = LinearLayout.from_bases([(d, [[v[-1]] + v[:-1] for v in vs]) for d, vs in ll.bases], names)
+        return ensure_layout_not_smaller_than(ll, dict(zip(names, shape)))
 
 
 @dataclass(frozen=True)
