@@ -124,8 +124,10 @@ class BlockedLayout:
 
     Math: L = I_reg(size_per_thread) * I_lane(threads_per_warp) * I_warp(warps_per_cta), each identity
     taking the dims in ``order`` (minor first), then fitted to the shape.
-    Example (seed 001, 16x16, 2 warps): ``BlockedLayout([2,2],[4,8],[2,1],[1,0]).to_linear_layout([16,16])``
-    has register bases (0,1),(1,0), lane bases (0,2),(0,4),(0,8),(2,0),(4,0) and warp base (8,0).
+    A 16x16 tile over 2 warps:
+
+    >>> BlockedLayout([2, 2], [4, 8], [2, 1], [1, 0]).to_linear_layout([16, 16]).bases
+    [('register', [[0, 1], [1, 0]]), ('lane', [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ('warp', [[8, 0]])]
     """
     size_per_thread: list
     threads_per_warp: list
@@ -162,8 +164,11 @@ class SliceLayout:
     """The layout of a tensor reduced along ``dim`` of a ``parent`` layout (rank one lower).
 
     Math: evaluate the parent on the shape with size 1 inserted at ``dim``, drop output ``dim``, and
-    delete register bases that became zero.  Example: ``SliceLayout(1, blocked)`` of a 2-D blocked
-    layout is the 1-D layout of its row sums; lanes that walked dim 1 now hold copies (zero bases).
+    delete register bases that became zero.  ``SliceLayout(1, blocked)`` of a 2-D blocked layout is the
+    1-D layout of its row sums; lanes that walked dim 1 now hold copies (zero bases):
+
+    >>> SliceLayout(1, BlockedLayout([2, 2], [4, 8], [2, 1], [1, 0])).to_linear_layout([16]).bases
+    [('register', [[1]]), ('lane', [[0], [0], [0], [2], [4]]), ('warp', [[8]])]
     """
     dim: int
     parent: object
@@ -195,8 +200,8 @@ class NVMMADistributedLayout:
     (16xN per warp, ``instr_shape=[16,N,K]``); ``warps_per_cta`` tiles warps (row-major on Ampere,
     column-major - along M first - on Hopper).
 
-    Example: v3, warps [4,1], instr [16,64,16] on 64x64: registers (0,1),(8,0),(0,8),(0,16),(0,32); lanes
-    (0,2),(0,4),(1,0),(2,0),(4,0); warps (16,0),(32,0).
+    >>> NVMMADistributedLayout([3, 0], [4, 1], [16, 64, 16]).to_linear_layout([64, 64]).bases
+    [('register', [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32]]), ('lane', [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]), ('warp', [[16, 0], [32, 0]])]
     """
     version: list
     warps_per_cta: list
@@ -239,7 +244,12 @@ class DotOperandLayout:
     """The register layout of an MMA operand: ``operand_index`` 0 (A, M x K) or 1 (B, K x N) of an
     ``NVMMADistributedLayout`` parent; ``k_width`` consecutive K elements per register group (32 bits /
     element width for mma.sync).  Warps along K are broadcast (zero bases).  Hopper takes B from
-    shared memory, so operand 1 of a v3 parent is refused.
+    shared memory, so operand 1 of a v3 parent is refused.  A tile wider than the tensor keeps its register
+    bases, zeroed (a broadcast), as Triton does:
+
+    >>> mma = NVMMADistributedLayout([2, 0], [1, 1], [16, 8])
+    >>> DotOperandLayout(0, mma, 2).to_linear_layout([16, 8]).bases[0]       # K = 8 < 8 * k_width
+    ('register', [[0, 1], [8, 0], [0, 0]])
     """
     operand_index: int
     parent: object
@@ -376,8 +386,11 @@ class SwizzledSharedLayout:
     ``order`` gives the contiguous dim first.
 
     Math: offset bits walk the contiguous dim, then row bit r maps to (2^r, vec * ((2^r / per_phase) %
-    max_phase) mod cols).  Example: vec=1, per_phase=1, max_phase=32 on a 32x32 fp32 tile is the
-    transpose-friendly swizzle (row r XORs the column by r).
+    max_phase) mod cols).  vec=1, per_phase=1, max_phase=32 on a 32x32 fp32 tile is the
+    transpose-friendly swizzle (row r XORs the column by r):
+
+    >>> SwizzledSharedLayout(1, 1, 32, [1, 0]).to_linear_layout([32, 32]).apply({"offset": 32 * 3 + 5})
+    {'dim0': 3, 'dim1': 6}
     """
     vec: int
     per_phase: int
