@@ -27,7 +27,7 @@ import pytest
 
 from layoutlab import (E, Layout, LayoutError, ScaledBasis, compact_col_major, compact_row_major, dice,
                        domain_distribute, evenly_divides, make_identity_layout, make_layout, make_layout_tv,
-                       make_ordered_layout, size, slice_, slice_and_offset, zipped_divide)
+                       make_ordered_layout, slice_, slice_and_offset, zipped_divide)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.inttuple import format_tree, is_tuple, leaf_paths, leaves, product, transform_leaf
 from test_layout_strategies import dsl_literal as lit

@@ -56,7 +56,7 @@ class ScaledBasis:
         if isinstance(other, ScaledBasis):
             return self.value == other.value and self.mode == other.mode
         # 0@i is the zero vector, equal to the integer 0 (a stride-0 mode).
-        return is_int(other) and other == 0 and self.value == 0
+        return _is_int(other) and other == 0 and self.value == 0
 
     def __hash__(self):
         return hash(("E", self.value, self.mode))

@@ -7,7 +7,12 @@ class LayoutError(ValueError):
     """Invalid input to a layoutlab operation.
 
     The message names the operation, the offending argument or mode, the rule that
-    was broken and what would have been valid, e.g.::
+    was broken and what would have been valid:
 
-        composition: stride 3 of B's mode 0 does not divide the shape (4,6) of A ...
+    >>> from layoutlab import Layout
+    >>> try:
+    ...     Layout((4, 6))((4, 0))
+    ... except LayoutError as e:
+    ...     print(e)
+    Layout(): coordinate 4 is out of range for a mode of size 4 in (4,6):(1,4); valid: 0..3 (only the last mode extends past its size)
     """

@@ -15,7 +15,8 @@ from math import gcd
 
 from .algebra import coalesce, composition, raked_product, right_inverse, zipped_divide
 from .errors import LayoutError
-from .inttuple import _add, as_int_tuple, crd2idx, format_tree, is_int, is_tuple, leaves, product, product_each
+from .inttuple import (_add, as_int_tuple, crd2idx, format_tree, is_int, is_tuple, leaves, product_each,
+                       unflatten, zip_leaves)
 from .layout import Layout, _has_none, compact_col_major, make_identity_layout, make_layout, slice_and_offset
 
 __all__ = [
@@ -37,7 +38,11 @@ X = None
 
 def Step(*modes):
     """A projection for :func:`local_tile` / :func:`local_partition`: ``Step(1, X, 1)`` is C++'s
-    ``Step<_1,X,_1>`` and the DSL's ``proj=(1, None, 1)``: keep modes 0 and 2 of the tiler and coordinate."""
+    ``Step<_1,X,_1>`` and the DSL's ``proj=(1, None, 1)``: keep modes 0 and 2 of the tiler and coordinate.
+
+    >>> Step(1, X, 1)
+    (1, None, 1)
+    """
     return tuple(modes)
 
 
@@ -150,7 +155,11 @@ def make_tensor(engine, layout: Layout) -> Tensor:
 
 
 def make_identity_tensor(shape) -> Tensor:
-    """The tensor mapping each coordinate to itself: ``make_identity_tensor((4,6))[1, 2] == (1, 2)``."""
+    """The tensor mapping each coordinate to itself, as ``cute.make_identity_tensor``.
+
+    >>> t = make_identity_tensor((4, 6)); t, t[1, 2], t[9]
+    (tensor<(0,0) o (4,6):(1@0,1@1)>, (1, 2), (1, 2))
+    """
     shape = as_int_tuple(shape, "shape", "make_identity_tensor")
     origin = tuple(0 for _ in shape) if is_tuple(shape) else 0
     return Tensor(origin, make_identity_layout(shape))
@@ -178,9 +187,11 @@ def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
     ``(_, coord)``.  ``None`` in ``coord`` keeps that tile mode (e.g. the k-tiles); ``proj`` (``Step(1, X, 1)``
     or the DSL's ``(1, None, 1)``) first drops the tiler/coord modes marked ``X``/``None``.
 
-    sgemm_nt_1 with M=N=5120, K=4096, a 128x128x8 CTA tile and block (m, n)::
+    sgemm_nt_1 with M=N=5120, K=4096, a 128x128x8 CTA tile and block (m, n) = (3, 0):
 
-        gA = local_tile(mA, (128,128,8), (m, n, None), Step(1, X, 1))   # tensor<128m o (128,8,512):(1,5120,40960)>
+    >>> mA = make_tensor(0, Layout((5120, 4096)))
+    >>> local_tile(mA, (128, 128, 8), (3, 0, None), Step(1, X, 1))
+    tensor<384 o (128,8,512):(1,5120,40960)>
     """
     if not isinstance(tensor, Tensor):
         raise LayoutError(f"local_tile: expected a Tensor, got {type(tensor).__name__}")
@@ -217,16 +228,13 @@ def get_flat_coord(layout: Layout, index: int):
     """The coordinate (one integer per top-level mode) at which ``layout`` produces ``index``.
 
     Each leaf's coordinate is ``(index // stride) % shape`` (stride-0 leaves get 0), then each top-level mode's
-    hierarchical coordinate is flattened colexicographically: for the thread layout ``(32,8):(8,1)``,
-    ``get_flat_coord(L, 37) == (4, 5)``.
+    hierarchical coordinate is flattened colexicographically.
+
+    >>> get_flat_coord(Layout((32, 8), (8, 1)), 37)
+    (4, 5)
     """
-
-    def hier(s, d):
-        if is_tuple(s):
-            return tuple(hier(x, y) for x, y in zip(s, d))
-        return 0 if d == 0 else (index // d) % s
-
-    h = hier(layout.shape, layout.stride)
+    h = unflatten(tuple(0 if d == 0 else (index // d) % s for s, d in zip_leaves(layout.shape, layout.stride)),
+                  layout.shape)
     if not is_tuple(layout.shape):
         return h
     return tuple(crd2idx(c, s) for c, s in zip(h, layout.shape))
