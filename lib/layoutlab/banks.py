@@ -27,6 +27,8 @@ import json
 from dataclasses import dataclass, field
 
 from .errors import LayoutError
+from .linear import LinearLayout
+from .swizzle import ComposedLayout, Swizzle
 
 __all__ = [
     "NUM_BANKS",
@@ -50,7 +52,11 @@ _ACCESS_BYTES = (1, 2, 4, 8, 16)
 
 
 def bank_of(address: int) -> int:
-    """Bank of a byte address: ``(address // 4) % 32``.  Example: ``bank_of(132) == 1``."""
+    """Bank of a byte address: ``(address // 4) % 32``.
+
+    >>> bank_of(132)
+    1
+    """
     return (address // BANK_BYTES) % NUM_BANKS
 
 
@@ -144,9 +150,15 @@ def layout_bank_conflicts(thread_to_element, smem_layout, element_bytes: int, ve
 
     Example: reading a column of a 32x32 fp32 row-major tile is a 32-way conflict; with the
     128-byte swizzle it is still 4-way (only 8 distinct 16-byte chunks get remapped) - see
-    :func:`find_swizzle` for a choice that is conflict-free.
+    :func:`find_swizzle` for a choice that is conflict-free::
+
+        >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
+        >>> tile = make_layout((32, 32), stride=(32, 1))
+        >>> column = lambda t: (t, 0)                            # lane t reads row t, column 0
+        >>> (layout_bank_conflicts(column, tile, 4).conflict_degree,
+        ...  layout_bank_conflicts(column, make_composed_layout(make_swizzle(3, 4, 3), 0, tile), 4).conflict_degree)
+        (32, 4)
     """
-    from .swizzle import ComposedLayout, Swizzle
     op = "layout_bank_conflicts"
     if element_bytes not in (1, 2, 4, 8, 16):
         raise LayoutError(f"{op}: element_bytes={element_bytes}; shared-memory elements are 1, 2, 4, 8 or 16 bytes")
@@ -156,9 +168,7 @@ def layout_bank_conflicts(thread_to_element, smem_layout, element_bytes: int, ve
                           f"the widest shared-memory access is 16 bytes")
 
     def byte_addr(e):
-        if isinstance(smem_layout, ComposedLayout) and isinstance(smem_layout.inner, Swizzle):
-            return smem_layout.inner((smem_layout.offset + smem_layout.outer(e)) * element_bytes)
-        return smem_layout(e) * element_bytes
+        return _byte_address(smem_layout, e, element_bytes)
 
     addrs = []
     for t in range(num_threads):
@@ -185,8 +195,11 @@ def ldmatrix_row_addresses(smem_layout, element_bytes: int, row0: int, col0: int
     Matrix j is 8 rows x 16 bytes starting at (row0 + 8j, col0) (``matrices_along="rows"``) or at
     (row0, col0 + j * 16/element_bytes) (``"cols"``); lane 8j + r supplies the address of row r of
     matrix j.  ``smem_layout`` maps (row, col) to an element offset (Layout or swizzled ComposedLayout).
+
+    >>> from layoutlab import make_layout
+    >>> ldmatrix_row_addresses(make_layout((64, 64), stride=(64, 1)), 2, 0, 0, num_matrices=1)
+    [0, 128, 256, 384, 512, 640, 768, 896]
     """
-    from .swizzle import ComposedLayout, Swizzle
     if num_matrices not in (1, 2, 4):
         raise LayoutError(f"ldmatrix_row_addresses: num_matrices={num_matrices}; ldmatrix loads .x1, .x2 or .x4")
     step = 16 // element_bytes
@@ -194,11 +207,15 @@ def ldmatrix_row_addresses(smem_layout, element_bytes: int, row0: int, col0: int
     for j in range(num_matrices):
         for r in range(8):
             crd = (row0 + 8 * j + r, col0) if matrices_along == "rows" else (row0 + r, col0 + j * step)
-            if isinstance(smem_layout, ComposedLayout) and isinstance(smem_layout.inner, Swizzle):
-                out.append(smem_layout.inner((smem_layout.offset + smem_layout.outer(crd)) * element_bytes))
-            else:
-                out.append(smem_layout(crd) * element_bytes)
+            out.append(_byte_address(smem_layout, crd, element_bytes))
     return out
+
+
+def _byte_address(smem_layout, crd, element_bytes):
+    """Byte address of element ``crd``: a swizzled ComposedLayout swizzles the byte address, as the DSL does."""
+    if isinstance(smem_layout, ComposedLayout) and isinstance(smem_layout.inner, Swizzle):
+        return smem_layout.byte_address(crd, element_bytes)
+    return smem_layout(crd) * element_bytes
 
 
 def ldmatrix_bank_conflicts(row_addresses) -> BankConflicts:
@@ -206,7 +223,13 @@ def ldmatrix_bank_conflicts(row_addresses) -> BankConflicts:
 
     A conflict-free matrix touches all 32 banks once (8 rows x 4 words); rows that share banks
     serialise.  Example: 8 rows of a 128-byte-pitch K-major fp16 tile at the same column share the same
-    4 banks -> 8-way; under ``S<3,4,3>`` the rows' 16-byte chunks spread out -> conflict-free.
+    4 banks -> 8-way; under ``S<3,4,3>`` the rows' 16-byte chunks spread out -> conflict-free::
+
+        >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
+        >>> tile = make_layout((64, 64), stride=(64, 1))
+        >>> swizzled = make_composed_layout(make_swizzle(3, 4, 3), 0, tile)
+        >>> [ldmatrix_bank_conflicts(ldmatrix_row_addresses(t, 2, 0, 0, 1)).conflict_degree for t in (tile, swizzled)]
+        [8, 1]
     """
     rows = list(row_addresses)
     if len(rows) not in (8, 16, 32):
@@ -351,9 +374,17 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
 
     Example (the classic transpose): a 32x32 fp32 tile written by rows and read by columns is 32-way
     conflicted unswizzled; with scalar accesses ``find_swizzle`` returns ``S<5,2,5>`` (row r's words
-    XORed by r: one wavefront per access), with 16-byte reads ``S<3,4,3>``.
+    XORed by r: one wavefront per access), with 16-byte reads ``S<3,4,3>``::
+
+        >>> from layoutlab import LinearLayout
+        >>> def warp(lanes_along):                 # 32 lanes along one dim, 32 registers along the other
+        ...     one = lambda d, i: [1 << i, 0] if d == 0 else [0, 1 << i]
+        ...     return LinearLayout.from_bases([("register", [one(1 - lanes_along, i) for i in range(5)]),
+        ...                                     ("lane", [one(lanes_along, i) for i in range(5)])], ["dim0", "dim1"])
+        >>> c = find_swizzle([warp(1), warp(0)], (32, 32), 4, max_vector_bytes=4)     # write rows, read columns
+        >>> c.swizzle, c.unswizzled_wavefronts, c.wavefronts
+        (S<5,2,5>, 1056, 64)
     """
-    from .swizzle import Swizzle
     M, N = (int(x) for x in tile_shape)
     op = "find_swizzle"
     if element_bytes not in (1, 2, 4, 8, 16):
@@ -417,7 +448,6 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
             vecs.append([offset_of(e)])
             k *= 2
         bases.append((names[d], vecs))
-    from .linear import LinearLayout
     smem = LinearLayout(bases, [("offset", M * N)], require_surjective=False)
     # the plain tile's byte address is element index * eb, so the swizzle on bytes keeps the low log2(eb)
     # bits and sends index bit k to offset_of(2^k) * eb
@@ -460,6 +490,9 @@ def classic_patterns() -> dict:
     """Named warp access patterns with known answers, for the chapter and the GPU check.
 
     Each value is ``(byte addresses of lanes 0..31, bytes_per_access)``.
+
+    >>> bank_conflicts(*classic_patterns()["4B 8-way"]).conflict_degree
+    8
     """
     p = {}
     for k in (1, 2, 4, 8, 16, 32):  # 4-byte, k-way: lanes in groups hit the same bank, different words
@@ -523,14 +556,20 @@ def measure_shared_load_cycles(addresses, bytes_per_access: int, warps: int = 16
     One block of ``warps`` warps, every warp issuing ``16 * iters`` volatile ``ld.shared`` of the same
     per-lane addresses; cycles (``clock64``) between two barriers divided by the loads of all warps.
     Since the shared-memory pipe serves one 128-byte wavefront per cycle, this tracks the predicted
-    ``wavefronts`` once enough warps keep it busy.  Returns the median over ``repeats`` launches.
+    ``wavefronts`` once enough warps keep it busy.  Returns the median over ``repeats`` launches.  The
+    arguments are checked before any GPU work::
+
+        >>> measure_shared_load_cycles([0] * 32, 2)
+        Traceback (most recent call last):
+        ...
+        layoutlab.errors.LayoutError: measure_shared_load_cycles: bytes_per_access=2 must be 4, 8 or 16
     """
-    import cupy as cp  # GPU-only dependency
     if bytes_per_access not in (4, 8, 16):
         raise LayoutError(f"measure_shared_load_cycles: bytes_per_access={bytes_per_access} must be 4, 8 or 16")
     offs = [int(a) for a in addresses]
     if len(offs) != 32 or max(offs) + bytes_per_access > 48 * 1024:
         raise LayoutError("measure_shared_load_cycles: need 32 addresses inside the 48 KiB probe buffer")
+    import cupy as cp  # GPU-only dependency
     key = bytes_per_access
     kern = _KERNEL_CACHE.get(key)
     if kern is None:
