@@ -9,7 +9,7 @@ export MPLBACKEND := Agg
 export CUTE_DSL_ARCH ?= sm_90a
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: setup book test gpu-test lab clean
+.PHONY: setup book serve test gpu-test lab clean
 
 setup: $(STAMP)
 
@@ -20,9 +20,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
+# Also builds the JupyterLite site (_build/html/lite/, "Run in your browser"; needs npm for the Pyodide core).
 book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 	@echo "Open the book: file://$(CURDIR)/_build/html/index.html"
+	@echo "Run the chapters in your browser: make serve, then open http://127.0.0.1:8000/"
+
+# JupyterLite needs the site served over HTTP (browsers do not run it from file://).
+serve:
+	$(PY) -m http.server --bind 127.0.0.1 --directory _build/html 8000
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup --nbmake -m "not gpu" tests chapters exercises/source

@@ -1,7 +1,10 @@
 """Sphinx extension for the Layout Lab book: small fixes to what Jupyter Book 1.x puts into every page."""
 
+import html
 import importlib.util
+import os
 import shutil
+import sys
 from pathlib import Path
 
 # What the pages need of MathJax 3 (its es5 build): the TeX-to-CommonHTML component, the TeX extensions it
@@ -54,7 +57,81 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
         context["script_files"] = list(unique.values())
 
 
+def _local_only(app, pagename, templatename, context, doctree):
+    """Drop stylesheets and scripts that live on other machines: the site makes no outside request
+    (jupyterlite-sphinx adds a web-font link to every page)."""
+    for key in ("css_files", "script_files"):
+        if key in context:
+            context[key] = [f for f in context[key]
+                            if not str(getattr(f, "filename", f) or "").startswith(("http://", "https://", "//"))]
+
+
+# ------------------------------------------------------------------ "Run in your browser" (JupyterLite)
+def _lite():
+    sys.path.insert(0, str(Path(__file__).parent))
+    import layoutlab_lite
+    return layoutlab_lite
+
+
+def _lite_wanted(app):
+    """The lite site goes with the real book (chapters with CPU notebooks), not with the small test books;
+    ``LAYOUTLAB_LITE=0`` leaves it out."""
+    return os.environ.get("LAYOUTLAB_LITE", "1") != "0" and bool(_lite().cpu_chapters(Path(app.srcdir)))
+
+
+def _stage_lite(app, config):
+    """Prepare what ``jupyter lite build`` (run by jupyterlite-sphinx at the end of the build) needs: the
+    lite folder (Pyodide core, start-up wheels, layoutlab's wheel, configuration from ``lite/``) and the
+    notebooks it serves (CPU chapters, exercises' student versions)."""
+    lite = _lite()
+    work = Path(app.doctreedir).parent / "_lite"
+    cache = Path(os.environ.get("LAYOUTLAB_LITE_CACHE") or Path(app.doctreedir).parent / "_lite_cache")
+    lite.stage_lite_dir(work / "lite-dir", cache)
+    shutil.rmtree(work / "contents", ignore_errors=True)
+    app.layoutlab_launches = lite.stage_contents(Path(app.srcdir), work / "contents")
+    config.jupyterlite_dir = str(work / "lite-dir")
+    config.jupyterlite_contents = [str(p) for p in sorted((work / "contents").glob("*.ipynb"))]
+    config.jupyterlite_content_dir = str(work / "_contents")      # jupyterlite-sphinx empties and fills it
+    config.jupyterlite_bind_ipynb_suffix = False                    # else it takes .ipynb from myst-nb
+
+
+_LAUNCH = """<div class="admonition tip layoutlab-lite">
+<p class="admonition-title">Run in your browser</p>
+<p><a class="reference external layoutlab-lite-chapter" href="{chapter}" target="_blank" rel="noopener">Open this
+chapter in JupyterLite</a>{exercise}: Python runs in this browser (Pyodide), nothing to install. Run the first
+code cell to install <code>layoutlab</code> from this site.</p>
+<p>The layout algebra works offline. The pictures need numpy and matplotlib, which exist for Pyodide only on the
+Pyodide CDN: the notebook's second cell fetches them from there (internet needed). Cells that need a GPU or the
+CuTe DSL do not run in the browser.</p>
+</div>
+"""
+
+
+def _launch_button(app, pagename, templatename, context, doctree):
+    """Put the launch box under the title of every CPU chapter. The URL is relative to this page, computed
+    from the page's depth (Sphinx's pathto), so it points at the site's lite/ folder from any nested page."""
+    launch = getattr(app, "layoutlab_launches", {}).get(pagename)
+    if launch is None or "body" not in context:
+        return
+    chapter_nb, exercise_nb = launch
+    app_url = context["pathto"](_lite().LITE_APP.split("?")[0], 1)
+    exercise = ""
+    if exercise_nb:
+        exercise = (f' (or <a class="reference external layoutlab-lite-exercise" href="{html.escape(app_url)}'
+                    f'?path={html.escape(exercise_nb)}" target="_blank" rel="noopener">its exercises</a>, '
+                    f"the student version)")
+    box = _LAUNCH.format(chapter=html.escape(f"{app_url}?path={chapter_nb}"), exercise=exercise)
+    body = context["body"]
+    at = body.find("</h1>")
+    context["body"] = body[:at + 5] + box + body[at + 5:] if at >= 0 else box + body
+
+
 def setup(app):
     app.connect("config-inited", _offline_mathjax)
     app.connect("html-page-context", _dedupe_scripts, priority=1000)  # after every other extension
+    app.connect("html-page-context", _local_only, priority=1000)
+    if _lite_wanted(app):
+        app.setup_extension("jupyterlite_sphinx")
+        app.connect("config-inited", _stage_lite, priority=400)      # before jupyterlite-sphinx's own
+        app.connect("html-page-context", _launch_button)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
