@@ -1,6 +1,6 @@
 """Which ``ldmatrix`` feeds an MMA operand from shared memory: x1/x2/x4 and ``.trans``, with the reasons.
 
-Two facts decide it (seed 002's analysis, checked here against the CuTe DSL and the H100):
+Two facts decide it (checked here against the CuTe DSL and on an H100):
 
 * **How many 8x8 matrices.** ``ldmatrix`` gives each of the 32 lanes two 16-bit values per 8x8 matrix. One
   warp's share of the operand tile -- MMA atom M/N x K, times the value repetition that the permutation adds
@@ -15,7 +15,7 @@ Two facts decide it (seed 002's analysis, checked here against the CuTe DSL and 
   (``SM75_U16x{2n}_LDSM_T``). A swizzle (``S<B,M,S> o layout``) permutes whole 16-byte chunks, so the
   majorness is read from the layout under it.
 
-Example (seed 002: SM80 16x8x16 with value layout (1,2,1), A row-major)::
+Example (SM80 16x8x16 with the value layout (1,2,1) of CUTLASS's Ampere examples, A row-major)::
 
     >>> from layoutlab import nvgpu, make_layout, make_tiled_mma
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 from .atoms import LdMatrix8x8x16bOp, MmaF16BF16Op, StMatrix8x8x16bOp, dtype_bits, make_copy_atom
 from .errors import LayoutError
-from .inttuple import flatten, is_tuple, product
+from .inttuple import is_tuple, zip_leaves
 from .layout import Layout
+from .swizzle import ComposedLayout
 from .tiled import TiledMMA, make_tiled_copy_A, make_tiled_copy_B
 
 __all__ = ["select_ldmatrix", "LdmatrixSelection", "operand_majorness", "ldmatrix_address_lane", "ldmatrix_owner"]
@@ -42,6 +43,12 @@ class LdmatrixSelection:
 
     Unpacks as ``atom, reasoning = select_ldmatrix(...)``. ``name`` is CuTe's (``SM75_U32x4_LDSM_N``),
     ``op`` the DSL-style operation (``LdMatrix8x8x16bOp(transpose, num_matrices)``).
+
+    >>> from layoutlab import nvgpu, make_layout, make_tiled_mma
+    >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 8)))
+    >>> sel = select_ldmatrix(tm, "A", make_layout((16, 8), stride=(8, 1)))       # row-major A: K contiguous
+    >>> sel.name, sel.num_matrices, sel.transpose
+    ('SM75_U32x2_LDSM_N', 2, False)
     """
 
     atom: object
@@ -68,12 +75,9 @@ class LdmatrixSelection:
         return f"{self.name}\n{self.reasoning}"
 
 
-def _leaves(layout, mode):
+def _mode_leaves(layout, mode):
     """(shape, stride) leaves of top-level mode ``mode``, in order, size-1 leaves dropped."""
-    s, d = layout.shape[mode], layout.stride[mode]
-    ss = flatten(s) if is_tuple(s) else (s,)
-    dd = flatten(d) if is_tuple(d) else (d,)
-    return [(a, b) for a, b in zip(ss, dd) if a != 1]
+    return [(s, d) for s, d in zip_leaves(layout.shape[mode], layout.stride[mode]) if s != 1]
 
 
 def _contiguous_run(leaves):
@@ -105,13 +109,13 @@ def operand_majorness(smem_layout, operand="A"):
     what = "(M,K)" if operand == "A" else "(N,K)"
     note = ""
     layout = smem_layout
-    inner = getattr(smem_layout, "inner", None)
-    if inner is not None and hasattr(smem_layout, "outer"):
+    if isinstance(smem_layout, ComposedLayout):
+        inner = smem_layout.inner
         if isinstance(inner, Layout):
             raise LayoutError(f"{op}: {smem_layout} composes with a Layout, not a swizzle; its majorness can't be "
                               f"read from the outer layout -- pass the plain {what} layout")
-        base = getattr(inner, "num_base", 0)
-        if getattr(inner, "num_bits", 0) and base < 3:
+        base = inner.num_base
+        if inner.num_bits and base < 3:
             raise LayoutError(f"{op}: swizzle {inner} keeps only 2^{base}-element chunks together; ldmatrix reads "
                               f"8 contiguous 16-bit elements per row, so it needs a swizzle base M >= 3")
         note = f"looking through the swizzle {inner} (it moves whole 2^{base}-element chunks), "
@@ -121,7 +125,7 @@ def operand_majorness(smem_layout, operand="A"):
                           f"tile, got {type(smem_layout).__name__}")
     if layout.rank() < 2 or not is_tuple(layout.shape):
         raise LayoutError(f"{op}: smem_layout {layout} must have two modes {what}")
-    runs = {"MN": _contiguous_run(_leaves(layout, 0)), "K": _contiguous_run(_leaves(layout, 1))}
+    runs = {"MN": _contiguous_run(_mode_leaves(layout, 0)), "K": _contiguous_run(_mode_leaves(layout, 1))}
     found = [k for k, r in runs.items() if r]
     if len(found) != 1:
         raise LayoutError(f"{op}: can't tell whether {layout} is K-major or MN-major: "
