@@ -200,8 +200,11 @@ class NVMMADistributedLayout:
     (16xN per warp, ``instr_shape=[16,N,K]``); ``warps_per_cta`` tiles warps (row-major on Ampere,
     column-major - along M first - on Hopper).
 
-    >>> NVMMADistributedLayout([3, 0], [4, 1], [16, 64, 16]).to_linear_layout([64, 64]).bases
-    [('register', [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32]]), ('lane', [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]), ('warp', [[16, 0], [32, 0]])]
+    >>> for dim, bases in NVMMADistributedLayout([3, 0], [4, 1], [16, 64, 16]).to_linear_layout([64, 64]).bases:
+    ...     print(dim, bases)
+    register [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32]]
+    lane [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]
+    warp [[16, 0], [32, 0]]
     """
     version: list
     warps_per_cta: list

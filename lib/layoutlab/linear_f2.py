@@ -52,7 +52,7 @@ def rank_f2(rows: list[int], num_cols: int) -> int:
     return sum(1 for row in rref_f2(rows, num_cols) if row)
 
 
-def supremum(x: list, y: list) -> list:
+def supremum(x: list, y: list, what: str = "supremum: the lists") -> list:
     """Shortest list holding x and y as subsequences, preferring x's items when free to choose (Triton's
     ``supremum``: how ``*`` orders the dims of its operands).  Lists that order two common items
     differently have none: a ``LayoutError``.
@@ -61,7 +61,7 @@ def supremum(x: list, y: list) -> list:
     ['block', 'register', 'warp', 'lane']
     """
     if [d for d in x if d in y] != [d for d in y if d in x]:
-        raise LayoutError(f"supremum: {list(x)} and {list(y)} order their common items differently, so no "
+        raise LayoutError(f"{what} {list(x)} and {list(y)} order their common items differently, so no "
                           f"list contains both in order; common dims must keep the same relative order")
     pos_x = {d: i for i, d in enumerate(x)}
     pos_y = {d: i for i, d in enumerate(y)}
