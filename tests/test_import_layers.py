@@ -24,7 +24,7 @@ LAYERS = [
     "algebra",
     ("swizzle", "smem_atom"),
     "tensor",
-    ("linear_utils", "linear_layout", "linear_cute", "linear_conversion", "linear"),
+    ("linear_f2", "linear_dims", "linear_layout", "linear_utils", "linear_cute", "linear_conversion", "linear"),
     "gluon",
     "banks",
     "atoms",
