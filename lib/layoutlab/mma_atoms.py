@@ -62,7 +62,8 @@ def _dsl_enum(x, what, allowed):
 
 
 def _L(shape, stride):
-    return Layout(shape, stride)
+    """The atom tables' layouts: written out here, so built without re-validation."""
+    return Layout._new(shape, stride)
 
 
 # --------------------------------------------------------------------------------------------------

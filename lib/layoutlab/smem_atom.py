@@ -76,7 +76,7 @@ def make_smem_layout_atom(kind, element_type) -> ComposedLayout:
     major, width = kind.name.split("_")
     row_bits, sw = _ATOM_SWIZZLE[width]
     n = row_bits // bits
-    outer = Layout((n, 8), (1, n)) if major == "MN" else Layout((8, n), (n, 1))
+    outer = Layout._new((n, 8), (1, n)) if major == "MN" else Layout._new((8, n), (n, 1))
     return ComposedLayout(Swizzle(*sw), 0, outer)
 
 

@@ -57,7 +57,7 @@ class TiledCopy:
 
     def _tile2thrfrg(self, layout, ref2trg):
         """((TileM,TileN),(RestM,RestN)) -> ((thr,val),(RestM,RestN)) through the atom's ref -> trg map."""
-        atom_tv = zipped_divide(self.layout_tv_tiled, (Layout(self.atom.thr_id.size(), 1), Layout(self.atom.num_val, 1)))
+        atom_tv = zipped_divide(self.layout_tv_tiled, (Layout._new(self.atom.thr_id.size(), 1), Layout._new(self.atom.num_val, 1)))
         trg = composition(atom_tv, (ref2trg, None))
         thrval2mn = coalesce(_zip2(trg), (1, (1, 1)))
         return composition(layout, (thrval2mn, None))
@@ -76,7 +76,7 @@ class TiledCopy:
     def _side(self, trg):
         # the tile itself as ((TileM,TileN),1): one "rest" coordinate, dropped at the end
         ref = make_layout(tuple(t.size() for t in self.tiler_mn))
-        ref = Layout((ref.shape, 1), (ref.stride, 0))
+        ref = Layout._new((ref.shape, 1), (ref.stride, 0))
         tv = self._tile2thrfrg(ref, self._ref2(trg))
         sub, _ = slice_and_offset(((None, None), 0), tv)
         return sub

@@ -111,7 +111,7 @@ def _fragment_layout(layout, op="make_fragment_like"):
         cur *= 1 if d == 0 else sz
     st0 = unflatten(tuple(st0), s0) if is_tuple(s0) else st0[0]
     rest = _ordered(layout.shape[1:], layout.stride[1:], cur, layout, op)
-    return Layout((s0,) + tuple(layout.shape[1:]), (st0,) + tuple(rest))
+    return Layout._new((s0,) + tuple(layout.shape[1:]), (st0,) + tuple(rest))
 
 
 def make_fragment_like(x):
@@ -136,7 +136,7 @@ def make_fragment_like(x):
         if not is_tuple(lay.shape):
             return Tensor(0, make_layout(lay.shape))
         _integral_strides(lay, op)
-        return Tensor(0, Layout(lay.shape, _ordered(lay.shape, lay.stride, 1, lay, op)))
+        return Tensor(0, Layout._new(lay.shape, _ordered(lay.shape, lay.stride, 1, lay, op)))
     if isinstance(x, Layout):
         return _fragment_layout(x, op)
     raise LayoutError(f"{op}: expected a Layout or a Tensor, got {type(x).__name__}")
@@ -230,15 +230,15 @@ class TiledMMA:
             raise LayoutError(f"TiledMMA partition: the tensor layout {layout} needs at least two modes")
         t_tile = (self.permutation_mnk[mi], self.permutation_mnk[mj])
         t = logical_divide(layout, t_tile) if any(x is not None for x in t_tile) else layout
-        a_tile = (Layout(self.atom.shape_mnk[mi], 1), Layout(self.atom.shape_mnk[mj], 1))
+        a_tile = (Layout._new(self.atom.shape_mnk[mi], 1), Layout._new(self.atom.shape_mnk[mj], 1))
         for k, (ext, tile) in enumerate(zip(t.shape[:2], a_tile)):
             if product(ext) % tile.size():
                 raise LayoutError(f"TiledMMA partition: mode {k} of {layout} (size {product(ext)}) is not a multiple "
                                   f"of the atom's {'MNK'[(mi, mj)[k]]} = {tile.size()}")
         a = zipped_divide(t, a_tile)
         tv = composition(a, (atom_tv, None))
-        thr_tile = (None, (Layout(self.thr_layout_vmnk[mi + 1].size(), 1),
-                           Layout(self.thr_layout_vmnk[mj + 1].size(), 1)))
+        thr_tile = (None, (Layout._new(self.thr_layout_vmnk[mi + 1].size(), 1),
+                           Layout._new(self.thr_layout_vmnk[mj + 1].size(), 1)))
         return zipped_divide(tv, thr_tile)
 
     def thrfrg_A(self, layout):
@@ -262,10 +262,10 @@ class TiledMMA:
         if which == "A":
             tv = self.thrfrg_A(make_layout((tm, tk)))
             # (ThrV,(ThrM,ThrK)) -> (ThrV,(ThrM,ThrN,ThrK)): threads along N see the same A values
-            spread = Layout((v[1].size(), v[2].size()), (1, 0))
+            spread = Layout._new((v[1].size(), v[2].size()), (1, 0))
         else:
             tv = self.thrfrg_B(make_layout((tn, tk)))
-            spread = Layout((v[1].size(), v[2].size()), (0, 1))
+            spread = Layout._new((v[1].size(), v[2].size()), (0, 1))
         tv = composition(tv, ((None, (spread, None)), None))
         return composition(tv, (self._thr_inv, None))
 
