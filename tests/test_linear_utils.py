@@ -218,6 +218,15 @@ def test_the_properties_above_were_not_vacuous():
     assert all(v >= 5 for v in SEEN.values()), SEEN
 
 
+def test_quotient_matches_dims_by_name_not_by_order():
+    """A deliberate difference (chapters/conformance.md): Triton flattens the dims in their input and output
+    orders and compares bit by bit, so listing them in another order as outputs reads as "not trivial"."""
+    swapped = (LinearLayout.identity_1d(2, "a", "a") * LinearLayout.identity_1d(2, "b", "b")
+               * LinearLayout.identity_1d(4, "r", "o")).transpose_outs(["b", "a", "o"])
+    assert not swapped.sublayout_is_identity(["a", "b"], ["a", "b"])       # Triton's flattened reading
+    assert swapped.quotient(["a", "b"]) == LinearLayout.identity_1d(4, "r", "o")
+
+
 def test_rename_round_trip_and_bad_renames():
     L = LinearLayout.from_bases([("a", [[1, 0]]), ("b", [[0, 1]])], ["x", "y"])
     there = rename_linear_layout_dims(L, [("a", "p")], [("y", "q")])
