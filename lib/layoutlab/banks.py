@@ -68,6 +68,9 @@ class BankConflicts:
     ``ideal_wavefronts``: the number of phases (what a conflict-free access costs);
     ``conflict_degree``: the worst phase's wavefronts (n-way conflict; 1 = none);
     ``phase_wavefronts``: per phase; ``bank_words``: per phase, distinct words per bank (32 ints).
+
+    >>> bank_conflicts([8 * t for t in range(32)], 8)       # 8-byte loads: two half-warp phases
+    BankConflicts(wavefronts=2, ideal_wavefronts=2, conflict_degree=1, phase_wavefronts=(1, 1))
     """
     wavefronts: int
     ideal_wavefronts: int
@@ -248,7 +251,11 @@ class SwizzleChoice:
     ``swizzle``: the map as a CuTe ``Sw<B,M,S>`` on byte addresses when it is one (else ``None``, a general
     F2 swizzle); ``wavefronts`` / ``ideal_wavefronts`` / ``unswizzled_wavefronts``:
     total over all warp instructions of warp 0; ``vector_bytes``: the widest access kept; ``per_access``:
-    wavefronts of each instruction.
+    wavefronts of each instruction.  ``conflict_free`` when every access costs only its phases
+    (an example is in :func:`find_swizzle`)::
+
+        >>> SwizzleChoice(None, None, None, 64, 64, 1056, 4, (32, 32)).conflict_free
+        True
     """
     swizzle: object
     linear_layout: object

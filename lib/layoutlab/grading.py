@@ -48,7 +48,11 @@ _MAX_ROWS, _MAX_COLS = 16, 16
 
 
 class WrongAnswer(AssertionError):
-    """A student's answer is wrong; the message says where and how (an ``AssertionError`` for the grader)."""
+    """A student's answer is wrong; the message says where and how (an ``AssertionError`` for the grader).
+
+    >>> issubclass(WrongAnswer, AssertionError)       # nbgrader counts the test cell as failed
+    True
+    """
 
 
 # --------------------------------------------------------------------------- scalars and tuples

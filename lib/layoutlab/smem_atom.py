@@ -23,6 +23,9 @@ class SmemLayoutAtomKind(Enum):
 
     MN_* : the M (or N) index is contiguous; K_* : K is contiguous.  INTER = no swizzle (16-byte
     interleave), SW32/SW64/SW128 = the 32/64/128-byte swizzle.
+
+    >>> [k.name for k in SmemLayoutAtomKind if k.name.startswith("K_")]
+    ['K_INTER', 'K_SW32', 'K_SW64', 'K_SW128']
     """
     MN_INTER = "MN_INTER"
     MN_SW32 = "MN_SW32"

@@ -148,7 +148,16 @@ class TiledCopy:
 
 
 class ThrCopy:
-    """Thread ``thr_idx``'s view of a :class:`TiledCopy`."""
+    """Thread ``thr_idx``'s view of a :class:`TiledCopy` (``tiled_copy.get_slice(thr_idx)``).
+
+    4 threads x 4 fp32 per row of an 8x16 row-major tile; thread 5 copies row 1, columns 4..7:
+
+    >>> from layoutlab import CopyUniversalOp, make_copy_atom
+    >>> tc = make_tiled_copy_tv(make_copy_atom(CopyUniversalOp(), "f32", num_bits_per_copy=128),
+    ...                         make_layout((8, 4), stride=(4, 1)), make_layout((1, 4)))
+    >>> tc.get_slice(5).partition_S(make_layout((8, 16), stride=(16, 1)))
+    tensor<20 o ((4,1),1,1):((1,0),0,0)>
+    """
 
     def __init__(self, tiled_copy, thr_idx):
         self.tiled_copy = tiled_copy
@@ -179,7 +188,14 @@ class ThrCopy:
 
 
 def make_tiled_copy(atom, layout_tv, tiler_mn) -> TiledCopy:
-    """A tiled copy from its ``(thr_idx, val) -> (m, n)`` layout and tile (DSL: ``cute.make_tiled_copy``)."""
+    """A tiled copy from its ``(thr_idx, val) -> (m, n)`` layout and tile (DSL: ``cute.make_tiled_copy``).
+
+    >>> from layoutlab import CopyUniversalOp, make_copy_atom
+    >>> tc = make_tiled_copy(make_copy_atom(CopyUniversalOp(), "f32", num_bits_per_copy=128),
+    ...                      make_layout((32, 4), stride=(4, 1)), (8, 16))
+    >>> tc.size, tc.tiler_mn
+    (32, (8:1, 16:1))
+    """
     return TiledCopy(atom, layout_tv, tiler_mn)
 
 
@@ -211,15 +227,33 @@ def _tiled_copy_from_mma(atom, tiled_mma, which, op):
 
 
 def make_tiled_copy_A(atom, tiled_mma) -> TiledCopy:
-    """The copy whose values per thread are exactly the MMA's A fragment (e.g. ``ldmatrix`` -> ``mma.sync``)."""
+    """The copy whose values per thread are exactly the MMA's A fragment (e.g. ``ldmatrix`` -> ``mma.sync``).
+
+    >>> from layoutlab import make_copy_atom, make_tiled_mma, nvgpu
+    >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
+    >>> make_tiled_copy_A(make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(False, 4), "f16"), tm).layout_tv_tiled
+    ((4,8),((2,2,2),(1,1))):((32,1),((16,8,128),(0,0)))
+    """
     return _tiled_copy_from_mma(atom, tiled_mma, "A", "make_tiled_copy_A")
 
 
 def make_tiled_copy_B(atom, tiled_mma) -> TiledCopy:
-    """The copy whose values per thread are exactly the MMA's B fragment."""
+    """The copy whose values per thread are exactly the MMA's B fragment.
+
+    >>> from layoutlab import make_copy_atom, make_tiled_mma, nvgpu
+    >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
+    >>> make_tiled_copy_B(make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(True, 4), "f16"), tm).tiler_mn
+    (16:1, 16:1)
+    """
     return _tiled_copy_from_mma(atom, tiled_mma, "B", "make_tiled_copy_B")
 
 
 def make_tiled_copy_C(atom, tiled_mma) -> TiledCopy:
-    """The copy whose values per thread are exactly the MMA's C fragment (epilogue stores)."""
+    """The copy whose values per thread are exactly the MMA's C fragment (epilogue stores).
+
+    >>> from layoutlab import CopyUniversalOp, make_copy_atom, make_tiled_mma, nvgpu
+    >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
+    >>> make_tiled_copy_C(make_copy_atom(CopyUniversalOp(), "f32", num_bits_per_copy=64), tm).layout_tv_tiled
+    ((4,8),((2,2),(1,2))):((32,1),((16,8),(0,128)))
+    """
     return _tiled_copy_from_mma(atom, tiled_mma, "C", "make_tiled_copy_C")

@@ -25,7 +25,13 @@ __all__ = ["TiledMMA", "ThrMMA", "Partition", "make_tiled_mma", "make_fragment_l
 class Partition:
     """What ``partition_*`` returns for a plain :class:`Layout` input (a :class:`~layoutlab.tensor.Tensor`
     input gives a Tensor): the thread's ``offset`` in the partitioned layout's codomain and its ``layout``. Printed
-    like a DSL tensor: ``tensor<(1,2) o ((2,2),2,4):((1@1,8@0),32@0,16@1)>``."""
+    like a DSL tensor: ``tensor<(1,2) o ((2,2),2,4):((1@1,8@0),32@0,16@1)>``.
+
+    >>> from layoutlab import nvgpu
+    >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
+    >>> tm.get_slice(3).partition_C(make_layout((64, 32)))         # thread 3's accumulators of a 64x32 C
+    tensor<384 o ((2,2),2,2):((64,8),32,1024)>
+    """
 
     def __init__(self, offset, layout, coord_rank=None):
         # an identity (coordinate) tensor's offset is a coordinate; at the origin it is all zeros
@@ -450,12 +456,23 @@ def _partition_fragment_free(mma, x, which):
 
 def partition_fragment_A(mma, x):
     """CuTe C++'s free ``partition_fragment_A``: ``thr_mma.partition_fragment_A(x)``; with a TiledMMA, ``x``
-    must be a shape (the fragment does not depend on the thread then)."""
+    must be a shape (the fragment does not depend on the thread then).
+
+    >>> from layoutlab import nvgpu
+    >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
+    >>> partition_fragment_A(tm.get_slice(5), (64, 16))
+    tensor<0 o ((2,2,2),2,1):((1,2,4),8,0)>
+    """
     return _partition_fragment_free(mma, x, "A")
 
 
 def partition_fragment_B(mma, x):
-    """CuTe C++'s ``partition_fragment_B`` (see :func:`partition_fragment_A`)."""
+    """CuTe C++'s ``partition_fragment_B`` (see :func:`partition_fragment_A`).
+
+    >>> from layoutlab import nvgpu
+    >>> partition_fragment_B(make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1)), (32, 16))
+    tensor<0 o ((2,2),2,1):((1,2),4,0)>
+    """
     return _partition_fragment_free(mma, x, "B")
 
 
