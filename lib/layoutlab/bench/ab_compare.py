@@ -1,10 +1,13 @@
-"""Same-run A/B timing of kernel variants against cuBLAS (a results script for the GPU machine).
+"""Same-run A/B timing of kernel variants against cuBLAS, on the GPU machine.
 
-    python3 results/ab_compare.py OUT.json [ROUNDS]
+    python -m layoutlab.bench.ab_compare OUT.json [ROUNDS]
+    python -m layoutlab.bench.ab_compare --extract COMMIT [OLD_DIR]   # here, where the git history is
 
 ``CASES`` lists (label, module, commit or "new", configured-launcher kwargs, dtype, (M, N, K), layout). "new"
-is the module in this tree; a commit id loads ``$OLD_DIR/<module>_<commit>.py`` (``git show
-<commit>:lib/layoutlab/kernels/<module>.py``), so every before/after ratio comes from one process.
+is the module in this tree; a commit id is the same module of that commit's whole ``layoutlab`` package,
+extracted beforehand with ``--extract`` into ``$OLD_DIR/<commit>/`` (default ``.device/``, which travels
+with ``carry``) and imported as the package ``layoutlab_<commit>`` beside this tree's (its relative imports
+stay inside it; nothing is rewritten), so every before/after ratio comes from one process.
 Timing is that of ``layoutlab.bench.gemm`` (L2-cold rotating operand sets, 1-s windows of launches), but
 each round times every variant of a point and cuBLAS in turn; a side's time is the median of its round
 medians. Each variant's output is compared with cuBLAS's first (relative Frobenius error).
@@ -15,11 +18,11 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "lib"))
+REPO = Path(__file__).resolve().parents[3]
 
 #: run 13: sgemm_fast's staging copy with conflict-free transposing stores (a warp of 16 rows x 2 k-vectors
 #: instead of 8 x 4) against 604a113, and 2 pipeline stages instead of 3, all in TN. Both much slower
@@ -37,23 +40,41 @@ CASES = [("sgemm_fast", "sgemm_fast", "new", {}, "float32", shape, lay)
                             ((8192, 8192, 8192), "TN"), ((4224, 4096, 4096), "NT"))]
 
 
+def _old_dir(old_dir):
+    return Path(old_dir or os.environ.get("OLD_DIR", REPO / ".device"))
+
+
+def extract_commit(commit, old_dir=None):
+    """Write ``lib/layoutlab`` of ``commit`` to ``<old_dir>/<commit>/`` (``git archive``; run it where the
+    history is, before the device call). Returns the package folder."""
+    dest = _old_dir(old_dir) / commit
+    dest.mkdir(parents=True, exist_ok=True)
+    tar = subprocess.run(["git", "-C", str(REPO), "archive", commit, "lib/layoutlab"], capture_output=True,
+                         check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
+    return dest / "lib" / "layoutlab"
+
+
 def module(name, commit, old_dir=None):
-    """``layoutlab.kernels.<name>`` ("new"), or that file at ``commit`` from ``old_dir`` (default
-    ``$OLD_DIR`` or ``.device``), its relative imports made absolute so that it loads beside the tree's."""
+    """The module defining kernel ``name`` in this tree ("new"), or in ``commit``'s package extracted by
+    :func:`extract_commit` (imported as ``layoutlab_<commit>``)."""
     if commit == "new":
-        return importlib.import_module(f"layoutlab.kernels.{name}")
-    old_dir = Path(old_dir or os.environ.get("OLD_DIR", ROOT / ".device"))
-    src = (old_dir / f"{name}_{commit}.py").read_text()
-    for rel, absolute in (("from ._common import", "from layoutlab.kernels._common import"),
-                          ("from .. import", "from layoutlab import"), ("from ..", "from layoutlab."),
-                          ("build=lambda p, vec:", "build=lambda p, vec, even=False:")):  # before `even`
-        src = src.replace(rel, absolute)
-    path = Path(f"/tmp/{name}_{commit}.py")      # a real file: the DSL reads the kernel's source
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(f"{name}_{commit}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+        from layoutlab.kernels import kernel_module
+        return kernel_module(name)
+    package = f"layoutlab_{commit}"
+    if package not in sys.modules:
+        root = _old_dir(old_dir) / commit / "lib" / "layoutlab"
+        if not (root / "__init__.py").is_file():
+            raise FileNotFoundError(f"no extracted package at {root}: run `python -m layoutlab.bench.ab_compare "
+                                    f"--extract {commit}` where the git history is")
+        spec = importlib.util.spec_from_file_location(package, root / "__init__.py",
+                                                      submodule_search_locations=[str(root)])
+        sys.modules[package] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[package])
+    old_kernels = importlib.import_module(f"{package}.kernels")
+    if hasattr(old_kernels, "kernel_module"):          # kernels in modules named for their hardware path
+        return old_kernels.kernel_module(name)
+    return importlib.import_module(f"{package}.kernels.{name}")      # one module per kernel name
 
 
 def main(out, rounds=5):
@@ -101,4 +122,7 @@ def main(out, rounds=5):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 5)
+    if sys.argv[1] == "--extract":
+        print(extract_commit(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))
+    else:
+        main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 5)

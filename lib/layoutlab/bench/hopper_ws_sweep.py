@@ -1,6 +1,6 @@
 """Schedule sweep for gemm_hopper_ws on the GPU machine (cluster shape, rasterization group, tile N).
 
-    python3 results/hopper_ws_sweep.py OUT.json [rounds]      # run 1 used 3 rounds of 0.3 s
+    python -m layoutlab.bench.hopper_ws_sweep OUT.json [rounds]      # run 1 used 3 rounds of 0.3 s
 
 Each configuration is compiled, checked against cuBLAS (relative error) and timed with the benchmark's
 method (``layoutlab.bench.gemm``: CUDA events, L2-cold rotating operand sets, median of many launches,
@@ -13,20 +13,20 @@ import statistics
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "lib")]
-
-#: (tile_m, tile_n, cluster_mn, swizzle); the first is the default (HopperWsConfig())
-CONFIGS = [(128, 256, (2, 1), 8), (128, 256, (1, 2), 8), (128, 256, (2, 1), 4), (128, 256, (2, 1), 16),
-           (128, 256, (2, 1), 1), (128, 256, (1, 1), 8), (128, 128, (2, 1), 8)]
-SHAPES = [(8192, 8192, 8192), (4096, 14336, 4096)]
+#: (tile_m, tile_n, cluster_mn, swizzle, epi_stages); the first is the default (HopperWsConfig()). Run 1
+#: (issue 7) swept cluster / grouping / tile N; issue 19's run adds 2 x 2 clusters (A and B multicast) and
+#: the C staging depth (8 buffers: no store wait inside a tile, but only 3 A/B stages fit beside them).
+CONFIGS = [(128, 256, (2, 1), 8, 4), (128, 256, (2, 1), 8, 8), (128, 256, (2, 2), 8, 4),
+           (128, 256, (2, 2), 4, 4), (128, 256, (1, 2), 8, 4), (128, 256, (2, 1), 4, 4),
+           (128, 256, (2, 1), 16, 4), (128, 256, (2, 1), 8, 2)]
+SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 14336, 4096)]
 
 
 def main(out, rounds=5):
     import math
 
     from layoutlab.bench.gemm import Operands, _record, _rel_err, gpu_info, time_alternating
-    from layoutlab.kernels.gemm_hopper_ws import HopperWsConfig, _sm_count, prepare_gemm_hopper_ws
+    from layoutlab.kernels.hopper_ws import HopperWsConfig, persistent_sms, prepare_gemm_hopper_ws
 
     info = gpu_info()
     rows = []
@@ -36,27 +36,28 @@ def main(out, rounds=5):
         a, b, c = ops.sets[0]
         ops.cublas(a, b, c)
         ref = c.clone()
-        for tm, tn, cl, sw in CONFIGS:
-            label = f"{tm}x{tn} cluster {cl[0]}x{cl[1]} swizzle {sw}"
-            cfg = HopperWsConfig(tm, tn, 64, cluster_mn=cl, swizzle=sw, num_sms=_sm_count(a))
+        for tm, tn, cl, sw, epi in CONFIGS:
+            label = f"{tm}x{tn} cluster {cl[0]}x{cl[1]} swizzle {sw} epi {epi}"
+            cfg = HopperWsConfig(tm, tn, 64, cluster_mn=cl, swizzle=sw, epi_stages=epi,
+                                 num_sms=persistent_sms(a, cl))
             try:
                 c[...] = float("nan")
                 prepare_gemm_hopper_ws(a, b, c, config=cfg)[1]()
                 err = _rel_err(c, ref)
                 launches = [prepare_gemm_hopper_ws(*s, config=cfg)[1] for s in ops.sets]
                 t_k, t_c, _ = time_alternating(launches, [(lambda s=s: ops.cublas(*s)) for s in ops.sets], rounds)
-                row = {"shape": [m, n, k], "config": label, "kernel_ms": t_k, "cublas_ms": t_c, "rel_err": err,
+                row = {"shape": [m, n, k], "config": label, "persistent_sms": cfg.num_sms, "kernel_ms": t_k, "cublas_ms": t_c, "rel_err": err,
                        "ratio": statistics.median(t_c) / statistics.median(t_k)}
             except Exception as exc:          # keep going: a refused or failing config is a result too
-                row = {"shape": [m, n, k], "config": label, "error": repr(exc)[:400]}
+                row = {"shape": [m, n, k], "config": label, "persistent_sms": cfg.num_sms, "error": repr(exc)[:400]}
             rows.append(row)
             if "ratio" in row:
                 tf = 2 * m * n * k / statistics.median(row["kernel_ms"]) / 1e9
-                print(f"{m}x{n}x{k}  {label:32s} {statistics.median(row['kernel_ms']):.3f} ms {tf:6.1f} TF/s "
+                print(f"{m}x{n}x{k}  {label:40s} {statistics.median(row['kernel_ms']):.3f} ms {tf:6.1f} TF/s "
                       f"ratio {row['ratio']:.3f} (rounds {' '.join(f'{c / k_:.3f}' for c, k_ in zip(t_c, t_k))})"
                       f" err {err:.1e}", flush=True)
             else:
-                print(f"{m}x{n}x{k}  {label:32s} FAILED {row['error'][:200]}", flush=True)
+                print(f"{m}x{n}x{k}  {label:40s} FAILED {row['error'][:200]}", flush=True)
         del ops, a, b, c, ref
     Path(out).write_text(json.dumps(_record(info, rows, []), indent=1))   # gpu, date, versions on top
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # One device call for sgemm_simple / sgemm_fast / gemm_ampere (run from the repo root on the GPU machine):
-#  A. compile + time the sweep candidates (results/simt_ampere_sweep.py; timing waits until the tests of
+#  A. compile + time the sweep candidates (layoutlab.bench.simt_ampere_sweep; timing waits until the tests of
 #     this phase are done), check every gemm_ampere candidate at odd sizes, GPU tests of the SIMT kernels;
-#  B. time the sweep alone; pick gemm_ampere's DEFAULT_CONFIG (only in this copy of the tree);
+#  B. time the sweep alone; name the gemm_ampere candidate to adopt (pick prints it, changes nothing);
 #  C. GPU tests of gemm_ampere with that default, compute-sanitizer memcheck + racecheck of all three;
 #  D. the full benchmark of all five kernels (python -m layoutlab.bench.gemm).
 #  E. (if $PROFILE is set) ncu of the profile_kernels.py cases it names.
@@ -15,7 +15,7 @@ mkdir -p /tmp/site && tar -C /tmp/site -xJf .device/gpu-deps-py312.tar.xz || exi
 export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD/lib MPLBACKEND=Agg PYTHONUNBUFFERED=1
 unset CUTE_DSL_ARCH
 export AMPERE_OLD_DIR=${AMPERE_OLD_DIR:-$PWD/.device}  # older gemm_ampere.py files the sweep times (see its AMPERE list)
-T=tests/test_kernels_simt_ampere.py; S=results/simt_ampere_sweep.py
+T=tests/test_kernels_simt_ampere.py; S="-m layoutlab.bench.simt_ampere_sweep"
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
   python3 -c "import cupy, torch, sys; from importlib.metadata import version; print('python', sys.version.split()[0], 'cupy', cupy.__version__, 'torch', torch.__version__, 'nvidia-cutlass-dsl', version('nvidia-cutlass-dsl'), 'cuda runtime', cupy.cuda.runtime.runtimeGetVersion())"
 } > /tmp/parts/01_env 2>&1
@@ -28,7 +28,7 @@ SW=$!
 C0=$!
 ( timeout 120 python3 $S check 1 2 /tmp/check1.json > /tmp/parts/12_check1 2>&1; echo "check rc $?" >> /tmp/parts/12_check1 ) &
 C1=$!
-( timeout 120 python3 -m pytest -n 8 -m gpu $T -q -p no:cacheprovider -k sgemm > /tmp/parts/20_pytest_simt 2>&1
+( timeout 120 python3 -m pytest -m gpu $T -q -p no:cacheprovider -k sgemm > /tmp/parts/20_pytest_simt 2>&1
   echo "pytest rc $?" >> /tmp/parts/20_pytest_simt ) &
 P0=$!
 wait $C0 $C1 $P0
@@ -38,10 +38,10 @@ touch /tmp/go
 wait $SW
 stamp "pick"
 python3 $S pick $OUT/sweep.json /tmp/check0.json /tmp/check1.json > /tmp/parts/30_pick 2>&1
-grep -n "^DEFAULT_CONFIG" lib/layoutlab/kernels/gemm_ampere.py >> /tmp/parts/30_pick
+grep -n "^DEFAULT_CONFIG" lib/layoutlab/kernels/ampere.py >> /tmp/parts/30_pick
 collect
 stamp "C: gemm_ampere tests + sanitizers"
-( timeout 140 python3 -m pytest -n 8 -m gpu $T -q -p no:cacheprovider -k "not sgemm" > /tmp/parts/40_pytest_ampere 2>&1
+( timeout 140 python3 -m pytest -m gpu $T -q -p no:cacheprovider -k "not sgemm" > /tmp/parts/40_pytest_ampere 2>&1
   echo "pytest rc $?" >> /tmp/parts/40_pytest_ampere ) &
 P1=$!
 ( timeout 140 compute-sanitizer --tool memcheck --report-api-errors no python3 $T sanitize > /tmp/parts/41_memcheck 2>&1
@@ -66,7 +66,7 @@ if [ -n "$PROFILE" ]; then   # E (optional): ncu of the named cases, e.g. PROFIL
   timeout 200 ncu --clock-control none --profile-from-start off --target-processes all \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy \
     --section LaunchStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-    python3 results/profile_kernels.py $PROFILE > $OUT/ncu_profile.txt 2>&1
+    python3 -m layoutlab.bench.profile_kernels $PROFILE > $OUT/ncu_profile.txt 2>&1
   echo "ncu rc $?" >> $OUT/ncu_profile.txt
 fi
 stamp done

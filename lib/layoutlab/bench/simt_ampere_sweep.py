@@ -6,7 +6,7 @@
 
 `time` uses the timing of tests/test_kernels_simt_ampere.py (CUDA events, median of 20, kernel and
 cupy.matmul interleaved twice on the same inputs). `pick` rewrites the DEFAULT_CONFIG line of
-lib/layoutlab/kernels/gemm_ampere.py in this copy of the tree to the fastest gemm_ampere candidate that
+lib/layoutlab/kernels/ampere.py in this copy of the tree to the fastest gemm_ampere candidate that
 passed its checks, if it beats the current default by more than 3 % (the noise seen between runs); the
 final tests, sanitizer runs and benchmark of the same device call then use it.
 """
@@ -20,7 +20,7 @@ sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "tests"), str(ROOT / "results")]
 
 #: (tile, warps, stages, min_ctas, variant); the first is the current default. "new" is the kernel in
 #: this tree; a commit id is gemm_ampere.py of that commit, read from $AMPERE_OLD_DIR/gemm_ampere_<id>.py
-#: (git show <id>:lib/layoutlab/kernels/gemm_ampere.py), timed in the same run for before/after ratios.
+#: (git show <id>:lib/layoutlab/kernels/ampere.py), timed in the same run for before/after ratios.
 #: e3354bb: runs 1-3 (ldmatrix before the cp.async block); e1868c7: run 5 (cp.async, then ldmatrix, then
 #: mma.sync); 96948f5: run 6 (same, B's cp.async a k-block after A's); run 7 "new": ldmatrix, mma, cp.async.
 AMPERE = [((128, 128, 64), (2, 2), 3, 0, "new"),
@@ -34,6 +34,16 @@ AMPERE = [((128, 128, 64), (2, 2), 3, 0, "new"),
 SGEMM = [(3, 16, 0, False)]   # run 4: stage_mn NT 0.662 (vs 0.878 with cp.async): dropped
 
 
+def _simt_tests():
+    """tests/test_kernels_simt_ampere.py of this checkout, imported from its path (its check and timing
+    helpers are the ones the GPU tests use)."""
+    path = REPO / "tests" / "test_kernels_simt_ampere.py"
+    spec = importlib.util.spec_from_file_location("test_kernels_simt_ampere", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def ampere_label(cfg):
     (m, n, k), (wm, wn), s, mc, variant = cfg
     return f"gemm_ampere {m}x{n}x{k} w{wm}x{wn} s={s} mc={mc}" + ("" if variant == "new" else f" ({variant})")
@@ -43,16 +53,18 @@ def ampere(cfg):
     tile, warps, stages, mc, variant = cfg
     if variant != "new":
         import os
-        from ab_compare import module
+
+        from .ab_compare import module
         return module("gemm_ampere", variant, os.environ["AMPERE_OLD_DIR"]).gemm_ampere_configured(
             tile, warps, stages, mc)
-    from layoutlab.kernels.gemm_ampere import gemm_ampere_configured
+    from layoutlab.kernels.ampere import gemm_ampere_configured
     return gemm_ampere_configured(tile, warps, stages, mc)
 
 
 def check(first, step, out):
     """Odd sizes in TN and NT (NT with alpha/beta), fp16, NaN-prefilled C, float64 reference."""
-    from test_kernels_simt_ampere import TOL, check_gemm
+    tests = _simt_tests()
+    TOL, check_gemm = tests.TOL, tests.check_gemm
     res = {}
     for cfg in AMPERE[first::step]:
         kernel, worst = ampere(cfg), 0.0
@@ -70,8 +82,8 @@ def check(first, step, out):
 
 def time_all(out):
     from layoutlab.kernels import sgemm_simple
-    from layoutlab.kernels.sgemm_fast import sgemm_fast_configured
-    from test_kernels_simt_ampere import bench_main
+    from layoutlab.kernels.simt_fast import sgemm_fast_configured
+    bench_main = _simt_tests().bench_main
     configs = [("sgemm_simple", sgemm_simple, "float32", 4096, lay) for lay in ("NT", "TN")]
     for stages, bk, mc, smn in SGEMM:
         launcher = sgemm_fast_configured(stages, bk, mc, smn)
@@ -101,13 +113,9 @@ def pick(time_json, check_jsons):
     if variant != "new":
         print(f"pick: an older kernel ({variant}) was fastest; DEFAULT_CONFIG unchanged")
         return
-    src = ROOT / "lib/layoutlab/kernels/gemm_ampere.py"
-    text = src.read_text()
     new = f"DEFAULT_CONFIG = dict(tile={tile}, warps={warps}, stages={stages}, min_ctas={mc})"
-    text, n = re.subn(r"^DEFAULT_CONFIG = dict\(.*\)$", new, text, flags=re.M)
-    assert n == 1, "DEFAULT_CONFIG line not found"
-    src.write_text(text)
-    print(f"pick: {new}  (ratio {best_ratio:.3f} vs default {rows[default]['ratio']:.3f})")
+    print(f"pick: {new}  (ratio {best_ratio:.3f} vs default {rows[default]['ratio']:.3f}); set it in "
+          f"lib/layoutlab/kernels/gemm_ampere.py to adopt it")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Chapter 8 on the H100: the descriptor/swizzle-mode probe and the minimal one-warpgroup wgmma kernel.
-# Usage (on the GPU machine, repo root): bash results/gmma_gpu_run.sh [env] [probe] [tile] [tests]  (default: all)
+# Usage (on the GPU machine, repo root): bash bench/gmma_gpu_run.sh [env] [probe] [tile] [tests]  (default: all)
 # Writes $OUT/gmma_probe_h100.json, $OUT/wgmma_tile_h100.json and logs (and copies the JSON to results/).
 source "$(dirname "$0")/gpu_env.sh"   # $OUT, the DSL tarball, PYTHONPATH
 T0=$(date +%s)

@@ -1,0 +1,45 @@
+"""Launch each kernel whose speed target was missed (or is weak) exactly once after compiling, for ncu.
+
+    ncu --profile-from-start off ... python -m layoutlab.bench.profile_kernels [NAME...]
+
+Run under `ncu` on the GPU machine (see bench/profile_run.sh): compile + warm-up launches happen first, then
+one launch per kernel inside a cudaProfilerStart/Stop range so ncu measures only those. Arguments, if
+any, keep only the cases whose name contains one of them (e.g. ``gemm_ampere``).
+"""
+import sys
+
+
+def main(argv):
+    import cupy as cp
+
+    from layoutlab.kernels import gemm_ampere, gemm_hopper_ws, sgemm_fast
+
+    def nt(m, n, k, dtype):
+        a = cp.random.standard_normal((k, m), dtype=cp.float32).astype(dtype)
+        b = cp.random.standard_normal((k, n), dtype=cp.float32).astype(dtype)
+        return a.T, b          # A (M,K) M-major, B (K,N) N-major
+
+    def tn(m, n, k, dtype):
+        a = cp.random.standard_normal((m, k), dtype=cp.float32).astype(dtype)
+        b = cp.random.standard_normal((n, k), dtype=cp.float32).astype(dtype)
+        return a, b.T          # A K-major, B K-major
+
+    cases = [("sgemm_fast NT fp32 4096^3", sgemm_fast, nt(4096, 4096, 4096, cp.float32)),
+             ("sgemm_fast TN fp32 4096^3", sgemm_fast, tn(4096, 4096, 4096, cp.float32)),
+             ("gemm_ampere TN fp16 8192^3", gemm_ampere, tn(8192, 8192, 8192, cp.float16)),
+             ("gemm_hopper_ws TN fp16 4096x14336x4096", gemm_hopper_ws, tn(4096, 14336, 4096, cp.float16))]
+    cases = [c for c in cases if not argv or any(a in c[0] for a in argv)]
+    for name, kernel, (A, B) in cases:       # compile and warm up outside the profiled range
+        C = kernel(A, B)
+        kernel(A, B, C)
+    cp.cuda.Device().synchronize()
+    cp.cuda.profiler.start()
+    for name, kernel, (A, B) in cases:
+        print("profiling", name, flush=True)
+        kernel(A, B)
+    cp.cuda.Device().synchronize()
+    cp.cuda.profiler.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
