@@ -423,7 +423,7 @@ def test_gantt_has_a_row_per_role_a_legend_and_one_bar_per_interval():
     assert any(t.startswith("waiting") for t in texts)
     # bars: 2 CTAs x 2 tiles x 6 loads; MMAs per consumer; epilogues per consumer and tile
     import matplotlib.colors as mcolors
-    from layoutlab.viz import _PIPE_COLORS
+    from layoutlab.viz.gemm import _PIPE_COLORS
     bars = _bars(fig)
     count = {name: len(bars[tuple(np.round(mcolors.to_rgb(face), 3))].get_paths())
              for name, (face, _) in _PIPE_COLORS.items() if tuple(np.round(mcolors.to_rgb(face), 3)) in bars}

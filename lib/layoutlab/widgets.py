@@ -28,6 +28,8 @@ import numpy as np
 
 from . import viz
 from .errors import LayoutError
+from .inttuple import product
+from .viz.layouts import _f2_parts
 
 __all__ = [
     "LayoutExplorer",
@@ -160,8 +162,8 @@ class LayoutExplorer(_Explorer):
             raise LayoutError(f"LayoutExplorer: {layout} has rank {layout.rank()}; the grid shows rank 1 or 2 "
                               f"(group the modes, e.g. ((2,2),4):((1,2),4))")
         modes = layout.shape if isinstance(layout.shape, tuple) else (layout.shape,)
-        rows = int(np.prod([viz._product(modes[0])]))
-        cols = viz._product(modes[1]) if len(modes) == 2 else 1
+        rows = product(modes[0])
+        cols = product(modes[1]) if len(modes) == 2 else 1
         offsets = np.asarray(layout.table()).reshape(cols, rows).T
         self.layout_value, self._rows, self._cols, self._offsets = layout, rows, cols, offsets
         if rows * cols <= _MAX_BUTTON_CELLS:
@@ -238,7 +240,7 @@ def tv_presets():
 def _tv_steps(tv, tile, t, v):
     """The seed-000 chain for one (t, v): natural coordinate, offset, (m, n)."""
     from .inttuple import format_int_tuple, idx2crd
-    m_ext, n_ext = (viz._product(x) for x in tile)
+    m_ext, n_ext = (product(x) for x in tile)
     coord = idx2crd((t, v), tv.shape)
     offset = int(tv((t, v)))
     return (f"(T,V)=({t},{v}) -> {format_int_tuple(coord)} -> offset {offset} -> "
@@ -284,7 +286,7 @@ class TVExplorer(_Explorer):
     def _update(self):
         tv, tile = self.presets[self.atom.value]
         tv = _parse(tv) if isinstance(tv, str) else tv
-        num_t, num_v = viz._product(tv.shape[0]), viz._product(tv.shape[1])
+        num_t, num_v = product(tv.shape[0]), product(tv.shape[1])
         threads = _parse_set(self.threads.value, num_t, "threads")
         values = _parse_set(self.values.value, num_v, "values")
         fig = viz.draw_tv_legend(tv, tile, highlight_threads=threads, highlight_values=values,
@@ -302,7 +304,7 @@ class TVExplorer(_Explorer):
         """
         tv, tile = self.presets[self.atom.value]
         tv = _parse(tv) if isinstance(tv, str) else tv
-        num_t = viz._product(tv.shape[0])
+        num_t = product(tv.shape[0])
         threads = list(threads) if threads is not None else list(range(min(num_t, 32)))
         name = self.atom.value
 
@@ -523,7 +525,7 @@ class LinearLayoutExplorer(_Explorer):
         self._guard(self._update)
 
     def _build_toggles(self):
-        mat, ins, outs, _, _ = viz._f2_parts(self.a)
+        mat, ins, outs, _, _ = _f2_parts(self.a)
         self.toggles = {}
         cells = [w.Label("")] + [w.Label(lab, layout=w.Layout(width="44px")) for lab in ins]
         for r, out in enumerate(outs):
@@ -543,7 +545,7 @@ class LinearLayoutExplorer(_Explorer):
 
     def _toggle(self, row, col, value=None):
         from .linear import LinearLayout
-        mat, ins, outs, in_groups, out_groups = viz._f2_parts(self.a)
+        mat, ins, outs, in_groups, out_groups = _f2_parts(self.a)
         if not (0 <= row < len(outs) and 0 <= col < len(ins)):
             raise LayoutError(f"LinearLayoutExplorer.toggle: bit ({row},{col}) outside the "
                               f"{len(outs)}x{len(ins)} matrix")

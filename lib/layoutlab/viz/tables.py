@@ -1,0 +1,32 @@
+"""Tables for the chapters: HTML in Jupyter and on the website, aligned text elsewhere."""
+
+__all__ = ["show_table"]
+
+
+def show_table(header, rows):
+    """Show ``rows`` under ``header`` as an HTML table in Jupyter and on the website (text elsewhere).
+
+    Text in backticks becomes code. Outside IPython the table is printed as aligned text, so scripts and
+    tests see the same content.
+    """
+    import html
+    import re
+
+    rows = [list(r) for r in rows]
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:
+        get_ipython = None
+    if get_ipython is None or get_ipython() is None:
+        widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+        for r in [header, *rows]:
+            print("  ".join(f"{str(x):{w}s}" for x, w in zip(r, widths)))
+        return
+
+    def cell(x):
+        return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(str(x)))
+
+    head = "".join(f"<th>{cell(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell(c)}</td>" for c in r) + "</tr>" for r in rows)
+    display(HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"))
