@@ -78,3 +78,42 @@ def test_a_failing_setup_reports_every_snippet_once():
     rs = dsl.dsl_eval(["cute.make_layout(4)", "cute.make_layout(8)"], setup="raise RuntimeError('broken setup')")
     assert [r.status for r in rs] == ["error", "error"]
     assert all("broken setup" in r.message for r in rs)
+
+
+def _fake_dsl(monkeypatch, results):
+    """dsl_check with the DSL's answers given (the formatting and the verdicts, without running the DSL)."""
+    monkeypatch.setattr(dsl, "HAVE_DSL", True)
+    monkeypatch.setattr(dsl, "dsl_eval", lambda snippets, setup="": [results[s] for s in snippets])
+
+
+def test_dsl_check_prints_both_and_stops_on_a_difference(monkeypatch, capsys):
+    from layoutlab import Layout
+
+    _fake_dsl(monkeypatch, {"a": dsl.DSLResult("ok", "(4,6):(6,1)"), "b": dsl.DSLResult("ok", "(1,4)"),
+                            "c": dsl.DSLResult("error", message="ValueError: no\nmore")})
+    checked = dsl.dsl_check([("row-major", "a", Layout((4, 6), (6, 1))), ("idx2crd", "b", (1, 4)),
+                             ("refused", "c", None)])
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["row-major        CuTe DSL: (4,6):(6,1)  [identical]",
+                   "idx2crd          CuTe DSL: (1,4)  [identical]",     # tuples printed the CuTe way
+                   "refused          CuTe DSL: <error: ValueError: no>"]
+    assert [r.status for r in checked] == ["ok", "ok", "error"]
+    with pytest.raises(AssertionError, match=r"disagree on: \['col-major'\]"):
+        dsl.dsl_check([("col-major", "a", Layout((4, 6)))])
+    assert "[layoutlab: (4,6):(1,4)]" in capsys.readouterr().out
+
+
+def test_dsl_check_indents_a_multi_line_print(monkeypatch, capsys):
+    _fake_dsl(monkeypatch, {"atom": dsl.DSLResult("ok", "MMA Atom\n  ThrID: 32:1")})
+    dsl.dsl_check([("the atom", "atom", "MMA Atom\n  ThrID: 32:1")], label_width=4)
+    assert capsys.readouterr().out == "the atom: CuTe DSL prints  [identical]\n  MMA Atom\n    ThrID: 32:1\n"
+
+
+def test_dsl_check_without_a_usable_dsl_says_so(monkeypatch, capsys):
+    monkeypatch.setattr(dsl, "HAVE_DSL", False)
+    monkeypatch.setattr(dsl, "SKIP_REASON", "not installed here")
+    assert dsl.dsl_check([("x", "cute.make_layout(4)", None)]) is None
+    assert "CuTe DSL comparison skipped: not installed here" in capsys.readouterr().out
+    _fake_dsl(monkeypatch, {"x": dsl.DSLResult("crash", message="SIGSEGV")})
+    assert dsl.dsl_check([("x", "x", None)]) is None
+    assert "installed but failed: SIGSEGV" in capsys.readouterr().out

@@ -355,7 +355,10 @@ def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult
         verdict = "" if mine is None else ("  [identical]" if mine == theirs else f"  [layoutlab: {mine}]")
         if mine is not None and mine != theirs:
             differ.append(label)
-        print(f"{label:{label_width}s} CuTe DSL: {theirs}{verdict}")
+        if "\n" in theirs:   # a multi-line print (atoms, tiled MMAs): indented under its label
+            print(f"{label}: CuTe DSL prints{verdict}\n  " + theirs.replace("\n", "\n  "))
+        else:
+            print(f"{label:{label_width}s} CuTe DSL: {theirs}{verdict}")
     assert not differ, f"layoutlab and the CuTe DSL {DSL_VERSION} disagree on: {differ}"
     return _Checked(results)
 
