@@ -29,6 +29,7 @@ import numpy as np
 from . import viz
 from .errors import LayoutError
 from .inttuple import product
+from .swizzle import Swizzle
 from .viz.layouts import _f2_parts
 
 __all__ = [
@@ -318,24 +319,6 @@ class TVExplorer(_Explorer):
 
 # ---------------------------------------------------------------- SwizzleExplorer
 
-class _Swz:
-    """Swizzle<B,M,S> parameters for drawing when layoutlab.swizzle is not importable."""
-
-    def __init__(self, b, m, s):
-        self.bits, self.base, self.shift = b, m, s
-
-    def __str__(self):
-        return f"Sw<{self.bits},{self.base},{self.shift}>"
-
-
-def _make_swizzle(b, m, s):
-    try:
-        from .swizzle import Swizzle
-    except ImportError:
-        return _Swz(b, m, s)
-    return Swizzle(b, m, s)
-
-
 def access_pattern(name, rows, cols, element_bytes):
     """Per-thread start cells ``[(m, n), ...]`` and bytes per thread of a named warp access of a row-major tile.
 
@@ -370,7 +353,7 @@ def _swizzle_frame(b, m, s, element_bytes, pattern, labels=None, placement=True)
     if b > 0 and abs(s) < b:
         raise LayoutError(f"SwizzleExplorer: |S|={abs(s)} < B={b}: the XOR source bits [M+S, M+S+B) overlap the "
                           f"target bits [M, M+B); CuTe requires |S| >= B")
-    swz = _make_swizzle(b, m, s)
+    swz = Swizzle(b, m, s)
     rows, cols = _swizzle_tile_shape(b, m, s, element_bytes)
     placement = viz.draw_swizzle(swz, element_bytes, shape=(rows, cols), labels=labels) if placement else None
     coords, access_bytes = access_pattern(pattern, rows, cols, element_bytes)
