@@ -16,6 +16,7 @@ prints the case and assertion counts in the oracle summary.
 import pytest
 
 from layoutlab.errors import LayoutError
+from layoutlab.gluon import DotOperandLayout, NVMMADistributedLayout, NVMMASharedLayout, SliceLayout
 from layoutlab.linear import (ColumnAction, IntegerStride, LinearLayout, divide_left, divide_right,
                               ensure_layout_not_smaller_than, factor_maximal_identity_prefix, get_basis_mask,
                               get_input_basis_mask, get_integer_strides, get_reps, is_linear_layout_image_subset,
@@ -24,18 +25,21 @@ from layoutlab.linear import (ColumnAction, IntegerStride, LinearLayout, divide_
 pytestmark = pytest.mark.xdist_group("triton_peer_ll")
 
 COUNTS = {"cases": 0, "assertions": 0}
+CONVERSIONS = {"cases": 0, "assertions": 0}     # the LinearLayoutConversionsTest.cpp part (test_Conv_*)
+CURRENT = [COUNTS]
 I, Z = LinearLayout.identity_1d, LinearLayout.zeros_1d
 
 
 @pytest.fixture(autouse=True)
 def _count_case(request):
+    CURRENT[0] = CONVERSIONS if request.node.name.startswith("test_Conv_") else COUNTS
     if request.node.name != "test_summary":
-        COUNTS["cases"] += 1
+        CURRENT[0]["cases"] += 1
     yield
 
 
 def eq(a, b):
-    COUNTS["assertions"] += 1
+    CURRENT[0]["assertions"] += 1
     assert a == b, f"{a!r}\n!=\n{b!r}"
 
 
@@ -49,7 +53,7 @@ def false(x):
 
 def eq_all(pairs):
     """One assertion of the original inside a loop: every (got, want) pair must agree."""
-    COUNTS["assertions"] += 1
+    CURRENT[0]["assertions"] += 1
     bad = [(g, w) for g, w in pairs if g != w]
     assert pairs and not bad, bad[:3]
 
@@ -733,9 +737,226 @@ def test_GetRepsWithSubsetOfOutputDims():
     eq(reps, lls([("in", [[0, 0], [0, 1]])], [("out0", 2), ("out1", 2)], False))
 
 
+# ================================================================== LinearLayoutConversionsTest.cpp
+# The cases of Gluon's layouts this library models (MMA accumulators, MMA operands, NVMMA shared memory),
+# one CTA (Triton's expected layouts carry an empty "block" dim, which ours leave out).
+def mma(version, instr_shape, warps):
+    return NVMMADistributedLayout([version, 0], warps, instr_shape)
+
+
+def expect(bases, out_names, sizes=None, surjective=True):
+    """Triton's expected layout without its size-1 ``block`` dim."""
+    assert dict(bases).get("block", []) == []
+    bases = [(d, v) for d, v in bases if d != "block"]
+    if sizes is None:
+        return ll(bases, out_names)
+    return lls(bases, list(zip(out_names, sizes)), surjective)
+
+
+D01, D012 = ["dim0", "dim1"], ["dim0", "dim1", "dim2"]
+
+
+def test_Conv_MMAv2_32x32():
+    eq(mma(2, [16, 8], [1, 1]).to_linear_layout([32, 32]),
+       expect([("register", [[0, 1], [8, 0], [0, 8], [0, 16], [16, 0]]),
+               ("lane", [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]), ("warp", []), ("block", [])], D01))
+
+
+def test_Conv_MMAv2_ExtendDim2():
+    eq(mma(2, [16, 8], [1, 1]).to_linear_layout([16, 128]),
+       expect([("register", [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64]]),
+               ("lane", [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]), ("warp", []), ("block", [])], D01))
+
+
+def test_Conv_MMAv3_64x16():
+    want = expect([("register", [[0, 1], [8, 0], [0, 8]]), ("lane", [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]),
+                   ("warp", [[16, 0], [32, 0]]), ("block", [])], D01)
+    eq_all([(mma(3, instr, [4, 1]).to_linear_layout([64, 16]), want)
+            for instr in ([16, 16, 8], [16, 16, 8], [16, 8, 8])])
+
+
+def test_Conv_MMAv3_128x16():
+    eq(mma(3, [16, 16, 8], [4, 1]).to_linear_layout([128, 16]),
+       expect([("register", [[0, 1], [8, 0], [0, 8], [64, 0]]), ("lane", [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]),
+               ("warp", [[16, 0], [32, 0]]), ("block", [])], D01))
+
+
+def test_Conv_MMAv3_1024x1024():
+    eq(mma(3, [16, 16, 8], [4, 1]).to_linear_layout([1024, 1024]),
+       expect([("register", [[0, 1], [8, 0]] + [[0, 8 << k] for k in range(7)] + [[64 << k, 0] for k in range(4)]),
+               ("lane", [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]), ("warp", [[16, 0], [32, 0]]), ("block", [])], D01))
+
+
+def test_Conv_MMAv3_4x2Warps():
+    legacy = mma(3, [16, 32, 16], [4, 2])
+    lanes = ("lane", [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]])
+    eq(legacy.to_linear_layout([64, 32]), expect([("register", [[0, 1], [8, 0], [0, 8], [0, 16]]), lanes,
+                                                  ("warp", [[16, 0], [32, 0], [0, 0]]), ("block", [])], D01))
+    eq(legacy.to_linear_layout([64, 64]), expect([("register", [[0, 1], [8, 0], [0, 8], [0, 16]]), lanes,
+                                                  ("warp", [[16, 0], [32, 0], [0, 32]]), ("block", [])], D01))
+    eq(legacy.to_linear_layout([128, 64]), expect([("register", [[0, 1], [8, 0], [0, 8], [0, 16], [64, 0]]), lanes,
+                                                   ("warp", [[16, 0], [32, 0], [0, 32]]), ("block", [])], D01))
+    eq(legacy.to_linear_layout([256, 64]),
+       expect([("register", [[0, 1], [8, 0], [0, 8], [0, 16], [64, 0], [128, 0]]), lanes,
+               ("warp", [[16, 0], [32, 0], [0, 32]]), ("block", [])], D01))
+
+
+def test_Conv_MMAv3_4x4Warps():
+    legacy = mma(3, [16, 16, 8], [4, 4])
+    lanes = ("lane", [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]])
+    regs = ("register", [[0, 1], [8, 0], [0, 8]])
+    for shape, regs_, warps in (([16, 16], regs, [[0, 0]] * 4),
+                                ([32, 16], regs, [[16, 0], [0, 0], [0, 0], [0, 0]]),
+                                ([64, 16], regs, [[16, 0], [32, 0], [0, 0], [0, 0]]),
+                                ([128, 16], ("register", [[0, 1], [8, 0], [0, 8], [64, 0]]),
+                                 [[16, 0], [32, 0], [0, 0], [0, 0]]),
+                                ([32, 32], regs, [[16, 0], [0, 0], [0, 16], [0, 0]]),
+                                ([64, 32], regs, [[16, 0], [32, 0], [0, 16], [0, 0]])):
+        eq(legacy.to_linear_layout(shape), expect([regs_, lanes, ("warp", warps), ("block", [])], D01))
+
+
+def test_Conv_DotMMAv2_tile_kwidth8():
+    parent = mma(2, [16, 8], [1, 1])
+    eq(DotOperandLayout(0, parent, 8).to_linear_layout([16, 64]),
+       expect([("register", [[0, 1], [0, 2], [0, 4], [8, 0], [0, 32]]),
+               ("lane", [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]]), ("warp", []), ("block", [])], D01))
+    eq(DotOperandLayout(1, parent, 8).to_linear_layout([64, 8]),
+       expect([("register", [[1, 0], [2, 0], [4, 0], [32, 0]]),
+               ("lane", [[8, 0], [16, 0], [0, 1], [0, 2], [0, 4]]), ("warp", []), ("block", [])], D01))
+
+
+def test_Conv_DotMMAv2_large_warp4_kwidth8():
+    parent = mma(2, [16, 8], [4, 1])
+    lanes_b = ("lane", [[8, 0], [16, 0], [0, 1], [0, 2], [0, 4]])
+    eq(DotOperandLayout(0, parent, 8).to_linear_layout([128, 128]),
+       expect([("register", [[0, 1], [0, 2], [0, 4], [8, 0], [0, 32], [0, 64], [64, 0]]),
+               ("lane", [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]]), ("warp", [[16, 0], [32, 0]]), ("block", [])], D01))
+    eq(DotOperandLayout(1, parent, 8).to_linear_layout([128, 64]),
+       expect([("register", [[1, 0], [2, 0], [4, 0], [32, 0], [64, 0], [0, 8], [0, 16], [0, 32]]), lanes_b,
+               ("warp", [[0, 0], [0, 0]]), ("block", [])], D01))
+    eq(DotOperandLayout(1, parent, 8).to_linear_layout([64, 128]),
+       expect([("register", [[1, 0], [2, 0], [4, 0], [32, 0], [0, 8], [0, 16], [0, 32], [0, 64]]), lanes_b,
+               ("warp", [[0, 0], [0, 0]]), ("block", [])], D01))
+
+
+def test_Conv_DotMMAv2_3D():
+    parent = mma(2, [1, 16, 8], [2, 4, 2])
+    eq(DotOperandLayout(0, parent, 8).to_linear_layout([16, 128, 128]),
+       expect([("register", [[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 8, 0], [0, 0, 32], [0, 0, 64], [0, 64, 0],
+                             [2, 0, 0], [4, 0, 0], [8, 0, 0]]),
+               ("lane", [[0, 0, 8], [0, 0, 16], [0, 1, 0], [0, 2, 0], [0, 4, 0]]),
+               ("warp", [[0, 0, 0], [0, 16, 0], [0, 32, 0], [1, 0, 0]]), ("block", [])], D012))
+    eq(DotOperandLayout(1, parent, 8).to_linear_layout([8, 128, 64]),
+       expect([("register", [[0, 1, 0], [0, 2, 0], [0, 4, 0], [0, 32, 0], [0, 64, 0], [0, 0, 16], [0, 0, 32],
+                             [2, 0, 0], [4, 0, 0]]),
+               ("lane", [[0, 8, 0], [0, 16, 0], [0, 0, 1], [0, 0, 2], [0, 0, 4]]),
+               ("warp", [[0, 0, 8], [0, 0, 0], [0, 0, 0], [1, 0, 0]]), ("block", [])], D012))
+
+
+def test_Conv_DotMMAv3_warp4_kwidth2():
+    dot = DotOperandLayout(0, mma(3, [16, 16, 8], [4, 1]), 2)
+    lanes, warps = ("lane", [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]), ("warp", [[16, 0], [32, 0]])
+    eq(dot.to_linear_layout([64, 16]), expect([("register", [[0, 1], [8, 0], [0, 8]]), lanes, warps, ("block", [])], D01))
+    eq(dot.to_linear_layout([128, 16]),
+       expect([("register", [[0, 1], [8, 0], [0, 8], [64, 0]]), lanes, warps, ("block", [])], D01))
+    eq(dot.to_linear_layout([128, 32]),
+       expect([("register", [[0, 1], [8, 0], [0, 8], [0, 16], [64, 0]]), lanes, warps, ("block", [])], D01))
+
+
+def test_Conv_DotMMAv3_mixed_warp_kwidth4():
+    dot = DotOperandLayout(0, mma(3, [16, 16, 8], [4, 2]), 4)
+    eq(dot.to_linear_layout([128, 64]),
+       expect([("register", [[0, 1], [0, 2], [8, 0], [0, 16], [0, 32], [64, 0]]),
+               ("lane", [[0, 4], [0, 8], [1, 0], [2, 0], [4, 0]]), ("warp", [[16, 0], [32, 0], [0, 0]]),
+               ("block", [])], D01))
+
+
+def test_Conv_DotMMAv2_split_warp_kwidth8():
+    parent = mma(2, [16, 8], [2, 2])
+    lanes_a, lanes_b = ("lane", [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]]), ("lane", [[8, 0], [16, 0], [0, 1], [0, 2], [0, 4]])
+    eq(DotOperandLayout(0, parent, 8).to_linear_layout([32, 64]),
+       expect([("register", [[0, 1], [0, 2], [0, 4], [8, 0], [0, 32]]), lanes_a, ("warp", [[0, 0], [16, 0]]),
+               ("block", [])], D01))
+    eq(DotOperandLayout(1, parent, 8).to_linear_layout([64, 16]),
+       expect([("register", [[1, 0], [2, 0], [4, 0], [32, 0]]), lanes_b, ("warp", [[0, 8], [0, 0]]), ("block", [])], D01))
+    eq(DotOperandLayout(0, parent, 8).to_linear_layout([64, 128]),
+       expect([("register", [[0, 1], [0, 2], [0, 4], [8, 0], [0, 32], [0, 64], [32, 0]]), lanes_a,
+               ("warp", [[0, 0], [16, 0]]), ("block", [])], D01))
+    eq(DotOperandLayout(1, parent, 8).to_linear_layout([128, 32]),
+       expect([("register", [[1, 0], [2, 0], [4, 0], [32, 0], [64, 0], [0, 16]]), lanes_b, ("warp", [[0, 8], [0, 0]]),
+               ("block", [])], D01))
+
+
+def test_Conv_SliceDot():
+    slice_v2 = SliceLayout(1, DotOperandLayout(0, mma(2, [16, 8], [1, 1]), 8))
+    eq(slice_v2.to_linear_layout([16]),
+       expect([("register", [[8]]), ("lane", [[0], [0], [1], [2], [4]]), ("warp", []), ("block", [])], ["dim0"]))
+    slice_v3 = SliceLayout(0, DotOperandLayout(0, mma(3, [16, 16, 8], [4, 1]), 2))
+    eq(slice_v3.to_linear_layout([16]),
+       expect([("register", [[1], [8]]), ("lane", [[2], [4], [0], [0], [0]]), ("warp", [[0], [0]]), ("block", [])],
+              ["dim0"]))
+
+
+def test_Conv_LeadingOffset_8x16_4_2():
+    eq(NVMMASharedLayout(32, 16).to_linear_layout([8, 16]),
+       expect([("offset", [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 0], [4, 8]]), ("block", [])], D01))
+
+
+def test_Conv_LeadingOffset_128x16_4_2():
+    eq(NVMMASharedLayout(32, 16).to_linear_layout([128, 16]),
+       expect([("offset", [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 0], [4, 8], [8, 0], [16, 0], [32, 0], [64, 0]]),
+               ("block", [])], D01))
+
+
+def test_Conv_LeadingOffset_8x32_2_4():
+    eq(NVMMASharedLayout(64, 16).to_linear_layout([8, 32]),
+       expect([("offset", [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [1, 0], [2, 8], [4, 16]]), ("block", [])], D01))
+
+
+def test_Conv_LeadingOffset_8x64_1_8():
+    eq(NVMMASharedLayout(128, 16).to_linear_layout([8, 64]),
+       expect([("offset", [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 8], [2, 16], [4, 32]]),
+               ("block", [])], D01))
+
+
+def test_Conv_LeadingOffset_8x64_1_8_32b():
+    eq(NVMMASharedLayout(128, 32).to_linear_layout([8, 64]),
+       expect([("offset", [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [1, 4], [2, 8], [4, 16], [0, 32]]),
+               ("block", [])], D01, [8, 64], surjective=False))
+
+
+def test_Conv_LeadingOffset_128x128_1_8_128b_transposed():
+    eq(NVMMASharedLayout(128, 32, 2, True).to_linear_layout([128, 128]),
+       expect([("offset", [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [4, 1], [8, 2], [16, 4], [0, 8], [0, 16], [0, 32],
+                           [0, 64], [32, 0], [64, 0]]), ("block", [])], D01, [128, 128]))
+
+
+def test_Conv_LeadingOffset_32x4x64_1_8_32b():
+    eq(NVMMASharedLayout(64, 32, 3).to_linear_layout([32, 4, 64]),
+       expect([("offset", [[0, 0, 1], [0, 0, 2], [0, 0, 4], [0, 0, 8], [0, 1, 0], [0, 2, 4], [1, 0, 8], [2, 0, 0],
+                           [4, 0, 0], [8, 0, 0], [16, 0, 0], [0, 0, 16], [0, 0, 32]]), ("block", [])],
+              D012, [32, 4, 64]))
+
+
+def test_Conv_LeadingOffset_64x4x32_1_8_32b_transposed():
+    eq(NVMMASharedLayout(64, 32, 3, True).to_linear_layout([64, 4, 32]),
+       expect([("offset", [[1, 0, 0], [2, 0, 0], [4, 0, 0], [8, 0, 0], [0, 0, 4], [4, 0, 8], [8, 0, 16], [0, 1, 0],
+                           [0, 2, 0], [0, 0, 1], [0, 0, 2], [16, 0, 0], [32, 0, 0]]), ("block", [])],
+              D012, [64, 4, 32]))
+
+
+def test_Conv_MMAv5Fp4Padded():
+    eq(NVMMASharedLayout(128, 8, fp4_padded=True).to_linear_layout([32, 64]),
+       expect([("offset", [[0, 1], [0, 2], [0, 4], [0, 0], [0, 8], [0, 16], [0, 32], [1, 8], [2, 16], [4, 32],
+                           [8, 0], [16, 0]]), ("block", [])], D01))
+
+
 def test_summary():
     """Runs last: every case above ran and passed; print the counts for the oracle summary."""
-    expected = sum(1 for name in globals() if name.startswith("test_") and name != "test_summary")
-    assert COUNTS["cases"] == expected, f"{COUNTS['cases']} of {expected} cases ran"
+    names = [name for name in globals() if name.startswith("test_") and name != "test_summary"]
+    conversions = sum(name.startswith("test_Conv_") for name in names)
+    assert (COUNTS["cases"], CONVERSIONS["cases"]) == (len(names) - conversions, conversions), "not every case ran"
     print(f"\nTriton LinearLayoutTest.cpp + LayoutUtilsTest.cpp ported, vs Triton's expectations: "
           f"{COUNTS['cases']} cases, {COUNTS['assertions']} assertions, all pass")
+    print(f"Triton LinearLayoutConversionsTest.cpp (MMA, DotOperand, NVMMAShared) ported, vs Triton's expectations: "
+          f"{CONVERSIONS['cases']} cases, {CONVERSIONS['assertions']} assertions, all pass")
