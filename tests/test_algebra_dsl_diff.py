@@ -67,6 +67,7 @@ from layoutlab import (
     zipped_divide,
     zipped_product,
 )
+from layoutlab.algebra import _complement
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.inttuple import _ceil_div_modes as ceil_div, format_int_tuple, product_each
 from test_layout_strategies import (
@@ -147,9 +148,12 @@ def _check_complement(A, M, R):
         span = ordered[-1][0] * ordered[-1][1] if ordered[-1][0] else 1
         need = min(product(M), span * product(ceil_div(M, span)))
         return cosize(make_layout(fa, R)) >= need
-    # CuTe's post-condition (test_complement): (layout, complement) reaches the cotarget; with a stride that is
-    # not a multiple of the span below, the rounded-down gap leaves holes, so it is the cosize, not the size
-    return cosize(make_layout(fa, R)) >= product(M)
+    # CuTe's post-conditions (test_complement in complement.cpp): (layout, complement) reaches the cotarget (with a
+    # stride that is not a multiple of the span below, the rounded-down gap leaves holes, so it is the cosize, not
+    # the size), and the complement has at least M / size(filter(layout)) elements.  (Its bound cosize(R) <=
+    # round_up(M, cosize(layout)) fails for exact complements too, e.g. ((2,5),(4,2)):((20,1),(5,120)) with 320.)
+    m, fewest = product(M), product(M) // fa.size()
+    return cosize(make_layout(fa, R)) >= m and R.size() >= fewest and cosize(R) >= fewest
 
 
 def _injective(L):
@@ -262,8 +266,9 @@ def _logical_product_table(A, T):
         return _modewise_table(A, T, _logical_product_table)
     if isinstance(T, int):
         T = Layout(T)
-    C = _math_complement(A, A.size() * cosize(T))
-    if C is None:
+    try:  # a product needs only an ordered, disjoint complement (the tiler extends its last mode)
+        C = _complement(A, A.size() * cosize(T), checked=False)
+    except LayoutError:
         return None
     rest = ext_eval(C, T.table())
     return (A.table()[None, :] + rest[:, None]).ravel()

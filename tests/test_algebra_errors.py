@@ -158,10 +158,17 @@ def test_complement_modes_must_nest():
 
 
 def test_complement_with_a_gap_that_is_not_a_mode_follows_cute():
-    # issue 17 item 6: stride 3 is not a multiple of the span 2 below it; CuTe rounds the gap down (3 // 2 = 1)
+    # issue 17 item 6: stride 10 is not a multiple of the span 3 below it; CuTe rounds the gap down (10 // 3 = 3)
     # and the result meets every post-condition of CuTe's test_complement
-    assert str(complement(Layout((2, 3), (1, 3)), 24)) == "3:9"
+    assert str(complement(Layout((3, 6), (1, 10)), 53)) == "3:3"
     assert str(complement(Layout((4, 6), (1, 6)), 34)) == "1:0"
+
+
+def test_complement_whose_rounded_gap_breaks_cutes_post_conditions():
+    # the rounded gaps leave holes: (5,5):(2,11) with its complement 2:1 reaches only offset 53 < 55, and 3:9 is
+    # fewer than 24 / 6 elements; the DSL returns these anyway
+    raises(lambda: complement(Layout((5, 5), (2, 11)), 55), "complement", "rounds a gap down", "only offset 53")
+    raises(lambda: complement(Layout((2, 3), (1, 3)), 24), "complement", "fewer than 4 elements")
 
 
 def test_complement_negative_stride():

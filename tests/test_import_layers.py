@@ -19,9 +19,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "lib" / "layoutlab"
 # into several is one layer (a tuple): its parts sit where the original sat.
 LAYERS = [
     "errors",
-    "inttuple",
+    ("basis", "inttuple"),
     "layout",
-    "algebra",
+    ("algebra_core", "products", "algebra"),
     ("swizzle", "smem_atom"),
     "tensor",
     ("linear_f2", "linear_dims", "linear_layout", "linear_utils", "linear_cute", "linear_conversion", "linear"),

@@ -390,15 +390,17 @@ def composition(lhs, rhs):
 # --------------------------------------------------------------------------- complement
 
 
-def _complement_int(shapes, strides, cotarget, layout):
+def _complement_int(shapes, strides, cotarget, layout, checked=True):
     """CuTe's complement of the filtered integer modes ``shapes:strides``; returns (result, span of the modes).
 
-    Why every result is valid: with the modes sorted by stride, CuTe puts a gap mode ``floor(d_k / r_k) : r_k``
-    below each mode ``s_k:d_k`` (``r_k`` = span ``s_{k-1} d_{k-1}`` of the mode below).  As long as every stride is
-    at least the span below it (``d_k >= r_k``, CuTe's own assertion), the layout and its gaps interleave with
-    each stride at least the span of the mode before, so ``(layout, complement)`` is injective, the complement
-    is ordered and disjoint from the layout, and its last mode reaches the cotarget: every post-condition of
-    CuTe's ``test_complement`` holds even when ``d_k`` is not a multiple of ``r_k`` (the gap is then rounded down).
+    Why the result is checked only for its size: with the modes sorted by stride, CuTe puts a gap mode
+    ``floor(d_k / r_k) : r_k`` below each mode ``s_k:d_k`` (``r_k`` = span ``s_{k-1} d_{k-1}`` of the mode below).
+    As long as every stride is at least the span below it (``d_k >= r_k``, CuTe's own assertion), the layout and
+    its gaps interleave with each stride at least the span of the mode before, so ``(layout, complement)`` is
+    injective and the complement is ordered and disjoint from the layout, even when ``d_k`` is not a multiple of
+    ``r_k``.  But a rounded-down gap leaves holes, and then the last mode, sized ``ceil(M / r_n)`` as if there were
+    none, can fall short of the cotarget: ``(5,5):(2,11)`` with ``M = 55`` reaches only offset 53.  So when a gap
+    was rounded, CuTe's cosize post-conditions (``test_complement``, complement.cpp) are checked in closed form.
     """
     if len(shapes) == 1 and strides[0] == 0:
         n = product(cotarget)
@@ -426,7 +428,36 @@ def _complement_int(shapes, strides, cotarget, layout):
     new_stride = result_stride.pop()
     rest_shape = _ceil_div_modes(cotarget, new_stride)
     rest_shape = product(rest_shape) if is_tuple(rest_shape) else rest_shape
-    return coalesce(_mk(tuple(result_shape) + (rest_shape,), tuple(result_stride) + (new_stride,))), new_stride
+    result_shape.append(rest_shape)
+    result_stride.append(new_stride)
+    if checked and any(d % r for d, r in zip(sorted(strides), result_stride)):
+        _check_rounded_complement(shapes, strides, result_shape, result_stride, cotarget, layout)
+    return coalesce(_mk(tuple(result_shape), tuple(result_stride))), new_stride
+
+
+def _check_rounded_complement(shapes, strides, result_shape, result_stride, cotarget, layout):
+    """CuTe's post-conditions on the codomain of a complement whose gaps were rounded down (complement.cpp):
+    the completed layout reaches the cotarget, and the complement has at least ``M / size(layout)`` elements.
+    (Its upper bound ``cosize(complement) <= round_up(M, cosize(layout))`` is not checked: it fails for exact
+    complements too, e.g. ``((2,5),(4,2)):((20,1),(5,120))`` with ``M = 320`` gives ``(3,2):(40,240)``.)"""
+    m = product(cotarget)
+    cos_layout = 1 + sum((s - 1) * d for s, d in zip(shapes, strides))
+    cos_result = 1 + sum((s - 1) * d for s, d in zip(result_shape, result_stride))
+    cos_completed = cos_layout + cos_result - 1
+    fewest = m // product(tuple(shapes))
+    broken = []
+    if cos_completed < m:
+        broken.append(f"(layout, complement) reaches only offset {cos_completed - 1}, short of the cotarget {m}")
+    if product(tuple(result_shape)) < fewest or cos_result < fewest:
+        broken.append(f"the complement has fewer than {fewest} elements")
+    if broken:
+        raise LayoutError(
+            f"complement: CuTe's complement of {layout} with cotarget {format_int_tuple(cotarget)} rounds a gap down "
+            f"(a stride is not a multiple of the span below it), and its result "
+            f"{coalesce(_mk(tuple(result_shape), tuple(result_stride)))} breaks CuTe's own post-condition: "
+            f"{'; '.join(broken)}. The CuTe DSL returns it anyway; give strides that are multiples of the spans "
+            f"below them, or a cotarget the rounded complement reaches"
+        )
 
 
 def _basis_dims(strides, layout, op):
@@ -471,11 +502,13 @@ def _complement_basis(layout, cotarget):
 
 
 @lru_cache(maxsize=4096)
-def _complement(layout: Layout, cotarget) -> Layout:
+def _complement(layout: Layout, cotarget, checked: bool = True) -> Layout:
+    """``checked=False`` skips the cotarget post-conditions of a rounded complement: a product composes the
+    complement with its tiler, which extends the last mode, so only order and disjointness matter there."""
     if _has_basis(layout.stride):
         return _complement_basis(layout, cotarget)
     shapes, strides = _flat(filter(layout))
-    return _complement_int(shapes, strides, cotarget, layout)[0]
+    return _complement_int(shapes, strides, cotarget, layout, checked)[0]
 
 
 def complement(layout: Layout, cotarget=None) -> Layout:

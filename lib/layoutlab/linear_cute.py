@@ -28,8 +28,7 @@ def _flat_modes(shape, stride):
 
 def _shape_stride(layout):
     if not (hasattr(layout, "shape") and hasattr(layout, "stride")):
-        raise LayoutError(f"linear_layout_from_cute: {layout!r} is not a CuTe Layout (needs .shape and .stride); "
-                          f"a ComposedLayout converts with its own to_linear_layout()")
+        raise LayoutError(f"linear_layout_from_cute: {layout!r} is not a CuTe Layout or ComposedLayout")
     return layout.shape, layout.stride
 
 
@@ -47,6 +46,10 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
     [('dim0', [[4], [8], [16]]), ('dim1', [[1], [2]])]
     """
     op = "linear_layout_from_cute"
+    from .swizzle import ComposedLayout
+
+    if isinstance(layout, ComposedLayout):
+        return _composed_to_linear_layout(layout, in_dim_names, out_dim_name)
     shape, stride = _shape_stride(layout)
     top = list(zip(shape, stride)) if isinstance(shape, (tuple, list)) else [(shape, stride)]
     if in_dim_names is None:
@@ -118,6 +121,23 @@ def cute_from_linear_layout(ll: LinearLayout):
     if len(shapes) == 1:
         return Layout(shapes[0], strides[0])
     return Layout(tuple(shapes), tuple(strides))
+
+
+def _composed_to_linear_layout(composed, in_dim_names, out_dim_name) -> LinearLayout:
+    """A swizzled ``Sw o 0 o outer`` as a LinearLayout: the outer layout's F2 map, then the swizzle's matrix
+    (a nonzero offset makes the map affine, not linear)."""
+    from .swizzle import Swizzle
+
+    if composed.offset != 0:
+        raise LayoutError(f"linear_layout_from_cute: offset {composed.offset} != 0 makes {composed} affine, "
+                          f"not linear over F2")
+    if not isinstance(composed.inner, Swizzle):
+        raise LayoutError(f"linear_layout_from_cute: inner {composed.inner} of {composed} is not a Swizzle")
+    outer = linear_layout_from_cute(composed.outer, in_dim_names, out_dim_name)
+    sw = composed.inner
+    nbits = max(outer.total_out_dim_size_log2(), sw.num_base + sw.num_bits + abs(sw.num_shift))
+    widened = LinearLayout(outer.bases, [(out_dim_name, 1 << nbits)], require_surjective=False)
+    return widened.compose(swizzle_to_linear_layout(sw, nbits, out_dim_name))
 
 
 def swizzle_to_linear_layout(swizzle, num_bits: int | None = None, dim: str = "offset") -> LinearLayout:

@@ -12,6 +12,7 @@ from math import gcd
 
 from .algebra_core import (
     LayoutWrapper,
+    _complement,
     _concat,
     _mk,
     _modes,
@@ -142,7 +143,9 @@ def flat_divide(layout: Layout, tiler) -> Layout:
 
 
 def _logical_product_layout(block: Layout, tiler: Layout) -> Layout:
-    return _concat([block, composition(complement(block, block.size() * cosize(tiler)), tiler)])
+    _need_layout(block, "logical_product", "the block")
+    rest = _complement(block, block.size() * cosize(tiler), checked=False)  # the tiler extends its last mode
+    return _concat([block, composition(rest, tiler)])
 
 
 @_wrapped

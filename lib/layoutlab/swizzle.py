@@ -276,23 +276,6 @@ class ComposedLayout(LayoutWrapper):
         return ComposedLayout(inner, self.offset * old_type_bits // new_type_bits,
                               recast_layout(new_type_bits, old_type_bits, self.outer))
 
-    def to_linear_layout(self, in_dim_names=None, out_dim_name: str = "offset"):
-        """The swizzled layout as a LinearLayout (outer as F2 map, then the swizzle matrix).
-
-        Needs power-of-two shapes/strides and ``offset == 0`` (a nonzero offset makes the map affine).
-        """
-        from .linear import linear_layout_from_cute, swizzle_to_linear_layout
-        if self.offset != 0:
-            raise LayoutError(f"to_linear_layout: offset {self.offset} != 0 makes {self} affine, not linear over F2")
-        if not isinstance(self.inner, Swizzle):
-            raise LayoutError(f"to_linear_layout: inner {self.inner} is not a Swizzle")
-        outer = linear_layout_from_cute(self.outer, in_dim_names, out_dim_name)
-        nbits = max(outer.total_out_dim_size_log2(),
-                    self.inner.num_base + self.inner.num_bits + abs(self.inner.num_shift))
-        from .linear import LinearLayout
-        widened = LinearLayout(outer.bases, [(out_dim_name, 1 << nbits)], require_surjective=False)
-        return widened.compose(swizzle_to_linear_layout(self.inner, nbits, out_dim_name))
-
     # --------------------------------------------------------------- protocol
     def __eq__(self, other):
         return isinstance(other, ComposedLayout) and (self.inner, self.offset, self.outer) == (

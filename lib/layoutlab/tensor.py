@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from math import gcd
 
-from .algebra import coalesce, composition, raked_product, right_inverse, zipped_divide
+from .algebra import LayoutWrapper, coalesce, composition, raked_product, right_inverse, zipped_divide
 from .errors import LayoutError
 from .inttuple import (_add, as_int_tuple, crd2idx, format_tree, is_int, is_tuple, leaves, product_each,
                        unflatten, zip_leaves)
@@ -46,7 +46,7 @@ def Step(*modes):
     return tuple(modes)
 
 
-class Tensor:
+class Tensor(LayoutWrapper):
     """A view: ``engine`` (numpy array, integer offset or coordinate) + ``iterator`` (start) + ``layout``.
 
     * ``T[c]`` / ``T(c)``: element at coordinate or index ``c`` (array value, or counting value
@@ -79,6 +79,14 @@ class Tensor:
             self.iterator = 0 if iterator is None else iterator
         self.engine = engine
         self.layout = layout
+
+    # ----------------------------------------------------------------- the algebra's LayoutWrapper protocol
+    def _algebra_layout(self) -> Layout:
+        return self.layout
+
+    def _with_layout(self, layout) -> "Tensor":
+        """The same engine and iterator over ``layout`` (``cute.composition(tensor, tiler)`` and friends)."""
+        return Tensor(self.iterator if self.engine is None else self.engine, layout, self.iterator)
 
     # ----------------------------------------------------------------- properties
     @property
