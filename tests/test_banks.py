@@ -11,7 +11,7 @@ from layoutlab import Layout, make_layout
 from layoutlab.banks import (bank_conflicts, classic_patterns, find_swizzle, layout_bank_conflicts,
                              ldmatrix_bank_conflicts, ldmatrix_row_addresses, measure_shared_load_cycles)
 from layoutlab.errors import LayoutError
-from layoutlab.linear import LinearLayout
+from layoutlab.linear import LinearLayout, swizzle_to_linear_layout
 from layoutlab.swizzle import ComposedLayout, SmemLayoutAtomKind, Swizzle, make_smem_layout_atom
 
 RESULTS = os.path.join(os.path.dirname(__file__), "..", "results", "banks_h100.json")
@@ -172,7 +172,7 @@ def _smem_offsets_match(choice, M, N, eb):
     assert ll.is_injective() and ll.get_out_dim_size("offset") == M * N
     assert choice.linear_layout.is_invertible()
     if choice.swizzle is not None:
-        assert choice.linear_layout == choice.swizzle.to_linear_layout(choice.linear_layout.total_in_dim_size_log2())
+        assert choice.linear_layout == swizzle_to_linear_layout(choice.swizzle, choice.linear_layout.total_in_dim_size_log2())
         for m in range(0, M, 3):
             for n in range(N):
                 off = ll.apply({"dim0": m, "dim1": n})["offset"]

@@ -247,7 +247,7 @@ class SwizzleChoice:
 
     ``linear_layout``: the swizzle as an F2 matrix on byte-address bits (``offset -> offset``), i.e. the
     chosen address of each byte of the plain row-/column-major tile - for a CuTe answer exactly
-    ``swizzle.to_linear_layout``; ``smem_layout``: the resulting map (dim0, dim1) -> element ``offset``;
+    ``linear.swizzle_to_linear_layout(swizzle)``; ``smem_layout``: the resulting map (dim0, dim1) -> element ``offset``;
     ``swizzle``: the map as a CuTe ``Sw<B,M,S>`` on byte addresses when it is one (else ``None``, a general
     F2 swizzle); ``wavefronts`` / ``ideal_wavefronts`` / ``unswizzled_wavefronts``:
     total over all warp instructions of warp 0; ``vector_bytes``: the widest access kept; ``per_access``:
