@@ -6,7 +6,8 @@
   gives the DSL's offset; an entry past any *other* mode is refused (the DSL aliases it into the next mode);
 * item 8  -- ``E(path)`` and ``ScaledBasis(v, path)`` name the same basis as ``cute.E`` / ``cute.ScaledBasis``
   (printed alike, and evaluated alike inside a layout), identity layouts print and evaluate alike;
-* item 9  -- ``make_layout_tv`` equals ``cute.make_layout_tv``; ``compact_col_major/row_major(shape, current)``
+* item 9  -- ``make_layout_tv`` equals ``cute.make_layout_tv`` (where we refuse layouts whose raked product is not
+  a bijection, the DSL's TV layout is checked to be wrong); ``compact_col_major/row_major(shape, current)``
   are the DSL's compact layouts scaled by ``current``; ``evenly_divides`` true means the DSL's
   ``logical_divide(make_layout(shape), tiler)`` keeps ``size(shape)`` elements; ``domain_distribute`` meets
   CuTe's post-conditions and the DSL's ``zipped_divide`` by it prints like ours (the DSL has neither function);
@@ -19,6 +20,7 @@ Every case is classified: ``same`` (identical print), ``refused_deliberately`` (
 from __future__ import annotations
 
 import collections
+import itertools
 import random
 from dataclasses import dataclass
 from typing import Callable
@@ -27,7 +29,8 @@ import pytest
 
 from layoutlab import (E, Layout, LayoutError, ScaledBasis, compact_col_major, compact_row_major, dice,
                        domain_distribute, evenly_divides, make_identity_layout, make_layout, make_layout_tv,
-                       make_ordered_layout, slice_, slice_and_offset, zipped_divide)
+                       make_ordered_layout, parse_layout, raked_product, slice_, slice_and_offset,
+                       zipped_divide)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.inttuple import format_tree, is_tuple, leaf_paths, leaves, product, transform_leaf
 from test_layout_strategies import dsl_literal as lit
@@ -153,6 +156,15 @@ def build_cases(rng):
         val = make_ordered_layout(val_shape, tuple(rng.sample(range(2), 2)))
         add(Case(9, "make_layout_tv", f"cute.make_layout_tv({lit(thr)}, {lit(val)})",
                  lambda t=thr, v=val: _pair(*make_layout_tv(t, v))))
+    for _ in range(N // 2):  # any thread/value layouts: where ours refuses, the DSL's TV layout must be wrong
+        thr, val = rand_layout(rng, max_leaves=2, max_size=16), rand_layout(rng, max_leaves=2, max_size=8)
+        try:
+            make_layout_tv(thr, val)
+            refusal = None
+        except LayoutError:
+            refusal = ""
+        add(Case(9, "make_layout_tv (any layouts)", f"cute.make_layout_tv({lit(thr)}, {lit(val)})",
+                 lambda t=thr, v=val: _pair(*make_layout_tv(t, v)), refusal=refusal, check=_tv_is_wrong(thr, val)))
     for _ in range(N // 2):
         S = rand_shape(rng, max_size=512)
         c = rng.choice([1, 2, 3, 8])
@@ -182,6 +194,22 @@ def build_cases(rng):
     return cases
 
 
+def _tv_is_wrong(thr, val):
+    """A check of the DSL's ``(tiler,layout_tv)``: wrong unless it maps (thread, value) one to one onto the tile
+    and the (m, n) -> (thread, value) map ``raked_product(thr, val)`` sends ``layout_tv(t, v)`` back to ``(t, v)``."""
+    def check(value: str) -> bool:
+        inner, depth = value[1:-1], 0
+        for end, ch in enumerate(inner):  # the tiler is the first balanced tuple
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth == 0:
+                break
+        tv, mn, n_thr = parse_layout(inner[end + 2:]), raked_product(thr, val), thr.size()
+        images = [tv((t, v)) for v in range(val.size()) for t in range(n_thr)]
+        return sorted(images) != list(range(tv.size())) or any(
+            mn(x) != t + n_thr * v for x, (v, t) in zip(images, itertools.product(range(val.size()), range(n_thr))))
+    return check
+
+
 def classify(case, res):
     try:
         ours, err = case.ours(), None
@@ -190,6 +218,8 @@ def classify(case, res):
     if case.refusal is not None:
         if err is None or case.refusal not in err:
             return "NOT_REFUSED"
+        if case.check is not None and res.ok and not case.check(res.value):
+            return "REFUSED_BUT_DSL_RIGHT"
         return "refused_deliberately"
     if err is not None:
         return "OVERSTRICT" if res.ok else "both_refuse"
@@ -225,11 +255,13 @@ def test_layout_items_match_the_dsl(outcome, item):
 
 
 def test_the_refusals_are_the_documented_ones(outcome):
-    """The C++ argument order and an entry past a non-last mode are the only refusals, and each happened."""
+    """The C++ argument order, an entry past a non-last mode and make_layout_tv of layouts whose raked product is
+    not a bijection (the DSL's TV layout then fails its definition) are the only refusals, and each happened."""
     per_item, _ = outcome
     assert per_item[1]["refused_deliberately"] == 10
     assert per_item[2]["refused_deliberately"] >= 10
-    assert all(per_item[i]["refused_deliberately"] == 0 for i in (8, 9, 11))
+    assert per_item[9]["refused_deliberately"] >= 5
+    assert all(per_item[i]["refused_deliberately"] == 0 for i in (8, 11))
 
 
 def test_the_dsl_aliases_where_we_refuse():
