@@ -509,12 +509,10 @@ def _is_layout_like(x) -> bool:
     return isinstance(x, Layout) or callable(getattr(x, "slice_", None))
 
 
-def _check_order(op, layout, crd, rest=""):
+def _check_order(op, layout, crd):
     if not _is_layout_like(layout) and _is_layout_like(crd):
-        raise LayoutError(f"{op}: the layout comes first, as in the CuTe DSL: {op}(layout, coord{rest}); "
+        raise LayoutError(f"{op}: the layout comes first, as in the CuTe DSL: {op}(layout, coord); "
                           f"got {op}(coord, layout) (the order of CuTe C++)")
-    if not _is_layout_like(layout):
-        raise LayoutError(f"{op}: expected a Layout as the first argument, got {type(layout).__name__}")
 
 
 def _kept(crd, layout, keep_free: bool, op: str) -> Layout:
@@ -561,25 +559,28 @@ def slice_(layout: Layout, crd) -> Layout:
     (((4,8,4)):((128,1,16)), (8,(2,2,8)):(1,(64,8,512)), ():())
     """
     _check_order("slice_", layout, crd)
-    if not isinstance(layout, Layout):  # a swizzled ComposedLayout or a Tensor slices itself
-        return layout.slice_(crd)
+    if not isinstance(layout, Layout):
+        if not _is_layout_like(layout):
+            raise LayoutError(f"slice_: expected a Layout as the first argument, got {type(layout).__name__}")
+        return layout.slice_(crd)  # a swizzled ComposedLayout slices itself
     return _slice_and_offset(layout, crd, "slice_")[0]
 
 
 def dice(layout: Layout, crd) -> Layout:
     """The complement of :func:`slice_`: keep the modes where ``crd`` is an integer (not ``None``).
 
-    As ``cute.dice(src, dicer)``: the layout first; an integer keeps the whole layout, ``None`` keeps nothing
-    (``():()``).
+    As ``cute.dice(src, dicer)``: the layout (or a tuple) first; an integer keeps all of it, ``None`` nothing.
 
-    >>> dice(Layout((4,6,2)), (1, None, 1)), dice(Layout((4,6)), (None, None))
-    ((4,2):(1,24), ():())
+    >>> dice(Layout((4,6,2)), (1, None, 1)), dice(Layout((4,6)), (None, None)), dice((128, 128, 8), (1, None, 1))
+    ((4,2):(1,24), ():(), (128, 8))
     """
     _check_order("dice", layout, crd)
     crd = tuple(crd) if isinstance(crd, list) else crd
     if is_int(crd):
         return layout
-    return _kept(crd, layout, keep_free=False, op="dice")
+    if isinstance(layout, Layout):
+        return _kept(crd, layout, keep_free=False, op="dice")
+    return tuple(x for c, x in zip_profile(crd, layout) if c is not None) if crd is not None else ()
 
 
 def zip_layouts(a: Layout, b: Layout) -> Layout:

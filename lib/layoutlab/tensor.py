@@ -17,7 +17,7 @@ from .algebra import LayoutWrapper, coalesce, composition, raked_product, right_
 from .errors import LayoutError
 from .inttuple import (_add, as_int_tuple, crd2idx, format_tree, is_int, is_tuple, leaves, product_each,
                        unflatten, zip_leaves)
-from .layout import Layout, _has_none, compact_col_major, make_identity_layout, make_layout, slice_and_offset
+from .layout import Layout, _has_none, compact_col_major, dice, make_identity_layout, make_layout, slice_and_offset
 
 __all__ = [
     "Tensor",
@@ -182,8 +182,7 @@ def _dice(proj, x, what):
             f"projection {proj!r} has {len(proj)} modes but the {what} {x!r} has "
             f"{len(x) if isinstance(x, tuple) else 1}; give one Step entry per mode"
         )
-    kept = tuple(e for p, e in zip(proj, x) if p is not None)
-    return kept if len(kept) != 1 else kept
+    return dice(x, proj)
 
 
 def _repeat_free(r):
@@ -273,10 +272,8 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
             raise LayoutError(
                 f"local_partition: projection {proj!r} must have one entry per mode of the thread layout {tiler}"
             )
-        kept = [m for p, m in zip(proj, tiler) if p is not None]
-        tiler = Layout(tuple(m.shape for m in kept), tuple(m.stride for m in kept)) if len(kept) != 1 else kept[0]
-        kept_c = tuple(x for p, x in zip(proj, c) if p is not None)
-        c = kept_c if len(kept_c) != 1 else kept_c[0]
+        tiler, c = dice(tiler, proj), dice(c, proj)
+        tiler, c = (tiler[0], c[0]) if len(c) == 1 else (tiler, c)
     tile_shape = product_each(tiler.shape)
     z = zipped_divide(tensor.layout, tile_shape)
     r1 = z[1].rank()
