@@ -21,7 +21,7 @@ LAYERS = [
     "errors",
     ("basis", "inttuple"),
     "layout",
-    ("algebra_core", "products", "algebra"),
+    ("algebra_core", "inverse", "products", "algebra"),
     ("swizzle", "smem_atom"),
     "tensor",
     ("linear_f2", "linear_dims", "linear_layout", "linear_utils", "linear_cute", "linear_conversion", "linear"),
@@ -30,7 +30,7 @@ LAYERS = [
     ("mma_atoms", "copy_atoms", "atoms"),
     ("tiled_mma", "tiled_copy", "tiled"),
     "ldmatrix",
-    "tma",
+    ("tensor_map", "async_copy", "tma"),
     "gmma",
 ]
 CORE = [m for layer in LAYERS for m in ((layer,) if isinstance(layer, str) else layer)]

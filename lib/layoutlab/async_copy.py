@@ -1,0 +1,139 @@
+"""The bookkeeping of asynchronous copies on a CPU: ``cp.async`` (sizes, zero-fill, commit groups) and the
+``mbarrier`` that a TMA load completes (arrivals, transaction bytes, phases and their parity).
+
+Sources: PTX ISA, ``cp.async``, ``cp.async.commit_group`` / ``wait_group`` and ``mbarrier``.
+"""
+
+from __future__ import annotations
+
+from .errors import LayoutError
+from .inttuple import is_int
+
+__all__ = ["MBarrier", "mbarrier_try_wait", "cp_async_copy", "cp_async_plan", "cp_async_wait_group",
+           "CP_ASYNC_SIZES"]
+
+
+# ------------------------------------------------------------------------------------------------------
+# mbarrier
+# ------------------------------------------------------------------------------------------------------
+
+class MBarrier:
+    """An ``mbarrier`` object: a phase completes when all expected arrivals came and no bytes are pending.
+
+    ``init(count)`` sets the arrivals per phase.  ``arrive_expect_tx(bytes)`` is one arrival that also
+    raises the transaction count (``mbarrier.arrive.expect_tx``); the TMA's ``complete_tx(bytes)``
+    lowers it.  When the pending arrivals reach 0 and the transaction count is 0, the phase completes:
+    ``phase`` (the number of completed phases) grows by one and the arrivals are re-armed.  ``parity`` is
+    the current phase's parity (``phase % 2``).  ``log`` records ``(event, phase, pending, tx)``.
+    """
+
+    def __init__(self, count: int):
+        if not is_int(count) or not 1 <= count < 2 ** 20:
+            raise LayoutError(f"MBarrier: expected arrival count {count!r} must be in 1..2^20-1")
+        self.count, self.pending, self.tx, self.phase, self.log = count, count, 0, 0, []
+
+    @property
+    def parity(self) -> int:
+        return self.phase % 2
+
+    def _event(self, what):
+        if self.pending == 0 and self.tx == 0:
+            self.phase += 1
+            self.pending = self.count
+            what += " -> phase complete"
+        self.log.append((what, self.phase, self.pending, self.tx))
+
+    def arrive(self, n: int = 1):
+        if n > self.pending:
+            raise LayoutError(f"MBarrier.arrive: {n} arrivals but only {self.pending} pending in this phase")
+        self.pending -= n
+        self._event(f"arrive({n})")
+
+    def expect_tx(self, nbytes: int):
+        self.tx += nbytes
+        self.log.append((f"expect_tx({nbytes})", self.phase, self.pending, self.tx))
+
+    def arrive_expect_tx(self, nbytes: int):
+        if self.pending < 1:
+            raise LayoutError("MBarrier.arrive_expect_tx: no arrival pending in this phase")
+        self.tx += nbytes
+        self.pending -= 1
+        self._event(f"arrive.expect_tx({nbytes})")
+
+    def complete_tx(self, nbytes: int):
+        if nbytes > self.tx and self.pending == 0:
+            raise LayoutError(f"MBarrier.complete_tx: {nbytes} bytes completed but only {self.tx} expected; the "
+                              f"expect-tx count must equal the bytes the TMA writes (the box bytes)")
+        self.tx -= nbytes
+        self._event(f"complete_tx({nbytes})")
+
+    def try_wait(self, parity: int) -> bool:
+        return mbarrier_try_wait(self.phase, parity)
+
+
+def mbarrier_try_wait(completed_phases: int, parity: int) -> bool:
+    """``mbarrier.try_wait.parity`` after ``completed_phases`` phase completions: True once the phase of
+    parity ``parity`` has completed, i.e. when the *current* phase's parity differs from ``parity``.
+
+    A fresh barrier (0 completions): waiting on parity 0 blocks, on parity 1 returns at once -- which is
+    why a producer starts waiting on its empty barriers with phase 1.  Example: after 3 completions the
+    current phase is 3 (parity 1): ``try_wait(parity=0)`` is True, ``try_wait(parity=1)`` False.
+    """
+    if parity not in (0, 1):
+        raise LayoutError(f"mbarrier_try_wait: parity {parity!r} must be 0 or 1")
+    return completed_phases % 2 != parity
+
+
+# ------------------------------------------------------------------------------------------------------
+# cp.async (sm_80)
+# ------------------------------------------------------------------------------------------------------
+
+#: The copy sizes ``cp.async`` takes (``.cg`` only 16).
+CP_ASYNC_SIZES = (4, 8, 16)
+
+
+def cp_async_copy(cp_size: int, src_size=None, *, cache="ca", src_addr=0, dst_addr=0):
+    """One ``cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}``: ``(bytes read, bytes zero-filled)``.
+
+    ``cp-size`` is 4, 8 or 16 (``.cg`` only 16); both addresses aligned to it; ``src-size <= cp-size``
+    bytes are read and the rest of the ``cp-size`` bytes are written as zeros (how a predicated tile edge
+    is zero-filled: ``src-size = 0`` writes only zeros).  Example: ``cp_async_copy(16, 6)`` -> ``(6, 10)``.
+    """
+    if cp_size not in CP_ASYNC_SIZES:
+        raise LayoutError(f"cp_async_copy: cp-size {cp_size} must be 4, 8 or 16 bytes")
+    if cache not in ("ca", "cg"):
+        raise LayoutError(f"cp_async_copy: cache {cache!r} must be 'ca' or 'cg'")
+    if cache == "cg" and cp_size != 16:
+        raise LayoutError(f"cp_async_copy: cp.async.cg takes only cp-size 16 (got {cp_size}); use .ca")
+    src = cp_size if src_size is None else src_size
+    if not is_int(src) or not 0 <= src <= cp_size:
+        raise LayoutError(f"cp_async_copy: src-size {src_size!r} must be in 0..cp-size ({cp_size})")
+    for name, a in (("src", src_addr), ("dst", dst_addr)):
+        if a % cp_size:
+            raise LayoutError(f"cp_async_copy: {name} address {a:#x} is not aligned to cp-size {cp_size}; "
+                              f"use {a - a % cp_size:#x} or a smaller cp-size")
+    return src, cp_size - src
+
+
+def cp_async_plan(tile_bytes: int, threads: int, cp_size: int = 16) -> dict:
+    """How a thread block copies a ``tile_bytes`` tile with ``cp_size``-byte ``cp.async``: total copies and
+    copies per thread (the tile must be a whole number of copies per thread).
+    Example: a 128 x 32 fp16 tile (8192 B) with 128 threads: 512 copies, 4 per thread."""
+    if cp_size not in CP_ASYNC_SIZES:
+        raise LayoutError(f"cp_async_plan: cp-size {cp_size} must be 4, 8 or 16 bytes")
+    if tile_bytes % cp_size:
+        raise LayoutError(f"cp_async_plan: {tile_bytes} bytes are not whole {cp_size}-byte copies")
+    copies = tile_bytes // cp_size
+    if copies % threads:
+        raise LayoutError(f"cp_async_plan: {copies} copies do not split evenly over {threads} threads; use a "
+                          f"thread count that divides {copies}")
+    return {"copies": copies, "per_thread": copies // threads}
+
+
+def cp_async_wait_group(committed: int, n: int) -> int:
+    """After ``committed`` ``cp.async.commit_group``s, ``cp.async.wait_group n`` returns once all but the
+    ``n`` most recent groups are complete: the number of groups guaranteed complete.
+    Example: 3 stages in flight, ``wait_group 1`` -> groups 0 and 1 (2) are done."""
+    if n < 0 or committed < 0:
+        raise LayoutError("cp_async_wait_group: counts must be >= 0")
+    return max(committed - n, 0)

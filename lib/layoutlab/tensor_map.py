@@ -1,0 +1,296 @@
+"""TMA tensor maps on a CPU: the rules of the CUDA driver's ``cuTensorMapEncodeTiled`` and where each byte of
+a box lands in shared memory.
+
+:func:`encode_tiled` checks every rule of the driver call (each error message quotes the requirement it
+breaks) and returns a :class:`TensorMap`; :func:`box_placement` says which global element each shared-memory
+byte of a box holds, through the map's swizzle (:func:`tma_swizzle`). The CuTe view built on these is
+:mod:`layoutlab.tma`.
+
+Sources: CUDA Driver API, "Tensor Map Object Management", ``cuTensorMapEncodeTiled``; PTX ISA, "Tensors"
+(tiled mode, bounding box, swizzling modes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .errors import LayoutError
+from .inttuple import is_int
+from .swizzle import Swizzle
+
+__all__ = [
+    "TMA_DATA_TYPES", "SWIZZLE_SPAN", "TMA_SWIZZLE", "tma_swizzle", "swizzle_mode_of", "smem_alignment",
+    "TensorMap", "encode_tiled", "box_placement", "smem_byte_of",
+]
+
+
+# ------------------------------------------------------------------------------------------------------
+# Element types, swizzle modes
+# ------------------------------------------------------------------------------------------------------
+
+#: TMA element types: name -> (bytes, is floating point, CUtensorMapDataType name).
+TMA_DATA_TYPES = {
+    "u8": (1, False, "UINT8"), "i8": (1, False, "UINT8"), "u16": (2, False, "UINT16"),
+    "u32": (4, False, "UINT32"), "i32": (4, False, "INT32"), "u64": (8, False, "UINT64"),
+    "i64": (8, False, "INT64"), "f16": (2, True, "FLOAT16"), "f32": (4, True, "FLOAT32"),
+    "f64": (8, True, "FLOAT64"), "bf16": (2, True, "BFLOAT16"), "tf32": (4, True, "TFLOAT32"),
+}
+_DSL_NAMES = {"Float16": "f16", "BFloat16": "bf16", "Float32": "f32", "TFloat32": "tf32", "Float64": "f64",
+              "Int8": "i8", "Uint8": "u8", "Uint16": "u16", "Int32": "i32", "Uint32": "u32", "Int64": "i64",
+              "Uint64": "u64", "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64"}
+
+#: Swizzle mode -> span in bytes (the 16-byte chunks of one row are permuted within this span).
+SWIZZLE_SPAN = {"none": 0, "32B": 32, "64B": 64, "128B": 128}
+#: Swizzle mode -> the CuTe swizzle it applies to shared-memory *byte addresses* (16-byte chunks, 8 rows).
+TMA_SWIZZLE = {"none": (0, 4, 3), "32B": (1, 4, 3), "64B": (2, 4, 3), "128B": (3, 4, 3)}
+
+
+
+def _dtype(data_type, op):
+    name = getattr(data_type, "__name__", None) or str(data_type)
+    name = _DSL_NAMES.get(name, name)
+    if name not in TMA_DATA_TYPES:
+        raise LayoutError(f"{op}: element type {data_type!r} is not a TMA data type; use one of "
+                          f"{sorted(TMA_DATA_TYPES)} (or the DSL's Float16, BFloat16, Float32, ...)")
+    return name
+
+
+def _mode(swizzle, op):
+    if isinstance(swizzle, Swizzle):
+        return swizzle_mode_of(swizzle)
+    key = {None: "none", 0: "none", 32: "32B", 64: "64B", 128: "128B"}.get(swizzle, swizzle)
+    if key not in SWIZZLE_SPAN:
+        raise LayoutError(f"{op}: swizzle {swizzle!r} is not a TMA swizzle mode; use one of "
+                          f"{list(SWIZZLE_SPAN)} (CU_TENSOR_MAP_SWIZZLE_NONE/_32B/_64B/_128B)")
+    return key
+
+
+def tma_swizzle(mode) -> Swizzle:
+    """The CuTe swizzle that TMA swizzle ``mode`` applies to shared-memory byte addresses.
+
+    Math: the 16-byte chunk index (address bits 4..) is XORed with the 128-byte row index (bits 7..),
+    1/2/3 bits of it for 32B/64B/128B.  Example: ``tma_swizzle("128B")`` is ``S<3,4,3>``; byte 0x90
+    (row 1, chunk 1) goes to 0x80 (chunk 0).
+    """
+    return Swizzle(*TMA_SWIZZLE[_mode(mode, "tma_swizzle")])
+
+
+def swizzle_mode_of(sw: Swizzle) -> str:
+    """The TMA mode of a CuTe swizzle on byte addresses: ``S<0|1|2|3,4,3>`` -> none/32B/64B/128B.
+
+    Any other swizzle (``S<3,3,3>``, ``S<2,4,2>``, ...) has no TMA mode: refused (the CuTe DSL 4.8.1
+    accepts ``S<3,3,3>`` silently and shrinks the box; the hardware can only do these four)."""
+    for mode, bms in TMA_SWIZZLE.items():
+        if (sw.num_bits, sw.num_base, sw.num_shift) == bms or (mode == "none" and sw.num_bits == 0):
+            return mode
+    raise LayoutError(f"swizzle_mode_of: {sw} is not a TMA swizzle; TMA permutes 16-byte chunks (M=4) by the "
+                      f"128-byte row index (S=3): S<1,4,3> (32B), S<2,4,3> (64B) or S<3,4,3> (128B) on byte "
+                      f"addresses, or no swizzle")
+
+
+def smem_alignment(mode) -> int:
+    """Bytes a TMA shared-memory destination must be aligned to for the placement CuTe assumes.
+
+    ``cp.async.bulk.tensor`` needs 128 bytes.  A swizzle is computed from *address* bits 4..9, so its
+    pattern repeats every 8 rows of 128 bytes (256 / 512 / 1024 bytes for 32B / 64B / 128B); a buffer
+    that starts elsewhere in the pattern gets the chunks permuted differently from what the swizzled
+    layout says.  Hence CUTLASS aligns 128B-swizzled buffers to 1024 bytes.
+    Example: ``smem_alignment("128B")`` is 1024, ``smem_alignment("none")`` 128.
+    """
+    m = _mode(mode, "smem_alignment")
+    return 128 if m == "none" else 8 * SWIZZLE_SPAN[m]
+
+
+# ------------------------------------------------------------------------------------------------------
+# The tensor map (cuTensorMapEncodeTiled)
+# ------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TensorMap:
+    """The parameters of ``cuTensorMapEncodeTiled``, all dimension arrays innermost first.
+
+    ``global_strides`` are in bytes and list dimensions 1..rank-1 (dimension 0 is contiguous);
+    ``box_dim`` in elements; the box is written to shared memory densely, dimension 0 innermost,
+    so a box holds ``box_bytes`` bytes -- the transaction count an ``mbarrier`` must expect.
+    """
+
+    data_type: str
+    global_dim: tuple
+    global_strides: tuple
+    box_dim: tuple
+    element_strides: tuple
+    swizzle: str = "none"
+    interleave: str = "none"
+    oob_fill: str = "zero"
+    l2_promotion: int = 0
+    global_address: int = 0
+
+    @property
+    def rank(self) -> int:
+        return len(self.global_dim)
+
+    @property
+    def element_bytes(self) -> int:
+        return TMA_DATA_TYPES[self.data_type][0]
+
+    @property
+    def smem_box(self) -> tuple:
+        """Elements written per dimension: ``ceil(boxDim[i] / elementStrides[i])`` (dim 0 never strided)."""
+        return tuple(b if i == 0 else -(-b // e) for i, (b, e) in enumerate(zip(self.box_dim, self.element_strides)))
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes one ``cp.async.bulk.tensor`` writes (the box's ``expect_tx`` count)."""
+        return math.prod(self.smem_box) * self.element_bytes
+
+    def fields(self):
+        """``(field, value)`` rows as the driver call takes them (for tables)."""
+        return [("tensorDataType", f"CU_TENSOR_MAP_DATA_TYPE_{TMA_DATA_TYPES[self.data_type][2]}"),
+                ("tensorRank", self.rank), ("globalAddress", hex(self.global_address)),
+                ("globalDim", self.global_dim), ("globalStrides (bytes)", self.global_strides),
+                ("boxDim", self.box_dim), ("elementStrides", self.element_strides),
+                ("interleave", f"CU_TENSOR_MAP_INTERLEAVE_{self.interleave.upper()}"),
+                ("swizzle", f"CU_TENSOR_MAP_SWIZZLE_{self.swizzle.upper()}"),
+                ("oobFill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_" + ("NONE" if self.oob_fill == "zero"
+                                                               else "NAN_REQUEST_ZERO_FMA"))]
+
+
+def _ints(name, xs, n, op):
+    xs = tuple(xs)
+    if len(xs) != n or not all(is_int(x) for x in xs):
+        raise LayoutError(f"{op}: {name} {xs!r} must hold {n} integers (one per dimension, innermost first)")
+    return tuple(int(x) for x in xs)
+
+
+def encode_tiled(data_type, global_dim, global_strides, box_dim, element_strides=None, *, swizzle="none",
+                 interleave="none", oob_fill="zero", l2_promotion=0, global_address=0) -> TensorMap:
+    """``cuTensorMapEncodeTiled`` on a CPU: check every documented requirement, return the :class:`TensorMap`.
+
+    Arrays are innermost first, as the driver takes them; ``global_strides`` (bytes) has ``rank - 1``
+    entries.  Each broken requirement raises :class:`LayoutError` naming the field, the rule and a
+    valid value.  Example: a row-major 256 x 100 fp16 matrix has a row stride of 200 bytes::
+
+        >>> encode_tiled("f16", (100, 256), (200,), (64, 8))   # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        layoutlab.errors.LayoutError: encode_tiled: globalStrides[0] = 200 bytes is not a multiple of 16...
+    """
+    op = "encode_tiled"
+    dt = _dtype(data_type, op)
+    esize, is_float, _ = TMA_DATA_TYPES[dt]
+    rank = len(tuple(global_dim))
+    if interleave not in ("none", "16B", "32B"):
+        raise LayoutError(f"{op}: interleave {interleave!r} must be 'none', '16B' or '32B'")
+    if not 1 <= rank <= 5:
+        raise LayoutError(f"{op}: tensorRank {rank} must be in 1..5 (TMA handles at most 5 dimensions); "
+                          f"merge or drop dimensions so that at most 5 remain")
+    if interleave != "none" and rank < 3:
+        raise LayoutError(f"{op}: tensorRank {rank} with interleave {interleave} must be >= 3")
+    gdim = _ints("globalDim", global_dim, rank, op)
+    gstr = _ints("globalStrides", global_strides, rank - 1, op)
+    box = _ints("boxDim", box_dim, rank, op)
+    est = _ints("elementStrides", element_strides if element_strides is not None else (1,) * rank, rank, op)
+    sw = _mode(swizzle, op)
+    if oob_fill not in ("zero", "nan"):
+        raise LayoutError(f"{op}: oobFill {oob_fill!r} must be 'zero' (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) or "
+                          f"'nan' (..._NAN_REQUEST_ZERO_FMA)")
+    align = 32 if interleave == "32B" else 16
+    if global_address % align:
+        raise LayoutError(f"{op}: globalAddress {global_address:#x} is not {align}-byte aligned; TMA needs a "
+                          f"{align}-byte aligned base (e.g. {global_address - global_address % align:#x})")
+    for i, d in enumerate(gdim):
+        if not 1 <= d <= 2 ** 32:
+            raise LayoutError(f"{op}: globalDim[{i}] = {d} must be in 1..2^32")
+    for i, s in enumerate(gstr):
+        if s % align:
+            raise LayoutError(f"{op}: globalStrides[{i}] = {s} bytes is not a multiple of {align}; TMA needs every "
+                              f"stride but the innermost in multiples of {align} bytes: pad that dimension so the "
+                              f"stride becomes {-(-s // align) * align} (the map keeps strides in 16-byte units: an "
+                              f"H100 given this one reads rows {s // 16 * 16} bytes apart, without an error)")
+        if not 0 < s < 2 ** 40:
+            raise LayoutError(f"{op}: globalStrides[{i}] = {s} must be positive and < 2^40 bytes")
+    for i, b in enumerate(box):
+        if not 1 <= b <= 256:
+            raise LayoutError(f"{op}: boxDim[{i}] = {b} must be in 1..256 elements; split the tile into boxes of "
+                              f"at most 256 (e.g. {_largest_divisor_at_most(b, 256) if b > 256 else 1}) and issue several copies")
+    if interleave == "none" and (box[0] * esize) % 16:
+        good = 16 // math.gcd(16, esize)
+        raise LayoutError(f"{op}: boxDim[0] * elementSize = {box[0]} * {esize} = {box[0] * esize} bytes is not a "
+                          f"multiple of 16; the box's inner dimension must be whole 16-byte chunks: use a multiple "
+                          f"of {good} elements (e.g. {max(good, box[0] // good * good)})")
+    for i, e in enumerate(est):
+        if not 1 <= e <= 8:
+            raise LayoutError(f"{op}: elementStrides[{i}] = {e} must be in 1..8")
+    if interleave == "none" and sw != "none" and box[0] * esize > SWIZZLE_SPAN[sw]:
+        raise LayoutError(f"{op}: boxDim[0] = {box[0]}: with swizzle {sw} the box's inner dimension, boxDim[0] * elementSize = "
+                          f"{box[0] * esize} bytes, must be <= the swizzle span {SWIZZLE_SPAN[sw]} bytes: use "
+                          f"boxDim[0] <= {SWIZZLE_SPAN[sw] // esize}, or a wider swizzle")
+    if interleave == "32B" and sw != "32B":
+        raise LayoutError(f"{op}: interleave 32B requires swizzle 32B (got {sw})")
+    if oob_fill == "nan" and not is_float:
+        raise LayoutError(f"{op}: oobFill 'nan' is only for floating-point types; {dt} is an integer type: "
+                          f"use oob_fill='zero'")
+    if l2_promotion not in (0, 64, 128, 256):
+        raise LayoutError(f"{op}: l2Promotion {l2_promotion!r} must be 0 (none), 64, 128 or 256 bytes")
+    return TensorMap(dt, gdim, gstr, box, est, sw, interleave, oob_fill, l2_promotion, global_address)
+
+
+def smem_byte_of(tmap: TensorMap, box_crd, smem_base: int = 0) -> int:
+    """Shared-memory byte address of box coordinate ``box_crd`` (element index per dimension, innermost
+    first) for a box written at ``smem_base``: dense, dimension 0 innermost, then the swizzle applied to
+    the absolute address.  Example: 128B swizzle, fp16, box (64, 8): element (8, 1) -> 128 + 16 = 0x90 ->
+    swizzled 0x80 (chunk 1 of row 1 becomes chunk 0)."""
+    lin, mul = 0, 1
+    for c, n in zip(box_crd, tmap.smem_box):
+        if not 0 <= c < n:
+            raise LayoutError(f"smem_byte_of: box coordinate {tuple(box_crd)} outside the box {tmap.smem_box}")
+        lin += c * mul
+        mul *= n
+    return tma_swizzle(tmap.swizzle)(smem_base + lin * tmap.element_bytes)
+
+
+def box_placement(tmap: TensorMap, box_start, smem_base: int = 0):
+    """Which global element each shared-memory byte of one TMA box holds.
+
+    Returns a list, one entry per byte of the box (``tmap.box_bytes`` of them, byte ``i`` at address
+    ``smem_base + i``): ``(global coordinate tuple, byte within the element)`` or ``(None, byte)`` where
+    the element lies outside the tensor (out-of-bounds fill: zero, or NaN for floats with ``oob_fill='nan'``).
+    ``box_start`` is the box corner in global coordinates (innermost first; may be negative).  Elements
+    are taken every ``elementStrides[i]`` along dimension i >= 1.
+    ``smem_base`` must be 128-byte aligned (the ``cp.async.bulk.tensor`` rule); a swizzled box at a base
+    not aligned to :func:`smem_alignment` is modelled with the swizzle on absolute address bits.
+
+    Example: an 8-element fp16 box that starts one element before the tensor holds the fill first::
+
+        >>> tm = encode_tiled("f16", (64,), (), (8,))
+        >>> [c for c, b in box_placement(tm, (-1,))[:4]]
+        [None, None, (0,), (0,)]
+    """
+    start = _ints("box_start", box_start, tmap.rank, "box_placement")
+    if smem_base % 128:
+        raise LayoutError(f"box_placement: smem_base {smem_base} is not 128-byte aligned; cp.async.bulk.tensor "
+                          f"needs a 128-byte aligned shared-memory destination (e.g. {smem_base // 128 * 128})")
+    esize = tmap.element_bytes
+    out = [None] * tmap.box_bytes
+    sbox = tmap.smem_box
+    sw = tma_swizzle(tmap.swizzle)
+    n = math.prod(sbox)
+    for lin in range(n):
+        crd, r = [], lin
+        for ext in sbox:
+            crd.append(r % ext)
+            r //= ext
+        g = tuple(s + c * (1 if i == 0 else tmap.element_strides[i]) for i, (s, c) in enumerate(zip(start, crd)))
+        inside = all(0 <= x < d for x, d in zip(g, tmap.global_dim))
+        for b in range(esize):
+            addr = sw(smem_base + lin * esize + b) - smem_base
+            if not 0 <= addr < len(out):
+                raise LayoutError("box_placement: the swizzle moved a byte outside the box; the box is not a whole "
+                                  "number of swizzle patterns -- align smem_base to smem_alignment(swizzle)")
+            out[addr] = (g if inside else None, b)
+    return out
+
+
+def _largest_divisor_at_most(n, cap):
+    return max(d for d in range(1, min(n, cap) + 1) if n % d == 0)
