@@ -1,6 +1,6 @@
 """The divides and products of the CuTe layout algebra, tile_to_shape, common vectors and recasting.
 
-All are built from :mod:`layoutlab.algebra_core` (composition and complement), as in CuTe's
+All are built from composition (:mod:`layoutlab.algebra_core`) and the complement (:mod:`layoutlab.inverse`), as in CuTe's
 ``cute/layout.hpp``; results print as the CuTe DSL prints them.  A swizzled ``ComposedLayout`` (or any
 :class:`~layoutlab.algebra_core.LayoutWrapper`) is divided, multiplied, tiled and recast through its held
 layout and keeps its swizzle, as ``cute.*`` does.  :mod:`layoutlab.algebra` re-exports every name.
@@ -10,19 +10,8 @@ from __future__ import annotations
 
 from math import gcd
 
-from .algebra_core import (
-    LayoutWrapper,
-    _complement,
-    _concat,
-    _mk,
-    _modes,
-    _need_layout,
-    _transform_layout,
-    coalesce,
-    complement,
-    composition,
-    right_inverse,
-)
+from .algebra_core import LayoutWrapper, _concat, _mk, _modes, _need_layout, _transform_layout, coalesce, composition
+from .inverse import _complement, complement, right_inverse
 from .errors import LayoutError
 from .inttuple import ceil_div, format_int_tuple, is_int, is_tuple, product_each, signum, zip_leaves, unflatten
 from .layout import Layout, cosize, make_ordered_layout
