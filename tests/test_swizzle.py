@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 from layoutlab import Layout, make_layout
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.errors import LayoutError
+from layoutlab.linear import linear_layout_from_cute, swizzle_to_linear_layout
 from layoutlab.swizzle import (ComposedLayout, SmemLayoutAtomKind, Swizzle, get_smem_layout_atom,
                                make_composed_layout, make_smem_layout_atom, make_swizzle)
 
@@ -90,6 +91,17 @@ def test_bad_atom_arguments():
         ComposedLayout(3, 0, Layout(8))
 
 
+def test_one_swizzle_interface():
+    """B, M, S are read one way, the DSL's (num_bits, num_base, num_shift); a ComposedLayout exposes its
+    swizzle as ``inner``; no other spelling exists for a picture or analysis to probe."""
+    sw = make_swizzle(2, 4, 3)
+    assert (sw.num_bits, sw.num_base, sw.num_shift) == (2, 4, 3)
+    c = make_composed_layout(sw, 0, Layout((8, 32), (32, 1)))
+    assert c.inner is sw and (c.offset, c.outer) == (0, Layout((8, 32), (32, 1)))
+    for other in ("bits", "base", "shift", "B", "M", "S", "num_shft", "bbits", "mbase", "sshift"):
+        assert not hasattr(sw, other), other
+
+
 # ----------------------------------------------------------------------------- properties
 swizzles = st.sampled_from(valid_swizzles())
 
@@ -104,7 +116,7 @@ def test_swizzle_is_an_involution(bms, x):
 @settings(max_examples=40)
 def test_swizzle_matrix_matches_function_and_is_its_own_inverse(bms):
     sw = Swizzle(*bms)
-    ll = sw.to_linear_layout(12)
+    ll = swizzle_to_linear_layout(sw, 12)
     for x in range(0, 1 << 12, 37):
         assert ll.apply({"offset": x}) == {"offset": sw(x)}
     assert ll.compose(ll) == ll.compose(ll.invert()) == ll.invert().compose(ll)
@@ -139,7 +151,7 @@ def test_staged_layout_is_a_bijection_onto_its_cosize(kind, bits, rm, rn, stages
 @settings(max_examples=24, deadline=None)
 def test_atom_as_linear_layout_matches_evaluation(kind, bits):
     atom = make_smem_layout_atom(kind, bits)
-    ll = atom.to_linear_layout()
+    ll = linear_layout_from_cute(atom)
     shp = atom.outer.shape
     for i in range(atom.size()):
         m, n = i % shp[0], i // shp[0]
@@ -180,6 +192,9 @@ def test_against_cute_dsl():
              "(" + ",".join(str(sw(i)) for i in range(n)) + ")")
         if s > 0:  # the DSL's printer drops the closing '>' when S < 0 (prints 'S<3,2,-3')
             case("swizzle-print", f"cute.make_swizzle({b},{m},{s})", str(sw))
+        # the one swizzle interface (issue 18 item 2): B, M, S read as the DSL's Swizzle exposes them
+        case("swizzle-bms", f"s = cute.make_swizzle({b},{m},{s})\n(s.num_bits, s.num_base, s.num_shift)",
+             f"({sw.num_bits},{sw.num_base},{sw.num_shift})")
     # 2. all 24 GMMA atoms
     for kind in SmemLayoutAtomKind:
         for bits, ty in DSL_TYPES.items():

@@ -8,7 +8,7 @@ rows of a tile over the 32 banks.  Writing the offset x as a column vector of bi
 where ``yyy_mask`` holds the B bits starting at bit M + max(S,0) and they land on the B bits
 starting at M - min(S,0) (``zzz_mask``).  Over F2 that is Sw = I + E with E a B x B block of
 ones on a shifted diagonal; since |S| >= B the two bit ranges do not overlap, E^2 = 0 and Sw is
-an involution (Sw∘Sw = I).  :meth:`Swizzle.to_linear_layout` gives the matrix.
+an involution (Sw∘Sw = I).  :func:`layoutlab.linear.swizzle_to_linear_layout` gives the matrix.
 
 ``ComposedLayout(inner, offset, outer)`` is the function c -> inner(offset + outer(c)), printed as
 the CuTe DSL prints it: ``S<3,4,3> o 0 o (8,64):(64,1)``.  The GMMA shared-memory atoms built from them
@@ -100,14 +100,6 @@ class Swizzle:
         moved = picked >> self.num_shift if self.num_shift >= 0 else picked << -self.num_shift
         return offset ^ moved
 
-    def is_identity(self) -> bool:
-        return self.num_bits == 0
-
-    def to_linear_layout(self, num_bits: int | None = None, dim: str = "offset"):
-        """This swizzle as an invertible F2 matrix on ``num_bits`` offset bits (a ``LinearLayout``)."""
-        from .linear import swizzle_to_linear_layout
-        return swizzle_to_linear_layout(self, num_bits, dim)
-
     def __eq__(self, other):
         return isinstance(other, Swizzle) and (self.num_bits, self.num_base, self.num_shift) == (
             other.num_bits, other.num_base, other.num_shift)
@@ -128,10 +120,6 @@ def make_swizzle(b: int, m: int, s: int) -> Swizzle:
     S<2,4,3>
     """
     return Swizzle(b, m, s)
-
-
-def _fmt_offset(o) -> str:
-    return str(o)
 
 
 class ComposedLayout(LayoutWrapper):
@@ -285,7 +273,7 @@ class ComposedLayout(LayoutWrapper):
         return hash(("ComposedLayout", self.inner, self.offset, self.outer))
 
     def __str__(self):
-        return f"{self.inner} o {_fmt_offset(self.offset)} o {self.outer}"
+        return f"{self.inner} o {self.offset} o {self.outer}"
 
     __repr__ = __str__
 
