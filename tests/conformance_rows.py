@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from layoutlab import (ComposedLayout, Layout, Swizzle, complement, composition, left_inverse, logical_product,
-                       make_layout_tv, recast_layout, right_inverse, slice_, tile_to_shape, upcast)
+from layoutlab import (ComposedLayout, Layout, Swizzle, complement, composition, evenly_divides, left_inverse,
+                       logical_product, make_layout_tv, recast_layout, right_inverse, slice_, tile_to_shape, upcast)
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,11 @@ clear ``LayoutError`` and is listed in ``chapters/conformance.md`` ("Where we di
 ``conformance_rows.DIFFERENCES`` is checked against that page).  Nothing is skipped silently: the case count
 is printed in the oracle summary.
 
-Not ported: ``mixedbits.cpp`` (C++ integer-constant types), ``tuple*.cpp`` / ``packed_tuple.cpp`` /
-``array_subbyte.cpp`` / ``pointer.cpp`` / ``bitfield.cpp`` / ``constants.cpp`` (C++ containers and
-types), ``tensor_algs.cpp`` / ``tiled_mma.cpp`` / ``transform.cpp`` (tensors and atoms, beyond the core).
+Not ported: ``reverse.cpp``, ``math.cpp``, ``mixedbits.cpp``, ``constant_arithmetic.cpp`` (C++ tuple reversal,
+integral-constant types and arithmetic), ``tuple*.cpp`` / ``packed_tuple.cpp`` / ``array_subbyte.cpp`` /
+``pointer.cpp`` / ``bitfield.cpp`` / ``constants.cpp`` (C++ containers and types), ``compare.cpp``
+(``elem_less``/``colex_less``/``lex_less``, comparisons layoutlab does not have), ``blockwise_scale_layout.cpp``,
+``tensor_algs.cpp``, ``tiled_mma.cpp``, ``transform.cpp`` (CUTLASS tensors and atoms, beyond the layout core).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from layoutlab import (
     composition,
     cosize,
     depth,
+    domain_distribute,
     evenly_divides,
     filter,
     left_inverse,
@@ -434,6 +437,22 @@ def test_swizzle_layout_slices(sw):
         assert all(sw((i, j)) == col(i) for i in range(m))
 
 
+# --------------------------------------------------------------------------- domain_distribute.cpp, TEST(CuTe_core, Distribute)
+
+DISTRIBUTE = [(((64, 3), (8, 8)), 128), ((192, (8, 8)), 128), (((64, 3), (8, 8)), 128 * 8), ((192, (8, 8)), 128 * 8),
+              (((64, 3),), 128)]
+
+
+@pytest.mark.parametrize("a,b", DISTRIBUTE, ids=[f"{a}<->{b}" for a, b in DISTRIBUTE])
+def test_domain_distribute(a, b):
+    r = domain_distribute(a, b)
+    assert evenly_divides(b, size(r))
+    # C++ evenly_divides(shape_a, R) with the layout R as the tile: R's divide of shape_a loses nothing
+    assert size(logical_divide(make_layout(a), r)) == size(a)
+    values = [r(i) for i in range(size(r))]
+    assert all(x < y for x, y in zip(values, values[1:]))  # surjective and ordered
+
+
 # --------------------------------------------------------------------------- the count, and the conformance page
 
 
@@ -448,6 +467,7 @@ GROUPS = {
     "nullspace": NULLSPACE,
     "int_tuple": WEAKLY_CONGRUENT + EVENLY_DIVIDES + EVENLY_DIVIDES_TILE,
     "compact_xmajor": COMPACT,
+    "domain_distribute": DISTRIBUTE,
     "swizzle_layout": SWIZZLE_LAYOUT,
 }
 REFUSED = (len(COMPOSITION_REFUSED) + len(COMPLEMENT_REFUSED) + len(LEFT_INVERSE_REFUSED)
