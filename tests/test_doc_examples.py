@@ -47,7 +47,13 @@ GPU_ONLY = {
     "layoutlab.probe.run", "layoutlab.probe.main",
     "layoutlab.probe.gmma.run", "layoutlab.probe.gmma.main",
     "layoutlab.probe.tma.run", "layoutlab.probe.tma.main",
+    # Measures shared-memory loads on a GPU with CuPy and writes the record; tests/test_banks.py checks the
+    # recorded H100 file.
+    "layoutlab.banks.record_bank_measurements",
 }
+
+# Examples that ask the CuTe DSL itself (``nvidia-cutlass-dsl``, Linux only): run where it is installed.
+DSL_ONLY = {"layoutlab.dsl.dsl_eval", "layoutlab.dsl.dsl_value", "layoutlab.dsl.show_dsl", "layoutlab.dsl.dsl_check"}
 
 
 def _module_names():
@@ -86,6 +92,17 @@ def _have_gpu():
 
 
 @lru_cache(maxsize=None)
+def _have_dsl():
+    from layoutlab import dsl
+
+    return dsl.HAVE_DSL
+
+
+def _skipped_here(name):
+    return (name in GPU_ONLY and not _have_gpu()) or (name in DSL_ONLY and not _have_dsl())
+
+
+@lru_cache(maxsize=None)
 def _run(module_name):
     """Run the module's doctests: (failure report, {doctest name: examples run})."""
     mod = importlib.import_module(module_name)
@@ -94,7 +111,7 @@ def _run(module_name):
     report, counts = [], {}
     # The examples see the package's names (``from layoutlab import *``) and, first, the module's own.
     for test in finder.find(mod, module_name, globs={**vars(layoutlab), **vars(mod)}):
-        if not test.examples or (test.name in GPU_ONLY and not _have_gpu()):
+        if not test.examples or _skipped_here(test.name):
             continue
         out = []
         result = runner.run(test, out=out.append)
@@ -119,7 +136,7 @@ def _census():
         for qualname in _public_functions(mod):
             functions += 1
             gpu_only += qualname in GPU_ONLY
-            if not _has_example(qualname, counts) and qualname not in GPU_ONLY:
+            if not _has_example(qualname, counts) and qualname not in GPU_ONLY and not _skipped_here(qualname):
                 misses.setdefault(name, []).append(qualname.rsplit(".", 1)[1])
     return executed, misses, functions, gpu_only
 
@@ -135,7 +152,8 @@ def test_every_public_function_has_an_executed_example():
     without = sum(len(v) for v in misses.values())
     print(f"doc examples: {executed} executed in {len(MODULES)} modules; {functions} public functions: "
           f"{functions - without - gpu_only} with an example, {without} without, {gpu_only} GPU-only"
-          + ("" if _have_gpu() else " (their examples not run: no GPU here)"))
+          + ("" if _have_gpu() else " (their examples not run: no GPU here)")
+          + ("" if _have_dsl() else f"; {len(DSL_ONLY)} examples need the CuTe DSL (not installed: not run)"))
     for module_name, names in sorted(misses.items()):
         print(f"  {module_name}: {', '.join(names)}")
     assert not misses, "public functions without an executed example (add a >>> to the docstring): " + "; ".join(

@@ -25,6 +25,14 @@ class MBarrier:
     lowers it.  When the pending arrivals reach 0 and the transaction count is 0, the phase completes:
     ``phase`` (the number of completed phases) grows by one and the arrivals are re-armed.  ``parity`` is
     the current phase's parity (``phase % 2``).  ``log`` records ``(event, phase, pending, tx)``.
+
+    >>> bar = MBarrier(1)                      # one producer thread arrives per phase
+    >>> bar.arrive_expect_tx(16384)             # ... and expects a 16 KiB TMA box
+    >>> bar.phase, bar.pending, bar.tx
+    (0, 0, 16384)
+    >>> bar.complete_tx(16384)                  # the TMA's bytes land: the phase completes
+    >>> bar.phase, bar.parity, bar.try_wait(parity=0)
+    (1, 1, True)
     """
 
     def __init__(self, count: int):
@@ -78,6 +86,9 @@ def mbarrier_try_wait(completed_phases: int, parity: int) -> bool:
     A fresh barrier (0 completions): waiting on parity 0 blocks, on parity 1 returns at once -- which is
     why a producer starts waiting on its empty barriers with phase 1.  Example: after 3 completions the
     current phase is 3 (parity 1): ``try_wait(parity=0)`` is True, ``try_wait(parity=1)`` False.
+
+    >>> mbarrier_try_wait(3, parity=0), mbarrier_try_wait(3, parity=1)
+    (True, False)
     """
     if parity not in (0, 1):
         raise LayoutError(f"mbarrier_try_wait: parity {parity!r} must be 0 or 1")
@@ -98,6 +109,9 @@ def cp_async_copy(cp_size: int, src_size=None, *, cache="ca", src_addr=0, dst_ad
     ``cp-size`` is 4, 8 or 16 (``.cg`` only 16); both addresses aligned to it; ``src-size <= cp-size``
     bytes are read and the rest of the ``cp-size`` bytes are written as zeros (how a predicated tile edge
     is zero-filled: ``src-size = 0`` writes only zeros).  Example: ``cp_async_copy(16, 6)`` -> ``(6, 10)``.
+
+    >>> cp_async_copy(16, 6)          # 6 bytes read, 10 zero-filled
+    (6, 10)
     """
     if cp_size not in CP_ASYNC_SIZES:
         raise LayoutError(f"cp_async_copy: cp-size {cp_size} must be 4, 8 or 16 bytes")
@@ -118,7 +132,11 @@ def cp_async_copy(cp_size: int, src_size=None, *, cache="ca", src_addr=0, dst_ad
 def cp_async_plan(tile_bytes: int, threads: int, cp_size: int = 16) -> dict:
     """How a thread block copies a ``tile_bytes`` tile with ``cp_size``-byte ``cp.async``: total copies and
     copies per thread (the tile must be a whole number of copies per thread).
-    Example: a 128 x 32 fp16 tile (8192 B) with 128 threads: 512 copies, 4 per thread."""
+    Example: a 128 x 32 fp16 tile (8192 B) with 128 threads: 512 copies, 4 per thread.
+
+    >>> cp_async_plan(128 * 32 * 2, threads=128)
+    {'copies': 512, 'per_thread': 4}
+    """
     if cp_size not in CP_ASYNC_SIZES:
         raise LayoutError(f"cp_async_plan: cp-size {cp_size} must be 4, 8 or 16 bytes")
     if tile_bytes % cp_size:
@@ -133,7 +151,11 @@ def cp_async_plan(tile_bytes: int, threads: int, cp_size: int = 16) -> dict:
 def cp_async_wait_group(committed: int, n: int) -> int:
     """After ``committed`` ``cp.async.commit_group``s, ``cp.async.wait_group n`` returns once all but the
     ``n`` most recent groups are complete: the number of groups guaranteed complete.
-    Example: 3 stages in flight, ``wait_group 1`` -> groups 0 and 1 (2) are done."""
+    Example: 3 stages in flight, ``wait_group 1`` -> groups 0 and 1 (2) are done.
+
+    >>> cp_async_wait_group(3, 1)
+    2
+    """
     if n < 0 or committed < 0:
         raise LayoutError("cp_async_wait_group: counts must be >= 0")
     return max(committed - n, 0)

@@ -68,6 +68,10 @@ class DSLResult:
     ``status`` is ``"ok"`` (``value`` holds the printed result, ``type`` its Python type name),
     ``"error"`` (the DSL raised; ``message`` has the exception), ``"crash"`` (the process died on this
     snippet; ``message`` says how) or ``"timeout"``.
+
+    >>> r = DSLResult("ok", "(4,6):(6,1)", "Layout")
+    >>> r.ok, r.value, DSLResult("crash", message="SIGFPE").ok
+    (True, '(4,6):(6,1)', False)
     """
 
     status: str
@@ -259,6 +263,10 @@ def dsl_eval(
     The subprocess imports the DSL once and runs the batch in a forked child; a native crash or a hang
     (``child_timeout`` seconds for one snippet) is pinned on the first snippet without a result and the rest
     run again in a new child, so one bad input never hides the others and costs only a fork.
+
+    >>> rs = dsl_eval(["cute.make_layout((4,6), stride=(6,1))", "cute.size(cute.make_layout((4,6)))", "1/0"])
+    >>> [(r.status, r.value) for r in rs]
+    [('ok', '(4,6):(6,1)'), ('ok', '24'), ('error', None)]
     """
     snippets = list(snippets)
     if not HAVE_DSL:
@@ -297,7 +305,11 @@ def dsl_eval(
 
 
 def dsl_value(snippet: str, setup: str = "") -> str:
-    """The DSL's printed value of one snippet; raises ``RuntimeError`` if it errors or crashes."""
+    """The DSL's printed value of one snippet; raises ``RuntimeError`` if it errors or crashes.
+
+    >>> dsl_value("cute.size(cute.make_layout((4,6)))")
+    '24'
+    """
     (r,) = dsl_eval([snippet], setup)
     if not r.ok:
         raise RuntimeError(f"CuTe DSL {r.status} on {snippet!r}: {r.message}")
@@ -309,7 +321,7 @@ def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
 
     Without the DSL (e.g. on macOS) it prints a visible note instead and returns ``None``.
 
-    >>> show_dsl("cute.make_layout((4,6), stride=(6,1))", ours=Layout((4,6),(6,1)))   # doctest: +SKIP
+    >>> r = show_dsl("cute.make_layout((4,6), stride=(6,1))", ours=Layout((4,6),(6,1)))
     CuTe DSL : (4,6):(6,1)
     layoutlab: (4,6):(6,1)   [identical]
     """
@@ -336,8 +348,10 @@ def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult
     identical results, so a drift must stop the notebook rather than scroll past. Without the DSL, or with
     a DSL that cannot run here, it prints a visible note and returns ``None``.
 
-    >>> dsl_check([("row-major", "cute.make_layout((4,6), stride=(6,1))", Layout((4,6),(6,1)))])  # doctest: +SKIP
+    >>> checked = dsl_check([("row-major", "cute.make_layout((4,6), stride=(6,1))", Layout((4,6),(6,1))),
+    ...                      ("size", "cute.size(cute.make_layout((4,6)))", 24)])
     row-major        CuTe DSL: (4,6):(6,1)  [identical]
+    size             CuTe DSL: 24  [identical]
     """
     rows = list(rows)
     if not HAVE_DSL:

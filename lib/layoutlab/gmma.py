@@ -65,7 +65,11 @@ __all__ = [
 
 
 class LayoutType(IntEnum):
-    """The descriptor's 2-bit swizzle field, named as CuTe's ``GMMA::LayoutType``."""
+    """The descriptor's 2-bit swizzle field, named as CuTe's ``GMMA::LayoutType``.
+
+    >>> LayoutType(1).name, int(LayoutType.B32)
+    ('B128', 3)
+    """
     INTERLEAVE = 0
     B128 = 1
     B64 = 2
@@ -83,7 +87,11 @@ _TYPES = {8: "e4m3/e5m2/s8/u8", 16: "f16/bf16", 32: "tf32"}
 
 
 def pattern_bytes(layout_type) -> int:
-    """Bytes of one repeat of the swizzle pattern: 8 rows of 16*W bytes (1024 for 128B, 128 for none)."""
+    """Bytes of one repeat of the swizzle pattern: 8 rows of 16*W bytes (1024 for 128B, 128 for none).
+
+    >>> pattern_bytes(LayoutType.B128), pattern_bytes(LayoutType.INTERLEAVE)
+    (1024, 128)
+    """
     return 8 * 16 * _W[LayoutType(layout_type)]
 
 
@@ -170,7 +178,11 @@ def decode_gmma_desc(desc: int) -> GmmaDescriptor:
 
 
 def wgmma_k(element_bits: int) -> int:
-    """K of one ``wgmma`` for an element width: 32 bytes of K, i.e. 8 (tf32), 16 (f16/bf16), 32 (8-bit)."""
+    """K of one ``wgmma`` for an element width: 32 bytes of K, i.e. 8 (tf32), 16 (f16/bf16), 32 (8-bit).
+
+    >>> wgmma_k(16), wgmma_k(8), wgmma_k(32)      # f16/bf16, fp8, tf32
+    (16, 32, 8)
+    """
     if element_bits not in _TYPES:
         raise LayoutError(f"wgmma_k: {element_bits}-bit elements; wgmma reads 8-bit ({_TYPES[8]}), 16-bit "
                           f"({_TYPES[16]}) or 32-bit ({_TYPES[32]}) operands")

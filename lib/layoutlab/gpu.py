@@ -4,13 +4,8 @@ The course runs on a laptop; only the kernel chapters need a GPU. This module an
 GPU library at module import time, and never raises: notebooks and tests ask :func:`available` and show
 :func:`reason` when the answer is no.
 
-Example::
-
-    >>> from layoutlab import gpu
-    >>> gpu.available(), gpu.compute_capability()     # on a laptop
-    (False, None)
-    >>> gpu.reason()
-    'no CUDA driver found (libcuda.so could not be loaded)'
+On a laptop ``available()`` is False, ``compute_capability()`` None and ``reason()`` says why, e.g.
+``'no CUDA driver found (libcuda.so could not be loaded)'``; each function's example holds on any machine.
 """
 
 import ctypes
@@ -55,39 +50,68 @@ def _probe():
 
 
 def available(min_cc=None):
-    """True when a CUDA GPU can be used (and, given ``min_cc=(major, minor)``, is at least that)."""
+    """True when a CUDA GPU can be used (and, given ``min_cc=(major, minor)``, is at least that).
+
+    >>> available(min_cc=(99, 0))              # no GPU is that new
+    False
+    """
     cc = _probe()[0]
     return cc is not None and (min_cc is None or cc >= tuple(min_cc))
 
 
 def compute_capability():
-    """``(major, minor)`` of GPU 0, e.g. ``(9, 0)`` for an H100, or None."""
+    """``(major, minor)`` of GPU 0, e.g. ``(9, 0)`` for an H100, or None.
+
+    >>> (compute_capability() is None) == (not available())
+    True
+    """
     return _probe()[0]
 
 
 def name():
-    """The GPU's name (e.g. ``'NVIDIA H100 80GB HBM3'``) or None."""
+    """The GPU's name (e.g. ``'NVIDIA H100 80GB HBM3'``) or None.
+
+    >>> (name() is None) == (not available())
+    True
+    """
     return _probe()[1]
 
 
 def reason():
-    """Why :func:`available` is False ('' when a GPU is there)."""
+    """Why :func:`available` is False ('' when a GPU is there).
+
+    >>> (reason() == "") == available()          # a reason exactly when there is no GPU
+    True
+    """
     return _probe()[2]
 
 
 def is_hopper():
-    """A GPU with the sm_90a features (wgmma, TMA) is present."""
+    """A GPU with the sm_90a features (wgmma, TMA) is present.
+
+    >>> is_hopper() == (compute_capability() == (9, 0))
+    True
+    """
     return compute_capability() == (9, 0)
 
 
 def is_ampere_or_newer():
-    """A GPU with mma.sync m16n8k16, ldmatrix and cp.async (sm_80+) is present."""
+    """A GPU with mma.sync m16n8k16, ldmatrix and cp.async (sm_80+) is present.
+
+    >>> is_ampere_or_newer() == available(min_cc=(8, 0))
+    True
+    """
     return available(min_cc=(8, 0))
 
 
 def load_result(name):
     """A result recorded on a real GPU: ``results/<name>.json`` (or ``.json.gz``, for large event logs) as a
-    dict (with 'gpu', 'date', 'versions')."""
+    dict (with 'gpu', 'date', 'versions').
+
+    >>> bench = load_result("gemm_h100_bench")
+    >>> bench["gpu"], bench["date"][:10]
+    ('NVIDIA H100 80GB HBM3', '2026-11-22')
+    """
     path = RESULTS_DIR / f"{name}.json"
     packed = path.with_name(path.name + ".gz")
     if path.exists():
@@ -99,7 +123,11 @@ def load_result(name):
 
 
 def recorded_note(result):
-    """One line to show above a recorded result, so a reader never mistakes it for a live measurement."""
+    """One line to show above a recorded result, so a reader never mistakes it for a live measurement.
+
+    >>> recorded_note(load_result("gemm_h100_bench"))
+    'Recorded on NVIDIA H100 80GB HBM3 on 2026-11-22 — not measured now...'
+    """
     when = result.get("date", "unknown date")
     try:
         when = datetime.date.fromisoformat(str(when)[:10]).isoformat()

@@ -72,6 +72,12 @@ def tma_swizzle(mode) -> Swizzle:
     Math: the 16-byte chunk index (address bits 4..) is XORed with the 128-byte row index (bits 7..),
     1/2/3 bits of it for 32B/64B/128B.  Example: ``tma_swizzle("128B")`` is ``S<3,4,3>``; byte 0x90
     (row 1, chunk 1) goes to 0x80 (chunk 0).
+
+    >>> sw = tma_swizzle("128B")
+    >>> print(sw)
+    S<3,4,3>
+    >>> hex(sw(0x90))          # byte 0x90 (row 1, chunk 1) goes to chunk 0 of row 1
+    '0x80'
     """
     return Swizzle(*TMA_SWIZZLE[_mode(mode, "tma_swizzle")])
 
@@ -80,7 +86,11 @@ def swizzle_mode_of(sw: Swizzle) -> str:
     """The TMA mode of a CuTe swizzle on byte addresses: ``S<0|1|2|3,4,3>`` -> none/32B/64B/128B.
 
     Any other swizzle (``S<3,3,3>``, ``S<2,4,2>``, ...) has no TMA mode: refused (the CuTe DSL 4.8.1
-    accepts ``S<3,3,3>`` silently and shrinks the box; the hardware can only do these four)."""
+    accepts ``S<3,3,3>`` silently and shrinks the box; the hardware can only do these four).
+
+    >>> swizzle_mode_of(Swizzle(3, 4, 3)), swizzle_mode_of(Swizzle(0, 4, 3))
+    ('128B', 'none')
+    """
     for mode, bms in TMA_SWIZZLE.items():
         if (sw.num_bits, sw.num_base, sw.num_shift) == bms or (mode == "none" and sw.num_bits == 0):
             return mode
@@ -97,6 +107,9 @@ def smem_alignment(mode) -> int:
     that starts elsewhere in the pattern gets the chunks permuted differently from what the swizzled
     layout says.  Hence CUTLASS aligns 128B-swizzled buffers to 1024 bytes.
     Example: ``smem_alignment("128B")`` is 1024, ``smem_alignment("none")`` 128.
+
+    >>> smem_alignment("128B"), smem_alignment("none")
+    (1024, 128)
     """
     m = _mode(mode, "smem_alignment")
     return 128 if m == "none" else 8 * SWIZZLE_SPAN[m]
@@ -113,6 +126,10 @@ class TensorMap:
     ``global_strides`` are in bytes and list dimensions 1..rank-1 (dimension 0 is contiguous);
     ``box_dim`` in elements; the box is written to shared memory densely, dimension 0 innermost,
     so a box holds ``box_bytes`` bytes -- the transaction count an ``mbarrier`` must expect.
+
+    >>> tm = encode_tiled("f16", (64, 256), (128,), (64, 8), swizzle="128B")
+    >>> tm.box_dim, tm.swizzle, tm.element_strides
+    ((64, 8), '128B', (1, 1))
     """
 
     data_type: str
@@ -240,7 +257,12 @@ def smem_byte_of(tmap: TensorMap, box_crd, smem_base: int = 0) -> int:
     """Shared-memory byte address of box coordinate ``box_crd`` (element index per dimension, innermost
     first) for a box written at ``smem_base``: dense, dimension 0 innermost, then the swizzle applied to
     the absolute address.  Example: 128B swizzle, fp16, box (64, 8): element (8, 1) -> 128 + 16 = 0x90 ->
-    swizzled 0x80 (chunk 1 of row 1 becomes chunk 0)."""
+    swizzled 0x80 (chunk 1 of row 1 becomes chunk 0).
+
+    >>> tm = encode_tiled("f16", (64, 256), (128,), (64, 8), swizzle="128B")
+    >>> smem_byte_of(tm, (0, 1)), smem_byte_of(tm, (8, 1))    # row 1: chunks 0 and 1 trade places
+    (144, 128)
+    """
     lin, mul = 0, 1
     for c, n in zip(box_crd, tmap.smem_box):
         if not 0 <= c < n:

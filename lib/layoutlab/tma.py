@@ -78,7 +78,13 @@ def staged(kind, dt, shape, order):
 
 
 def tma_dsl_summary(atom) -> str:
-    """``"tma_gbasis|copy_bits|TMA tensor|atom"`` for our atom, the string ``TMA_DSL_SETUP``'s ``tma()`` returns."""
+    """``"tma_gbasis|copy_bits|TMA tensor|atom"`` for our atom, the string ``TMA_DSL_SETUP``'s ``tma()`` returns.
+
+    >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
+    >>> atom = make_tiled_tma_atom("G2S", Layout((256, 128), (128, 1)), sl, (8, 64), "f16")
+    >>> print(tma_dsl_summary(atom).split("|")[:3])
+    ['(64,8):(1@1,1@0)', '8192', 'tensor<(0,0) o (256,128):(1@1,1@0)>']
+    """
     return f"{atom.tma_gbasis}|{atom.copy_bits}|{atom.tma_tensor()}|{atom}"
 
 
@@ -101,6 +107,11 @@ class TmaAtom:
     ``modes``: the box as ``(extent, gmem mode)`` pairs, innermost first (the DSL's ``tma_gbasis``).
     ``tensor_map``: the encode parameters (global tensor in TMA dimension order, box, swizzle).
     ``smem_layout``: the (non-staged) shared-memory layout for one CTA tile; ``cta_tiler`` the tile.
+
+    >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
+    >>> atom = make_tiled_tma_atom("G2S", Layout((256, 128), (128, 1)), sl, (8, 64), "f16")
+    >>> atom.tma_gbasis, atom.copy_bits, atom.tensor_map.swizzle
+    ('(64,8):(1@1,1@0)', 8192, '128B')
     """
 
     op: str
@@ -281,7 +292,11 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
 @dataclass(frozen=True)
 class TmaCopy:
     """One ``cp.async.bulk.tensor`` of a tile: its box corner (TMA coordinates, innermost first) and the
-    shared-memory element offset it writes to (before the swizzle)."""
+    shared-memory element offset it writes to (before the swizzle).
+
+    >>> TmaCopy(box_start=(0, 8), smem_offset=0)
+    TmaCopy(box_start=(0, 8), smem_offset=0)
+    """
 
     box_start: tuple
     smem_offset: int
@@ -292,6 +307,11 @@ def tma_partition(atom: TmaAtom, tile_coord) -> list:
     + ``cute.copy`` issue them: the tile's shared memory is cut into ``atom.num_values``-element pieces in
     offset order; piece j starts at the tile coordinate that the smem layout puts at offset
     ``j * num_values``.  Example: the 128 x 64 MN-major fp16 tile with 128B swizzle takes 2 boxes of 64 x 64.
+
+    >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
+    >>> atom = make_tiled_tma_atom("G2S", Layout((256, 128), (128, 1)), sl, (8, 64), "f16")
+    >>> tma_partition(atom, (1, 0))         # tile (1, 0): rows 8..15, one box
+    [TmaCopy(box_start=(0, 8), smem_offset=0)]
     """
     outer = _smem_parts(atom.smem_layout, len(atom.cta_tiler), "tma_partition")[1]
     tc = _ints("tile_coord", tile_coord, len(atom.cta_tiler), "tma_partition")
@@ -319,6 +339,12 @@ def tile_placement(atom: TmaAtom, tile_coord, smem_base: int = 0) -> dict:
     absolute addresses.  For an aligned buffer this equals the smem layout's own
     ``ComposedLayout.byte_address`` for every tile element -- the TMA swizzle mode and the CuTe swizzle
     describe the same placement (tests/test_tma.py checks it).
+
+    >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
+    >>> atom = make_tiled_tma_atom("G2S", Layout((256, 128), (128, 1)), sl, (8, 64), "f16")
+    >>> placed = tile_placement(atom, (0, 0))
+    >>> len(placed), placed[0], placed[2]       # byte -> ((row, column) of the tile, byte of the element)
+    (1024, ((0, 0), 0), ((0, 1), 0))
     """
     esize = atom.tensor_map.element_bytes
     out = {}
@@ -340,7 +366,11 @@ def multicast_slices(box_bytes: int, num_ctas: int) -> list:
     """With ``.multicast::cluster``, each of ``num_ctas`` CTAs loads one slice of the tile and the TMA writes
     it into every CTA's shared memory; each CTA's barrier still expects the whole tile.  Returns
     ``[(first byte, bytes)]`` per CTA; ``num_ctas`` must divide the tile into 16-byte-multiple slices.
-    Example: ``multicast_slices(16384, 2)`` -> ``[(0, 8192), (8192, 8192)]``."""
+    Example: ``multicast_slices(16384, 2)`` -> ``[(0, 8192), (8192, 8192)]``.
+
+    >>> multicast_slices(16384, 2)
+    [(0, 8192), (8192, 8192)]
+    """
     if not is_int(num_ctas) or not 1 <= num_ctas <= 16:
         raise LayoutError(f"multicast_slices: num_ctas {num_ctas!r} must be 1..16 (a cluster has at most 16 CTAs)")
     if box_bytes % num_ctas or (box_bytes // num_ctas) % 16:
