@@ -27,7 +27,8 @@ Example (SM80 16x8x16 with the value layout (1,2,1) of CUTLASS's Ampere examples
 
 from dataclasses import dataclass
 
-from .atoms import LdMatrix8x8x16bOp, MmaF16BF16Op, StMatrix8x8x16bOp, dtype_bits, make_copy_atom
+from .atoms import (LdMatrix8x8x16bOp, MmaF16BF16Op, MmaFP8Op, StMatrix8x8x16bOp, WarpgroupMmaF8Op,
+                    WarpgroupMmaF16BF16Op, dtype_bits, make_copy_atom)
 from .errors import LayoutError
 from .inttuple import is_tuple, zip_leaves
 from .layout import Layout
@@ -162,11 +163,12 @@ def select_ldmatrix(tiled_mma, operand, smem_layout, num_matrices=None) -> Ldmat
                           f"accumulator C is stored with stmatrix / StMatrix8x8x16bOp)")
     atom = tiled_mma.atom
     if not isinstance(atom.op, MmaF16BF16Op):
-        if getattr(atom.op, "a_src", None) is not None:
+        if isinstance(atom.op, (WarpgroupMmaF16BF16Op, WarpgroupMmaF8Op)):
             raise LayoutError(f"{op}: {atom.name} is a warpgroup MMA; its operands are read from shared memory "
                               f"through matrix descriptors (or A from registers loaded per warp), not through "
                               f"a TiledCopy over the whole MMA -- ldmatrix selection applies to SM80 mma.sync")
-        raise LayoutError(f"{op}: {atom.name} takes {getattr(atom.op, 'ab_dtype', 'tf32')} operands; ldmatrix "
+        ab = atom.op.ab_dtype if isinstance(atom.op, MmaFP8Op) else "tf32"
+        raise LayoutError(f"{op}: {atom.name} takes {ab} operands; ldmatrix "
                           f"moves 16-bit elements (f16/bf16 mma.sync atoms only)")
     bits = dtype_bits(atom.op.ab_dtype)
     tv = tiled_mma.tv_layout_A_tiled if operand == "A" else tiled_mma.tv_layout_B_tiled

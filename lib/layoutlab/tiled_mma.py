@@ -12,7 +12,7 @@ from .atoms import MmaAtom, make_mma_atom
 from .errors import LayoutError
 from .inttuple import ScaledBasis, _add, format_tree, is_int, is_tuple, leaves, product, unflatten
 from .layout import Layout, make_layout, slice_and_offset
-from .tensor import get_flat_coord, make_tensor
+from .tensor import Tensor, get_flat_coord, make_tensor
 
 __all__ = ["TiledMMA", "ThrMMA", "Partition", "make_tiled_mma", "make_fragment_like", "partition_fragment_A",
            "partition_fragment_B", "partition_fragment_C"]
@@ -48,28 +48,23 @@ class Partition:
 
 def _as_tensor_result(x, offset, layout):
     """A layoutlab Tensor in gives a Tensor out (its iterator moved by ``offset``); a Layout gives a Partition."""
-    from .tensor import Tensor
-
     if isinstance(x, Tensor):
         return Tensor(x.engine if x.engine is not None else 0, layout, iterator=_add(x.iterator, offset))
-    return Partition(offset, layout, _coord_rank(x))
+    return Partition(offset, layout, _coord_rank(_layout_of(x, "partition")))
 
 
-def _coord_rank(x):
+def _coord_rank(layout):
     """Rank of the coordinates an identity layout produces (its basis strides' largest mode + 1), else None."""
-    lay = x if isinstance(x, Layout) else getattr(x, "layout", None)
-    if not isinstance(lay, Layout) or lay.is_integral:
+    if not isinstance(layout, Layout) or layout.is_integral:
         return None
-    modes = [d.mode[0] for d in leaves(lay.stride) if isinstance(d, ScaledBasis)]   # the top-level mode
+    modes = [d.mode[0] for d in leaves(layout.stride) if isinstance(d, ScaledBasis)]   # the top-level mode
     return max(modes) + 1 if modes else None
 
 
 def _layout_of(x, op):
-    if isinstance(x, Layout):
-        return x
-    lay = getattr(x, "layout", None)
-    if isinstance(lay, Layout):
-        return lay
+    layout = x.layout if isinstance(x, (Tensor, Partition)) else x
+    if isinstance(layout, Layout):
+        return layout
     raise LayoutError(f"{op}: expected a Layout or a Tensor, got {type(x).__name__}")
 
 
@@ -134,8 +129,6 @@ def make_fragment_like(x):
     >>> make_fragment_like(make_tensor(0, Layout(((2,2,2),2,4), ((1,512,8),1024,16))))
     tensor<0 o ((2,2,2),2,4):((1,16,2),32,4)>
     """
-    from .tensor import Tensor
-
     op = "make_fragment_like"
     if isinstance(x, Tensor):
         lay = x.layout
