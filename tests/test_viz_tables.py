@@ -7,7 +7,7 @@ from layoutlab import viz
 
 def test_show_table_prints_aligned_text_outside_ipython(capsys):
     viz.show_table(["op", "result"], [["`size`", 24], ["cosize", "`54`"]])
-    assert capsys.readouterr().out.splitlines() == ["op      result", "`size`  24    ", "cosize  `54`  "]
+    assert capsys.readouterr().out.splitlines() == ["op      result", "`size`  24", "cosize  `54`"]
 
 
 def test_show_table_displays_html_with_code_in_ipython(monkeypatch):

@@ -52,6 +52,10 @@ def figure_to_png(fig, dpi=80):
     """PNG bytes of ``fig`` (``dpi`` 80 keeps pages light: a 6-inch picture is ~480 pixels wide).
 
     Example: ``figure_to_png(draw_layout(parse_layout("(2,2):(1,2)")))[:4] == b"\\x89PNG"``.
+
+    >>> from layoutlab.viz import draw_layout
+    >>> figure_to_png(draw_layout("(2,2):(1,2)"))[:4]
+    b'\x89PNG'
     """
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
@@ -62,6 +66,10 @@ def figure_to_svg(fig):
     """SVG text of ``fig`` (cell labels are glyph outlines, index labels and titles are text).
 
     Example: ``"<svg" in figure_to_svg(draw_layout(parse_layout("(2,2):(1,2)")))``.
+
+    >>> from layoutlab.viz import draw_layout
+    >>> "<svg" in figure_to_svg(draw_layout("(2,2):(1,2)"))
+    True
     """
     buf = io.StringIO()
     fig.savefig(buf, format="svg")

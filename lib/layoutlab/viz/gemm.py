@@ -28,6 +28,9 @@ def draw_gemm_tiling(m, n, k, block_mnk, *, thread_mn=None, block=(0, 0), k_tile
 
     Example: ``draw_gemm_tiling(256, 256, 64, (128, 128, 8), thread_mn=(16, 16))`` shows 2x2 CTAs, 8 k-tiles,
     and a blocked split of one C block among 256 threads, 8x8 contiguous elements each.
+
+    >>> draw_gemm_tiling(256, 256, 64, (128, 128, 8), thread_mn=(16, 16)).get_suptitle()
+    'GEMM 256x256x64, CTA tile 128x128x8: 2x2 CTAs, 8 k-tiles, 16x16 threads of 8x8'
     """
     op = "draw_gemm_tiling"
     for name, value in (("M", m), ("N", n), ("K", k)):
@@ -105,7 +108,13 @@ def draw_mbarrier_timeline(barrier, *, title=None):
     """An ``mbarrier``'s life from its ``log`` (a :class:`layoutlab.tma.MBarrier`): one column per event,
     with the pending arrivals and the transaction bytes still expected after it, and the phase number;
     a phase completes (shaded boundary) when both reach zero (PTX ISA, "mbarrier": phase completion,
-    ``expect-tx`` / ``complete-tx``)."""
+    ``expect-tx`` / ``complete-tx``).
+
+    >>> bar = MBarrier(1)
+    >>> bar.arrive_expect_tx(1024); bar.complete_tx(1024)
+    >>> draw_mbarrier_timeline(bar).get_suptitle()
+    'mbarrier (expected arrivals 1): green = a phase completes'
+    """
     log = list(barrier.log)
     if not log:
         raise LayoutError("draw_mbarrier_timeline: the barrier has no events yet")
@@ -142,6 +151,9 @@ def draw_wgmma_timeline(k_blocks=4, *, title=None):
     ``wgmma.mma_async`` only *issues* (the warps go on); ``commit_group`` closes a group;
     ``wait_group N`` blocks until at most N groups are pending -- only then may the accumulators (and the
     shared memory the group reads) be touched again. Independent work can fill the gap.
+
+    >>> draw_wgmma_timeline(2).get_suptitle()
+    'wgmma: fence, issue, commit, overlap, wait (PTX ISA, wgmma.fence / commit_group / wait_group)'
     """
     fig = _BookFigure(figsize=(9.6, 2.6))
     ax = fig.add_axes((0.12, 0.1, 0.86, 0.7))
@@ -182,7 +194,13 @@ def draw_wgmma_timeline(k_blocks=4, *, title=None):
 def draw_tour_bars(rows, *, title=None):
     """The tour's measured TFLOP/s, one bar per step (log scale), with cuBLAS on the same dtype and shape
     as a black tick and the percentage written beside. ``rows`` as :func:`layoutlab.bench.tour.tour_rows`
-    returns them (keys kernel, dtype, m, n, k, tflops, cublas_tflops, pct_cublas)."""
+    returns them (keys kernel, dtype, m, n, k, tflops, cublas_tflops, pct_cublas).
+
+    >>> from layoutlab import gpu
+    >>> from layoutlab.bench.tour import tour_rows
+    >>> draw_tour_bars(tour_rows(gpu.load_result("gemm_h100_bench"))).get_suptitle()
+    'The tour, measured: TFLOP/s and % of cuBLAS'
+    """
     op = "draw_tour_bars"
     if not rows:
         raise LayoutError(f"{op}: no rows to draw")
@@ -217,7 +235,12 @@ def draw_roofline(points, roofs, bandwidth_tbs, *, title=None):
     """A roofline (log-log): for each roof ``(label, peak TFLOP/s)`` the line ``min(peak, I * bandwidth)``,
     and each point ``(label, intensity, tflops, tile_intensity)`` as a filled dot at its DRAM intensity and
     a hollow one at its tile intensity (FLOP per byte a CTA loads), joined by a dotted line.
-    Intensities in FLOP/byte, bandwidth in TB/s."""
+    Intensities in FLOP/byte, bandwidth in TB/s.
+
+    >>> fig = draw_roofline([("gemm_hopper_ws", 683.0, 620.0, 128.0)], [("H100 fp16 dense", 989.0)], 3.35)
+    >>> fig.get_suptitle()
+    'Roofline: each step of the tour'
+    """
     op = "draw_roofline"
     if not roofs or not points:
         raise LayoutError(f"{op}: needs at least one roof and one point")
@@ -265,6 +288,11 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     first two recorded), ``tiles`` (tile ordinals per CTA, default the first two) and ``t_range_us``
     ``(start, end)`` zoom in. Refuses a malformed record with a LayoutError.
     Example: ``draw_pipeline_timeline(gpu.load_result("gemm_timeline_h100"), kernel="gemm_hopper")``.
+
+    >>> from layoutlab import gpu
+    >>> fig = draw_pipeline_timeline(gpu.load_result("gemm_timeline_h100"), kernel="gemm_hopper")
+    >>> fig.get_suptitle()
+    'gemm_hopper: measured pipeline, 4096x4096x4096 bfloat16, 64 k-tiles per tile -- NVIDIA H100 80GB HBM3'
     """
     from matplotlib.patches import Patch
 

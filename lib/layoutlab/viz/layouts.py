@@ -46,6 +46,10 @@ def tv_cell_owners(tv, tile_mn, op="tv_cell_owners"):
 
         tv = ((4,8,4),(2,2,8)):((128,1,16),(64,8,512)),  tile (64,64)
         (t,v)=(1,0) -> offset 128 -> (m,n)=(0,2), so thread[0,2] == 1 and value[0,2] == 0
+
+    >>> thread, value = tv_cell_owners(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64))
+    >>> thread[0, :4], value[0, :4]               # row 0: T0 V0, T0 V1, T1 V0, T1 V1
+    (array([0, 0, 1, 1]), array([0, 1, 0, 1]))
     """
     tv = _as_layout(tv, op)
     modes = _modes(tv, op)
@@ -81,6 +85,10 @@ def draw_layout(layout, *, color_by="offset", labels=None, highlight=None, title
     Example: ``(4,8):(8,1)`` (row-major 4x8) puts offset 9 at (m,n)=(1,1) and 8 at (1,0)::
 
         draw_layout(parse_layout("(4,8):(8,1)"))
+
+    >>> fig = draw_layout(Layout((4, 8), (8, 1)))
+    >>> fig.get_suptitle(), len(fig.axes)
+    ('(4,8):(8,1)', 1)
     """
     layout = _as_layout(layout, "draw_layout")
     modes = _modes(layout, "draw_layout")
@@ -167,6 +175,9 @@ def draw_tv_layout(tv, tile_mn, *, highlight_threads=None, highlight_values=None
     Example (seed 000): the WGMMA accumulator on a 64x64 tile, cell (0,2) reads ``T1 V0``::
 
         draw_tv_layout(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64))
+
+    >>> draw_tv_layout(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64)).get_suptitle()
+    '((4,8,4),(2,2,8)):((128,1,16),(64,8,512))'
     """
     if isinstance(tv, LinearLayout):
         return _draw_linear_tv(tv, tile_mn, highlight_threads=highlight_threads,
@@ -191,6 +202,11 @@ def linear_tv_owners(linear_layout, op="draw_tv_layout"):
 
     Evaluated for all inputs at once: the output is the XOR of the basis vectors of the set input bits.
     Example: bases register [[0,1]], lane [[1,0],[2,0]] on a 4x2 tile: lane 1, register 1 -> (1, 1).
+
+    >>> ll = LinearLayout.from_bases([("register", [[0, 1]]), ("lane", [[1, 0], [2, 0]])], ["dim0", "dim1"])
+    >>> thread, value = linear_tv_owners(ll)
+    >>> thread[1].tolist(), value[1].tolist()     # row 1: lane 1 holds registers 0 and 1
+    ([1, 1], [0, 1])
     """
     names = [d for d, _ in linear_layout.bases]
     unknown = [d for d in names if d not in ("register", "lane", "warp")]
@@ -300,6 +316,10 @@ def draw_f2_matrix(linear_layout, *, title=None, in_labels=None, out_labels=None
 
     Example: a layout with ``bases={"lane": [[1,0],[2,0],[0,1]]}``, ``out_dims={"dim0": 4, "dim1": 2}``
     gives the 3x3 identity: lane0 -> dim0.0, lane1 -> dim0.1, lane2 -> dim1.0.
+
+    >>> ll = LinearLayout.from_bases([("register", [[0, 1]]), ("lane", [[1, 0], [2, 0]])], ["dim0", "dim1"])
+    >>> draw_f2_matrix(ll).get_suptitle()
+    'F2 matrix: 3 input bits -> 3 output bits'
     """
     mat, ins, outs, in_groups, out_groups = _f2_parts(linear_layout)
     ins = list(in_labels) if in_labels is not None else ins
@@ -365,6 +385,11 @@ def draw_tiled_mma(tiled_mma, *, labels=None, title=None, label_limit=_LABEL_LIM
 
     Example: SM80 16x8x8 (``SM80_16x8x8_F32F16F16F32_TN``): C is ``((4,8),(2,2)):((32,1),(16,8))`` on
     (16, 8) -- thread 1 value 0 lands at (m,n)=(0,2).
+
+    >>> from layoutlab.atoms import MmaF16BF16Op, make_mma_atom
+    >>> fig = draw_tiled_mma(make_mma_atom(MmaF16BF16Op("f16", "f32", (16, 8, 16))))
+    >>> fig.get_suptitle(), len(fig.axes)         # panels B, A, C
+    ('SM80_16x8x16_F32F16F16F32_TN', 3)
     """
     op = "draw_tiled_mma"
     panels = _mma_panels(tiled_mma, op)
@@ -406,6 +431,12 @@ def draw_tiled_copy(tiled_copy=None, *, src=None, dst=None, tile_mn=None, labels
     Example: ldmatrix x1 (``SM75_U32x1_LDSM_N``) reading an 8x8 fp16 matrix: in Src thread t gives the
     address of row t (``8:1`` threads x ``8:8`` values, one row each); in Dst thread t holds (t//4, 2*(t%4))
     and (t//4, 2*(t%4)+1).
+
+    >>> fig = draw_tiled_copy(src=parse_layout("(8,8):(1,8)"), dst=parse_layout("((4,2),8):((2,1),8)"),
+    ...                       tile_mn=(8, 8))
+    >>> print(fig.get_suptitle())
+    Src (8,8):(1,8)
+    Dst ((4,2),8):((2,1),8)
     """
     op = "draw_tiled_copy"
     if tiled_copy is not None:
@@ -450,6 +481,9 @@ def draw_partition(tv, tile_mn, threads, *, title=None, transpose=False, row_nam
     Example: the copy partition of the CuTe tutorial's A tile, threads 0, 1 and 37, drawn K by M::
 
         draw_partition(partition_tv((128, 8), Layout((32, 8))), (128, 8), [0, 1, 37], transpose=True)
+
+    >>> draw_partition(Layout((32, 8)), (128, 8), [0, 1]).get_suptitle()
+    '(32,8):(1,32): threads [0, 1]'
     """
     op = "draw_partition"
     tv = _as_layout(tv, op)
@@ -504,6 +538,10 @@ def draw_tv_legend(tv, tile_mn, *, highlight_threads=None, highlight_values=None
     Example: warp 0's corner of the WGMMA accumulator, rows 0-15 and columns 0-15 of the 64-row tile::
 
         draw_tv_legend(parse_layout("((4,8),(2,2,2)):((128,1),(64,8,512))"), Layout((16, 16), (1, 64)))
+
+    >>> fig = draw_tv_legend(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64))
+    >>> fig.get_suptitle()
+    '((4,8,4),(2,2,8)):((128,1,16),(64,8,512))'
     """
     op = "draw_tv_legend"
     tv = _as_layout(tv, op)

@@ -80,6 +80,10 @@ def draw_swizzle(swizzle_or_composed, element_bytes=2, *, shape=None, labels=Non
     offset 64 ^ 8 = 72, in bank 4, so column 0 of the 8 rows spreads over 8 different 16-byte bank groups::
 
         draw_swizzle(Swizzle(3, 3, 3), element_bytes=2)
+
+    >>> fig = draw_swizzle(Swizzle(3, 4, 3), element_bytes=2)
+    >>> fig.get_suptitle(), len(fig.axes)        # the logical tile, then the physical rows
+    ('S<3,4,3>, 2-byte elements', 2)
     """
     op = "draw_swizzle"
     _check_element_bytes(element_bytes, op)
@@ -136,6 +140,10 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
 
     Example: 8 threads of an ldmatrix phase reading rows 0..7, column 0 of a 2-byte row-major 8x64 tile
     (16 bytes each): every row starts at bank 0 -> one 8-way conflict; under Swizzle<3,3,3> it is 1 way.
+
+    >>> column = [(r, 0) for r in range(8)]       # 8 threads read 16 B down a column of a row-major tile
+    >>> draw_bank_map(Layout((8, 64), (64, 1)), 2, column, access_bytes=16).get_suptitle()
+    '8 threads x 16 B: 8 wavefront(s), ideal 1 -> 8-way conflict'
     """
     op = "draw_bank_map"
     _check_element_bytes(element_bytes, op)
@@ -226,6 +234,10 @@ def draw_ldmatrix(op, *, title=None):
     Right: which lane holds each element in which register -- ``T5`` lane 5, ``d1.0`` register ``d1``,
     low 16-bit half (color = the holding lane). With ``.trans`` each matrix arrives transposed: a lane's pair
     runs down a column.
+
+    >>> from layoutlab.atoms import LdMatrix8x8x16bOp
+    >>> draw_ldmatrix(LdMatrix8x8x16bOp(False, 4)).get_suptitle()
+    'ldmatrix.sync.aligned.m8n8.x4.shared.b16  (SM75_U32x4_LDSM_N)'
     """
     from ..atoms import LdMatrix8x8x16bOp, StMatrix8x8x16bOp
     from ..ldmatrix import ldmatrix_address_lane, ldmatrix_owner
@@ -293,6 +305,9 @@ def draw_tma_box(tensor_map, box_start, *, smem_base=0, labels=None, title=None,
     (PTX ISA, "Tensors" / "Swizzling modes").
 
     Example: ``draw_tma_box(encode_tiled("f16", (64, 16), (128,), (64, 8), swizzle="128B"), (0, 4))``.
+
+    >>> draw_tma_box(encode_tiled("f16", (64, 16), (128,), (64, 8), swizzle="128B"), (0, 4)).get_suptitle()
+    'TMA box (64, 8) at (0, 4), f16, swizzle 128B: 1024 bytes'
     """
     from ..tma import box_placement
     tm = tensor_map
@@ -369,6 +384,9 @@ def draw_gmma_descriptor(desc, *, title=None):
     ``desc`` is a :class:`layoutlab.gmma.GmmaDescriptor` or a 64-bit int. Two rows of 32 bits (63..32 on
     top, 31..0 below), each field coloured and labelled with its name and value; reserved bits grey.
     Example: ``draw_gmma_descriptor(0x4000004000010000)`` (128B swizzle, SBO 64 = 1024 bytes).
+
+    >>> draw_gmma_descriptor(0x4000004000010000).get_suptitle()
+    'GmmaDescriptor 0x4000004000010000  (layout type B128)'
     """
     from ..gmma import GmmaDescriptor, decode_gmma_desc
     d = desc if isinstance(desc, GmmaDescriptor) else decode_gmma_desc(desc)
@@ -410,6 +428,9 @@ def draw_gmma_canonical(major, layout_type, element_bits=16, mn=None, k=None, *,
     gives LBO and SBO in bytes: the step from core matrix 0 to the next along K (K-major interleave, MN-major
     swizzled: along MN) and to the next 8-row group.
     Example: ``draw_gmma_canonical("K", "B128")`` -- 64 x 16 f16, every row one 16-byte chunk pair.
+
+    >>> print(draw_gmma_canonical("K", "B128", 16).get_suptitle().splitlines()[1])
+    S<3,4,3> o 0 o ((8,2),(8,2)):((64,512),(1,8))
     """
     from ..gmma import LayoutType, gmma_canonical_layout, gmma_read_addresses, make_gmma_desc, wgmma_k
     lt = LayoutType[layout_type] if isinstance(layout_type, str) else LayoutType(layout_type)

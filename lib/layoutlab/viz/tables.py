@@ -8,6 +8,11 @@ def show_table(header, rows):
 
     Text in backticks becomes code. Outside IPython the table is printed as aligned text, so scripts and
     tests see the same content.
+
+    >>> show_table(["op", "result"], [["size", 24], ["cosize", 54]])     # outside Jupyter: text
+    op      result
+    size    24
+    cosize  54
     """
     import html
     import re
@@ -21,7 +26,7 @@ def show_table(header, rows):
     if get_ipython is None or get_ipython() is None:
         widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
         for r in [header, *rows]:
-            print("  ".join(f"{str(x):{w}s}" for x, w in zip(r, widths)))
+            print("  ".join(f"{str(x):{w}s}" for x, w in zip(r, widths)).rstrip())
         return
 
     def cell(x):
