@@ -15,7 +15,7 @@ from layoutlab.tiled import (make_tiled_copy_A, make_tiled_copy_B, make_tiled_co
                              make_tiled_mma)
 
 SETUP = """
-from cutlass import Float16, BFloat16, Float32
+from cutlass import Float16, BFloat16, Float32, Float8E4M3FN, Float8E5M2
 W = cute.nvgpu.warpgroup
 OM = cute.nvgpu.OperandMajorMode
 DT = {"f16": Float16, "bf16": BFloat16, "f32": Float32}
@@ -32,6 +32,11 @@ ATOMS = {
                           lambda: nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 128, 16))),
     "sm90 64x64x16 RS": ("W.MmaF16BF16Op(BFloat16, Float32, (64,64,16), W.OperandSource.RMEM, OM.K, OM.MN)",
                          lambda: nvgpu.warpgroup.MmaF16BF16Op("bf16", "f32", (64, 64, 16), "rmem", "K", "MN")),
+    # issue 17 item 9: the fp8 MMAs, tiled
+    "sm89 fp8 16x8x32": ("cute.nvgpu.warp.MmaFP8Op(Float8E4M3FN, Float32, (16,8,32))",
+                         lambda: nvgpu.warp.MmaFP8Op("f8E4M3FN", "f32", (16, 8, 32))),
+    "sm90 fp8 64x64x32 RS": ("W.MmaF8Op(Float8E4M3FN, Float8E5M2, Float32, (64,64,32), W.OperandSource.RMEM, OM.K, OM.K)",
+                             lambda: nvgpu.warpgroup.MmaF8Op("f8E4M3FN", "f8E5M2", "f32", (64, 64, 32), "rmem")),
 }
 
 # (atom key, atom layout, permutation as DSL source, permutation for us)
@@ -50,6 +55,9 @@ TILINGS = [
     ("sm90 64x128x16 SS", (1, 1, 1), "None", None),
     ("sm90 64x128x16 SS", (2, 1, 1), "None", None),
     ("sm90 64x64x16 RS", (1, 2, 1), "None", None),
+    ("sm89 fp8 16x8x32", (2, 2, 1), "None", None),
+    ("sm89 fp8 16x8x32", (2, 1, 1), "(32,16,64)", (32, 16, 64)),
+    ("sm90 fp8 64x64x32 RS", (2, 1, 1), "None", None),
     # warps numbered along N first: an atom layout given as a Layout
     ("sm80 16x8x16", ("cute.make_layout((2,2,1), stride=(2,1,0))", make_layout((2, 2, 1), stride=(2, 1, 0))),
      "None", None),
