@@ -141,10 +141,12 @@ class LayoutExplorer(_Explorer):
     coordinate, the 1-D index ``m + M*n`` and the offset. Larger tiles are drawn as a picture
     (:func:`layoutlab.viz.draw_layout`) and cells are chosen with :meth:`select`.
 
-    Example::
-
-        ex = LayoutExplorer("(4,8):(8,1)")
-        ex.select(1, 2)          # info: coordinate (1,2), index 9, offset 10
+    >>> ex = LayoutExplorer("(4,8):(8,1)")
+    >>> len(ex.buttons)                       # one button per cell of the 4x8 grid
+    32
+    >>> ex.buttons[1 * 8 + 2].click()         # cell (m, n) = (1, 2)
+    >>> "offset 10" in ex.info.value
+    True
     """
 
     def __init__(self, layout="(4,8):(8,1)"):
@@ -213,8 +215,9 @@ def tv_presets():
     :mod:`layoutlab.atoms`: the accumulator C on (M, N), and A on (M, K) and B on (N, K) where each thread
     holds its own fragment (SM80 mma.sync, SM90 wgmma with A from registers); plus a 2x2-warp TiledMMA.
 
-    Example: ``tv_presets()["SM90_64x64x16_F32F16F16_SS C"]`` is
-    ``(((4,8,4),(2,2,8)):((128,1,16),(64,8,512)), (64, 64))``.
+    >>> layout, tile = tv_presets()["SM90_64x64x16_F32F16F16_SS C"]
+    >>> print(layout, tile)
+    ((4,8,4),(2,2,8)):((128,1,16),(64,8,512)) (64, 64)
     """
     from . import atoms
     ops = [atoms.MmaF16BF16Op("f16", "f32", (16, 8, 8)), atoms.MmaF16BF16Op("f16", "f32", (16, 8, 16)),
@@ -253,8 +256,13 @@ class TVExplorer(_Explorer):
 
     ``presets`` maps a name to ``(tv_layout, (M, N))`` (default: :func:`tv_presets`, the SM80/SM90 atoms).
     ``threads`` / ``values`` accept ``all``, a number or ranges (``0-3, 8``); the selected cells are
-    outlined in the picture and the step-by-step evaluation lists up to 8 selected (t, v) as in seed 000:
-    ``(T,V)=(1,0) -> ((1,0,0),(0,0,0)) -> offset 128 -> (m,n)=(0,2)`` for the WGMMA accumulator.
+    outlined in the picture and the step-by-step evaluation lists up to 8 selected (t, v), e.g. for the
+    WGMMA accumulator (PTX ISA, "wgmma 64xNx16 accumulator D" figure):
+    ``(T,V)=(1,0) -> ((1,0,0),(0,0,0)) -> offset 128 -> (m,n)=(0,2)``.
+
+    >>> ex = TVExplorer(preset="SM90_64x64x16_F32F16F16_SS C", threads="1", values="0")
+    >>> "offset 128 -&gt; (m,n)=(128 % 64, 128 // 64) = (0,2)" in ex.steps.value
+    True
     """
 
     def __init__(self, presets=None, preset=None, threads="0", values="all"):
@@ -327,7 +335,8 @@ def access_pattern(name, rows, cols, element_bytes):
       the transpose pattern that conflicts without a swizzle.
     * ``"ldmatrix"``: one ldmatrix phase: 8 threads each give a 16-byte row address, rows 0..7 of column 0.
 
-    Example: ``access_pattern("ldmatrix", 8, 64, 2) == ([(0, 0), (1, 0), ..., (7, 0)], 16)``.
+    >>> access_pattern("ldmatrix", 8, 64, 2)    # 8 threads, one 16-byte row each, down column 0
+    ([(0, 0), (1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0), (7, 0)], 16)
     """
     if name == "row":
         return [(t // cols % rows, t % cols) for t in range(32)], element_bytes
@@ -372,8 +381,15 @@ class SwizzleExplorer(_Explorer):
     The tile is row-major with rows of at least 128 bytes (and at least one period of the swizzle).
     Pictures: :func:`layoutlab.viz.draw_swizzle` (logical tile coloured by bank, physical rows) and
     :func:`layoutlab.viz.draw_bank_map` for the chosen :func:`access_pattern`; the summary line gives the
-    wavefront count. Example: B=3, M=3, S=3 with 2-byte elements makes the ldmatrix phase conflict-free
+    wavefront count: B=3, M=3, S=3 with 2-byte elements makes the ldmatrix phase conflict-free
     (1 wavefront); B=0 (no swizzle) gives 8.
+
+    >>> ex = SwizzleExplorer(b=3, m=3, s=3, element_bytes=2, pattern="ldmatrix")
+    >>> "conflict-free" in ex.summary.value
+    True
+    >>> ex.b.value = 0                        # no swizzle: the 8 rows all start in bank 0
+    >>> "8-way conflict" in ex.summary.value
+    True
     """
 
     def __init__(self, b=3, m=3, s=3, element_bytes=2, pattern="ldmatrix"):
@@ -437,10 +453,10 @@ def precomputed_explorer(controls, *renders):
     ``selected_index`` is ``jslink``-ed to its control's ``index``: the links run in the browser, so the page
     needs no kernel. Frames: the product of the option counts (keep it to a few dozen).
 
-    Example::
-
-        precomputed_explorer([("B", w.SelectionSlider(options=[0, 1, 2, 3]))],
-                             lambda B: w.HTML(f"B = {B}"))
+    >>> import ipywidgets as w
+    >>> box = precomputed_explorer([("B", w.SelectionSlider(options=[0, 1, 2, 3]))], lambda B: w.HTML(f"B = {B}"))
+    >>> [frame.value for frame in box.frames.children], len(box.links)
+    (['B = 0', 'B = 1', 'B = 2', 'B = 3'], 1)
     """
     if not controls or not renders:
         raise LayoutError("precomputed_explorer: give at least one (name, control) and one render function")
@@ -488,6 +504,10 @@ class LinearLayoutExplorer(_Explorer):
     :func:`layoutlab.viz.draw_f2_matrix`, and, for a distributed layout (register / lane / warp -> two
     output dims), on its tile with :func:`layoutlab.viz.draw_tv_layout`. Non-invertible or mismatched
     layouts show the library's error.
+
+    >>> ex = LinearLayoutExplorer()           # A: lane -> (dim0, dim1), 3 bits to 3 bits
+    >>> len(ex.toggles)                       # one toggle per entry of the F2 matrix
+    9
     """
 
     OPERATIONS = ("A", "inverse(A)", "compose(A, B)", "invert_and_compose(A, B)")
@@ -599,15 +619,17 @@ class LdmatrixExplorer(_Explorer):
     """Which ldmatrix atom feeds an MMA operand, which thread supplies which row address, or why none fits.
 
     Controls: the MMA atom, the operand (A or B), the value repetition (the tiled MMA's tile is the atom's
-    M, N, K times ``rep``, CuTe's permutation -- seed 002's "value layout (1,2,1)"), the majorness of the
+    M, N, K times ``rep``, CuTe's permutation, e.g. the value layout (1,2,1) of CUTLASS's SM80 GEMM examples), the majorness of the
     operand tile in shared memory, and optionally a forced x1 / x2 / x4. :func:`layoutlab.ldmatrix.select_ldmatrix`
     decides; its reasoning is shown, or its error (e.g. "TiledCopy uses too few vals for selected
     CopyAtom" for a forced x4 on an x2 fragment, or a tf32 atom). The picture is
     :func:`layoutlab.viz.draw_tiled_copy` of the chosen copy: in Src, the thread labelled on a row of 8
     elements is the lane that supplies that row's address.
 
-    Example: SM80_16x8x16, operand A, rep (1,2,1), K-major -> ``SM75_U32x4_LDSM_N``; MN-major ->
-    ``SM75_U16x8_LDSM_T``.
+    SM80_16x8x16, operand A, rep (1,2,1): K-major gives ``SM75_U32x4_LDSM_N``, MN-major ``SM75_U16x8_LDSM_T``.
+
+    >>> LdmatrixExplorer(atom="SM80_16x8x16_F32F16F16F32_TN", operand="A", repeat="1,2,1", major="K").selection.name
+    'SM75_U32x4_LDSM_N'
     """
 
     REPEATS = ("1,1,1", "1,2,1", "2,1,1", "1,1,2", "2,2,1")
@@ -710,6 +732,13 @@ class TmaExplorer(_Explorer):
     bytes land in shared memory (:func:`layoutlab.viz.draw_tma_box`), or the tensor-map rule it breaks
     (``layoutlab.tma.encode_tiled``'s message, e.g. a 256-byte inner box with the 128-byte swizzle).
     The tensor is 16 rows high, so a box starting at row 12 is half outside: its lower rows are the fill.
+
+    >>> ex = TmaExplorer(dtype="f16", swizzle="128B", inner_bytes=128)
+    >>> "1024 bytes per copy" in ex.summary.value
+    True
+    >>> ex.inner.value = 256                  # a 256-byte inner box breaks the 128-byte swizzle's rule
+    >>> "must be &lt;= the swizzle span 128 bytes" in ex.message.value
+    True
     """
 
     def __init__(self, dtype="f16", swizzle="128B", inner_bytes=128, start_row=0):
@@ -777,7 +806,12 @@ class GmmaDescriptorExplorer(_Explorer):
     """Majorness, swizzle mode and element type -> the descriptor of a B tile built from that GMMA atom, its
     64 bits, and the canonical layout it describes; or the refusal (MN-major needs a 16-bit type).
 
-    Example: ``GmmaDescriptorExplorer("MN", "B128", "tf32")`` shows why tf32 cannot be MN-major.
+    ``GmmaDescriptorExplorer("MN", "B128", "tf32")`` shows why tf32 cannot be MN-major.
+
+    >>> "0x4000004000010000" in GmmaDescriptorExplorer("K", "B128", "f16/bf16").summary.value
+    True
+    >>> "must be K-major" in GmmaDescriptorExplorer("MN", "B128", "tf32").message.value
+    True
     """
 
     def __init__(self, major="K", swizzle="B128", dtype="f16/bf16"):

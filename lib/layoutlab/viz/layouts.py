@@ -42,10 +42,8 @@ def tv_cell_owners(tv, tile_mn, op="tv_cell_owners"):
     (broadcast) shows the first one in thread-major order. Returns ``(thread, value)``, two (M, N) int arrays
     with -1 where no (t, v) lands.
 
-    Example (seed 000, the WGMMA 64x64 accumulator)::
-
-        tv = ((4,8,4),(2,2,8)):((128,1,16),(64,8,512)),  tile (64,64)
-        (t,v)=(1,0) -> offset 128 -> (m,n)=(0,2), so thread[0,2] == 1 and value[0,2] == 0
+    The WGMMA 64x64 accumulator (PTX ISA, "wgmma 64xNx16 accumulator D"): (t,v)=(1,0) -> offset 128 ->
+    (m,n)=(0,2), so thread[0,2] == 1 and value[0,2] == 0:
 
     >>> thread, value = tv_cell_owners(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64))
     >>> thread[0, :4], value[0, :4]               # row 0: T0 V0, T0 V1, T1 V0, T1 V1
@@ -172,9 +170,7 @@ def draw_tv_layout(tv, tile_mn, *, highlight_threads=None, highlight_values=None
     ``lane``, ``warp``; two output dims m = ``dim0``, n = ``dim1``): then t = lane + 32 * warp (lanes per
     warp = 2^(number of lane bits)), v = register, and ``tile_mn`` may be None (the output dims' sizes).
 
-    Example (seed 000): the WGMMA accumulator on a 64x64 tile, cell (0,2) reads ``T1 V0``::
-
-        draw_tv_layout(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64))
+    The WGMMA accumulator on a 64x64 tile (cell (0,2) reads ``T1 V0``):
 
     >>> draw_tv_layout(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64)).get_suptitle()
     '((4,8,4),(2,2,8)):((128,1,16),(64,8,512))'
