@@ -174,6 +174,16 @@ def _wrong_by(check, reason):
     return why
 
 
+def _left_inverse_dsl_wrong(layout):
+    """A layout whose non-zero modes collide has no left inverse (CuTe's construction asserts); whatever the
+    DSL returns there is not one.  Otherwise the DSL's answer must be a (quasi-)left inverse."""
+    f = filter(layout)
+    if len({f(i) for i in range(size(f))}) < size(f):
+        return lambda value: "no left inverse exists (non-zero modes collide)"
+    return _wrong_by(lambda r: all(layout(cpp_eval(r, layout(i))) == layout(i) for i in range(size(layout))),
+                     "not a (quasi-)left inverse")
+
+
 def _signed_composition_ok(a, b, r):
     """Composition with negative strides in B, mode by mode: each leaf s:d of B gives the mode of R that walks
     A's elements |d|, 2|d|, ... with the sign of d (A is linear on each mode's image, CuTe's convention)."""
@@ -282,6 +292,12 @@ def build_cases(seed=SEED, n=N):
         add(Case(10, "logical_divide(basis)", lambda L=bl, d=dv: logical_divide(L, d),
                  f"cute.logical_divide({lit(bl)}, {dv})",
                  dsl_wrong=_wrong_by(lambda r, L=bl: size(r) == size(L), "a result of another size")))
+        tl = rand_layout(rng, "compact", max_size=6, max_leaves=2, max_depth=1)
+        for name, fn in (("blocked_product", blocked_product), ("raked_product", raked_product)):
+            add(Case(10, f"{name}(basis)", lambda L=bl, t=tl, fn=fn: fn(L, t), f"cute.{name}({lit(bl)}, {lit(tl)})"))
+        tz = tuple(rng.choice(divisors(m.size())) for m in (list(bl) if is_tuple(bl.shape) else [bl]))
+        add(Case(10, "zipped_divide(basis)", lambda L=bl, t=tz: zipped_divide(L, t), f"cute.zipped_divide({lit(bl)}, {tz!r})",
+                 dsl_wrong=_wrong_by(lambda r, L=bl: size(r) == size(L), "a result of another size")))
         # --- item 11: composition with the empty tiler
         add(Case(11, "composition(A, ())", lambda a=a: composition(a, ()), f"cute.composition({lit(a)}, ())"))
         # --- item 12: left_inverse, injectivity by collisions
@@ -290,8 +306,7 @@ def build_cases(seed=SEED, n=N):
                  lambda r, L=li: all(cpp_eval(r, L(i)) == i for i in range(size(L)))
                  if len({L(i) for i in range(size(L))}) == size(L) else
                  all(L(cpp_eval(r, L(i))) == L(i) for i in range(size(L))),
-                 _wrong_by(lambda r, L=li: all(L(cpp_eval(r, L(i))) == L(i) for i in range(size(L))),
-                           "not a (quasi-)left inverse")))
+                 _left_inverse_dsl_wrong(li)))
         li2 = _nest_gap_layout(rng)
         add(Case(12, "left_inverse(interleaved)", lambda L=li2: left_inverse(L), f"cute.left_inverse({lit(li2)})",
                  lambda r, L=li2: all(cpp_eval(r, L(i)) == i for i in range(size(L))),
