@@ -484,8 +484,9 @@ class LinearLayout(DimensionOps):
         the element A(x) lives in B.  Solving B C = A directly would map an input dim that both layouts
         share *and* use identically (say two layouts that both broadcast over warps) to wherever the
         least-squares solution puts it - the zero warp - and the conversion would move data that need not
-        move.  So such dims are kept as the identity and only the rest is solved; the solution is checked
-        to exist (B reaches every value of A) rather than assumed.
+        move.  So such dims are kept as the identity and only the rest is solved.  Unlike Triton, a shared
+        dim whose image meets the span of B's other dims is solved with the rest: kept apart, the reduced
+        system could have no solution (Triton then trips an assertion).  A missing solution is refused.
         """
         A = self                        # the layout whose values we look up...
         out_names = A.get_out_dim_names()
