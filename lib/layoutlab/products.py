@@ -37,7 +37,8 @@ __all__ = [
 
 
 def _wrapped(fn):
-    """Let a layout operation ``fn(layout, *args)`` accept a LayoutWrapper: act on its layout, rebuild it."""
+    """Let a layout operation ``fn(layout, *args)`` accept a LayoutWrapper: act on its layout, rebuild it.
+    (Defined here, not imported: doctest finds a function's examples only in the module of its globals.)"""
 
     def op(layout, *args, **kw):
         if isinstance(layout, LayoutWrapper):
