@@ -28,26 +28,13 @@ from __future__ import annotations
 
 import json
 
-from .bank_model import (BANK_BYTES, NUM_BANKS, BankConflicts, bank_conflicts, bank_of, classic_patterns,
-                         layout_bank_conflicts, ldmatrix_bank_conflicts, ldmatrix_row_addresses)
+from . import bank_model, swizzle_search
+from .bank_model import *  # noqa: F401,F403 -- re-exported: banks is the public module
+from .bank_model import bank_conflicts, classic_patterns
 from .errors import LayoutError
-from .swizzle_search import SwizzleChoice, find_swizzle
+from .swizzle_search import *  # noqa: F401,F403
 
-__all__ = [
-    "NUM_BANKS",
-    "BANK_BYTES",
-    "BankConflicts",
-    "bank_of",
-    "bank_conflicts",
-    "layout_bank_conflicts",
-    "ldmatrix_row_addresses",
-    "ldmatrix_bank_conflicts",
-    "SwizzleChoice",
-    "find_swizzle",
-    "classic_patterns",
-    "measure_shared_load_cycles",
-    "record_bank_measurements",
-]
+__all__ = [*bank_model.__all__, *swizzle_search.__all__, "measure_shared_load_cycles", "record_bank_measurements"]
 
 
 # ----------------------------------------------------------------------------- GPU check

@@ -31,25 +31,8 @@ whose destination layout is exactly the MMA's A layout (the ``ldmatrix`` that fe
 """
 
 
-from .tiled_copy import (ThrCopy, TiledCopy, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B,
-                         make_tiled_copy_C, make_tiled_copy_tv)
-from .tiled_mma import (Partition, ThrMMA, TiledMMA, make_fragment_like, make_tiled_mma, partition_fragment_A,
-                        partition_fragment_B, partition_fragment_C)
+from . import tiled_copy, tiled_mma
+from .tiled_copy import *  # noqa: F401,F403 -- re-exported: tiled is the public module
+from .tiled_mma import *  # noqa: F401,F403
 
-__all__ = [
-    "TiledMMA",
-    "ThrMMA",
-    "TiledCopy",
-    "ThrCopy",
-    "Partition",
-    "make_tiled_mma",
-    "make_tiled_copy",
-    "make_tiled_copy_tv",
-    "make_tiled_copy_A",
-    "make_tiled_copy_B",
-    "make_tiled_copy_C",
-    "make_fragment_like",
-    "partition_fragment_A",
-    "partition_fragment_B",
-    "partition_fragment_C",
-]
+__all__ = [*tiled_mma.__all__, *tiled_copy.__all__]
