@@ -9,7 +9,8 @@ evaluates the WGMMA accumulator layout at (T1, D0) and renders an ipywidgets sli
 
 Every request must go to the site itself. The one documented exception is a package file on the Pyodide CDN
 (numpy, matplotlib and their dependencies exist for Pyodide only there): such a request is allowed, though it
-is aborted here like every other outside request, and this test never needs one (the core is numpy-free).
+is aborted here like every other outside request. The layout evaluation needs none (the core is numpy-free);
+the notebook's CDN cell, run last, must ask the CDN for numpy's wheel (and ask nothing else outside).
 """
 
 import functools
@@ -125,8 +126,9 @@ def _pyodide_cdn_package(url, lock):
 def test_chapter_runs_layoutlab_in_the_browser_offline(site):
     from playwright.sync_api import sync_playwright
 
-    lock = {e["file_name"].rsplit("/", 1)[-1] for e in json.loads(
-        (site / "lite" / "static" / "pyodide" / "pyodide-lock.json").read_text())["packages"].values()}
+    packages = json.loads((site / "lite" / "static" / "pyodide" / "pyodide-lock.json").read_text())["packages"]
+    lock = {e["file_name"].rsplit("/", 1)[-1] for e in packages.values()}
+    numpy_wheel = packages["numpy"]["file_name"].rsplit("/", 1)[-1]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -186,6 +188,14 @@ def test_chapter_runs_layoutlab_in_the_browser_offline(site):
                 slider.first.wait_for(timeout=30000)
                 assert "thread" in slider.first.inner_text()
                 lab.screenshot(path=str(site.parent / "lite.png"))
+                # the notebook's CDN cell asks the Pyodide CDN for numpy's wheel (aborted here) and nothing
+                # else outside; the algebra above did not need it
+                lab.evaluate("""async () => {
+                  const app = window.jupyterapp, nb = app.shell.currentWidget.content;
+                  nb.activeCellIndex = nb.widgets.findIndex(
+                    c => c.model.sharedModel.getSource().includes('install -q numpy matplotlib'));
+                  await app.commands.execute('notebook:run-cell');
+                }""")
             finally:
                 browser.close()
     finally:
@@ -193,4 +203,5 @@ def test_chapter_runs_layoutlab_in_the_browser_offline(site):
     print(f"\nlite kernel: layoutlab installed and evaluated in {time.time() - started:.0f} s; "
           f"Pyodide CDN requests (allowed): {len(cdn)}")
     assert not outside, f"outside requests: {sorted(set(outside))[:8]}"
+    assert layoutlab_lite.PYODIDE_CDN + numpy_wheel in cdn, cdn
     assert not errors, f"script errors: {errors[:5]}"

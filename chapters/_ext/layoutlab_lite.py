@@ -14,8 +14,8 @@ other package, so an online reader's ``%pip install numpy matplotlib`` works and
 the whole layout algebra (the core is numpy-free).
 
 Used by ``layoutlab_site``: at the start of the Sphinx build (``make book``) it stages the lite folder and the
-notebooks; jupyterlite-sphinx runs ``jupyter lite build`` at its end. Build-time assets come from the registries (pip, npm) into a cache folder; nothing
-large is committed.
+notebooks; jupyterlite-sphinx runs ``jupyter lite build`` at its end. Build-time assets come from the
+registries (pip, npm) into a cache folder; nothing large is committed.
 """
 
 import hashlib
@@ -43,7 +43,6 @@ LITE_KERNELSPEC = {"name": "python", "display_name": "Python (Pyodide)", "langua
 LITE_APP = "lite/notebooks/index.html?path="
 
 
-
 def _repo_root() -> Path:
     """The repository whose ``lib/layoutlab`` is installed (editable): the wheel and ``lite/`` come from
     there, also when the book is built from a copy of the chapters (as the site tests do)."""
@@ -69,7 +68,8 @@ Changes are kept in this browser only: download the notebook to keep them."""
 MYST_TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*\n?", re.MULTILINE)
 
 SETUP_INSTALL = "%pip install -q ipywidgets\n%pip install -q --no-deps layoutlab"
-SETUP_CDN = "%pip install -q numpy matplotlib   # from the Pyodide CDN (needs internet)"
+# (the %pip magic of the Pyodide kernel takes a trailing comment for package names: comments go above)
+SETUP_CDN = "# from the Pyodide CDN: needs internet\n%pip install -q numpy matplotlib"
 
 
 def _run(cmd, **kw):
@@ -224,6 +224,16 @@ def stage_pyodide(lite_dir: Path, cache: Path):
     return sorted(closure)
 
 
+def _can_build_here() -> bool:
+    """Whether this environment has the build backend (setuptools >= 68, wheel): then pip need not fetch it."""
+    try:
+        import setuptools
+        import wheel  # noqa: F401
+    except ImportError:
+        return False
+    return int(setuptools.__version__.split(".")[0]) >= 68
+
+
 def build_layoutlab_wheel(dest: Path, root: Path = ROOT) -> Path:
     """``layoutlab-*-py3-none-any.whl`` from the working tree (built in a scratch copy: no build/ left)."""
     scratch = dest.parent / "layoutlab-src"
@@ -235,7 +245,8 @@ def build_layoutlab_wheel(dest: Path, root: Path = ROOT) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     for old in dest.glob("layoutlab-*.whl"):
         old.unlink()
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", dest, scratch])
+    isolation = ["--no-build-isolation"] if _can_build_here() else []
+    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *isolation, "-w", dest, scratch])
     shutil.rmtree(scratch, ignore_errors=True)
     (wheel,) = dest.glob("layoutlab-*-py3-none-any.whl")
     return wheel
