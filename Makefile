@@ -8,6 +8,9 @@ export MPLBACKEND := Agg
 # The DSL compiles for the GPU it finds; without one it must be told the target.
 export CUTE_DSL_ARCH ?= sm_90a
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# What the lite site downloads at build time (Pyodide core from npm, wheels from PyPI), shared by the book
+# and the site tests' own builds.
+export LAYOUTLAB_LITE_CACHE ?= $(CURDIR)/_build/_lite_cache
 
 .PHONY: setup book serve test gpu-test lab clean
 
