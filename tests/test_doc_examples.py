@@ -47,6 +47,9 @@ GPU_ONLY = {
     "layoutlab.probe.run", "layoutlab.probe.main",
     "layoutlab.probe.gmma.run", "layoutlab.probe.gmma.main",
     "layoutlab.probe.tma.run", "layoutlab.probe.tma.main",
+    # record(mods, cp) launches compiled CUDA modules through an array library; the tests drive it with a
+    # simulated instruction set (tests/test_probe.py, test_probe_gmma.py), which is no example to read.
+    "layoutlab.probe.record", "layoutlab.probe.gmma.record",
     # Measures shared-memory loads on a GPU with CuPy and writes the record; tests/test_banks.py checks the
     # recorded H100 file.
     "layoutlab.banks.record_bank_measurements",
@@ -163,9 +166,11 @@ def test_every_public_function_has_an_executed_example():
 def test_gpu_only_names_exist():
     # The allow-list cannot hide a renamed or removed function.
     for qualname in GPU_ONLY:
+        if qualname in MODULES:                           # a module docstring's example
+            continue
         module_name, name = qualname.rsplit(".", 1)
-        mod = importlib.import_module(module_name)
-        assert callable(getattr(mod, name, None)), qualname
+        obj = getattr(importlib.import_module(module_name), name, None)
+        assert inspect.isfunction(obj) or inspect.isclass(obj), qualname
 
 
 def test_minimum_number_of_executed_examples():

@@ -396,6 +396,11 @@ def compare(rec):
 
     Each entry of ``checked`` names one atom/variant and what was compared; ``mismatches`` says what
     differed (empty when the hardware and our TV layouts agree everywhere).
+
+    >>> from layoutlab import gpu
+    >>> result = compare(gpu.load_result("atoms_probe_h100"))
+    >>> len(result["checked"]), result["mismatches"]
+    (424, [])
     """
     from .. import atoms
 

@@ -96,7 +96,12 @@ def cases():
     """Every probe case: ``(name, a_kind, b_kind, a_shift, b_shift, descs_a, descs_b, expect)``.
 
     ``expect`` is ``"exact"``, ``"wrong"`` (a claim) or ``"observe"``; shifts are bytes past the
-    1024-aligned buffer where the image (and its swizzle pattern) starts."""
+    1024-aligned buffer where the image (and its swizzle pattern) starts.
+
+    >>> all_cases = cases()
+    >>> len(all_cases), all_cases[0][0], all_cases[0][-1]
+    (117, 'documented K_INTER x K_INTER', 'exact')
+    """
     from ..gmma import LayoutType, decode_gmma_desc
     out = []
     for a in KINDS:
@@ -180,7 +185,15 @@ gmma_probe_a{TA}_b{TB}(const u16* imgA, int nA, const u16* imgB, int nB, int shi
 def simulate(case, A, B):
     """What the PTX ISA says one case computes: each k-block's A and B read through
     :func:`layoutlab.gmma.gmma_read_addresses` from the images the kernel would hold, multiplied in float64.
-    For claims only (base offset 0). Returns D (64, N)."""
+    For claims only (base offset 0). Returns D (64, N).
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> A, B = rng.integers(-2, 3, (64, K)).astype(float), rng.integers(-2, 3, (N, K)).astype(float)
+    >>> documented, wrong = cases()[0], [c for c in cases() if c[-1] == "wrong"][0]
+    >>> np.array_equal(simulate(documented, A, B), A @ B.T), np.array_equal(simulate(wrong, A, B), A @ B.T)
+    (True, False)
+    """
     from . import _f16_bits
     from ..gmma import gmma_read_addresses
     name, a, b, sa, sb, da, db, expect = case
@@ -278,7 +291,13 @@ def record(mod, cp, seed=0, gpu_name=None, versions=None):
 def compare(rec):
     """Check a record: the claims hold and the recorded descriptors are what layoutlab.gmma encodes now.
 
-    Returns ``{"checked": [...], "mismatches": [...], "observed": {name: exact}}``."""
+    Returns ``{"checked": [...], "mismatches": [...], "observed": {name: exact}}``.
+
+    >>> from layoutlab import gpu
+    >>> result = compare(gpu.load_result("gmma_probe_h100"))
+    >>> len(result["checked"]), result["mismatches"]
+    (117, [])
+    """
     checked, bad, observed = [], [], {}
     for where, err in (rec.get("errors") or {}).items():
         checked.append(f"ran: {where}")

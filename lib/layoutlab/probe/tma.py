@@ -26,8 +26,8 @@ import subprocess
 import sys
 import zlib
 
-__all__ = ["CASES", "MULTICAST_CASES", "MISALIGNED_CASES", "REFUSED_CASES", "DSL_ABORT_CASE", "truncated_stride_bytes", "expected_bytes", "cute_view_bytes", "decode_chunks", "run", "compare",
-           "main", "unpack"]
+__all__ = ["CASES", "MULTICAST_CASES", "MISALIGNED_CASES", "REFUSED_CASES", "DSL_ABORT_CASE", "truncated_stride_bytes",
+           "expected_bytes", "cute_view_bytes", "decode_chunks", "run", "compare", "main", "unpack"]
 
 
 def _c(name, dtype, gmem, tile, smem, tiles, stages=1, offset=0):
@@ -106,7 +106,12 @@ def _atom(case):
 
 
 def expected_bytes(case) -> bytes:
-    """The shared-memory buffer after the case's TMA copies, predicted by :mod:`layoutlab.tma`."""
+    """The shared-memory buffer after the case's TMA copies, predicted by :mod:`layoutlab.tma`.
+
+    >>> buf = expected_bytes(CASES[0])
+    >>> len(buf), decode_chunks(CASES[0], buf, rows=1)[0][:4]
+    (2048, ['32,32', '33,32', '34,32', '35,32'])
+    """
     from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
     from ..tma import tile_placement
     if case.get("multicast", 1) > 1:        # every CTA of the cluster receives the whole tile
@@ -123,7 +128,11 @@ def expected_bytes(case) -> bytes:
 
 def cute_view_bytes(case) -> bytes:
     """The same buffer as the CuTe layout sees it: element ``(m, k)`` of stage ``s`` at
-    ``sl.byte_address((m, k, s), element_bytes, base=offset)`` (the swizzle on absolute byte addresses)."""
+    ``sl.byte_address((m, k, s), element_bytes, base=offset)`` (the swizzle on absolute byte addresses).
+
+    >>> cute_view_bytes(CASES[0]) == expected_bytes(CASES[0])     # the TMA model and the CuTe view agree
+    True
+    """
     from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
     if case.get("multicast", 1) > 1:
         return cute_view_bytes(dict(case, multicast=1)) * case["multicast"]
@@ -151,7 +160,13 @@ def truncated_stride_bytes(case) -> bytes:
     """What a tensor map holds when its row stride is not a multiple of 16 bytes and nobody refused it: the
     descriptor keeps strides in 16-byte units, so the TMA reads row ``r`` of the box ``floor(stride/16)*16``
     bytes after row ``r-1``.  Predicts the buffer of such a 2-D, unswizzled, K-major case (the H100 shows
-    exactly this for ``REFUSED_CASES[0]``: a 200-byte stride read as 192)."""
+    exactly this for ``REFUSED_CASES[0]``: a 200-byte stride read as 192).
+
+    >>> print(REFUSED_CASES[0]["name"])
+    row stride 200 bytes (globalStrides not a multiple of 16)
+    >>> decode_chunks(REFUSED_CASES[0], truncated_stride_bytes(REFUSED_CASES[0]), rows=2)[1][:3]
+    ['0,96', '1,4', '1,12']
+    """
     from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
     esize = ELEMENT_BYTES[case["dtype"]]
     (rows, cols), (s0, s1) = case["gmem"]
@@ -204,17 +219,24 @@ def _pack(b: bytes) -> str:
     return base64.b64encode(zlib.compress(b, 9)).decode()
 
 
-def _unpack(s: str) -> bytes:
+def unpack(s: str) -> bytes:
+    """The bytes of a buffer as a record stores them (zlib-compressed, base64 text).
+
+    >>> import base64, zlib
+    >>> unpack(base64.b64encode(zlib.compress(b"TMA")).decode())
+    b'TMA'
+    """
     return zlib.decompress(base64.b64decode(s))
-
-
-unpack = _unpack
 
 
 def decode_chunks(case, buf: bytes, first: int = 0, rows: int = 8):
     """Read a shared-memory buffer back as global coordinates: ``rows`` rows of 128 bytes from byte ``first``,
     one label per 16-byte chunk -- ``"r,c"`` = the global coordinate of the chunk's first element,
-    ``"fill"`` = zeros (out-of-bounds fill), ``"-"`` = untouched (0xFF bytes)."""
+    ``"fill"`` = zeros (out-of-bounds fill), ``"-"`` = untouched (0xFF bytes).
+
+    >>> decode_chunks(CASES[0], expected_bytes(CASES[0]), rows=2)[1][:3]
+    ['40,32', '41,32', '42,32']
+    """
     from ..kernels.tma_copy import ELEMENT_BYTES
     esize = ELEMENT_BYTES[case["dtype"]]
     nrows = case["gmem"][0][0]
@@ -292,14 +314,21 @@ def run() -> dict:
 def compare(record: dict) -> dict:
     """Check a record against the model: ``{"checked": n, "bytes": total, "mismatches": [...],
     "cute_view_mismatches": [...], "refused": [(name, what happened)]}``.  A mismatch names the case and
-    the first differing bytes."""
+    the first differing bytes.
+
+    >>> from layoutlab import gpu
+    >>> recorded = gpu.load_result("tma_probe_h100")
+    >>> result = compare({"cases": recorded["cases"][:1]})        # the first case of the H100 record
+    >>> result["checked"], result["bytes"], result["mismatches"], result["cute_view_mismatches"]
+    (1, 2048, [], [])
+    """
     out = {"checked": 0, "bytes": 0, "mismatches": [], "cute_view_mismatches": [], "refused": [],
            "multicast": [], "misaligned": []}
     for entry in record.get("misaligned_cases", []):
         if entry["status"] != "ran":
             out["misaligned"].append((entry["case"]["name"], entry["status"], entry.get("message", "")[-300:]))
             continue
-        got, want = _unpack(entry["bytes"]), expected_bytes(entry["case"])
+        got, want = unpack(entry["bytes"]), expected_bytes(entry["case"])
         out["misaligned"].append((entry["case"]["name"], "ran",
                                   "as the model says: the swizzle follows absolute address bits" if got == want
                                   else f"{sum(a != b for a, b in zip(got, want))} bytes differ from the model"))
@@ -307,7 +336,7 @@ def compare(record: dict) -> dict:
         if entry["status"] != "ran":
             out["multicast"].append((entry["case"]["name"], entry["status"], entry.get("message", "")[-300:]))
             continue
-        got, want = _unpack(entry["bytes"]), expected_bytes(entry["case"])
+        got, want = unpack(entry["bytes"]), expected_bytes(entry["case"])
         out["multicast"].append((entry["case"]["name"], "ran",
                                  "every CTA holds the whole tile" if got == want else
                                  f"{sum(a != b for a, b in zip(got, want))} bytes differ from the model"))
@@ -318,7 +347,7 @@ def compare(record: dict) -> dict:
             out["mismatches"].append({"case": entry["case"]["name"], "status": entry["status"],
                                       "message": entry.get("message", "")[-300:]})
             continue
-        case, got = entry["case"], _unpack(entry["bytes"])
+        case, got = entry["case"], unpack(entry["bytes"])
         for key, want in (("mismatches", expected_bytes(case)), ("cute_view_mismatches", cute_view_bytes(case))):
             if got != want:
                 diff = [i for i in range(max(len(got), len(want)))
@@ -329,7 +358,7 @@ def compare(record: dict) -> dict:
     for entry in record.get("refused_cases", []):
         what = entry.get("message", "")[-300:]
         if entry["status"] == "ran":
-            what = _describe_refused(entry["case"], _unpack(entry["bytes"]))
+            what = _describe_refused(entry["case"], unpack(entry["bytes"]))
         out["refused"].append((entry["case"]["name"], entry["status"], what))
     return out
 
