@@ -101,10 +101,14 @@ def cols_to_rows(cols: list[int], n: int) -> list[int]:
     return [sum(((col >> r) & 1) << c for c, col in enumerate(cols)) for r in range(n)]
 
 
+def column_rank(cols: list[int], n: int) -> int:
+    """The rank over F2 of the n-row matrix whose columns are the ints ``cols``."""
+    return rank_f2(cols_to_rows(cols, n), len(cols))
+
+
 def spans_meet(cols_x: list[int], cols_y: list[int], n: int) -> bool:
     """Whether the spans of two sets of n-bit columns share a nonzero vector (rank x + rank y > rank of both)."""
-    rank = lambda cols: rank_f2(cols_to_rows(cols, n), len(cols))  # noqa: E731
-    return rank(cols_x) + rank(cols_y) > rank(cols_x + cols_y)
+    return column_rank(cols_x, n) + column_rank(cols_y, n) > column_rank(cols_x + cols_y, n)
 
 
 def solve_f2(b_rows: list[int], a_rows: list[int], num_b: int, num_a: int) -> list[int] | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .errors import LayoutError
-from .linear_f2 import is_pow2 as _is_pow2, log2 as _log2, rank_f2 as _rank
-from .linear_layout import LinearLayout
+from .linear_f2 import column_rank, is_pow2 as _is_pow2, log2 as _log2
+from .linear_layout import LinearLayout, _columns
 
 __all__ = [
     "divide_left",
@@ -275,19 +275,8 @@ def is_linear_layout_image_subset(subset: LinearLayout, superset: LinearLayout) 
     widened = LinearLayout._make(
         [(d, [[dict(zip(subset.get_out_dim_names(), v)).get(o, 0) for o in names] for v in vs])
          for d, vs in subset._bases], superset.out_dims)
-    cols_sup = _flat_columns(superset)
-    cols_sub = _flat_columns(widened)
-    n = superset.total_out_dim_size_log2()
-    return _rank_cols(cols_sup + cols_sub, n) == _rank_cols(cols_sup, n)
-
-
-def _flat_columns(L: LinearLayout) -> list[int]:
-    return [v[0] for _, vs in L.flatten_outs()._bases for v in vs] if L.out_dims else []
-
-
-def _rank_cols(cols: list[int], n: int) -> int:
-    rows = [sum(((col >> r) & 1) << c for c, col in enumerate(cols)) for r in range(n)]
-    return _rank(rows, len(cols))
+    cols_sup, n = _columns(superset), superset.total_out_dim_size_log2()
+    return column_rank(cols_sup + _columns(widened), n) == column_rank(cols_sup, n)
 
 
 def get_reps(cvt: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
