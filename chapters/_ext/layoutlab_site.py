@@ -68,7 +68,9 @@ def _local_only(app, pagename, templatename, context, doctree):
 
 # ------------------------------------------------------------------ "Run in your browser" (JupyterLite)
 def _lite():
-    sys.path.insert(0, str(Path(__file__).parent))
+    here = str(Path(__file__).parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
     import layoutlab_lite
     return layoutlab_lite
 
@@ -93,6 +95,11 @@ def _stage_lite(app, config):
     config.jupyterlite_contents = [str(p) for p in sorted((work / "contents").glob("*.ipynb"))]
     config.jupyterlite_content_dir = str(work / "_contents")      # jupyterlite-sphinx empties and fills it
     config.jupyterlite_bind_ipynb_suffix = False                    # else it takes .ipynb from myst-nb
+
+
+def _drop_lite_stage(app, error):
+    """After ``jupyter lite build`` (jupyterlite-sphinx's build-finished) the staged copy is not needed."""
+    shutil.rmtree(Path(app.doctreedir).parent / "_lite", ignore_errors=True)
 
 
 _LAUNCH = """<div class="admonition tip layoutlab-lite">
@@ -134,4 +141,5 @@ def setup(app):
         app.setup_extension("jupyterlite_sphinx")
         app.connect("config-inited", _stage_lite, priority=400)      # before jupyterlite-sphinx's own
         app.connect("html-page-context", _launch_button)
+        app.connect("build-finished", _drop_lite_stage, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
