@@ -91,6 +91,6 @@ def test_core_operations_without_numpy():
     assert out["linear"] == [{"dim0": 0, "dim1": 1}, {"dim0": 0, "dim1": 0}, {"dim0": 0, "dim1": 1}]
     # ((4,8,4),(2,2,8)):((128,1,16),(64,8,512)): T1 = (1,0,0) -> 128 = (m 0, n 2) on the 64-row tile
     assert out["wgmma_c_T1_V0"] == 128 and divmod(128, 64)[::-1] == (0, 2)
-    # T37 = (1,1,2) -> 128+1+32; V5 = (1,0,1) -> 64+512
-    assert out["wgmma_c_T37_V5"] == 128 + 1 + 32 + 64 + 512
+    # T37 = 1 + 4*1 + 32*1 -> (1,1,1) -> 128+1+16; V5 = 1 + 2*0 + 4*1 -> (1,0,1) -> 64+512
+    assert out["wgmma_c_T37_V5"] == 128 + 1 + 16 + 64 + 512
     assert out["tiled_threads"] == 128
