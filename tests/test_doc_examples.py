@@ -16,7 +16,9 @@ import doctest
 import importlib
 import inspect
 import pkgutil
+import re
 from functools import lru_cache
+from pathlib import Path
 
 import pytest
 
@@ -177,3 +179,49 @@ def test_minimum_number_of_executed_examples():
     executed = _census()[0]
     assert executed >= MIN_EXECUTED_EXAMPLES, (
         f"only {executed} doc examples ran, fewer than the {MIN_EXECUTED_EXAMPLES} of session 14: examples were lost")
+
+
+# ---------------------------------------------------------------- the operations page, chapters/api.md
+
+API_PAGE = Path(__file__).resolve().parents[1] / "chapters" / "api.md"
+CHAPTER_LABELS = {"ch-layouts", "ch-algebra", "ch-tv", "ch-linear", "ch-swizzle", "ch-ldmatrix", "ch-tma",
+                  "ch-wgmma", "ch-gemm", "ch-beyond"}
+
+
+def _api_rows():
+    """(operation, [functions], module, [test files], chapter label or None) of every table row."""
+    rows = []
+    for line in API_PAGE.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) != 5 or cells[0] in ("operation", "---"):
+            continue
+        operation, functions, module, tests, chapter = cells
+        label = re.fullmatch(r"\{ref\}`([\w-]+)`", chapter)
+        assert label or chapter == "—", f"api.md: {operation}: chapter cell {chapter!r}"
+        rows.append((operation, re.findall(r"`([\w.]+)`", functions), module.strip("`"),
+                     re.findall(r"`(tests/[\w.]+)`", tests), label.group(1) if label else None))
+    return rows
+
+
+def test_api_page_rows_name_real_functions_tests_and_chapters():
+    rows = _api_rows()
+    assert len(rows) >= 80, f"api.md: only {len(rows)} rows parsed"
+    repo, problems = API_PAGE.parents[1], []
+    for operation, functions, module, tests, chapter in rows:
+        if not (functions and tests):
+            problems.append(f"{operation}: a function and a test file are needed")
+            continue
+        mod = importlib.import_module(module)
+        problems += [f"{operation}: {module}.{name} does not exist" for name in functions
+                     if not callable(getattr(mod, name, None))]
+        for test in tests:
+            path = repo / test
+            if not path.exists():
+                problems.append(f"{operation}: {test} does not exist")
+            elif not any(re.search(rf"\b{re.escape(n)}\b", path.read_text()) for n in functions):
+                problems.append(f"{operation}: {test} does not mention {', '.join(functions)}")
+        if chapter is not None and chapter not in CHAPTER_LABELS:
+            problems.append(f"{operation}: unknown chapter {chapter}")
+    assert not problems, "chapters/api.md is stale:\n" + "\n".join(problems)
+    taught = {chapter for *_, chapter in rows}
+    assert CHAPTER_LABELS <= taught, f"api.md: chapters without a row: {CHAPTER_LABELS - taught}"
