@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from layoutlab import (ComposedLayout, Layout, Swizzle, complement, composition, evenly_divides, left_inverse,
+from layoutlab import (ComposedLayout, LdMatrix16x8x8bOp, WarpgroupMmaF8Op, make_copy_atom, Layout, Swizzle, complement, composition, evenly_divides, left_inverse,
                        logical_product, make_layout_tv, recast_layout, right_inverse, slice_, tile_to_shape, upcast)
 
 
@@ -138,4 +138,15 @@ DIFFERENCES = [
         "the compact layout `(4,6):(2,8)` (its `.stride` is C++'s value)",
         "a layout prints and composes like the DSL's `make_layout`/`make_ordered_layout` results; the same names "
         "returning a tuple would be the only constructors that do not"),
+    # helper R (atoms): issue 17 item 9
+    Row("MN-major fp8 wgmma",
+        "the DSL builds `warpgroup.MmaF8Op(..., a_major_mode=OperandMajorMode.MN)` with the K-major layouts",
+        "LayoutError: fp8 operands must be K-major",
+        "wgmma transposes (imm-trans-a/b) only 16-bit inputs (PTX ISA 9.7.15); no instruction implements the atom",
+        lambda: WarpgroupMmaF8Op("f8E4M3FN", "f8E4M3FN", "f32", (64, 64, 32), "smem", "MN", "K")),
+    Row("8-bit ldmatrix/stmatrix of 16-bit values",
+        "the DSL builds `LdMatrix16x8x8bOp(True, 4)` / `StMatrix16x8x8bOp` for Float16 with a thread mode of 16 lanes",
+        "LayoutError: the op moves 8-bit elements",
+        "the .b8 forms move bytes; the DSL's layout no longer covers the 32 lanes of the warp",
+        lambda: make_copy_atom(LdMatrix16x8x8bOp(True, 4), "f16")),
 ]
