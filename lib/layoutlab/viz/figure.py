@@ -1,14 +1,12 @@
 """Figures, colours and cells: the drawing machinery every picture shares, and reading a layout's offsets."""
 
-from functools import lru_cache
 import colorsys
 import io
+from functools import lru_cache
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import LineCollection
-from matplotlib.collections import PathCollection
-from matplotlib.collections import PolyCollection
+from matplotlib.collections import LineCollection, PathCollection, PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.path import Path
@@ -96,32 +94,17 @@ def _modes(layout, op):
     return tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
 
 
-def _swizzle_bms(swizzle):
-    """(B, M, S) of a :class:`~layoutlab.Swizzle` (the DSL's ``num_bits``, ``num_base``, ``num_shift``)."""
-    return swizzle.num_bits, swizzle.num_base, swizzle.num_shift
-
-
-def _apply_swizzle(bms, offsets):
-    """CuTe Swizzle<B,M,S>: XOR the B bits at [M+S, M+S+B) into the bits at [M, M+B) (S may be negative)."""
-    b, m, s = bms
-    mask = (1 << b) - 1
-    yyy = mask << (m + max(0, s))
-    if s >= 0:
-        return offsets ^ ((offsets & yyy) >> s)
-    return offsets ^ ((offsets & yyy) << -s)
-
-
 def _offsets(layout, op):
     """Offsets of every index of ``layout`` in CuTe's colexicographic order, as an int64 array.
 
     Plain layouts use the vectorised ``Layout.table()``; composed layouts are ``inner(offset + outer(i))``
-    (a swizzle inner applied vectorised, a layout inner by table lookup).
+    (a swizzle inner applied to the whole array at once, a layout inner by table lookup).
     """
     layout = _as_layout(layout, op)
     if isinstance(layout, ComposedLayout):
         base = _offsets(layout.outer, op) + int(layout.offset)
         if isinstance(layout.inner, Swizzle):
-            return _apply_swizzle(_swizzle_bms(layout.inner), base)
+            return layout.inner(base)
         return _offsets(layout.inner, op)[base]
     return np.asarray(layout.table(), dtype=np.int64).ravel()
 
@@ -201,6 +184,7 @@ def _paint(ax, rgb, labels=None, *, fontsize=8, grid=True, outline=None, row_nam
 _FONTS = {}
 
 
+@lru_cache(maxsize=4096)
 def _line_path(line, weight):
     """One line of text as a glyph outline at a 1-point font, centred horizontally on x = 0 (cached: the
     labels of a tile reuse few distinct lines, e.g. T0..T127 and V0..V31)."""
@@ -212,6 +196,7 @@ def _line_path(line, weight):
     return Path(path.vertices - [(x0 + x1) / 2, 0], path.codes)
 
 
+@lru_cache(maxsize=16384)
 def _label_path(text, weight="normal"):
     """The outline of ``text``: lines stacked 1.05 em apart, the whole centred on (0, 0)."""
     pieces = []

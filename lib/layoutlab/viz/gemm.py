@@ -1,8 +1,7 @@
 """Pictures of a GEMM: the tiling of the problem, the pipelines' timelines, the tour's bars and the roofline."""
 
 import numpy as np
-from matplotlib.collections import LineCollection
-from matplotlib.collections import PolyCollection
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 

@@ -6,9 +6,9 @@ from matplotlib.patches import Rectangle
 
 from ..errors import LayoutError
 from ..swizzle import ComposedLayout, Swizzle
-from .figure import (BANK_COLORS, FONT, TV_COLORS, _BANKS, _BANK_BYTES, _BookFigure, _CONFLICT, _EMPTY, _apply_swizzle,
+from .figure import (BANK_COLORS, FONT, TV_COLORS, _BANKS, _BANK_BYTES, _BookFigure, _CONFLICT, _EMPTY,
                      _as_layout, _cell_inches, _fontsize, _modes, _offsets, _paint, _product, _relabel_columns,
-                     _relabel_rows, _single_grid_figure, _swizzle_bms, _tick_step, _want_labels)
+                     _relabel_rows, _single_grid_figure, _tick_step, _want_labels)
 
 __all__ = [
     "draw_swizzle", "draw_bank_map", "draw_ldmatrix", "draw_tma_box", "draw_gmma_descriptor",
@@ -31,14 +31,15 @@ def _smem_offsets(layout, element_bytes, op):
     if not (isinstance(layout, ComposedLayout) and isinstance(layout.inner, Swizzle)):
         return _offsets(layout, op)
     base = (_offsets(layout.outer, op) + int(layout.offset)) * element_bytes
-    return _apply_swizzle(_swizzle_bms(layout.inner), base) // element_bytes
+    return layout.inner(base) // element_bytes
 
 
 def _swizzle_tile(swizzle_or_composed, shape, op, element_bytes):
     """(rows, cols, physical element offsets[rows, cols]) for a bare swizzle (acting on the element offsets of
     a row-major tile) or a layout (a swizzled ComposedLayout acts on byte addresses, see _smem_offsets)."""
     if isinstance(swizzle_or_composed, Swizzle):
-        bms = b, m, s = _swizzle_bms(swizzle_or_composed)
+        swizzle = swizzle_or_composed
+        b, m, s = swizzle.num_bits, swizzle.num_base, swizzle.num_shift
         if shape is None:
             cols = 1 << (m + max(s, 0))
             rows = max(1 << b, 1)
@@ -48,7 +49,7 @@ def _swizzle_tile(swizzle_or_composed, shape, op, element_bytes):
             raise LayoutError(f"{op}: the tile {rows}x{cols} is too large to draw (at most 32768 cells); "
                               f"pass a smaller shape=(rows, cols)")
         logical = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)  # row-major
-        return rows, cols, _apply_swizzle(bms, logical)
+        return rows, cols, swizzle(logical)
     layout = _as_layout(swizzle_or_composed, op)
     modes = _modes(layout, op)
     if len(modes) != 2:
