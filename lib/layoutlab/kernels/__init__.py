@@ -38,6 +38,8 @@ without the DSL or a GPU.
 
 import importlib
 
+from ..errors import LayoutError
+
 #: kernel name -> the module (in this package) that defines it
 KERNEL_MODULES = {
     "sgemm_simple": "simt_simple",
@@ -58,7 +60,7 @@ def kernel_module(name):
     'layoutlab.kernels.hopper'
     """
     if name not in KERNEL_MODULES:
-        raise AttributeError(f"no kernel {name!r} in {__name__}; the kernels are {KERNELS}")
+        raise LayoutError(f"kernel_module: no kernel {name!r}; the kernels are {KERNELS}")
     return importlib.import_module(f"{__name__}.{KERNEL_MODULES[name]}")
 
 
