@@ -321,6 +321,7 @@ def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
 
     Without the DSL (e.g. on macOS) it prints a visible note instead and returns ``None``.
 
+    >>> from layoutlab import Layout
     >>> r = show_dsl("cute.make_layout((4,6), stride=(6,1))", ours=Layout((4,6),(6,1)))
     CuTe DSL : (4,6):(6,1)
     layoutlab: (4,6):(6,1)   [identical]
@@ -348,6 +349,7 @@ def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult
     identical results, so a drift must stop the notebook rather than scroll past. Without the DSL, or with
     a DSL that cannot run here, it prints a visible note and returns ``None``.
 
+    >>> from layoutlab import Layout
     >>> checked = dsl_check([("row-major", "cute.make_layout((4,6), stride=(6,1))", Layout((4,6),(6,1))),
     ...                      ("size", "cute.size(cute.make_layout((4,6)))", 24)])
     row-major        CuTe DSL: (4,6):(6,1)  [identical]

@@ -28,6 +28,7 @@ quoted in each error message); PTX ISA sections "Tensors" (tiled mode, bounding 
 Example: a 128 x 64 fp16 K-major tile with the 128-byte swizzle is two 64-element (128-byte) wide boxes::
 
     >>> from layoutlab import Layout, make_composed_layout, make_swizzle
+    >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
     >>> atom = make_tiled_tma_atom("G2S", Layout((256, 128), (128, 1)), sl, (8, 64), "f16")
     >>> atom.tma_gbasis, atom.copy_bits, atom.tensor_map.box_dim
@@ -45,6 +46,7 @@ from .errors import LayoutError
 from .inttuple import flatten, is_int, product
 from .layout import Layout
 from .swizzle import ComposedLayout, Swizzle
+from .tensor import Tensor
 from .tensor_map import *  # noqa: F401,F403
 from .tensor_map import __all__ as _tensor_map_names
 from .tensor_map import (SWIZZLE_SPAN, TMA_DATA_TYPES, TensorMap, _dtype, _ints, _largest_divisor_at_most,
@@ -80,6 +82,7 @@ def staged(kind, dt, shape, order):
 def tma_dsl_summary(atom) -> str:
     """``"tma_gbasis|copy_bits|TMA tensor|atom"`` for our atom, the string ``TMA_DSL_SETUP``'s ``tma()`` returns.
 
+    >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
     >>> atom = make_tiled_tma_atom("G2S", Layout((256, 128), (128, 1)), sl, (8, 64), "f16")
     >>> print(tma_dsl_summary(atom).split("|")[:3])
@@ -108,6 +111,7 @@ class TmaAtom:
     ``tensor_map``: the encode parameters (global tensor in TMA dimension order, box, swizzle).
     ``smem_layout``: the (non-staged) shared-memory layout for one CTA tile; ``cta_tiler`` the tile.
 
+    >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
     >>> atom = make_tiled_tma_atom("G2S", Layout((256, 128), (128, 1)), sl, (8, 64), "f16")
     >>> atom.tma_gbasis, atom.copy_bits, atom.tensor_map.swizzle
@@ -198,8 +202,8 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
     opn = _op_name(op)
     dt = _dtype(element_type, fn)
     esize = TMA_DATA_TYPES[dt][0]
-    if not isinstance(gmem, Layout):
-        gmem = getattr(gmem, "layout", gmem)
+    if isinstance(gmem, Tensor):
+        gmem = gmem.layout
     if not isinstance(gmem, Layout):
         raise LayoutError(f"{fn}: gmem {gmem!r} must be a Layout (or a Tensor with one)")
     gshape = gmem.shape if isinstance(gmem.shape, tuple) else (gmem.shape,)
@@ -308,6 +312,7 @@ def tma_partition(atom: TmaAtom, tile_coord) -> list:
     offset order; piece j starts at the tile coordinate that the smem layout puts at offset
     ``j * num_values``.  Example: the 128 x 64 MN-major fp16 tile with 128B swizzle takes 2 boxes of 64 x 64.
 
+    >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
     >>> atom = make_tiled_tma_atom("G2S", Layout((256, 128), (128, 1)), sl, (8, 64), "f16")
     >>> tma_partition(atom, (1, 0))         # tile (1, 0): rows 8..15, one box
@@ -340,6 +345,7 @@ def tile_placement(atom: TmaAtom, tile_coord, smem_base: int = 0) -> dict:
     ``ComposedLayout.byte_address`` for every tile element -- the TMA swizzle mode and the CuTe swizzle
     describe the same placement (tests/test_tma.py checks it).
 
+    >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
     >>> atom = make_tiled_tma_atom("G2S", Layout((256, 128), (128, 1)), sl, (8, 64), "f16")
     >>> placed = tile_placement(atom, (0, 0))

@@ -109,6 +109,7 @@ def draw_mbarrier_timeline(barrier, *, title=None):
     a phase completes (shaded boundary) when both reach zero (PTX ISA, "mbarrier": phase completion,
     ``expect-tx`` / ``complete-tx``).
 
+    >>> from layoutlab import MBarrier
     >>> bar = MBarrier(1)
     >>> bar.arrive_expect_tx(1024); bar.complete_tx(1024)
     >>> draw_mbarrier_timeline(bar).get_suptitle()

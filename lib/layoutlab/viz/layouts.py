@@ -45,6 +45,7 @@ def tv_cell_owners(tv, tile_mn, op="tv_cell_owners"):
     The WGMMA 64x64 accumulator (PTX ISA, "wgmma 64xNx16 accumulator D"): (t,v)=(1,0) -> offset 128 ->
     (m,n)=(0,2), so thread[0,2] == 1 and value[0,2] == 0:
 
+    >>> from layoutlab import parse_layout
     >>> thread, value = tv_cell_owners(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64))
     >>> thread[0, :4], value[0, :4]               # row 0: T0 V0, T0 V1, T1 V0, T1 V1
     (array([0, 0, 1, 1]), array([0, 1, 0, 1]))
@@ -172,6 +173,7 @@ def draw_tv_layout(tv, tile_mn, *, highlight_threads=None, highlight_values=None
 
     The WGMMA accumulator on a 64x64 tile (cell (0,2) reads ``T1 V0``):
 
+    >>> from layoutlab import parse_layout
     >>> draw_tv_layout(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64)).get_suptitle()
     '((4,8,4),(2,2,8)):((128,1,16),(64,8,512))'
     """
@@ -428,6 +430,7 @@ def draw_tiled_copy(tiled_copy=None, *, src=None, dst=None, tile_mn=None, labels
     address of row t (``8:1`` threads x ``8:8`` values, one row each); in Dst thread t holds (t//4, 2*(t%4))
     and (t//4, 2*(t%4)+1).
 
+    >>> from layoutlab import parse_layout
     >>> fig = draw_tiled_copy(src=parse_layout("(8,8):(1,8)"), dst=parse_layout("((4,2),8):((2,1),8)"),
     ...                       tile_mn=(8, 8))
     >>> print(fig.get_suptitle())
@@ -535,6 +538,7 @@ def draw_tv_legend(tv, tile_mn, *, highlight_threads=None, highlight_values=None
 
         draw_tv_legend(parse_layout("((4,8),(2,2,2)):((128,1),(64,8,512))"), Layout((16, 16), (1, 64)))
 
+    >>> from layoutlab import parse_layout
     >>> fig = draw_tv_legend(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64))
     >>> fig.get_suptitle()
     '((4,8,4),(2,2,8)):((128,1,16),(64,8,512))'

@@ -142,6 +142,7 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
     Example: 8 threads of an ldmatrix phase reading rows 0..7, column 0 of a 2-byte row-major 8x64 tile
     (16 bytes each): every row starts at bank 0 -> one 8-way conflict; under Swizzle<3,3,3> it is 1 way.
 
+    >>> from layoutlab import Layout
     >>> column = [(r, 0) for r in range(8)]       # 8 threads read 16 B down a column of a row-major tile
     >>> draw_bank_map(Layout((8, 64), (64, 1)), 2, column, access_bytes=16).get_suptitle()
     '8 threads x 16 B: 8 wavefront(s), ideal 1 -> 8-way conflict'
@@ -307,6 +308,7 @@ def draw_tma_box(tensor_map, box_start, *, smem_base=0, labels=None, title=None,
 
     Example: ``draw_tma_box(encode_tiled("f16", (64, 16), (128,), (64, 8), swizzle="128B"), (0, 4))``.
 
+    >>> from layoutlab import encode_tiled
     >>> draw_tma_box(encode_tiled("f16", (64, 16), (128,), (64, 8), swizzle="128B"), (0, 4)).get_suptitle()
     'TMA box (64, 8) at (0, 4), f16, swizzle 128B: 1024 bytes'
     """
