@@ -152,13 +152,18 @@ def test_examples_run(module_name):
     assert not report, report
 
 
-def test_every_public_function_has_an_executed_example():
+def _census_line():
     executed, misses, functions, gpu_only = _census()
     without = sum(len(v) for v in misses.values())
-    print(f"doc examples: {executed} executed in {len(MODULES)} modules; {functions} public functions: "
-          f"{functions - without - gpu_only} with an example, {without} without, {gpu_only} GPU-only"
-          + ("" if _have_gpu() else " (their examples not run: no GPU here)")
-          + ("" if _have_dsl() else f"; {len(DSL_ONLY)} examples need the CuTe DSL (not installed: not run)"))
+    return (f"doc examples: {executed} executed in {len(MODULES)} modules; {functions} public functions: "
+            f"{functions - without - gpu_only} with an example, {without} without, {gpu_only} GPU-only"
+            + ("" if _have_gpu() else " (their examples not run: no GPU here)")
+            + ("" if _have_dsl() else f"; {len(DSL_ONLY)} examples need the CuTe DSL (not installed: not run)"))
+
+
+def test_every_public_function_has_an_executed_example():
+    _, misses, _, _ = _census()
+    print(_census_line())
     for module_name, names in sorted(misses.items()):
         print(f"  {module_name}: {', '.join(names)}")
     assert not misses, "public functions without an executed example (add a >>> to the docstring): " + "; ".join(
@@ -177,6 +182,7 @@ def test_gpu_only_names_exist():
 
 def test_minimum_number_of_executed_examples():
     executed = _census()[0]
+    print(_census_line())                  # shown in the run's summary (tests/layoutlab_pytest.py)
     assert executed >= MIN_EXECUTED_EXAMPLES, (
         f"only {executed} doc examples ran, fewer than the {MIN_EXECUTED_EXAMPLES} of session 14: examples were lost")
 
