@@ -1,0 +1,145 @@
+"""The pieces every explorer shares: the VBox with a message area that turns a LayoutError into text, pictures as
+PNG widgets, parsing of typed input, and precomputed explorers for the static site."""
+
+import base64
+import html
+
+import ipywidgets as w
+
+from .. import viz
+from ..errors import LayoutError
+
+__all__ = ["precomputed_explorer"]
+
+_DPI = 72
+
+
+def _png(fig, dpi=_DPI):
+    return viz.figure_to_png(fig, dpi=dpi)
+
+
+def _image(fig=None, dpi=_DPI):
+    """An Image widget holding ``fig`` as PNG (the image bytes are saved in the page's widget state)."""
+    return w.Image(value=_png(fig, dpi) if fig is not None else b"", format="png",
+                   layout=w.Layout(max_width="100%"))
+
+
+def _img_html(fig, dpi=_DPI, caption=""):
+    """An HTML snippet with ``fig`` as an inline PNG (for precomputed frames)."""
+    data = base64.b64encode(_png(fig, dpi)).decode("ascii")
+    cap = f"<div class='ll-caption' style='font-family:monospace'>{html.escape(caption)}</div>" if caption else ""
+    return f"{cap}<img style='max-width:100%' src='data:image/png;base64,{data}'/>"
+
+
+def _error_html(err):
+    """A readable message for an invalid input: the library's own words, no traceback."""
+    kind = "" if isinstance(err, LayoutError) else f"{type(err).__name__}: "
+    return (f"<div style='color:#b00020;font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere;"
+            f"max-width:48em'>"
+            f"&#9888; {html.escape(kind + str(err))}</div>")
+
+
+def _ok_html(text):
+    return (f"<div style='font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere;max-width:48em'>"
+            f"{html.escape(text)}</div>")
+
+
+class _Explorer(w.VBox):
+    """Base: a ``message`` area for errors, and ``_guard`` to route any failure there."""
+
+    def __init__(self, children, **kwargs):
+        self.message = w.HTML()
+        super().__init__(list(children) + [self.message], **kwargs)
+
+    def _guard(self, fn, *args):
+        try:
+            result = fn(*args)
+        except Exception as err:  # every failure becomes a message; the last good picture stays
+            self.message.value = _error_html(err)
+            return None
+        self.message.value = ""
+        return result
+
+
+def _parse(text):
+    from ..layout import parse_layout
+    return parse_layout(text)
+
+
+def _css_rgb(rgb):
+    r, g, b = (int(round(255 * x)) for x in rgb[:3])
+    return f"rgb({r},{g},{b})"
+
+
+def _parse_set(text, limit, what):
+    """``"all"``, ``""`` -> None (everything); ``"0-3, 8"`` -> {0, 1, 2, 3, 8}, each in [0, limit)."""
+    text = text.strip().lower()
+    if text in ("", "all", "*"):
+        return None
+    out = set()
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                items = range(lo, hi + 1)
+            else:
+                items = [int(part)]
+        except ValueError:
+            raise LayoutError(f"{what}: {part!r} is not a number or a range; write e.g. '0-3, 8' or 'all'") from None
+        for i in items:
+            if not 0 <= i < limit:
+                raise LayoutError(f"{what}: {i} is out of range; valid values are 0..{limit - 1}")
+            out.add(i)
+    return out
+
+
+def precomputed_explorer(controls, *renders):
+    """Controls whose every combination was rendered in advance; the browser switches between them.
+
+    ``controls`` is a list of ``(name, widget)`` where each widget has an ``index`` trait (``Dropdown``,
+    ``SelectionSlider``, ``ToggleButtons``...). Each of ``renders`` is ``render(**{name: value})`` returning
+    a widget (e.g. an ``HTML`` with an inline image) for one combination, or ``(names, render)`` when that
+    picture depends only on some of the controls (so it is rendered once per combination of those). Each
+    picture's frames are nested ``Stack`` widgets, one level per control it depends on, and each level's
+    ``selected_index`` is ``jslink``-ed to its control's ``index``: the links run in the browser, so the page
+    needs no kernel. Frames: the product of the option counts (keep it to a few dozen).
+
+    >>> import ipywidgets as w
+    >>> box = precomputed_explorer([("B", w.SelectionSlider(options=[0, 1, 2, 3]))], lambda B: w.HTML(f"B = {B}"))
+    >>> [frame.value for frame in box.frames.children], len(box.links)
+    (['B = 0', 'B = 1', 'B = 2', 'B = 3'], 1)
+    """
+    if not controls or not renders:
+        raise LayoutError("precomputed_explorer: give at least one (name, control) and one render function")
+    by_name = dict(controls)
+    for name, control in controls:
+        if not hasattr(control, "index") or not getattr(control, "options", None):
+            raise LayoutError(f"precomputed_explorer: control {name!r} ({type(control).__name__}) has no "
+                              f"options/index; use Dropdown, SelectionSlider or ToggleButtons")
+    links = []
+
+    def build(names, render, level, chosen):
+        if level == len(names):
+            return render(**dict(zip(names, chosen)))
+        control = by_name[names[level]]
+        values = [opt[1] if isinstance(opt, tuple) else opt for opt in control.options]
+        stack = w.Stack([build(names, render, level + 1, chosen + [v]) for v in values],
+                        selected_index=control.index)
+        links.append(w.jslink((control, "index"), (stack, "selected_index")))
+        return stack
+
+    pictures = []
+    for item in renders:
+        names, render = (item if isinstance(item, tuple) else ([name for name, _ in controls], item))
+        missing = [n for n in names if n not in by_name]
+        if missing:
+            raise LayoutError(f"precomputed_explorer: a render depends on {missing}, which are not controls "
+                              f"(the controls are {list(by_name)})")
+        pictures.append(build(list(names), render, 0, []))
+    box = w.VBox([w.HBox([control for _, control in controls])] + pictures)
+    box.links = links  # keep the Link models alive (their state is embedded with the page)
+    box.frames = pictures[0]
+    box.pictures = pictures
+    return box
