@@ -36,6 +36,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import Sequence
 
+from .inttuple import format_tree
+
 __all__ = [
     "HAVE_DSL",
     "SKIP_REASON",
@@ -335,7 +337,7 @@ def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
     else:
         print(f"CuTe DSL {r.status}: {r.message.splitlines()[0] if r.message else ''}")
     if ours is not None:
-        mine = ours if isinstance(ours, str) else _format_ours(ours)
+        mine = ours if isinstance(ours, str) else format_tree(ours)
         verdict = "identical" if r.ok and r.value == mine else "DIFFERENT"
         print(f"layoutlab: {mine}   [{verdict}]")
     return r
@@ -367,7 +369,7 @@ def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult
     differ = []
     for (label, _, ours), r in zip(rows, results):
         theirs = r.value if r.ok else f"<{r.status}: {r.message.splitlines()[0] if r.message else ''}>"
-        mine = None if ours is None else (ours if isinstance(ours, str) else _format_ours(ours))
+        mine = None if ours is None else (ours if isinstance(ours, str) else format_tree(ours))
         verdict = "" if mine is None else ("  [identical]" if mine == theirs else f"  [layoutlab: {mine}]")
         if mine is not None and mine != theirs:
             differ.append(label)
@@ -384,9 +386,3 @@ class _Checked(list):
 
     def _ipython_display_(self):
         pass
-
-
-def _format_ours(x) -> str:
-    if isinstance(x, (tuple, list)):
-        return "(" + ",".join(_format_ours(e) for e in x) + ")"
-    return str(x)
