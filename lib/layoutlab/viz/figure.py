@@ -14,7 +14,7 @@ from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 
 from ..errors import LayoutError
-from ..inttuple import leaves
+from ..inttuple import product
 from ..layout import Layout, parse_layout
 from ..swizzle import ComposedLayout, Swizzle
 
@@ -74,10 +74,6 @@ def figure_to_svg(fig):
     return buf.getvalue()
 
 
-def _product(t):
-    return int(np.prod([int(x) for x in leaves(t)], dtype=np.int64))
-
-
 def _as_layout(x, op):
     """Strings in CuTe notation are parsed with the library's parser; layouts are used as given."""
     if isinstance(x, str):
@@ -118,7 +114,7 @@ def _tile_mn(tile_mn, op):
         return int(modes[0]), int(modes[1]), int(stride[0]), int(stride[1])
     if not isinstance(tile_mn, (tuple, list)) or len(tile_mn) != 2:
         raise LayoutError(f"{op}: tile_mn must be a pair (M, N), got {tile_mn!r}")
-    m, n = (_product(x) for x in tile_mn)
+    m, n = (product(x) for x in tile_mn)
     if m < 1 or n < 1:
         raise LayoutError(f"{op}: tile_mn {tile_mn!r} must have positive extents")
     return m, n, 1, m

@@ -7,11 +7,12 @@ from matplotlib.patches import Rectangle
 
 from ..atoms import MmaAtom
 from ..errors import LayoutError
+from ..inttuple import product
 from ..layout import Layout
 from ..linear import LinearLayout
 from ..tiled import TiledCopy, TiledMMA
 from .figure import (BANK_COLORS, TV_COLORS, _BANKS, _BookFigure, _EMPTY, _LABEL_LIMIT, _as_layout, _cell_inches,
-                     _cell_labels, _fade, _fontsize, _index_labels, _modes, _offsets, _paint, _product,
+                     _cell_labels, _fade, _fontsize, _index_labels, _modes, _offsets, _paint,
                      _relabel_columns, _relabel_rows, _single_grid_figure, _tile_mn, _want_labels)
 
 __all__ = [
@@ -54,7 +55,7 @@ def tv_cell_owners(tv, tile_mn, op="tv_cell_owners"):
     modes = _modes(tv, op)
     if len(modes) != 2:
         raise LayoutError(f"{op}: the TV layout {tv} has rank {len(modes)}; it must be rank 2 (thread, value)")
-    num_t, num_v = _product(modes[0]), _product(modes[1])
+    num_t, num_v = product(modes[0]), product(modes[1])
     m_ext, n_ext, s_m, s_n = _tile_mn(tile_mn, op)
     offsets = _offsets(tv, op)  # index t + T*v
     cosize = (m_ext - 1) * s_m + (n_ext - 1) * s_n + 1
@@ -94,8 +95,8 @@ def draw_layout(layout, *, color_by="offset", labels=None, highlight=None, title
     if len(modes) > 2:
         raise LayoutError(f"draw_layout: {layout} has rank {len(modes)}; only rank 1 or 2 can be drawn as a "
                           f"grid (group modes first, e.g. with group_modes or a rank-2 reshape)")
-    rows = _product(modes[0])
-    cols = _product(modes[1]) if len(modes) == 2 else 1
+    rows = product(modes[0])
+    cols = product(modes[1]) if len(modes) == 2 else 1
     grid = _offsets(layout, "draw_layout").reshape(cols, rows).T
     if color_by == "offset":
         rgb = TV_COLORS[grid % 8]
@@ -238,7 +239,7 @@ def linear_tv_owners(linear_layout, op="draw_tv_layout"):
 
 def _draw_linear_tv(ll, tile_mn, *, highlight_threads, highlight_values, labels, title, label_limit):
     thread, value = linear_tv_owners(ll)
-    if tile_mn is not None and tuple(_product(x) for x in tile_mn) != thread.shape:
+    if tile_mn is not None and tuple(product(x) for x in tile_mn) != thread.shape:
         raise LayoutError(f"draw_tv_layout: tile_mn {tile_mn} differs from the linear layout's output sizes "
                           f"{thread.shape}; pass tile_mn=None")
     rows, cols = thread.shape
@@ -253,7 +254,7 @@ def _draw_tv_inverse(tv, tile_mn, *, labels, title, label_limit, highlight_threa
     modes = _modes(tv, "draw_tv_layout")
     if len(modes) != 2:
         raise LayoutError(f"draw_tv_layout: the TV layout {tv} has rank {len(modes)}; it must be rank 2")
-    num_t, num_v = _product(modes[0]), _product(modes[1])
+    num_t, num_v = product(modes[0]), product(modes[1])
     m_ext, n_ext, s_m, s_n = _tile_mn(tile_mn, "draw_tv_layout")
     tv_cell_owners(tv, tile_mn, "draw_tv_layout")  # validates that every offset lies in the tile
     offsets = _offsets(tv, "draw_tv_layout").reshape(num_v, num_t).T  # [t, v]
@@ -369,7 +370,7 @@ def _mma_panels(tiled_mma, op):
     else:
         raise LayoutError(f"{op}: expected a TiledMMA, an MMA atom or a dict {{'A': (tv, (M,K)), 'B': ..., "
                           f"'C': ...}}, got {type(tiled_mma).__name__}")
-    m, n, k = (_product(x) for x in mnk)
+    m, n, k = (product(x) for x in mnk)
     return {"A": (tvs[0], (m, k)), "B": (tvs[1], (n, k)), "C": (tvs[2], (m, n))}
 
 
@@ -446,7 +447,7 @@ def draw_tiled_copy(tiled_copy=None, *, src=None, dst=None, tile_mn=None, labels
     if src is None or dst is None or tile_mn is None:
         raise LayoutError(f"{op}: give a TiledCopy, or all of src=, dst= and tile_mn=")
     if isinstance(tile_mn, (tuple, list)) and len(tile_mn) == 2 and all(isinstance(t, Layout) for t in tile_mn):
-        tile_mn = tuple(_product(t.shape) for t in tile_mn)
+        tile_mn = tuple(product(t.shape) for t in tile_mn)
     owners = [tv_cell_owners(_as_layout(x, op), tile_mn, op) for x in (src, dst)]
     rows, cols = owners[0][0].shape
     cell = _cell_inches(rows, 2 * cols, max_w=10, max_h=9)

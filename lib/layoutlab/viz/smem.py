@@ -5,9 +5,10 @@ from matplotlib.collections import PolyCollection
 from matplotlib.patches import Rectangle
 
 from ..errors import LayoutError
+from ..inttuple import product
 from ..swizzle import ComposedLayout, Swizzle
 from .figure import (BANK_COLORS, FONT, TV_COLORS, _BANKS, _BANK_BYTES, _BookFigure, _CONFLICT, _EMPTY,
-                     _as_layout, _cell_inches, _fontsize, _modes, _offsets, _paint, _product, _relabel_columns,
+                     _as_layout, _cell_inches, _fontsize, _modes, _offsets, _paint, _relabel_columns,
                      _relabel_rows, _single_grid_figure, _tick_step, _want_labels)
 
 __all__ = [
@@ -54,7 +55,7 @@ def _swizzle_tile(swizzle_or_composed, shape, op, element_bytes):
     modes = _modes(layout, op)
     if len(modes) != 2:
         raise LayoutError(f"{op}: {layout} has rank {len(modes)}; draw a rank-2 (rows, cols) tile")
-    rows, cols = _product(modes[0]), _product(modes[1])
+    rows, cols = product(modes[0]), product(modes[1])
     return rows, cols, _smem_offsets(layout, element_bytes, op).reshape(cols, rows).T
 
 
