@@ -44,8 +44,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-import numpy as np
-
 from .errors import LayoutError
 from .inttuple import is_int
 from .layout import Layout
@@ -247,6 +245,8 @@ def _swizzle_of(layout, op):
 
 def _canonical_offsets(major, lt, T, mn, k, lbo, sbo):
     """Element offsets (mn, k) -> canonical layout with these LBO/SBO (elements), as an (mn, k) array."""
+    import numpy as np
+
     W = _W[lt]
     r = np.arange(mn)[:, None]
     c = np.arange(k)[None, :]
@@ -321,6 +321,8 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
     >>> d.leading_byte_offset, d.stride_byte_offset, d.layout_type.name
     (8, 16, 'INTERLEAVE')
     """
+    import numpy as np
+
     op = "make_gmma_desc"
     m = _major(major, op)
     bits = _bits(element_type, op)
@@ -429,6 +431,8 @@ def gmma_read_addresses(desc, major, element_type, mn) -> np.ndarray:
     >>> a.shape, int(a[0, 0]), int(a[1, 0]), int(a[1, 8])
     ((64, 16), 0, 144, 128)
     """
+    import numpy as np
+
     op = "gmma_read_addresses"
     d = desc if isinstance(desc, GmmaDescriptor) else decode_gmma_desc(desc)
     m, bits = _major(major, op), _bits(element_type, op)
