@@ -65,8 +65,18 @@ def test_recorded_results_ship_in_the_wheel(tmp_path):
     import zipfile
     from pathlib import Path
 
+    import shutil
+
     repo = Path(__file__).resolve().parents[1]
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(repo),
+    src = tmp_path / "src"                                   # a fresh tree: the build leaves nothing in the repo
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(repo / name, src / name)
+    shutil.copytree(repo / "lib", src / "lib", symlinks=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copytree(repo / "results", src / "results", ignore=lambda d, names: [
+        n for n in names if not (n.endswith((".json", ".json.gz")) or (Path(d) / n).is_dir())])
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(src),
                             "-w", str(tmp_path / "dist")], capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-3000:]
     wheel, = (tmp_path / "dist").glob("layoutlab-*.whl")
