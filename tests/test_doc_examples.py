@@ -27,9 +27,10 @@ import layoutlab
 # The number of examples that ran at the end of session 14: a drop means examples were lost silently.
 MIN_EXECUTED_EXAMPLES = 0
 
-# Entry points run their program when imported (``python -m layoutlab.probe`` runs the GPU probe); their
-# code lives in the package module next to them, whose doctests are collected.
-ENTRY_POINTS = {"layoutlab.bench.__main__", "layoutlab.probe.__main__"}
+# Entry points (``__main__`` modules) run their program when imported (``python -m layoutlab.probe`` runs the
+# GPU probe); their code lives in the package module next to them, whose doctests are collected.
+ENTRY_POINTS = sorted(info.name for info in pkgutil.walk_packages(layoutlab.__path__, "layoutlab.")
+                      if info.name.endswith(".__main__"))
 
 # Public functions (and module docstrings) whose examples need a GPU, and why. Their examples run only
 # where a GPU is present; on a CPU they are counted and reported as not run. Nothing else may be missing.
@@ -155,7 +156,8 @@ def test_examples_run(module_name):
 def _census_line():
     executed, misses, functions, gpu_only = _census()
     without = sum(len(v) for v in misses.values())
-    return (f"doc examples: {executed} executed in {len(MODULES)} modules; {functions} public functions: "
+    return (f"doc examples: {executed} executed in {len(MODULES)} modules (entry points not imported: "
+            f"{', '.join(ENTRY_POINTS)}); {functions} public functions: "
             f"{functions - without - gpu_only} with an example, {without} without, {gpu_only} GPU-only"
             + ("" if _have_gpu() else " (their examples not run: no GPU here)")
             + ("" if _have_dsl() else f"; {len(DSL_ONLY)} examples need the CuTe DSL (not installed: not run)"))
