@@ -61,7 +61,11 @@ def _ws_config_class():
 
 def timeline_config(kernel_name, num_sms=132, **fields):
     """The kernel's default configuration with ``timeline=True`` (``fields`` override others).
-    Example: ``timeline_config("gemm_hopper_ws").cluster_mn == (2, 1)``."""
+    Example: ``timeline_config("gemm_hopper_ws").cluster_mn == (2, 1)``.
+
+    >>> timeline_config("gemm_hopper")
+    HopperGemmConfig(tile_m=128, tile_n=256, tile_k=64, stages=0, cluster_mn=(1, 1), timeline=True)
+    """
     _kernel_name(kernel_name)
     if kernel_name == "gemm_hopper_ws":
         return _ws_config_class()(num_sms=num_sms, timeline=True, **fields)
@@ -71,7 +75,11 @@ def timeline_config(kernel_name, num_sms=132, **fields):
 def pipeline_stages(kernel_name, config, itemsize=2):
     """The depth of the shared-memory ring the kernel builds (as its ``_setup`` does): gemm_hopper
     reserves 1 KiB for barriers; gemm_hopper_ws also its own C staging buffers (tile_m x 32 x 4).
-    Example: both give 4 for the default 128 x 256 x 64 tile with 16-bit operands."""
+    Example: both give 4 for the default 128 x 256 x 64 tile with 16-bit operands.
+
+    >>> pipeline_stages("gemm_hopper", timeline_config("gemm_hopper"))
+    4
+    """
     _kernel_name(kernel_name)
     reserved = 1024
     if kernel_name == "gemm_hopper_ws":
@@ -255,7 +263,12 @@ def _versions(info):
 
 def select_record(rec, kernel=None):
     """The one-kernel record inside ``rec``: ``rec`` itself when it has ``events``, else the entry of
-    ``rec["records"]`` for ``kernel`` (default: the first). Refuses anything else with a LayoutError."""
+    ``rec["records"]`` for ``kernel`` (default: the first). Refuses anything else with a LayoutError.
+
+    >>> from layoutlab import gpu
+    >>> select_record(gpu.load_result("gemm_timeline_h100"), "gemm_hopper")["problem"] is not None
+    True
+    """
     if not isinstance(rec, dict):
         raise LayoutError(f"timeline record: expected a dict (a record or a file of records), got "
                           f"{type(rec).__name__}")
@@ -279,7 +292,12 @@ def check_timeline_record(rec, op="timeline record"):
     """Check a one-kernel record's format: ``kernel``, ``config`` (with ``stages``), ``problem``
     (with ``k_tiles``), and ``events``, each with ``cta, role, warp, event, tile, k_tile, stage, t_ns`` of
     the right types, known event names, roles ``producer``/``consumer N``, times >= 0 starting at 0.
-    Returns ``rec``; raises a LayoutError that names the first problem."""
+    Returns ``rec``; raises a LayoutError that names the first problem.
+
+    >>> from layoutlab import gpu
+    >>> check_timeline_record(select_record(gpu.load_result("gemm_timeline_h100"), "gemm_hopper"))["kernel"]
+    'gemm_hopper'
+    """
     if not isinstance(rec, dict):
         raise LayoutError(f"{op}: expected a dict, got {type(rec).__name__}")
     for key in ("kernel", "config", "problem", "events"):
@@ -351,6 +369,10 @@ def validate_timeline(rec, kernel=None):
     was issued before it arrived (``causal``); the producer refills a stage only after every consumer
     warpgroup retired the MMAs of the k-tile that held it (``stage_reuse``); the epilogue starts after
     the last MMA retired. Raises a LayoutError listing the first violations.
+
+    >>> from layoutlab import gpu
+    >>> validate_timeline(gpu.load_result("gemm_timeline_h100"), "gemm_hopper")["events"]
+    2588
     """
     rec = check_timeline_record(select_record(rec, kernel))
     events, K, S = rec["events"], rec["problem"]["k_tiles"], rec["config"]["stages"]
@@ -447,7 +469,12 @@ def summarize_timeline(rec, kernel=None):
     fraction of it spent waiting (producer: for a free stage; consumer: for data), mean load latency
     (issue -> arrival), the consumer's MMA-in-flight fraction, mean ``load_arrive -> mma_start`` gap,
     epilogue time per tile and the steady-state k-tile period (median gap between successive
-    ``mma_end``). Numbers only, for the printed table and the chapter."""
+    ``mma_end``). Numbers only, for the printed table and the chapter.
+
+    >>> from layoutlab import gpu
+    >>> sorted(summarize_timeline(gpu.load_result("gemm_timeline_h100"), "gemm_hopper"))
+    ['k_tiles', 'kernel', 'roles', 'tflops_per_sm_steady']
+    """
     rec = check_timeline_record(select_record(rec, kernel))
     K = rec["problem"]["k_tiles"]
     idx = _index(rec["events"])
@@ -508,7 +535,12 @@ def _first_arrivals(idx):
 
 
 def format_summary(summary):
-    """The summary as a few printable lines."""
+    """The summary as a few printable lines.
+
+    >>> from layoutlab import gpu
+    >>> print(format_summary(summarize_timeline(gpu.load_result("gemm_timeline_h100"), "gemm_hopper")).splitlines()[0])
+    gemm_hopper: 64 k-tiles per tile, steady state ~4.1 TFLOP/s per SM
+    """
     lines = [f"{summary['kernel']}: {summary['k_tiles']} k-tiles per tile"
              + (f", steady state ~{summary['tflops_per_sm_steady']} TFLOP/s per SM"
                 if "tflops_per_sm_steady" in summary else "")]

@@ -34,7 +34,11 @@ class TourStep:
     """One step of the tour: a kernel of :mod:`layoutlab.kernels` and the benchmark row that measures it.
 
     ``tile`` is the CTA tile (bM, bN) and ``b_share`` how many CTAs share (multicast) one B tile;
-    ``elem_bytes`` the operand element size. ``change`` says in a few words what this step adds."""
+    ``elem_bytes`` the operand element size. ``change`` says in a few words what this step adds.
+
+    >>> TOUR[0].kernel, TOUR[0].dtype, TOUR[0].layout, TOUR[0].mnk
+    ('sgemm_simple', 'float32', 'NT', (4096, 4096, 4096))
+    """
 
     kernel: str
     dtype: str
@@ -75,7 +79,13 @@ def _find_row(record, step):
 
 def tour_rows(record, steps=TOUR):
     """The benchmark row of every step (in tour order), each with the step's ``change``, its ``tile`` and
-    ``step`` number added. A step the record lacks is refused with a :class:`LayoutError` naming it."""
+    ``step`` number added. A step the record lacks is refused with a :class:`LayoutError` naming it.
+
+    >>> from layoutlab import gpu
+    >>> rows = tour_rows(gpu.load_result("gemm_h100_bench"))
+    >>> [r["kernel"] for r in rows]
+    ['sgemm_simple', 'sgemm_fast', 'gemm_ampere', 'gemm_hopper', 'gemm_hopper_ws']
+    """
     out = []
     for i, step in enumerate(steps):
         row = dict(_find_row(record, step))
@@ -118,7 +128,11 @@ def live_record(steps=TOUR, rounds=3, seconds=0.25):
 def arithmetic_intensity(m, n, k, elem_bytes, out_bytes=None):
     """FLOP per byte of DRAM traffic if A and B are read once and C written once (the least traffic any
     kernel can have): ``2mnk / ((mk + nk) e + mn e_out)``. bf16 8192^3: ``2*8192^3 / (3 * 8192^2 * 2)``
-    = 2730.7 FLOP/byte."""
+    = 2730.7 FLOP/byte.
+
+    >>> round(arithmetic_intensity(4096, 4096, 4096, 2), 1)      # fp16, each operand moved once
+    1365.3
+    """
     for name, v in (("m", m), ("n", n), ("k", k), ("elem_bytes", elem_bytes)):
         if not isinstance(v, int) or v < 1:
             raise LayoutError(f"arithmetic_intensity: {name}={v!r} must be a positive integer")
@@ -129,7 +143,11 @@ def arithmetic_intensity(m, n, k, elem_bytes, out_bytes=None):
 def tile_intensity(bm, bn, elem_bytes, b_share=1):
     """FLOP per byte a CTA loads in its k-loop: a ``bm x bn`` tile does ``2 bm bn`` FLOP per k and loads
     ``(bm + bn / b_share) e`` bytes per k (``b_share`` CTAs of a cluster split one multicast B tile).
-    If no tile were found in L2, this is the intensity DRAM would see. 128x128 fp32: 32 FLOP/byte."""
+    If no tile were found in L2, this is the intensity DRAM would see. 128x128 fp32: 32 FLOP/byte.
+
+    >>> round(tile_intensity(128, 256, 2), 1)
+    85.3
+    """
     for name, v in (("bm", bm), ("bn", bn), ("elem_bytes", elem_bytes), ("b_share", b_share)):
         if not isinstance(v, int) or v < 1:
             raise LayoutError(f"tile_intensity: {name}={v!r} must be a positive integer")
@@ -140,7 +158,11 @@ def tile_intensity(bm, bn, elem_bytes, b_share=1):
 
 def roofline_tflops(intensity, peak_tflops, bandwidth_tbs=H100_HBM_TBS):
     """The roofline: ``min(peak, intensity * bandwidth)`` in TFLOP/s (intensity in FLOP/byte, bandwidth
-    in TB/s, so their product is TFLOP/s)."""
+    in TB/s, so their product is TFLOP/s).
+
+    >>> roofline_tflops(100, 989), roofline_tflops(1000, 989)    # bandwidth-bound, then compute-bound
+    (335.0, 989)
+    """
     if intensity <= 0 or peak_tflops <= 0 or bandwidth_tbs <= 0:
         raise LayoutError(f"roofline_tflops: intensity, peak and bandwidth must be positive, got "
                           f"{intensity!r}, {peak_tflops!r}, {bandwidth_tbs!r}")
