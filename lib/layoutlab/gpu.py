@@ -109,8 +109,8 @@ def load_result(name):
     dict (with 'gpu', 'date', 'versions').
 
     >>> bench = load_result("gemm_h100_bench")
-    >>> bench["gpu"], bench["date"][:10]
-    ('NVIDIA H100 80GB HBM3', '2026-11-22')
+    >>> bench["gpu"], sorted(bench["versions"])[:2]
+    ('NVIDIA H100 80GB HBM3', ['cuda_runtime', 'cupy'])
     """
     path = RESULTS_DIR / f"{name}.json"
     packed = path.with_name(path.name + ".gz")
@@ -126,7 +126,7 @@ def recorded_note(result):
     """One line to show above a recorded result, so a reader never mistakes it for a live measurement.
 
     >>> recorded_note(load_result("gemm_h100_bench"))
-    'Recorded on NVIDIA H100 80GB HBM3 on 2026-11-22 — not measured now...'
+    'Recorded on NVIDIA H100 80GB HBM3 on 2026-11-... — not measured now...'
     """
     when = result.get("date", "unknown date")
     try:
