@@ -292,7 +292,7 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     >>> from layoutlab import gpu
     >>> fig = draw_pipeline_timeline(gpu.load_result("gemm_timeline_h100"), kernel="gemm_hopper")
     >>> fig.get_suptitle()
-    'gemm_hopper: measured pipeline, 4096x4096x4096 bfloat16, 64 k-tiles per tile -- NVIDIA H100 80GB HBM3'
+    'gemm_hopper: measured pipeline, ... -- NVIDIA H100 80GB HBM3'
     """
     from matplotlib.patches import Patch
 
