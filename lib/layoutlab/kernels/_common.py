@@ -102,7 +102,15 @@ def refuse_host_array(x, name, kernel="gemm"):
     Runs before any CUDA call (and before cupy or the DSL is imported), so a CPU array gets this message
     instead of a ``cudaErrorInvalidDevice`` from inside a launch. Example: ``gemm_hopper(a, a.T)`` with a
     numpy ``a`` -> ``gemm_hopper: A must be a cupy array or a torch CUDA tensor, got ndarray in host
-    memory ...``. A :class:`DeviceOperand` (already checked) passes."""
+    memory ...``. A :class:`DeviceOperand` (already checked) passes.
+
+    >>> import numpy as np
+    >>> try:
+    ...     refuse_host_array(np.zeros((4, 4)), "A", "gemm_hopper")
+    ... except LayoutError as err:
+    ...     print(str(err)[:74])
+    gemm_hopper: A must be a cupy array or a torch CUDA tensor, got ndarray in
+    """
     if isinstance(x, DeviceOperand):
         return
     if hasattr(x, "data_ptr") and hasattr(x, "element_size"):          # torch: ask the tensor itself
@@ -160,7 +168,12 @@ def leading_dim(op, contiguous_mode_is_col):
 
 
 def cutlass_dtype(dtype):
-    """The CuTe DSL numeric type for a numpy dtype: float32, float16 or (ml_dtypes) bfloat16."""
+    """The CuTe DSL numeric type for a numpy dtype: float32, float16 or (ml_dtypes) bfloat16.
+
+    >>> import numpy as np
+    >>> cutlass_dtype(np.dtype("float16")).__name__, cutlass_dtype(np.dtype("float32")).__name__
+    ('Float16', 'Float32')
+    """
     import cutlass
 
     table = {"float32": cutlass.Float32, "float16": cutlass.Float16, "bfloat16": cutlass.BFloat16}

@@ -71,7 +71,11 @@ TIMELINE_TILES = {"gemm_hopper": 1, "gemm_hopper_ws": 4}
 def timeline_slots(k_tiles):
     """Event slots per (CTA, role, tile): 4 per k-tile (producer: ``empty_wait`` at 4k, ``load_issue`` at
     4k+1; consumer: ``full_wait``, ``load_arrive``, ``mma_start``, ``mma_end`` at 4k..4k+3), then
-    ``epi_start``, ``epi_end``, ``tile_start``. Each role owns its slots, so no two threads write one."""
+    ``epi_start``, ``epi_end``, ``tile_start``. Each role owns its slots, so no two threads write one.
+
+    >>> timeline_slots(4)             # 4 k-tiles: 16 slots, then epi_start, epi_end, tile_start
+    19
+    """
     return 4 * k_tiles + 3
 
 
@@ -94,6 +98,9 @@ class HopperGemmConfig:
     ``stages=0`` means "as many as fit in shared memory". ``cluster_mn=(2, 1)`` pairs two CTAs along M
     that share (multicast) their B tile. Example: ``HopperGemmConfig(128, 256, 64)`` is a 128x256 tile
     computed by two consumer warpgroups, each a 64x256 slab made of ``wgmma.m64n256k16`` instructions.
+
+    >>> HopperGemmConfig()
+    HopperGemmConfig(tile_m=128, tile_n=256, tile_k=64, stages=0, cluster_mn=(1, 1), timeline=False)
     """
 
     tile_m: int = 128

@@ -53,7 +53,12 @@ def _staged_layout(case, lib):
 
 
 def smem_layout(case):
-    """The case's staged smem layout as a layoutlab ``ComposedLayout`` (rank 3: tile modes + stage)."""
+    """The case's staged smem layout as a layoutlab ``ComposedLayout`` (rank 3: tile modes + stage).
+
+    >>> from layoutlab.probe.tma import CASES
+    >>> print(smem_layout(CASES[0]))
+    S<0,4,3> o 0 o ((8,4),(8,4),(1,1)):((8,64),(1,256),(0,0))
+    """
     from ..layout import Layout
     from ..swizzle import ComposedLayout, SmemLayoutAtomKind, Swizzle, make_smem_layout_atom
     bits = ELEMENT_BYTES[case["dtype"]] * 8
@@ -68,7 +73,12 @@ def smem_layout(case):
 
 def case_bytes(case) -> int:
     """Bytes of the shared-memory buffer the kernel copies out: the staged layout's cosize, plus the offset,
-    rounded up to whole 16-byte chunks."""
+    rounded up to whole 16-byte chunks.
+
+    >>> from layoutlab.probe.tma import CASES
+    >>> case_bytes(CASES[0])
+    2048
+    """
     n = smem_layout(case).cosize() * ELEMENT_BYTES[case["dtype"]] + int(case.get("offset", 0))
     return -(-n // 16) * 16
 
@@ -76,7 +86,12 @@ def case_bytes(case) -> int:
 def coded_tensor(case):
     """The global tensor's codes as a flat numpy array (uint16 for 2-byte types, uint32 for 4-byte ones):
     the element at coordinate (i, j) (global layout offset o) holds ``1 + i + rows * j`` (mod 2^16 - 2 for
-    16 bits, so a code is never 0 -- the zero fill -- nor 0xFFFF -- the untouched sentinel)."""
+    16 bits, so a code is never 0 -- the zero fill -- nor 0xFFFF -- the untouched sentinel).
+
+    >>> from layoutlab.probe.tma import CASES
+    >>> coded_tensor(CASES[0])[:4].tolist()
+    [1, 65, 129, 193]
+    """
     import numpy as np
     (rows, cols), (s0, s1) = case["gmem"]
     size = (rows - 1) * s0 + (cols - 1) * s1 + 1

@@ -36,6 +36,9 @@ class WgmmaTileConfig:
 
     The MN extent must fill whole swizzle rows of an MN-major atom (e.g. ``MN_SW128`` for 16-bit needs
     N a multiple of 64), and K whole rows of a K-major one (``K_SW128`` needs K a multiple of 64).
+
+    >>> WgmmaTileConfig()
+    WgmmaTileConfig('float16', 64, 64, 'K_SW128', 'K_SW128')
     """
 
     def __init__(self, dtype="float16", n=64, k=64, a_kind="K_SW128", b_kind="K_SW128"):
@@ -181,7 +184,12 @@ def compile_wgmma_tile(cfg: WgmmaTileConfig = None, operands=None):
 
 
 def reference(A, B):
-    """float64 ``A @ B.T`` of A (64, K) and B (N, K) (numpy or cupy arrays)."""
+    """float64 ``A @ B.T`` of A (64, K) and B (N, K) (numpy or cupy arrays).
+
+    >>> import numpy as np
+    >>> reference(np.ones((64, 16)), np.full((8, 16), 2.0))[0, :3]
+    array([32., 32., 32.])
+    """
     import numpy as np
     get = getattr(A, "get", None)
     a = np.asarray(A.get() if get else A, dtype=np.float64)
