@@ -1,6 +1,6 @@
 #!/bin/bash
 # One device call for the Hopper GEMMs: environment, correctness tests, compute-sanitizer, benchmark.
-# Usage (on the GPU machine, repo root): bash bench/gemm_gpu_run.sh [env|smoke|tests|sanitize|dsl|ncu|sweep|bench]...
+# Usage (on the GPU machine, repo root): bash bench/gemm_gpu_run.sh [env|smoke|tests|alltests|sanitize|dsl|ncu|sweep|bench]...
 # Set CLOCKS=1 to sample SM clock and power every 200 ms into $OUT/clocks.csv while the steps run.
 # dsl/ncu: bench/compare_dsl_example.py on $DSL_EXAMPLE (default .device/dsl_examples/dense_gemm_persistent.py,
 # a copy of the user's NVIDIA/cutlass example in the git-ignored .device/, carried to the device).
@@ -47,6 +47,10 @@ PY
     tests)
       stamp tests
       timeout 150 python3 -m pytest -q -p no:cacheprovider -x -m gpu tests/test_kernels_hopper.py 2>&1 | tee "$OUT/tests.log" | tail -25
+      ;;
+    alltests)   # GPU correctness tests of every kernel (no pytest-xdist in the device tarball: one process)
+      stamp alltests
+      timeout ${TESTS_TIMEOUT:-240} python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_kernels_*.py 2>&1 | tee "$OUT/alltests.log" | tail -8
       ;;
     sanitize)
       for tool in memcheck racecheck; do

@@ -274,6 +274,26 @@ def test_hopper_gemm_alpha_beta(name, layout):
     assert err < 1e-2
 
 
+def _few_clusters_ws():
+    """gemm_hopper_ws on a persistent grid of 2 clusters: every CTA walks many tiles (the test sizes have
+    fewer tiles than the H100's 66 clusters, so the default grid would give each CTA one tile), which
+    exercises the tile loop, the serpentine k order of odd tiles and the C buffers reused across tiles."""
+    import functools
+
+    from layoutlab.kernels.hopper_ws import HopperWsConfig, gemm_hopper_ws
+    return functools.partial(gemm_hopper_ws, config=HopperWsConfig(num_sms=4))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k,layout,c_major,beta", [(1100, 1030, 520, "TN", "N", 0.0),
+                                                        (777, 1500, 1000, "NT", "M", 0.5),
+                                                        (640, 768, 4100, "NN", "N", -1.0)])
+def test_hopper_ws_persistent_tile_loop(m, n, k, layout, c_major, beta):
+    err = check_gemm(_few_clusters_ws(), "cupy", "float16", layout, m, n, k, c_major=c_major,
+                     alpha=1.5, beta=beta, seed=m)
+    assert err < 1e-2, err
+
+
 @pytest.mark.gpu
 def test_hopper_sass_has_hgmma_and_tma(tmp_path):
     """The machine code (nvdisasm through CUTE_DSL_KEEP=sass, which needs the GPU machine's CUDA tools):
@@ -312,6 +332,8 @@ def sanitize_main():
             worst = max(worst, check_gemm(getattr(kernels, name), "cupy", "float16", "TN", m, n, k))
             worst = max(worst, check_gemm(getattr(kernels, name), "torch", "bfloat16", "NT", m, n, k,
                                           alpha=2.0, beta=0.5))
+    # 2 persistent clusters: each CTA computes ~11 tiles (tile loop, serpentine k, C buffers reused)
+    worst = max(worst, check_gemm(_few_clusters_ws(), "cupy", "float16", "TN", 1100, 1030, 520))
     print(f"sanitize runs done, worst relative error {worst:.3g}")
     sys.exit(0 if worst < 1e-2 else 1)
 

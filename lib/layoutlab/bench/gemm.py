@@ -37,8 +37,8 @@ from .. import kernels
 
 __all__ = ["main", "bench_point", "SHAPES", "PLAN"]
 
-#: (M, N, K): two cubes and LLM-like projections (K-heavy, wide-N MLP, tall-M batch).
-SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 14336, 4096),
+#: (M, N, K): three cubes and LLM-like projections (K-heavy, wide-N MLP, tall-M batch).
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 6144), (8192, 8192, 1024), (4096, 14336, 4096),
           (16384, 4096, 4096)]
 #: kernel -> [(dtype, shapes, layouts)]. The SIMT kernels run fp32 (no tensor cores) in both NT (the
 #: seed's layout: A M-major, B N-major) and TN (both K-major, what the tensor-core kernels are timed in);

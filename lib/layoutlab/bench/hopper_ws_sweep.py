@@ -13,13 +13,14 @@ import statistics
 import sys
 from pathlib import Path
 
-#: (tile_m, tile_n, cluster_mn, swizzle, epi_stages); the first is the default (HopperWsConfig()). Run 1
-#: (issue 7) swept cluster / grouping / tile N; issue 19's run adds 2 x 2 clusters (A and B multicast) and
-#: the C staging depth (8 buffers: no store wait inside a tile, but only 3 A/B stages fit beside them).
-CONFIGS = [(128, 256, (2, 1), 8, 4), (128, 256, (2, 1), 8, 8), (128, 256, (2, 2), 8, 4),
-           (128, 256, (2, 2), 4, 4), (128, 256, (1, 2), 8, 4), (128, 256, (2, 1), 4, 4),
-           (128, 256, (2, 1), 16, 4), (128, 256, (2, 1), 8, 2)]
-SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 14336, 4096)]
+#: (tile_m, tile_n, cluster_mn, swizzle, epi_stages, serpentine_k); the first is the default
+#: (HopperWsConfig()). Run 1 (issue 7) swept cluster / grouping / tile N; issue 19's call 2 added 2 x 2
+#: clusters (A and B multicast) and the C staging depth (hopper_ws_sweep_call2.json: 2 x 1 clusters with
+#: grouping 4-16 and 2-8 C buffers all within the round-to-round spread, 2 x 2 and 1 x 2 slower); call 3
+#: times the serpentine k order (DRAM reads on a power-capped card) against the plain one.
+CONFIGS = [(128, 256, (2, 1), 8, 4, False), (128, 256, (2, 1), 8, 4, True), (128, 256, (2, 1), 4, 4, True),
+           (128, 256, (2, 1), 16, 4, True)]
+SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (6144, 6144, 6144), (4096, 14336, 4096)]
 
 
 def main(out, rounds=5):
@@ -36,9 +37,9 @@ def main(out, rounds=5):
         a, b, c = ops.sets[0]
         ops.cublas(a, b, c)
         ref = c.clone()
-        for tm, tn, cl, sw, epi in CONFIGS:
-            label = f"{tm}x{tn} cluster {cl[0]}x{cl[1]} swizzle {sw} epi {epi}"
-            cfg = HopperWsConfig(tm, tn, 64, cluster_mn=cl, swizzle=sw, epi_stages=epi,
+        for tm, tn, cl, sw, epi, serp in CONFIGS:
+            label = f"{tm}x{tn} cluster {cl[0]}x{cl[1]} swizzle {sw} epi {epi}" + (" serpentine" if serp else "")
+            cfg = HopperWsConfig(tm, tn, 64, cluster_mn=cl, swizzle=sw, epi_stages=epi, serpentine_k=serp,
                                  num_sms=persistent_sms(a, cl))
             try:
                 c[...] = float("nan")

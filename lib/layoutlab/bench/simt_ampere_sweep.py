@@ -1,26 +1,26 @@
-"""Tile sweep for gemm_ampere and sgemm_fast on the GPU machine (driven by results/simt_ampere_run.sh).
+"""Tile sweep for gemm_ampere and sgemm_fast on the GPU machine (driven by bench/simt_ampere_run.sh).
 
-    python3 results/simt_ampere_sweep.py check I N OUT.json   # correctness of every N-th candidate from I
-    python3 results/simt_ampere_sweep.py time OUT.json          # compile all, wait for $BENCH_WAIT_FOR, time
-    python3 results/simt_ampere_sweep.py pick TIME.json CHECK.json...   # set gemm_ampere's DEFAULT_CONFIG
+    python -m layoutlab.bench.simt_ampere_sweep check I N OUT.json   # correctness of every N-th candidate from I
+    python -m layoutlab.bench.simt_ampere_sweep time OUT.json        # compile all, wait for $BENCH_WAIT_FOR, time
+    python -m layoutlab.bench.simt_ampere_sweep pick TIME.json CHECK.json...   # name the best DEFAULT_CONFIG
 
-`time` uses the timing of tests/test_kernels_simt_ampere.py (CUDA events, median of 20, kernel and
-cupy.matmul interleaved twice on the same inputs). `pick` rewrites the DEFAULT_CONFIG line of
-lib/layoutlab/kernels/ampere.py in this copy of the tree to the fastest gemm_ampere candidate that
-passed its checks, if it beats the current default by more than 3 % (the noise seen between runs); the
-final tests, sanitizer runs and benchmark of the same device call then use it.
+`check` and `time` use the helpers of the repository's tests/test_kernels_simt_ampere.py (loaded from
+its file: CUDA events, median of 20, kernel and cupy.matmul interleaved twice on the same inputs), so
+they run from a checkout. `pick` prints the fastest gemm_ampere candidate that passed its checks and the
+DEFAULT_CONFIG line to put in lib/layoutlab/kernels/ampere.py by hand, if it beats the current default by
+more than 3 % (the noise seen between runs).
 """
+import importlib.util
 import json
-import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "tests"), str(ROOT / "results")]
+REPO = Path(__file__).resolve().parents[3]
 
 #: (tile, warps, stages, min_ctas, variant); the first is the current default. "new" is the kernel in
-#: this tree; a commit id is gemm_ampere.py of that commit, read from $AMPERE_OLD_DIR/gemm_ampere_<id>.py
-#: (git show <id>:lib/layoutlab/kernels/ampere.py), timed in the same run for before/after ratios.
+#: this tree; a commit id is gemm_ampere of that commit's package, extracted into $AMPERE_OLD_DIR/<id>/ by
+#: ``python -m layoutlab.bench.ab_compare --extract <id> $AMPERE_OLD_DIR``, timed in the same run for
+#: before/after ratios.
 #: e3354bb: runs 1-3 (ldmatrix before the cp.async block); e1868c7: run 5 (cp.async, then ldmatrix, then
 #: mma.sync); 96948f5: run 6 (same, B's cp.async a k-block after A's); run 7 "new": ldmatrix, mma, cp.async.
 AMPERE = [((128, 128, 64), (2, 2), 3, 0, "new"),
@@ -115,7 +115,7 @@ def pick(time_json, check_jsons):
         return
     new = f"DEFAULT_CONFIG = dict(tile={tile}, warps={warps}, stages={stages}, min_ctas={mc})"
     print(f"pick: {new}  (ratio {best_ratio:.3f} vs default {rows[default]['ratio']:.3f}); set it in "
-          f"lib/layoutlab/kernels/gemm_ampere.py to adopt it")
+          f"lib/layoutlab/kernels/ampere.py to adopt it")
 
 
 if __name__ == "__main__":
