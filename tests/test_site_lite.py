@@ -32,7 +32,7 @@ from browser import CHROMIUM, CHROMIUM_ARGS, ROOT, require_browser
 sys.path.insert(0, str(ROOT / "chapters" / "_ext"))
 import layoutlab_lite  # noqa: E402
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
+pytestmark = [pytest.mark.xdist_group("site")]
 
 CPU_CHAPTER = "03_tv_layouts"
 # The code a reader would type: thread 1's first accumulator register of a 64x64 WGMMA tile.
@@ -45,6 +45,33 @@ offset = C(1, 0)
 print("T1 D0 ->", offset, "-> (m, n) =", (offset % 64, offset // 64), "| numpy imported:", "numpy" in sys.modules)
 widgets.IntSlider(value=1, min=0, max=127, description="thread")
 """
+
+
+def test_lite_notebook_runs_on_the_pyodide_kernel_and_installs_layoutlab_first():
+    import nbformat
+
+    chapter = nbformat.read(ROOT / "chapters" / f"{CPU_CHAPTER}.ipynb", as_version=4)
+    lite = layoutlab_lite.lite_notebook(chapter)
+    assert lite.metadata["kernelspec"]["name"] == "python"          # the Pyodide kernel's name
+    code = [c for c in lite.cells if c.cell_type == "code"]
+    assert code[0].source.splitlines()[-1] == "%pip install -q --no-deps layoutlab"
+    # the %pip magic of the Pyodide kernel would take a trailing comment for package names
+    assert all("#" not in line for c in code[:2] for line in c.source.splitlines() if line.startswith("%pip"))
+    assert len(lite.cells) == len(chapter.cells) + 3 and not any(c.get("outputs") for c in code)
+    assert not re.search(r"^\([\w.:-]+\)=", "".join(c.source for c in lite.cells), re.MULTILINE)
+    assert chapter.metadata["kernelspec"]["name"] == "python3"       # the committed notebook is untouched
+
+
+def test_exercises_are_served_as_their_student_version():
+    import nbformat
+
+    source = layoutlab_lite.exercise_for(ROOT / "chapters" / f"{CPU_CHAPTER}.ipynb", ROOT)
+    nb = nbformat.read(source, as_version=4)
+    text = "".join(c.source for c in nb.cells)
+    assert "### BEGIN SOLUTION" in text and "### BEGIN HIDDEN TESTS" in text
+    student = "".join(c.source for c in layoutlab_lite.student_version(nb).cells)
+    assert "BEGIN SOLUTION" not in student and "BEGIN HIDDEN TESTS" not in student
+    assert student.count("raise NotImplementedError()") == text.count("### BEGIN SOLUTION")
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +96,7 @@ def site(tmp_path_factory):
     return book / "_build" / "html"
 
 
+@pytest.mark.browser
 def test_cpu_chapters_launch_the_lite_site(site):
     lite = site / "lite"
     config = json.loads((lite / "jupyter-lite.json").read_text())["jupyter-config-data"]
@@ -123,6 +151,7 @@ def _pyodide_cdn_package(url, lock):
     return url.startswith(layoutlab_lite.PYODIDE_CDN) and url[len(layoutlab_lite.PYODIDE_CDN):] in lock
 
 
+@pytest.mark.browser
 def test_chapter_runs_layoutlab_in_the_browser_offline(site):
     from playwright.sync_api import sync_playwright
 
