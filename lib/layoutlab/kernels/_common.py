@@ -14,6 +14,10 @@ class GemmProblem:
     ``a_major`` is ``"K"`` or ``"M"``, ``b_major`` is ``"K"`` or ``"N"``, ``c_major`` is ``"N"`` or ``"M"``
     (the mode in which consecutive elements are adjacent in memory). ``layout`` is the CuTe/BLAS name
     (``"TN"``, ``"NT"``, ``"NN"``, ``"TT"``) of the A/B pair.
+
+    >>> import numpy as np
+    >>> GemmProblem(512, 384, 256, np.dtype("float16"), "K", "K", "N").layout
+    'TN'
     """
 
     m: int

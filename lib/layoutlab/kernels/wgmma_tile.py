@@ -342,7 +342,13 @@ def _versions():
 
 def check_record(rec, rtol=1e-3):
     """``(checked, problems)`` for a :func:`gpu_check` record: integer inputs exact, normal inputs within
-    ``rtol`` of the largest reference value (fp32 accumulation of K products), no errors, every config run."""
+    ``rtol`` of the largest reference value (fp32 accumulation of K products), no errors, every config run.
+
+    >>> from layoutlab import gpu
+    >>> checked, problems = check_record(gpu.load_result("wgmma_tile_h100"))
+    >>> checked > 0, problems
+    (True, [])
+    """
     problems, checked = [], 0
     seen = {tuple(r["config"]) for r in rec.get("cases", [])}
     for c in GPU_CONFIGS:
