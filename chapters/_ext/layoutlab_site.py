@@ -109,7 +109,8 @@ chapter in JupyterLite</a>{exercise}: Python runs in this browser (Pyodide), not
 code cell to install <code>layoutlab</code> from this site.</p>
 <p>The layout algebra works offline. The pictures need numpy and matplotlib, which exist for Pyodide only on the
 Pyodide CDN: the notebook's second cell fetches them from there (internet needed). Cells that need a GPU or the
-CuTe DSL do not run in the browser.</p>
+CuTe DSL do not run in the browser. A local build must be served over HTTP for this (<code>make serve</code>),
+not opened as a file.</p>
 </div>
 """
 
