@@ -65,9 +65,8 @@ GPU_ONLY = {
     "layoutlab.bench.timeline.main", "layoutlab.bench.tour.live_record",
     # They wrap, check or launch on GPU arrays (CuPy / torch CUDA tensors); a host array is refused
     # (refuse_host_array's example shows the refusal).
-    "layoutlab.kernels._common.DeviceOperand", "layoutlab.kernels._common.device_operand",
-    "layoutlab.kernels._common.GemmLauncher", "layoutlab.kernels._common.gemm_problem",
-    "layoutlab.kernels._common.vector_width", "layoutlab.kernels.hopper.hopper_operands",
+    "layoutlab.kernels._common.device_operand", "layoutlab.kernels._common.GemmLauncher",
+    "layoutlab.kernels.hopper.hopper_operands",
     "layoutlab.kernels.hopper.prepare_gemm_hopper", "layoutlab.kernels.hopper_ws.prepare_gemm_hopper_ws",
     # Called only inside a traced CuTe DSL kernel (@cute.jit / @cute.kernel), where they build DSL values.
     "layoutlab.kernels._common.operand_tensors", "layoutlab.kernels._common.grouped_tile_coord",
@@ -80,13 +79,12 @@ PENDING = {
     "layoutlab.bench.ab_compare": {"extract_commit", "module"},
     "layoutlab.bench.algebra": {"main"},
     "layoutlab.bench.redraw": {"main"},
-    "layoutlab.bench.simt_ampere_sweep": {"ampere_label", "pick"},
+    "layoutlab.bench.simt_ampere_sweep": {"pick"},
     "layoutlab.bench.timeline": {"decode_timeline"},
     "layoutlab.bench.tour": {"compile_tour"},
-    "layoutlab.kernels._common": {"leading_dim"},
     "layoutlab.kernels.ampere": {"GemmAmpere", "gemm_ampere_configured"},
     "layoutlab.kernels.hopper": {"compile_hopper_gemm"},
-    "layoutlab.kernels.hopper_ws": {"HopperWsConfig", "compile_hopper_gemm_ws"},
+    "layoutlab.kernels.hopper_ws": {"compile_hopper_gemm_ws"},
     "layoutlab.kernels.simt_fast": {"SgemmFast"},
     "layoutlab.kernels.simt_simple": {"SgemmSimple"},
     "layoutlab.kernels.tma_copy": {"compile_tma_copy"},

@@ -52,6 +52,14 @@ def gemm_problem(A, B, C=None, dtypes=None):
 
     Raises :class:`LayoutError` naming the operand and the rule when shapes disagree, a dtype is not in
     ``dtypes`` (the kernel's supported input types), or an operand has no contiguous mode.
+
+    >>> import numpy as np
+    >>> def described(x):                     # a numpy buffer stands in for the GPU array on a CPU
+    ...     return DeviceOperand(x, x.shape, x.strides, x.itemsize, x.dtype, x.ctypes.data)
+    >>> a, b = np.zeros((6, 4), np.float16), np.zeros((4, 5), np.float16, order="F")
+    >>> p = gemm_problem(described(a), described(b))
+    >>> (p.m, p.n, p.k), p.layout                 # both K-major: CuTe's TN
+    ((6, 5, 4), 'TN')
     """
     if getattr(A, "ndim", None) != 2 or getattr(B, "ndim", None) != 2:
         raise LayoutError(f"gemm: A and B must be 2-D arrays, got A.ndim={getattr(A, 'ndim', None)}, "
@@ -86,7 +94,14 @@ class DeviceOperand:
     """A 2-D GPU array seen through what a kernel needs: shape, byte strides, dtype and base address.
 
     Built by :func:`device_operand` from a cupy array or a torch tensor (torch is how bfloat16 arrives:
-    numpy has no bfloat16, so it is described with ``ml_dtypes.bfloat16``)."""
+    numpy has no bfloat16, so it is described with ``ml_dtypes.bfloat16``).
+
+    >>> import numpy as np
+    >>> a = np.zeros((6, 4), np.float16)          # a numpy buffer stands in for the GPU array on a CPU
+    >>> op = DeviceOperand(a, a.shape, a.strides, a.itemsize, a.dtype, a.ctypes.data)
+    >>> op.ndim, op.strides
+    (2, (8, 2))
+    """
 
     array: object
     shape: tuple
@@ -158,6 +173,13 @@ def vector_width(operands, max_elems):
     the base address is ``v * itemsize``-byte aligned, the leading dimension is a multiple of ``v`` and
     the contiguous extent is a multiple of ``v`` (so a predicated vector lies wholly inside or wholly
     outside the matrix). Example: fp16 K-major A and B with K = 72 -> 8 (16-byte copies); K = 70 -> 2.
+
+    >>> import numpy as np
+    >>> def described(x):                     # a numpy buffer stands in for the GPU array on a CPU
+    ...     return DeviceOperand(x, x.shape, x.strides, x.itemsize, x.dtype, x.ctypes.data)
+    >>> k72, k70 = np.zeros((64, 72), np.float16), np.zeros((64, 70), np.float16)
+    >>> vector_width([(described(k72), 72, 72)], 8), vector_width([(described(k70), 70, 70)], 8)
+    (8, 2)
     """
     v = max_elems
     while v > 1 and any(op.ptr % (v * op.itemsize) or ld % v or extent % v for op, ld, extent in operands):
@@ -166,7 +188,15 @@ def vector_width(operands, max_elems):
 
 
 def leading_dim(op, contiguous_mode_is_col):
-    """Element stride of the non-contiguous mode (BLAS's leading dimension); 1 for a single row/column."""
+    """Element stride of the non-contiguous mode (BLAS's leading dimension); 1 for a single row/column.
+
+    >>> import numpy as np
+    >>> def described(x):                     # a numpy buffer stands in for the GPU array on a CPU
+    ...     return DeviceOperand(x, x.shape, x.strides, x.itemsize, x.dtype, x.ctypes.data)
+    >>> view = np.zeros((6, 8), np.float16)[:, :4]     # row-major, rows 8 elements apart
+    >>> leading_dim(described(view), contiguous_mode_is_col=True)
+    8
+    """
     s_row, s_col = (s // op.itemsize for s in op.strides)
     return max(1, s_row if contiguous_mode_is_col else s_col)
 
