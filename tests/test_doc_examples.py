@@ -5,9 +5,12 @@ The modules are found by walking the package (``pkgutil.walk_packages``), not fr
 new module is covered the moment it exists. A "public function" is a callable named in the module's
 ``__all__`` (or, without ``__all__``, a callable not starting with ``_``), counted once, in the module that
 defines it. It has an example when its own docstring (for a class: the class's or one of its methods')
-holds a ``>>>`` that runs here. ``GPU_ONLY`` lists, with the reason, the few that cannot have one on a CPU.
+holds a ``>>>`` that runs here. ``GPU_ONLY`` lists, with the reason, those that cannot have one on a CPU
+(their examples run where a GPU is); ``DSL_ONLY`` those whose examples ask the CuTe DSL (run where it is
+installed); ``PENDING`` those still without one, a list that may only shrink.
 
-Run with ``-s`` to see the counts; the totals are also printed in the terminal summary line of this test.
+The counts (examples run, public functions with and without one) are printed in the run's summary. The same
+file checks the operations page ``chapters/api.md``: every function, module and test file it names exists.
 """
 
 from __future__ import annotations
