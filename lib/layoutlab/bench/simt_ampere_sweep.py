@@ -45,6 +45,13 @@ def _simt_tests():
 
 
 def ampere_label(cfg):
+    """The label of a gemm_ampere candidate (tile, warps, stages, min_ctas, variant) in the sweep's JSON.
+
+    >>> ampere_label(((128, 128, 64), (2, 2), 3, 0, "new"))
+    'gemm_ampere 128x128x64 w2x2 s=3 mc=0'
+    >>> ampere_label(((128, 128, 32), (2, 2), 4, 0, "e3354bb"))
+    'gemm_ampere 128x128x32 w2x2 s=4 mc=0 (e3354bb)'
+    """
     (m, n, k), (wm, wn), s, mc, variant = cfg
     return f"gemm_ampere {m}x{n}x{k} w{wm}x{wn} s={s} mc={mc}" + ("" if variant == "new" else f" ({variant})")
 

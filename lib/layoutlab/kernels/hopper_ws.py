@@ -12,10 +12,14 @@ the way the fastest Hopper GEMMs are:
 * **Register reallocation.** ``setmaxnreg`` moves registers from the producer (down to 40 per thread)
   to the consumers (up to 232): 128 x (40 + 2 x 232) = 64512 <= 65536, the register file. A consumer
   holds 128 fp32 accumulators per thread, so the extra headroom is what keeps it from spilling.
-* **Persistence.** The grid is one CTA per SM (a multiple of the cluster size); each CTA walks over
-  output tiles. While the consumers store tile *t*, the producer is already loading tile *t+1*.
-* **L2-friendly order.** Tiles are handed out in groups of ``swizzle`` tile-columns (grouped
-  rasterization), so the CTAs running at one moment share A rows and B columns in L2.
+* **Persistence.** The grid is as many clusters as the GPU holds at once (66 clusters of 2 on the H100);
+  persistent cluster z walks the cluster tiles z, z + Z, z + 2Z, ... (a static schedule of its own: the
+  DSL's ``StaticPersistentTileScheduler`` is deprecated). While the consumers store tile *t*, the
+  producer is already loading tile *t+1*.
+* **L2-friendly order.** Cluster tiles are numbered in groups of ``swizzle`` cluster rows swept column
+  by column (grouped rasterization), so the CTAs running at one moment share A rows and B columns in L2;
+  and every other tile walks K backwards (``serpentine_k``), starting on the k-tiles the previous wave
+  loaded last, which are still in L2.
 * **Clusters + multicast.** With ``cluster_mn=(2, 1)`` two CTAs computing vertically adjacent tiles
   share their B tile: each loads half and the TMA multicasts it into both CTAs' shared memory, halving
   B's L2 -> SM traffic.
@@ -53,7 +57,15 @@ class HopperWsConfig(HopperGemmConfig):
     bits, taken from the A/B ring). ``serpentine_k``: every other tile of a CTA runs its k-tiles last to
     first, so that each wave of tiles starts on the A and B slices the previous wave loaded last (still in
     L2) rather than on the first ones (evicted long ago): fewer DRAM reads, and on a power-capped H100
-    fewer watts spent outside the SMs. Example: ``HopperWsConfig(128, 256, 64, cluster_mn=(2, 1), swizzle=8)``.
+    fewer watts spent outside the SMs.
+
+    >>> cfg = HopperWsConfig(128, 256, 64, cluster_mn=(2, 1), swizzle=8)
+    >>> cfg.consumer_warpgroups, cfg.epi_stages, cfg.serpentine_k, cfg.ab_stage_bytes() // 1024
+    (2, 4, True, 48)
+    >>> HopperWsConfig(epi_stages=3)
+    Traceback (most recent call last):
+    ...
+    layoutlab.errors.LayoutError: HopperWsConfig: epi_stages=3; the 8 epilogue pieces of a 128 x 256 tile must reuse the buffers in order: use a divisor of 8
     """
 
     cluster_mn: tuple = (2, 1)
