@@ -27,8 +27,9 @@ import pytest
 
 import layoutlab
 
-# The number of examples that ran at the end of session 14: a drop means examples were lost silently.
-MIN_EXECUTED_EXAMPLES = 550
+# The number of examples that ran at the end of session 14 on a CPU without the CuTe DSL (606 with it, 7 of
+# them in DSL_ONLY; more on a GPU): a drop means examples were lost silently.
+MIN_EXECUTED_EXAMPLES = 599
 
 # Entry points (``__main__`` modules) run their program when imported (``python -m layoutlab.probe`` runs the
 # GPU probe); their code lives in the package module next to them, whose doctests are collected.
