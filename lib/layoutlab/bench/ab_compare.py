@@ -46,7 +46,14 @@ def _old_dir(old_dir):
 
 def extract_commit(commit, old_dir=None):
     """Write ``lib/layoutlab`` of ``commit`` to ``<old_dir>/<commit>/`` (``git archive``; run it where the
-    history is, before the device call). Returns the package folder."""
+    history is, before the device call). Returns the package folder.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as old:
+    ...     root = extract_commit("HEAD", old)
+    ...     root.relative_to(old).as_posix(), (root / "layout.py").is_file()
+    ('HEAD/lib/layoutlab', True)
+    """
     dest = _old_dir(old_dir) / commit
     dest.mkdir(parents=True, exist_ok=True)
     tar = subprocess.run(["git", "-C", str(REPO), "archive", commit, "lib/layoutlab"], capture_output=True,
@@ -57,7 +64,15 @@ def extract_commit(commit, old_dir=None):
 
 def module(name, commit, old_dir=None):
     """The module defining kernel ``name`` in this tree ("new"), or in ``commit``'s package extracted by
-    :func:`extract_commit` (imported as ``layoutlab_<commit>``)."""
+    :func:`extract_commit` (imported as ``layoutlab_<commit>``).
+
+    >>> module("sgemm_fast", "new").__name__, module("gemm_hopper_ws", "new").__name__
+    ('layoutlab.kernels.simt_fast', 'layoutlab.kernels.hopper_ws')
+    >>> module("sgemm_fast", "0000000", "/nonexistent")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no extracted package at /nonexistent/0000000/lib/layoutlab: run `python -m layoutlab.bench.ab_compare --extract 0000000` where the git history is
+    """
     if commit == "new":
         from layoutlab.kernels import kernel_module
         return kernel_module(name)

@@ -101,6 +101,24 @@ def time_all(out):
 
 
 def pick(time_json, check_jsons):
+    """Print which gemm_ampere candidate of :data:`AMPERE` to make the default: the fastest (highest
+    ratio to cuBLAS in ``time_json``) among those that passed every check in ``check_jsons``, adopted
+    only if it is a "new" variant more than 3 % faster than the current default.
+
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> tmp = tempfile.TemporaryDirectory(); d = Path(tmp.name)
+    >>> default, old = ampere_label(AMPERE[0]), ampere_label(AMPERE[3])      # made-up ratios below
+    >>> _ = (d / "time.json").write_text(json.dumps([{"label": default, "ratio": 0.5},
+    ...                                              {"label": old, "ratio": 0.6}]))
+    >>> _ = (d / "check.json").write_text(json.dumps({default: {"ok": True}, old: {"ok": False}}))
+    >>> pick(d / "time.json", [d / "check.json"])          # the faster one failed its check
+    pick: default kept (gemm_ampere 128x128x64 w2x2 s=3 mc=0: 0.500; best gemm_ampere 128x128x64 w2x2 s=3 mc=0: 0.500)
+    >>> _ = (d / "check.json").write_text(json.dumps({default: {"ok": True}, old: {"ok": True}}))
+    >>> pick(d / "time.json", [d / "check.json"])
+    pick: an older kernel (e3354bb) was fastest; DEFAULT_CONFIG unchanged
+    >>> tmp.cleanup()
+    """
     rows = {r["label"]: r for r in json.loads(Path(time_json).read_text()) if "ratio" in r}
     ok = {}
     for path in check_jsons:

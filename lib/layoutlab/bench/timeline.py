@@ -113,7 +113,27 @@ def decode_timeline(raw, kernel_name, config, k):
     flattened or not; unwritten slots hold -1) as ``(events, clock)``: ``events`` a list of dicts with
     ``cta, role, warp, event, tile, k_tile, stage, tile_mn, cycles, t_ns`` (t = 0 at the earliest event),
     sorted by time; ``clock`` says which timer gave ``t_ns``. Refuses (LayoutError) a buffer of the wrong
-    size and a written slot whose stored description disagrees with its place (a lost or raced write)."""
+    size and a written slot whose stored description disagrees with its place (a lost or raced write).
+
+    A made-up buffer for K = 64 (one k-tile): CTA 0's producer waited for a free stage, then issued the
+    load; consumer 0 saw it arrive 500 ns after the wait began (columns: :data:`TIMELINE_COLUMNS`).
+
+    >>> cfg = timeline_config("gemm_hopper")
+    >>> raw = np.full(timeline_buffer_shape("gemm_hopper", cfg, 64), -1)
+    >>> raw[0, 0, 0, 0] = (1000, 7000, 0, 0, 0, 0, 0, 0)     # producer slot 0: empty_wait of k-tile 0
+    >>> raw[0, 0, 0, 1] = (1040, 7060, 1, 0, 0, 0, 0, 0)     # producer slot 1: load_issue
+    >>> raw[0, 1, 0, 1] = (1500, 7750, 3, 0, 0, 0, 0, 0)     # consumer 0, slot 1: load_arrive
+    >>> events, clock = decode_timeline(raw, "gemm_hopper", cfg, 64)
+    >>> [(e["role"], e["event"], float(e["t_ns"]), e["cycles"]) for e in events]
+    [('producer', 'empty_wait', 0.0, 0), ('producer', 'load_issue', 40.0, 60), ('consumer 0', 'load_arrive', 500.0, 750)]
+    >>> clock["source"]
+    'globaltimer'
+    >>> raw[0, 1, 0, 1, 2] = 4                               # mma_start stored where load_arrive belongs
+    >>> decode_timeline(raw, "gemm_hopper", cfg, 64)
+    Traceback (most recent call last):
+    ...
+    layoutlab.errors.LayoutError: decode_timeline: slot 1 of CTA 0, role consumer 0, tile 0 holds event code 4 (tile 0, k-tile 0) where load_arrive of k-tile 0 belongs: the buffer is corrupt
+    """
     _kernel_name(kernel_name)
     shape = timeline_buffer_shape(kernel_name, config, k)
     raw = np.asarray(raw, dtype=np.int64)
