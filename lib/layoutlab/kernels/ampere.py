@@ -61,7 +61,14 @@ __all__ = ["gemm_ampere", "GemmAmpere", "gemm_ampere_configured", "DEFAULT_CONFI
 class GemmAmpere:
     """Compile-time configuration: dtype, majorness of A/B/C, tile (bM, bN, bK), warps (wm, wn), stages,
     the global-copy vector width ``vec`` (elements; 8 = 16-byte cp.async) and ``even`` (M, N, K are
-    multiples of the tile, so nothing needs a bounds test)."""
+    multiples of the tile, so nothing needs a bounds test).
+
+    >>> k = GemmAmpere(cutlass.Float16, "K", "N", "N", tile=(128, 128, 64), warps=(2, 2), stages=3)
+    >>> k.threads, k.smem_bytes()           # 4 warps; 3 stages of (128 + 128) x 64 fp16 + 2 KiB
+    (128, 100352)
+    >>> k.ldmatrix_selection("A").name, k.ldmatrix_selection("B").name     # A K-major, B N-major
+    ('SM75_U32x4_LDSM_N', 'SM75_U16x8_LDSM_T')
+    """
 
     def __init__(self, dtype, a_major, b_major, c_major, vec=8, tile=(128, 128, 32), warps=(2, 2),
                  stages=4, min_ctas=0, even=False):
@@ -298,7 +305,20 @@ class GemmAmpere:
 
 
 def gemm_ampere_configured(tile=(128, 128, 32), warps=(2, 2), stages=4, min_ctas=0):
-    """A launcher for :class:`GemmAmpere` with a given tile/warps/stages (for tuning and the bench)."""
+    """A launcher for :class:`GemmAmpere` with a given tile/warps/stages (for tuning and the bench).
+
+    >>> import numpy as np
+    >>> from layoutlab.kernels._common import GemmProblem
+    >>> launcher = gemm_ampere_configured(tile=(128, 128, 64), warps=(2, 2), stages=3)
+    >>> launcher.name, launcher.layouts, launcher.max_vec
+    ('gemm_ampere', ('TN', 'NT', 'NN', 'TT'), 8)
+    >>> problems = [GemmProblem(m, m, m, np.dtype("float16"), "K", "K", "N") for m in (8192, 4000)]
+    >>> [launcher.is_even(p) for p in problems]       # 8192 is a multiple of the tile: no bounds tests
+    [True, False]
+    >>> kernel = launcher.build(problems[0], 8, True)
+    >>> (kernel.bM, kernel.bN, kernel.bK), kernel.stages, kernel.even
+    ((128, 128, 64), 3, True)
+    """
     return GemmLauncher(
         "gemm_ampere", dtypes=("float16", "bfloat16"), layouts=("TN", "NT", "NN", "TT"), max_vec=8,
         tile=tile, build=lambda p, vec, even: GemmAmpere(cutlass_dtype(p.dtype), p.a_major, p.b_major,

@@ -586,7 +586,17 @@ def compile_hopper_gemm(dtype_name="bfloat16", a_major="K", b_major="K", c_major
     ``f(..., stream, timeline)``, the flat int64 event buffer). ``operands`` (runtime CuTe tensors, plus the
     timeline buffer with ``config.timeline``) replace the fake ones when given: the GPU path compiles
     against the very tensor types it will pass. The config, timeline option included, is part of the
-    cache key."""
+    cache key.
+
+    >>> f = compile_hopper_gemm("bfloat16", "K", "K", "N")       # bf16 TN, the default 128 x 256 x 64 tile
+    >>> f is compile_hopper_gemm()                               # cached; these are the defaults
+    True
+    >>> [("HopperGemm_object" in name, "bf16" in name) for name in f.kernel_info]   # one GPU kernel
+    [(True, True)]
+
+    (The PTX is kept only when ``CUTE_DSL_KEEP=ptx`` is set before the DSL is imported:
+    tests/test_kernels_hopper.py compiles in a subprocess and checks its wgmma and TMA instructions.)
+    """
     kernel_factory = kernel_factory or make_hopper_gemm_class
     key = (kernel_factory.__name__, dtype_name, a_major, b_major, c_major, config, with_beta)
     if key not in _CACHE:

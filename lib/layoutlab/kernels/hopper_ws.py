@@ -340,7 +340,14 @@ def make_hopper_ws_class():
 def compile_hopper_gemm_ws(dtype_name="bfloat16", a_major="K", b_major="K", c_major="N", *,
                            config=HopperWsConfig(), with_beta=False, operands=None):
     """Compile (and cache) the warp-specialized kernel; see
-    :func:`~layoutlab.kernels.hopper.compile_hopper_gemm`."""
+    :func:`~layoutlab.kernels.hopper.compile_hopper_gemm`.
+
+    >>> f = compile_hopper_gemm_ws("bfloat16", "K", "K", "N")
+    >>> f is compile_hopper_gemm_ws()
+    True
+    >>> [("HopperGemmWs_object" in name, "bf16" in name) for name in f.kernel_info]
+    [(True, True)]
+    """
     return compile_hopper_gemm(dtype_name, a_major, b_major, c_major, config=config, with_beta=with_beta,
                                kernel_factory=make_hopper_ws_class, operands=operands)
 

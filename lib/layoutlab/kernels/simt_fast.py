@@ -59,7 +59,14 @@ class SgemmFast:
     pipeline depth ``stages``, k-tile depth ``bK`` (8 or 16), ``min_ctas`` (CTAs per SM that ptxas must
     leave registers for; 0 = no bound, the default: ptxas already lands at <= 128 registers = 2 CTAs per
     SM in NT and TN with C row-major, and the bound min_ctas = 2 made NT 14 % slower on the H100).
-    Tile 128x128, 256 threads."""
+    Tile 128x128, 256 threads.
+
+    >>> tn, nt = SgemmFast("K", "K", "N"), SgemmFast("M", "N", "N")
+    >>> (tn.staged_a, tn.staged_b), (nt.staged_a, nt.staged_b)   # K-major goes through registers
+    ((True, True), (False, False))
+    >>> tn.smem_bytes()                  # 2 x (128 + 4) x bK 16 x 3 stages x 4 bytes + 256
+    50944
+    """
 
     bM, bN = 128, 128
     threads = 256

@@ -50,6 +50,10 @@ class SgemmSimple:
 
     ``a_major`` is ``"M"``/``"K"``, ``b_major`` is ``"N"``/``"K"``, ``c_major`` is ``"M"``/``"N"``.
     Inside the kernel B is viewed as an (N, K) tensor, as CuTe does, so both operands are tiled alike.
+
+    >>> k = SgemmSimple("M", "N", "N")                   # NT: A M-major, B N-major, C row-major
+    >>> (k.bM, k.bN, k.bK), k.threads, k.smem_bytes()    # two padded (128 + 4) x 8 fp32 tiles + 64 bytes
+    ((128, 128, 8), 256, 8512)
     """
 
     bM, bN, bK = 128, 128, 8

@@ -231,7 +231,17 @@ def _fake_args(case):
 
 
 def compile_tma_copy(case, args=None):
-    """Compile (and cache) the kernel for one case; on a CPU with ``CUTE_DSL_ARCH=sm_90a`` too."""
+    """Compile (and cache) the kernel for one case; on a CPU with ``CUTE_DSL_ARCH=sm_90a`` too.
+
+    >>> from layoutlab.probe.tma import CASES
+    >>> CASES[0]["name"], CASES[0]["dtype"]
+    ('K-major f16, no swizzle (K_INTER): 16-byte-wide boxes', 'f16')
+    >>> f = compile_tma_copy(CASES[0])
+    >>> f is compile_tma_copy(dict(CASES[0], name="another name"))    # the name is not part of the key
+    True
+    >>> [("TmaCopy_object" in name, "f16" in name) for name in f.kernel_info]
+    [(True, True)]
+    """
     import cutlass.cute as cute
     key = _key(case)
     if key not in _CACHE:

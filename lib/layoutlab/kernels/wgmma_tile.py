@@ -170,7 +170,15 @@ def _fake_operands(cfg):
 def compile_wgmma_tile(cfg: WgmmaTileConfig = None, operands=None):
     """Compile (cached) for one config; on a CPU with ``CUTE_DSL_ARCH=sm_90a`` against fake tensors.
 
-    Returns the DSL's compiled callable ``f(a (64,K), b (N,K), c (64,N) fp32, stream)``."""
+    Returns the DSL's compiled callable ``f(a (64,K), b (N,K), c (64,N) fp32, stream)``.
+
+    >>> cfg = WgmmaTileConfig("float16", 8, 16, "K_INTER", "K_INTER")      # the smallest: one m64n8k16
+    >>> f = compile_wgmma_tile(cfg)
+    >>> f is compile_wgmma_tile(WgmmaTileConfig("float16", 8, 16, "K_INTER", "K_INTER"))
+    True
+    >>> [("WgmmaTile_object" in name, "f16" in name) for name in f.kernel_info]
+    [(True, True)]
+    """
     import cutlass.cute as cute
     from cutlass.cute.runtime import make_fake_stream
     cfg = cfg or WgmmaTileConfig()
@@ -238,6 +246,18 @@ def descriptor_constants(ptx: str):
     address, i.e. the descriptor of a buffer at shared address 0. The definitions of the two descriptor
     registers of each ``wgmma.mma_async`` are followed back to that constant (0 where only the address
     remains), in program order.
+
+    A hand-written PTX excerpt: A's descriptor is ``(addr >> 4) & 0x3FFF`` or'ed with a constant (128-byte
+    swizzle, stride 1024 bytes, leading 16 bytes); B's is the address alone.
+
+    >>> ptx = "\\n".join([
+    ...     "shr.u64 %rd2, %rd1, 4;",
+    ...     "and.b64 %rd3, %rd2, 16383;",
+    ...     "or.b64 %rd4, %rd3, 4611686293305360384;",
+    ...     "mov.b64 %rd5, %rd3;",
+    ...     "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd4, %rd5, p, 1, 1, 0, 0;"])
+    >>> [(shape, hex(a), hex(b)) for shape, a, b in descriptor_constants(ptx)]
+    [('m64n8k16', '0x4000004000010000', '0x0')]
     """
     defs = {m.group(2): (m.group(1), [a.strip() for a in m.group(3).split(",")]) for m in _INSTR.finditer(ptx)}
 
@@ -388,7 +408,14 @@ if __name__ == "__main__":
 def compile_report(cfg: WgmmaTileConfig = None, timeout=600):
     """Compile ``cfg`` for sm_90a in a fresh process (the DSL reads ``CUTE_DSL_ARCH``/``KEEP`` when imported;
     a native crash cannot take the caller down) and return ``{"ptx": str, "descriptors": [...]}`` with
-    :func:`descriptor_constants` of the kept PTX. Works on a CPU."""
+    :func:`descriptor_constants` of the kept PTX. Works on a CPU.
+
+    >>> rep = compile_report(WgmmaTileConfig("float16", 8, 16, "K_INTER", "K_INTER"))   # a few seconds
+    >>> "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16" in rep["ptx"]
+    True
+    >>> [shape for shape, a_desc, b_desc in rep["descriptors"]]
+    ['m64n8k16']
+    """
     import json
     import os
     import subprocess
