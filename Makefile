@@ -37,7 +37,7 @@ test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup --nbmake -m "not gpu" tests chapters exercises/source
 
 gpu-test: $(STAMP)
-	CUTE_DSL_ARCH= $(PY) -m pytest -n 2 --nbmake -m "gpu or gpu_cells" tests chapters
+	env -u CUTE_DSL_ARCH $(PY) -m pytest -n 2 --nbmake -m "gpu or gpu_cells" tests chapters
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab

@@ -147,3 +147,24 @@ class _DeviceLike:
 
 def _cpu_or_device(_):
     return _DeviceLike()
+
+
+def test_an_empty_dsl_arch_is_refused_with_what_to_do():
+    """CUTE_DSL_ARCH="" made the DSL compile for arch '' (KeyError: '' on the H100, via `make gpu-test`)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, CUTE_DSL_ARCH="")
+    run = subprocess.run([sys.executable, "-c", "import layoutlab.kernels"], env=env, capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "LayoutError" in run.stderr and "CUTE_DSL_ARCH is set but empty" in run.stderr and "sm_90a" in run.stderr
+    env["CUTE_DSL_ARCH"] = "sm_90a"
+    assert subprocess.run([sys.executable, "-c", "import layoutlab.kernels"], env=env).returncode == 0
+
+
+def test_make_gpu_test_leaves_the_arch_to_the_dsl():
+    """`make gpu-test` must unset CUTE_DSL_ARCH (which the Makefile exports for the CPU targets), not empty it."""
+    from pathlib import Path
+    recipe = Path(__file__).resolve().parents[1].joinpath("Makefile").read_text().split("gpu-test:", 1)[1]
+    recipe = recipe.split("\n\n", 1)[0]
+    assert "env -u CUTE_DSL_ARCH" in recipe and "CUTE_DSL_ARCH= " not in recipe

@@ -37,8 +37,15 @@ without the DSL or a GPU.
 """
 
 import importlib
+import os
 
 from ..errors import LayoutError
+
+# The DSL takes CUTE_DSL_ARCH="" literally (it compiles for arch "" and dies with KeyError: ''); say so first.
+if os.environ.get("CUTE_DSL_ARCH") == "":
+    raise LayoutError("layoutlab.kernels: CUTE_DSL_ARCH is set but empty, and the CuTe DSL would compile for an "
+                      "architecture named '' (KeyError: ''). Unset it (env -u CUTE_DSL_ARCH ...) so the DSL detects "
+                      "the GPU, or name the target, e.g. CUTE_DSL_ARCH=sm_90a or sm_80.")
 
 #: kernel name -> the module (in this package) that defines it
 KERNEL_MODULES = {

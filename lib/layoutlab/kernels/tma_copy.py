@@ -161,7 +161,7 @@ def _make_class():
         @cute.kernel
         def kernel(self, tma: cute.CopyAtom, mA: cute.Tensor, out: cute.Tensor, sl: cute.ComposedLayout):
             tidx, _, _ = cute.arch.thread_idx()
-            storage = cutlass.utils.SmemAllocator().allocate(self.storage)
+            storage = cutlass.memory.SmemAllocator().allocate(self.storage)
             bar = storage.bar.data_ptr()
             raw = storage.buf.data_ptr()
             words = cute.make_tensor(cute.recast_ptr(raw, dtype=cutlass.Uint32),
