@@ -1,10 +1,9 @@
 """Chapter 6 (ldmatrix): every hand-written answer of its "check yourself" block and the numbers its prose
 states, re-derived with the library."""
 
-import json
 from pathlib import Path
 
-from layoutlab import ComposedLayout, Swizzle, make_copy_atom, make_layout, nvgpu
+from layoutlab import ComposedLayout, Swizzle, gpu, make_copy_atom, make_layout, nvgpu
 from layoutlab.banks import ldmatrix_bank_conflicts, ldmatrix_row_addresses
 from layoutlab.ldmatrix import ldmatrix_address_lane, ldmatrix_owner, select_ldmatrix
 from layoutlab.tiled import make_tiled_copy_A, make_tiled_mma
@@ -59,6 +58,6 @@ def test_ch6_prose_numbers():
 
 
 def test_ch6_recorded_probe_lane5():
-    rec = json.loads((ROOT / "results" / "atoms_probe_h100.json").read_text())
+    rec = gpu.load_result("atoms_probe_h100")
     got = rec["ldsm_stsm"]["ldmatrix_x4_t"]["lane_value_to_offset"][5]
     assert [ldmatrix_owner(LD(True, 4), o // 64, (o % 64) // 8, o % 8) for o in got] == [(5, v) for v in range(8)]

@@ -28,14 +28,14 @@ The shared-memory operands use the PTX ISA's no-swizzle canonical layouts; each 
 descriptor's LBO and SBO fields exchanged (where that stays inside the buffers): on the H100 only the
 documented reading reproduces A*B, for K-major and MN-major alike.
 
-Recorded on an H100 (``results/atoms_probe_h100.json``): 424 checks -- 8 mma.sync atoms, 12 ldmatrix /
+Recorded on an H100 (``results/atoms_probe_h100.json.gz``): 424 checks -- 8 mma.sync atoms, 12 ldmatrix /
 stmatrix forms, wgmma m64nNk16 for all 32 N in 4 majorness pairs (+ bf16 at N = 64, 256) and with A from
 registers -- and no mismatch.
 
 Kernels are CUDA C++ with inline PTX, built for ``sm_90a`` by ``nvcc`` and launched with CuPy
 (``LAYOUTLAB_PROBE_BUILD=dir`` keeps and reuses the cubins). :func:`run` returns one JSON-able record;
 ``python -m layoutlab.probe OUT.json`` writes it. :func:`compare` checks a record (live, or the one stored in
-``results/atoms_probe_h100.json``) against the atoms' TV layouts; CI runs that on the recording.
+``results/atoms_probe_h100.json.gz``) against the atoms' TV layouts; CI runs that on the recording.
 
 Example (on an H100, about 10 s)::
 
