@@ -143,7 +143,7 @@ def test_compare_catches_a_wrong_byte():
 
 
 @pytest.mark.skipif(not RECORD.exists(), reason="no recording results/tma_probe_h100.json yet "
-                                                "(bash results/tma_gpu_run.sh on an H100)")
+                                                "(bash bench/tma_gpu_run.sh on an H100)")
 def test_recorded_probe_matches_the_model():
     rec = json.loads(RECORD.read_text())
     assert {"gpu", "date", "versions"} <= set(rec) and "H100" in rec["gpu"]

@@ -81,7 +81,7 @@ def test_compare_flags_a_broken_claim(all_cases):
 
 def test_recorded_h100_probe():
     if not RECORD.exists():
-        pytest.skip("no H100 recording yet (results/gmma_gpu_run.sh writes it)")
+        pytest.skip("no H100 recording yet (bench/gmma_gpu_run.sh writes it)")
     rec = json.loads(RECORD.read_text())
     assert {"gpu", "date", "versions"} <= rec.keys()
     res = probe.compare(rec)

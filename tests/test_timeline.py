@@ -488,7 +488,7 @@ def test_gantt_refuses_bad_selections():
 
 
 # ---------------------------------------------------------------------------------------------------
-# CI: the recorded H100 run (results/gemm_timeline_h100.json, written by results/gemm_timeline_gpu_run.sh)
+# CI: the recorded H100 run (results/gemm_timeline_h100.json, written by bench/gemm_timeline_gpu_run.sh)
 # ---------------------------------------------------------------------------------------------------
 
 def _recorded():
@@ -496,7 +496,7 @@ def _recorded():
     try:
         return gpu.load_result("gemm_timeline_h100")
     except FileNotFoundError:
-        pytest.skip("no H100 recording yet: run `bash results/gemm_timeline_gpu_run.sh` on an H100 "
+        pytest.skip("no H100 recording yet: run `bash bench/gemm_timeline_gpu_run.sh` on an H100 "
                     "(it writes results/gemm_timeline_h100.json)")
 
 
