@@ -52,6 +52,9 @@ class ScaledBasis:
     def __neg__(self):
         return ScaledBasis(-self.value, self.mode)
 
+    def __abs__(self):
+        return ScaledBasis(abs(self.value), self.mode)
+
     def __eq__(self, other):
         if isinstance(other, ScaledBasis):
             return self.value == other.value and self.mode == other.mode
@@ -100,40 +103,31 @@ def read_tuple(text: str, what: str = "tuple"):
     >>> read_tuple("((4,8),(1@0@1,3))")
     ((4, 8), (1@0@1, 3))
     """
-    tokens, pos = _TOKEN.findall(text), 0
 
     def fail(why):
         raise LayoutError(f"parse_layout: {why} in {what} {text!r}; use CuTe notation like ((4,8),2):((1,4),32)")
 
+    tokens = _TOKEN.findall(text)
     for t in tokens:
         if t not in "()," and not t.lstrip("-")[:1].isdigit():
             fail(f"unexpected character {t!r}")
-
-    def parse():
-        nonlocal pos
-        if pos >= len(tokens):
-            fail("missing ')'" if tokens else "empty input")
-        t = tokens[pos]
-        pos += 1
+    stack, prev = [[]], None  # stack: the items of each open tuple, the outermost (the result) first
+    for t in tokens:
+        if prev in (None, "(", ","):  # a value is expected
+            if t in "),":
+                fail("empty tuple '()'" if prev == "(" and t == ")" else f"unexpected {t!r}")
+        elif len(stack) == 1:
+            fail("trailing text")
+        elif t not in "),":
+            fail(f"expected ',' or ')' at {t!r}")
         if t == "(":
-            if pos < len(tokens) and tokens[pos] == ")":
-                fail("empty tuple '()'")
-            items = [parse()]
-            while pos < len(tokens) and tokens[pos] == ",":
-                pos += 1
-                items.append(parse())
-            if pos >= len(tokens):
-                fail("missing ')'")
-            if tokens[pos] != ")":
-                fail(f"expected ',' or ')' at {tokens[pos]!r}")
-            pos += 1
-            return tuple(items)
-        if t in "),":
-            fail(f"unexpected {t!r}")
-        v, *printed = t.split("@")  # printed innermost first: 1@0@1 is the path [1, 0]
-        return ScaledBasis(int(v), [int(m) for m in reversed(printed)]) if printed else int(v)
-
-    value = parse()
-    if pos != len(tokens):
-        fail("trailing text")
-    return value
+            stack.append([])
+        elif t == ")":
+            stack[-2].append(tuple(stack.pop()))
+        elif t != ",":
+            v, *printed = t.split("@")  # printed innermost first: 1@0@1 is the path [1, 0]
+            stack[-1].append(ScaledBasis(int(v), [int(m) for m in reversed(printed)]) if printed else int(v))
+        prev = t
+    if len(stack) > 1 or not tokens:
+        fail("missing ')'" if tokens else "empty input")
+    return stack[0][0]

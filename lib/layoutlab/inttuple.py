@@ -1,18 +1,16 @@
 """IntTuples: integers and (nested) tuples of integers, the shapes, strides and coordinates of CuTe.
 
-An *IntTuple* is either a Python ``int`` or a ``tuple`` of IntTuples, e.g. ``((4,8,4),(2,2,8))``.
-Every function here is small, pure and named after its CuTe counterpart, so that
-``layoutlab.size((4,(2,3)))`` means exactly what ``cute.size((4,(2,3)))`` means.
-
-Strides may also contain :class:`ScaledBasis` elements (``1@0``, ``2@1``...), the unit vectors
-``E<i>`` of CuTe's identity ("coordinate") layouts.  They appear only where the text says so.
-The walks over nested tuples are the tree helpers at the end of this module (:func:`leaves`,
-:func:`zip_leaves`, :func:`transform_leaf`, :func:`zip_profile`, :func:`format_tree`).
+Every function is small, pure and named after its CuTe counterpart: ``layoutlab.size((4,(2,3)))`` means what
+``cute.size((4,(2,3)))`` means.  Strides may also hold :class:`ScaledBasis` leaves (``1@0``: the ``E<i>`` of
+CuTe's identity layouts).  The walks over nested tuples are the tree helpers at the end of this module.
 """
 
 from __future__ import annotations
 
 from functools import reduce
+from itertools import accumulate, zip_longest
+from math import prod
+from operator import mul
 
 from .basis import E, ScaledBasis
 from .errors import LayoutError
@@ -21,11 +19,9 @@ __all__ = [
     "ScaledBasis", "E", "is_int", "is_tuple", "as_int_tuple", "product", "product_each", "size", "rank",
     "depth", "flatten", "unflatten", "congruent", "compatible", "weakly_congruent", "evenly_divides",
     "prefix_product", "suffix_product", "shape_div", "ceil_div", "crd2idx", "idx2crd", "crd2crd", "elem_scale",
-    "inner_product", "signum", "repeat_like", "zip_tuples", "format_int_tuple"
+    "inner_product", "signum", "repeat_like", "zip_tuples", "format_int_tuple", "leaves", "leaf_paths",
+    "zip_leaves", "transform_leaf", "zip_profile", "none_to_zero", "format_tree"
 ]
-
-
-# --------------------------------------------------------------------------- predicates
 
 
 def is_int(x) -> bool:
@@ -60,14 +56,10 @@ def as_int_tuple(x, what: str = "IntTuple", op: str = "as_int_tuple", allow_basi
             return e
         if is_int(e):
             return int(e)
-        raise LayoutError(
-            f"{op}: {what} {format_tree(x)} is not an IntTuple; expected an int or a (nested) tuple of ints, e.g. (4,(2,3))"
-        )
+        raise LayoutError(f"{op}: {what} {format_tree(x)} is not an IntTuple; expected an int"
+                          f"{', a ScaledBasis' if allow_basis else ''} or a (nested) tuple of them, e.g. (4,(2,3))")
 
     return transform_leaf(x, check)
-
-
-# --------------------------------------------------------------------------- reductions
 
 
 def product(a):
@@ -76,7 +68,7 @@ def product(a):
     >>> product((4,(2,3))), product(())
     (24, 1)
     """
-    return reduce(lambda x, y: x * y, leaves(a), 1)
+    return prod(leaves(a))
 
 
 def product_each(a):
@@ -85,33 +77,32 @@ def product_each(a):
     >>> product_each((4,(2,3)))
     (4, 6)
     """
-    return tuple(product(e) for e in a) if is_tuple(a) else a
+    return tuple(map(product, a)) if is_tuple(a) else a
 
 
-def _shape_of(a):
-    """The shape of a Layout-like argument (what ``cute.size(layout)`` measures), or ``a`` itself."""
-    return a.shape if hasattr(a, "shape") and hasattr(a, "stride") and not is_tuple(a) else a
+def _layout_like(a) -> bool:
+    return hasattr(a, "shape") and hasattr(a, "stride") and not is_tuple(a)
 
 
 def _sub(a, mode, op):
-    """``a`` down the path ``mode`` (an int or a list of ints), with a clear error for a mode that does not exist."""
-    for m in [mode] if is_int(mode) else mode:
-        if not is_tuple(a) or not (0 <= m < len(a)):
-            raise LayoutError(f"{op}: mode {list([mode] if is_int(mode) else mode)} does not exist in "
-                              f"{format_tree(a)}; valid modes are 0..{rank(a) - 1}")
+    """The shape ``a`` (or a Layout's shape, what ``cute.size(layout)`` measures) down the path ``mode`` (an int or
+    a list of ints), with a clear error for a mode that does not exist."""
+    a, path = a.shape if _layout_like(a) else a, [mode] if is_int(mode) else list(mode)
+    for m in path:
+        if not is_tuple(a) or not 0 <= m < len(a):
+            raise LayoutError(f"{op}: mode {path} does not exist in {format_tree(a)}; valid modes are 0..{rank(a) - 1}")
         a = a[m]
     return a
 
 
 def size(a, mode=()):
-    """Number of elements: the product of a shape (or of a Layout's shape), as ``cute.size``.
-
-    ``mode`` selects a sub-mode first, as ``cute.size(x, mode=[i, j])`` does.
+    """Number of elements: the product of a shape (or of a Layout's shape), as ``cute.size``; ``mode`` selects a
+    sub-mode first, as ``cute.size(x, mode=[i, j])`` does.
 
     >>> size(((4,8),6)), size(((4,8),6), mode=[0])
     (192, 32)
     """
-    return product(_sub(_shape_of(a), mode, "size"))
+    return product(_sub(a, mode, "size"))
 
 
 def rank(a, mode=()) -> int:
@@ -120,7 +111,7 @@ def rank(a, mode=()) -> int:
     >>> rank((4,(2,3))), rank(7), rank(())
     (2, 1, 0)
     """
-    a = _sub(_shape_of(a), mode, "rank")
+    a = _sub(a, mode, "rank")
     return len(a) if is_tuple(a) else 1
 
 
@@ -130,8 +121,8 @@ def depth(a, mode=()) -> int:
     >>> depth(7), depth((4,6)), depth((4,(2,3)))
     (0, 1, 2)
     """
-    a = _sub(_shape_of(a), mode, "depth")
-    return 1 + max((depth(e) for e in a), default=0) if is_tuple(a) else 0
+    a = _sub(a, mode, "depth")
+    return 1 + max(map(depth, a), default=0) if is_tuple(a) else 0
 
 
 def flatten(a):
@@ -140,7 +131,7 @@ def flatten(a):
     >>> flatten((4,(2,(3,5)))), flatten(7)
     ((4, 2, 3, 5), 7)
     """
-    if hasattr(a, "shape") and hasattr(a, "stride") and not is_tuple(a):
+    if _layout_like(a):
         return a.flatten()
     return leaves(a) if is_tuple(a) else a
 
@@ -159,16 +150,13 @@ def unflatten(flat, profile):
     return transform_leaf(profile, lambda _: next(it))
 
 
-# --------------------------------------------------------------------------- shape relations
-
-
 def congruent(a, b) -> bool:
     """Same nesting structure (profile).
 
     >>> congruent((4,(2,3)), (1,(5,7))), congruent((4,6), (4,(2,3)))
     (True, False)
     """
-    return repeat_like(a, 0) == repeat_like(b, 0)  # the same profile
+    return repeat_like(a, 0) == repeat_like(b, 0)
 
 
 def weakly_congruent(a, b) -> bool:
@@ -185,10 +173,8 @@ def weakly_congruent(a, b) -> bool:
 
 
 def compatible(a, b) -> bool:
-    """Shape ``a`` is compatible with shape ``b``: sizes agree and every coordinate of ``a`` is one of ``b``.
-
-    That is, ``a`` is weakly congruent to ``b`` and each integer of ``a`` is the size of the sub-tuple of
-    ``b`` it stands for.
+    """Shape ``a`` is compatible with shape ``b``: sizes agree and every coordinate of ``a`` is one of ``b``
+    (``a`` is weakly congruent to ``b`` and each integer of ``a`` is the size of the sub-tuple it stands for).
 
     >>> compatible(24, (4,6)), compatible((4,6), (4,(2,3))), compatible((4,6), (6,4))
     (True, True, False)
@@ -200,26 +186,22 @@ def compatible(a, b) -> bool:
 
 
 def evenly_divides(shape, tiler) -> bool:
-    """True when the tiler divides ``shape`` without remainder, mode by mode (CuTe's ``evenly_divides``).
+    """True when the tiler divides ``shape`` without remainder, mode by mode (CuTe C++'s ``evenly_divides``; the
+    DSL 4.8.1 has none).
 
-    An integer tile ``t`` divides a shape ``s`` when ``size(s) == t * size(ceil_div(s, t))`` with CuTe's
-    mode-by-mode ``ceil_div`` (the tile is consumed left to right); a tuple tiler tests each of its modes
-    against the shape's mode (a tiler of more modes than the shape never divides it).  When it holds,
-    ``logical_divide(make_layout(shape), tiler)`` has exactly ``size(shape)`` elements.  (CuTe C++;
-    the DSL 4.8.1 has no ``evenly_divides``.)
+    An integer tile ``t`` divides ``s`` when ``size(s) == t * size(ceil_div(s, t))`` with CuTe's mode-by-mode
+    ``ceil_div``; a tuple tiler tests each of its modes against the shape's (more modes than the shape never
+    divide).  Then ``logical_divide(make_layout(shape), tiler)`` has exactly ``size(shape)`` elements.
 
     >>> evenly_divides((4,6), 8), evenly_divides((4,6), 3), evenly_divides((4,6), (2,3)), evenly_divides(12, 8)
     (True, False, True, False)
     """
     if is_tuple(tiler):
         modes = shape if is_tuple(shape) else (shape,)
-        return len(tiler) <= len(modes) and all(evenly_divides(s, t) for s, t in zip(modes, tiler))
+        return len(tiler) <= len(modes) and all(map(evenly_divides, modes, tiler))
     if not is_int(tiler) or tiler <= 0:
         raise LayoutError(f"evenly_divides: tile {tiler!r} is not a positive integer; give tile sizes, e.g. (8,4)")
     return product(shape) == tiler * product(_ceil_div_modes(shape, tiler))
-
-
-# --------------------------------------------------------------------------- arithmetic
 
 
 def signum(a: int) -> int:
@@ -231,22 +213,13 @@ def signum(a: int) -> int:
     return (a > 0) - (a < 0)
 
 
-def _exclusive_products(a, init, reverse):
-    """Exclusive running products over the leaves of ``a`` (left to right, or right to left), congruent to ``a``."""
-    ls = leaves(a)
-    out, acc = [0] * len(ls), init
-    for i in reversed(range(len(ls))) if reverse else range(len(ls)):
-        out[i], acc = acc, acc * ls[i]
-    return unflatten(tuple(out), a) if is_tuple(a) else out[0]
-
-
 def prefix_product(a, init=1):
     """Exclusive prefix product, congruent to ``a``: the column-major (LayoutLeft) strides of shape ``a``.
 
     >>> prefix_product((4,(2,3))), prefix_product(2)
     ((1, (4, 8)), 1)
     """
-    return _exclusive_products(a, init, reverse=False)
+    return unflatten(tuple(accumulate(leaves(a), mul, initial=init))[:-1], a)
 
 
 def suffix_product(a, init=1):
@@ -255,7 +228,25 @@ def suffix_product(a, init=1):
     >>> suffix_product((4,(2,3)))
     (6, (3, 1))
     """
-    return _exclusive_products(a, init, reverse=True)
+    return unflatten(tuple(accumulate(reversed(leaves(a)), mul, initial=init))[-2::-1], a)
+
+
+def _same_rank(op, a, b):
+    if len(a) != len(b):
+        raise LayoutError(f"{op}: ranks differ, {format_tree(a)} vs {format_tree(b)}")
+    return zip(a, b)
+
+
+def _div_modes(a, b, div):
+    """Divide shape ``a`` by the integer ``b`` one mode at a time, left to right: each mode gets ``div(mode, b)``
+    and uses up its size of ``b`` (``b = div(b, size(mode))``), as CuTe's ``shape_div`` and ``ceil_div`` do."""
+    if not is_tuple(a):
+        return div(a, b)
+    out = []
+    for e in a:
+        out.append(_div_modes(e, b, div))
+        b = div(b, product(e))
+    return tuple(out)
 
 
 def shape_div(a, b):
@@ -268,26 +259,17 @@ def shape_div(a, b):
     >>> shape_div((4,6), 8), shape_div((4,6), (2,3))
     ((1, 3), (2, 2))
     """
-    if is_tuple(a):
-        if is_tuple(b):
-            if len(a) != len(b):
-                raise LayoutError(f"shape_div: ranks differ, {format_tree(a)} vs {format_tree(b)}")
-            return tuple(shape_div(x, y) for x, y in zip(a, b))
-        out = []
-        for e in a:
-            out.append(shape_div(e, b))
-            b = shape_div(b, product(e))
-        return tuple(out)
-    if is_tuple(b):
-        return shape_div(a, product(b))
+    if is_tuple(a) and is_tuple(b):
+        return tuple(shape_div(x, y) for x, y in _same_rank("shape_div", a, b))
+    if is_tuple(a) or is_tuple(b):
+        return _div_modes(a, product(b), shape_div)
     if b == 0:
         raise LayoutError("shape_div: division by 0")
     if a % b != 0 and b % a != 0:
         raise LayoutError(
             f"shape_div: {a} and {b} do not divide one another; shape_div needs one of them to be a multiple of the other"
         )
-    q = int(a / b)
-    return q if q != 0 else signum(a) * signum(b)
+    return int(a / b) or signum(a) * signum(b)
 
 
 def ceil_div(a, b):
@@ -298,9 +280,7 @@ def ceil_div(a, b):
     (3, (2, 2), 3)
     """
     if is_tuple(a) and is_tuple(b):
-        if len(a) != len(b):
-            raise LayoutError(f"ceil_div: ranks differ, {format_tree(a)} vs {format_tree(b)}")
-        return tuple(ceil_div(x, y) for x, y in zip(a, b))
+        return tuple(ceil_div(x, y) for x, y in _same_rank("ceil_div", a, b))
     if is_tuple(a) or is_tuple(b):
         return ceil_div(product(a), product(b))
     if b == 0:
@@ -309,17 +289,9 @@ def ceil_div(a, b):
 
 
 def _ceil_div_modes(a, b):
-    """CuTe's internal (C++) ceil_div of a shape by an integer: consume ``b`` left to right, rounding up per mode.
-
-    ``_ceil_div_modes((4,6), 8) == (1,3)``: used for shape cotargets in ``complement`` and by :func:`evenly_divides`.
-    """
-    if is_tuple(a):
-        out = []
-        for e in a:
-            out.append(_ceil_div_modes(e, b))
-            b = -((-b) // product(e))
-        return tuple(out)
-    return -((-a) // b)
+    """CuTe's internal (C++) ceil_div of a shape by an integer, rounding up per mode: ``_ceil_div_modes((4,6), 8)
+    == (1,3)`` (the shape cotargets of ``complement``, and :func:`evenly_divides`)."""
+    return _div_modes(a, b, lambda x, y: -((-x) // y))
 
 
 def elem_scale(a, b):
@@ -329,17 +301,14 @@ def elem_scale(a, b):
     ((10, (18, 28)), 24)
     """
     try:
-        pairs = zip_profile(a, b)
+        return unflatten(tuple(x * product(y) for x, y in zip_profile(a, b)), a)
     except LayoutError:
         raise LayoutError(f"elem_scale: {format_tree(a)} and {format_tree(b)} are not congruent") from None
-    it = iter(x * product(y) for x, y in pairs)
-    return transform_leaf(a, lambda _: next(it))
 
 
 def inner_product(a, b):
-    """Sum of element-wise products of congruent IntTuples.
-
-    ``b`` may hold :class:`ScaledBasis` leaves; the result is then a coordinate tuple.
+    """Sum of element-wise products of congruent IntTuples; ``b`` may hold :class:`ScaledBasis` leaves, and the
+    result is then a coordinate tuple.
 
     >>> inner_product((1,(2,3)), (4,(5,6))), inner_product((1,2), (ScaledBasis(1,0), ScaledBasis(1,1)))
     (32, (1, 2))
@@ -352,23 +321,17 @@ def inner_product(a, b):
 
 
 def _mul(c, d):
-    if isinstance(d, ScaledBasis):
-        return (d * c).as_coordinate()
-    return c * d
+    return (d * c).as_coordinate() if isinstance(d, ScaledBasis) else c * d
 
 
 def _add(x, y):
     """Add offsets that are ints or (nested) coordinate tuples (zero-padded on the right)."""
-    if is_tuple(x) or is_tuple(y):
-        if x == 0:
-            return y
-        if y == 0:
-            return x
-        xt = x if is_tuple(x) else (x,)
-        yt = y if is_tuple(y) else (y,)
-        n = max(len(xt), len(yt))
-        return tuple(_add(p, q) for p, q in zip(xt + (0,) * (n - len(xt)), yt + (0,) * (n - len(yt))))
-    return x + y
+    if not (is_tuple(x) or is_tuple(y)):
+        return x + y
+    if x == 0 or y == 0:
+        return y if x == 0 else x
+    xs, ys = (t if is_tuple(t) else (t,) for t in (x, y))
+    return tuple(_add(p, q) for p, q in zip_longest(xs, ys, fillvalue=0))
 
 
 def repeat_like(a, x):
@@ -389,7 +352,8 @@ def zip_tuples(*ts):
     return tuple(zip(*ts))
 
 
-# --------------------------------------------------------------------------- coordinates
+def _not_congruent(op, crd, shape):
+    return LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape {format_tree(shape)}")
 
 
 def idx2crd(idx, shape):
@@ -402,16 +366,15 @@ def idx2crd(idx, shape):
     """
     if is_tuple(idx):
         if not is_tuple(shape) or len(idx) != len(shape):
-            raise LayoutError(f"idx2crd: coordinate {format_tree(idx)} is not congruent with shape {format_tree(shape)}")
-        return tuple(idx2crd(i, s) for i, s in zip(idx, shape))
+            raise _not_congruent("idx2crd", idx, shape)
+        return tuple(map(idx2crd, idx, shape))
     if not is_tuple(shape):
         return idx
-    out = []
-    for k, s in enumerate(shape):
-        sz = product(s) if k < len(shape) - 1 else None  # the last mode takes what is left
-        out.append(idx2crd(idx if sz is None else idx % sz, s))
-        idx = idx if sz is None else idx // sz
-    return tuple(out)
+    crd = []
+    for s in shape[:-1]:
+        idx, c = divmod(idx, product(s))
+        crd.append(idx2crd(c, s))
+    return tuple(crd + [idx2crd(idx, s) for s in shape[-1:]])  # the last mode takes what is left
 
 
 def crd2idx(crd, shape, stride=None):
@@ -423,12 +386,11 @@ def crd2idx(crd, shape, stride=None):
     >>> crd2idx((1,2), (4,6)), crd2idx((1,2), (4,6), (6,1)), crd2idx(9, (4,6), (6,1))
     (9, 8, 8)
     """
-    if stride is None:
-        stride = prefix_product(shape)
+    stride = prefix_product(shape) if stride is None else stride
     if is_tuple(crd):
         if not is_tuple(shape) or len(crd) != len(shape):
-            raise LayoutError(f"crd2idx: coordinate {format_tree(crd)} is not congruent with shape {format_tree(shape)}")
-        return reduce(_add, (crd2idx(c, s, d) for c, s, d in zip(crd, shape, stride)), 0)
+            raise _not_congruent("crd2idx", crd, shape)
+        return reduce(_add, map(crd2idx, crd, shape, stride), 0)
     if is_tuple(shape):
         return crd2idx(idx2crd(crd, shape), shape, stride)
     return _mul(crd, stride)
@@ -446,9 +408,6 @@ def crd2crd(crd, src_shape, dst_shape):
     return idx2crd(crd2idx(crd, src_shape), dst_shape)
 
 
-# --------------------------------------------------------------------------- printing
-
-
 def format_int_tuple(a) -> str:
     """CuTe's printing of an IntTuple: no spaces, 1-tuples keep their parentheses (see :func:`format_tree`).
 
@@ -462,8 +421,6 @@ def format_int_tuple(a) -> str:
 # The walks every nested-tuple function of the package needs, written once.  A node is a tuple (or a list,
 # as users write coordinates); anything else -- an int, a ScaledBasis, None (CuTe's ``_``) -- is a leaf.
 
-__all__ += ["leaves", "leaf_paths", "zip_leaves", "transform_leaf", "zip_profile", "none_to_zero", "format_tree"]
-
 
 def _is_node(t) -> bool:
     return isinstance(t, (tuple, list))
@@ -475,9 +432,7 @@ def leaves(t) -> tuple:
     >>> leaves((4,(2,(3,None)))), leaves(7), leaves(())
     ((4, 2, 3, None), (7,), ())
     """
-    if not _is_node(t):
-        return (t,)
-    return tuple(x for e in t for x in leaves(e))
+    return tuple(x for e in t for x in leaves(e)) if _is_node(t) else (t,)
 
 
 def leaf_paths(t) -> tuple:
@@ -486,31 +441,21 @@ def leaf_paths(t) -> tuple:
     >>> leaf_paths((4,(2,3)))
     ((0,), (1, 0), (1, 1))
     """
-    if not _is_node(t):
-        return ((),)
-    return tuple((i,) + p for i, e in enumerate(t) for p in leaf_paths(e))
-
-
-def _not_congruent(op, trees):
-    return LayoutError(f"{op}: {' and '.join(format_tree(x) for x in trees)} are not congruent "
-                       f"(they need the same nesting, e.g. (4,(2,3)) and (1,(4,8)))")
+    return tuple((i,) + p for i, e in enumerate(t) for p in leaf_paths(e)) if _is_node(t) else ((),)
 
 
 def zip_leaves(*ts) -> tuple:
-    """The leaves of congruent trees side by side: one tuple ``(leaf_of_t0, leaf_of_t1, ...)`` per position.
-
-    Trees of different nesting raise a :class:`LayoutError`.
+    """The leaves of congruent trees side by side: one tuple ``(leaf_of_t0, leaf_of_t1, ...)`` per position;
+    trees of different nesting raise a :class:`LayoutError`.
 
     >>> zip_leaves((4,(2,3)), (1,(4,8)))
     ((4, 1), (2, 4), (3, 8))
     """
-    if not all(_is_node(t) == _is_node(ts[0]) for t in ts):
-        raise _not_congruent("zip_leaves", ts)
-    if not _is_node(ts[0]):
-        return (tuple(ts),)
-    if any(len(t) != len(ts[0]) for t in ts):
-        raise _not_congruent("zip_leaves", ts)
-    return tuple(x for es in zip(*ts) for x in zip_leaves(*es))
+    node = _is_node(ts[0])
+    if any(_is_node(t) != node or node and len(t) != len(ts[0]) for t in ts):
+        raise LayoutError(f"zip_leaves: {' and '.join(map(format_tree, ts))} are not congruent "
+                          f"(they need the same nesting, e.g. (4,(2,3)) and (1,(4,8)))")
+    return tuple(x for es in zip(*ts) for x in zip_leaves(*es)) if node else (ts,)
 
 
 def transform_leaf(t, f):
@@ -519,17 +464,13 @@ def transform_leaf(t, f):
     >>> transform_leaf((4,(2,3)), lambda x: x + 1)
     (5, (3, 4))
     """
-    if _is_node(t):
-        return tuple(transform_leaf(e, f) for e in t)
-    return f(t)
+    return tuple(transform_leaf(e, f) for e in t) if _is_node(t) else f(t)
 
 
 def zip_profile(profile, t) -> tuple:
     """Walk ``t`` along a coarser ``profile`` (weakly congruent, like a coordinate with a shape): one pair
     ``(leaf_of_profile, subtree_of_t)`` per leaf of ``profile``; a leaf may stand for a whole sub-tuple of ``t``.
-
-    Where ``t`` does not refine ``profile`` (a node of ``profile`` meets a leaf or a node of another length),
-    a :class:`LayoutError` is raised.
+    Where ``t`` does not refine ``profile``, a :class:`LayoutError` is raised.
 
     >>> zip_profile((None, 3), ((4,8),(2,2)))
     ((None, (4, 8)), (3, (2, 2)))
@@ -558,5 +499,5 @@ def format_tree(t) -> str:
     (_,(4,8),(3))
     """
     if _is_node(t):
-        return "(" + ",".join(format_tree(e) for e in t) + ")"
+        return "(" + ",".join(map(format_tree, t)) + ")"
     return "_" if t is None else str(t)

@@ -1,20 +1,21 @@
 """``Layout``: a pair (shape, stride) of congruent IntTuples, i.e. a function from coordinates to offsets.
 
-``L = make_layout((4,6), stride=(6,1))`` maps the coordinate ``(i,j)`` to ``6*i + j`` and the 1-D index
-``k`` (colexicographic, first mode fastest) to ``L(idx2crd(k, (4,6)))``.  Printing and names follow
-the CuTe DSL: ``str(L) == "(4,6):(6,1)"``.
+``L = make_layout((4,6), stride=(6,1))`` maps the coordinate ``(i,j)`` to ``6*i + j`` and the 1-D index ``k``
+(colexicographic, first mode fastest) to ``L(idx2crd(k, (4,6)))``.  Printing and names follow the CuTe DSL.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from .basis import read_tuple
+from math import prod
+
+from .basis import E, read_tuple
 from .errors import LayoutError
 from .inttuple import (
-    ScaledBasis, _add, as_int_tuple, congruent, crd2idx, depth as _depth, format_tree, is_int, is_tuple,
-    leaf_paths, leaves, none_to_zero, product, rank as _rank, transform_leaf, unflatten, zip_leaves,
-    zip_profile
+    ScaledBasis, as_int_tuple, congruent, crd2idx, depth as _depth, format_tree, inner_product, is_int, is_tuple,
+    leaf_paths, leaves, none_to_zero, prefix_product, product, rank as _rank, suffix_product, transform_leaf,
+    unflatten, zip_leaves, zip_profile
 )
 
 __all__ = [
@@ -33,19 +34,14 @@ def is_layout(x) -> bool:
     return isinstance(x, Layout)
 
 
-def _check_stride_leaf(d):
-    if isinstance(d, ScaledBasis):
-        return d
-    if is_int(d):
-        return int(d)
-    raise LayoutError(f"Layout: stride entry {d!r} is not an integer; expected an int, a ScaledBasis or a nested tuple of them")
-
-
-def _check_shape(s, op):
+def _checked_shape(s, op):
+    """``s`` as an IntTuple of positive integers (the shape of a layout), or a LayoutError for ``op``."""
+    s = as_int_tuple(s, "shape", op)
     for x in leaves(s):
         if x <= 0:
             raise LayoutError(f"{op}: shape entry {x} is {'negative' if x < 0 else '0'}; every mode of a layout has "
                               f"at least one element (shapes are positive integers)")
+    return s
 
 
 def _compact_strides(shape, current, reverse):
@@ -56,12 +52,8 @@ def _compact_strides(shape, current, reverse):
             raise LayoutError(f"compact strides: the start {format_tree(current)} must have one entry per mode of "
                               f"{format_tree(shape)}")
         return tuple(_compact_strides(s, c, reverse) for s, c in zip(shape, current))
-    sizes = leaves(shape)
-    out = [0] * len(sizes)
-    for i in reversed(range(len(sizes))) if reverse else range(len(sizes)):
-        out[i] = 0 if sizes[i] == 1 else current
-        current *= sizes[i]
-    return unflatten(tuple(out), shape) if is_tuple(shape) else out[0]
+    strides = (suffix_product if reverse else prefix_product)(shape, current)
+    return unflatten(tuple(0 if s == 1 else d for s, d in zip_leaves(shape, strides)), shape)
 
 
 class Layout:
@@ -88,31 +80,27 @@ class Layout:
     __slots__ = ("shape", "stride", "_hash")
 
     def __init__(self, shape, stride=None):
-        shape = as_int_tuple(shape, "shape", "Layout")
-        _check_shape(shape, "Layout")
+        shape = _checked_shape(shape, "Layout")
         if stride is None:
             stride = _compact_strides(shape, 1, reverse=False)
         else:
-            stride = transform_leaf(stride, _check_stride_leaf)
+            stride = as_int_tuple(stride, "stride", "Layout", allow_basis=True)
             if not congruent(shape, stride):
-                raise LayoutError(
-                    f"Layout: shape {format_tree(shape)} and stride {format_tree(stride)} are not congruent "
-                    f"(they must have the same nesting, e.g. (4,(2,3)):(1,(4,8)))"
-                )
+                raise LayoutError(f"Layout: shape {format_tree(shape)} and stride {format_tree(stride)} are not "
+                                  f"congruent (they must have the same nesting, e.g. (4,(2,3)):(1,(4,8)))")
         self._set(shape, stride)
 
-    def _set(self, shape, stride):
+    def _set(self, shape, stride) -> "Layout":
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "stride", stride)
         object.__setattr__(self, "_hash", None)
+        return self
 
     @classmethod
     def _new(cls, shape, stride) -> "Layout":
         """Build from a normalised shape and a congruent stride without validating them: the internal path for
         results the algebra has already made valid (public constructors validate)."""
-        layout = object.__new__(cls)
-        layout._set(shape, stride)
-        return layout
+        return object.__new__(cls)._set(shape, stride)
 
     def __setattr__(self, name, value):
         raise AttributeError("Layout is immutable")
@@ -150,27 +138,23 @@ class Layout:
         for k in i if isinstance(i, tuple) else (i,):
             if not is_int(k):
                 raise LayoutError(f"Layout[{i!r}]: mode index {k!r} is not an integer; use L(coord) to evaluate or slice")
-            if not is_tuple(s):
-                if k in (0, -1):
-                    continue
-                raise LayoutError(f"Layout[{i!r}]: mode {k} does not exist in {self}; a rank-1 layout has only mode 0")
-            if not -len(s) <= k < len(s):
-                raise LayoutError(f"Layout[{i!r}]: mode {k} does not exist in {self}; valid modes are 0..{len(s) - 1}")
-            s, d = s[k], d[k]
+            n = len(s) if is_tuple(s) else 1  # a rank-1 integer layout is its own mode 0
+            if not -n <= k < n:
+                raise LayoutError(f"Layout[{i!r}]: mode {k} does not exist in {self}; valid modes are 0..{n - 1}")
+            s, d = (s[k], d[k]) if is_tuple(s) else (s, d)
         return Layout._new(s, d)
 
     def __len__(self):
         return self.rank()
 
     def __iter__(self):
-        for i in range(self.rank()):
-            yield self[i]
+        return (self[i] for i in range(self.rank()))
 
     # ----------------------------------------------------------------- evaluation
     def __call__(self, *args):
-        if len(args) == 0:
+        if not args:
             raise LayoutError("Layout(): give an index, a coordinate or a slice")
-        crd = args[0] if len(args) == 1 else tuple(args)
+        crd = args[0] if len(args) == 1 else args
         if isinstance(crd, (range, list)) or getattr(crd, "ndim", 0) > 0:
             return self.evaluate_indices(crd)
         if _has_none(crd):
@@ -216,9 +200,6 @@ class Layout:
         return f"{format_tree(self.shape)}:{format_tree(self.stride)}"
 
     __repr__ = __str__
-
-    def _repr_pretty_(self, p, cycle):
-        p.text(str(self))
 
     def __reduce__(self):
         return (Layout, (self.shape, self.stride))
@@ -297,8 +278,7 @@ def compact_col_major(shape, current=1) -> Layout:
     >>> compact_col_major((4,6)), compact_col_major((4,6), 2), compact_col_major((4,(1,6)), (1,100))
     ((4,6):(1,4), (4,6):(2,8), (4,(1,6)):(1,(0,100)))
     """
-    shape = as_int_tuple(shape, "shape", "compact_col_major")
-    return Layout(shape, _compact_strides(shape, as_int_tuple(current, "current", "compact_col_major"), reverse=False))
+    return _compact("compact_col_major", shape, current, reverse=False)
 
 
 def compact_row_major(shape, current=1) -> Layout:
@@ -307,8 +287,12 @@ def compact_row_major(shape, current=1) -> Layout:
     >>> compact_row_major((4,6)), compact_row_major((4,(2,3)), 2)
     ((4,6):(6,1), (4,(2,3)):(12,(6,2)))
     """
-    shape = as_int_tuple(shape, "shape", "compact_row_major")
-    return Layout(shape, _compact_strides(shape, as_int_tuple(current, "current", "compact_row_major"), reverse=True))
+    return _compact("compact_row_major", shape, current, reverse=True)
+
+
+def _compact(op, shape, current, reverse):
+    shape = _checked_shape(shape, op)
+    return Layout._new(shape, _compact_strides(shape, as_int_tuple(current, "current", op), reverse))
 
 
 def make_ordered_layout(shape, order) -> Layout:
@@ -319,7 +303,7 @@ def make_ordered_layout(shape, order) -> Layout:
     >>> make_ordered_layout((4,6,2), order=(2,0,1))
     (4,6,2):(12,1,6)
     """
-    shape = as_int_tuple(shape, "shape", "make_ordered_layout")
+    shape = _checked_shape(shape, "make_ordered_layout")
     order = as_int_tuple(order, "order", "make_ordered_layout")
     if not is_tuple(shape):
         return Layout(shape)
@@ -331,12 +315,8 @@ def make_ordered_layout(shape, order) -> Layout:
         )
     if len(set(fo)) != len(fo):
         raise LayoutError(f"make_ordered_layout: order {format_tree(order)} repeats a value; orders must be distinct")
-    strides = [0] * len(fs)
-    current = 1
-    for i in sorted(range(len(fs)), key=lambda k: fo[k]):
-        strides[i] = 0 if fs[i] == 1 else current
-        current *= fs[i]
-    return Layout._new(shape, unflatten(tuple(strides), shape))
+    strides = tuple(0 if s == 1 else prod(t for t, p in zip(fs, fo) if p < o) for s, o in zip(fs, fo))
+    return Layout._new(shape, unflatten(strides, shape))
 
 
 def make_identity_layout(shape) -> Layout:
@@ -347,11 +327,8 @@ def make_identity_layout(shape) -> Layout:
     >>> make_identity_layout(((2,3),4)), make_identity_layout((4,6))(5)
     (((2,3),4):((1@0@0,1@1@0),1@1), (1, 1))
     """
-    shape = as_int_tuple(shape, "shape", "make_identity_layout")
-    _check_shape(shape, "make_identity_layout")
-    if not is_tuple(shape):
-        return Layout._new(shape, 1)  # the rank-1 coordinate is the index itself (CuTe's E<>)
-    return Layout._new(shape, unflatten(tuple(ScaledBasis(1, p) for p in leaf_paths(shape)), shape))
+    shape = _checked_shape(shape, "make_identity_layout")
+    return Layout._new(shape, unflatten(tuple(E(p) for p in leaf_paths(shape)), shape))  # E(()) is 1, CuTe's E<>
 
 
 def parse_layout(text: str) -> Layout:
@@ -369,22 +346,24 @@ def parse_layout(text: str) -> Layout:
     t = text.strip().replace("_", "")
     if t.count(":") > 1:
         raise LayoutError(f"parse_layout: more than one ':' in {text!r}; write shape:stride, e.g. (4,6):(1,4)")
-    if ":" in t:
-        s, d = t.split(":")
-        shp = read_tuple(s, "shape")
-        if any(isinstance(x, ScaledBasis) for x in leaves(shp)):
-            raise LayoutError(f"parse_layout: shape {s!r} contains a basis element; shapes are integers")
-        return Layout(shp, read_tuple(d, "stride"))
-    return Layout(read_tuple(t, "shape"))
+    s, _, d = t.partition(":")
+    shp = read_tuple(s, "shape")
+    if any(isinstance(x, ScaledBasis) for x in leaves(shp)):
+        raise LayoutError(f"parse_layout: shape {s!r} contains a basis element; shapes are integers")
+    return Layout(shp, read_tuple(d, "stride") if ":" in t else None)
 
 
 # --------------------------------------------------------------------------- free functions (cute.* names)
 
 
+def _layout_of(x):
+    """``x``, or the Layout a Tensor holds."""
+    return x.layout if isinstance(getattr(x, "layout", None), Layout) else x
+
+
 def _as_layout(x, op) -> Layout:
     """The layout of ``x`` (a Layout, or a Tensor's layout)."""
-    if not isinstance(x, Layout) and isinstance(getattr(x, "layout", None), Layout):
-        x = x.layout  # a Tensor
+    x = _layout_of(x)
     if not isinstance(x, Layout):
         raise LayoutError(f"{op}: expected a Layout, got {type(x).__name__}")
     return x
@@ -402,8 +381,7 @@ def shape(x, mode=()):
     >>> shape(Layout(((4,8),6))), shape(Layout(((4,8),6)), mode=[0])
     (((4, 8), 6), (4, 8))
     """
-    if not isinstance(x, Layout) and isinstance(getattr(x, "layout", None), Layout):
-        x = x.layout  # a Tensor
+    x = _layout_of(x)
     return _down(x.shape if isinstance(x, Layout) else as_int_tuple(x, "shape", "shape"), mode)
 
 
@@ -424,17 +402,9 @@ def cosize(x, mode=()):
     >>> cosize(Layout((4,6), (1,10))), cosize(make_identity_layout((4,6)))
     (54, 24)
     """
-    x = _as_layout(x, "cosize")
-    for m in [mode] if is_int(mode) else mode:
-        x = x[m]
-    pairs = zip_leaves(x.shape, x.stride)
-    if x.is_integral:
-        return sum((s - 1) * abs(d) for s, d in pairs) + 1
-    co = 0
-    for s, d in pairs:
-        co = _add(co, ScaledBasis((s - 1) * abs(d.value), d.mode).as_coordinate() if isinstance(d, ScaledBasis)
-                  else (s - 1) * abs(d))
-    return product(transform_leaf(co, lambda e: e + 1))
+    x = get(_as_layout(x, "cosize"), mode)
+    co = inner_product(transform_leaf(x.shape, lambda s: s - 1), transform_leaf(x.stride, abs))
+    return co + 1 if is_int(co) else product(transform_leaf(co, lambda e: e + 1))
 
 
 def get(layout: Layout, mode) -> Layout:
@@ -474,15 +444,12 @@ def group_modes(layout: Layout, begin: int, end: int | None = None) -> Layout:
 
 
 def _pad(op, layout, elem, up_to_rank, front):
-    elem = Layout._new(1, 0) if elem is None else elem
     modes = _modes(layout)
-    if up_to_rank is None:
-        return make_layout(elem, *modes) if front else make_layout(*modes, elem)
-    if up_to_rank < len(modes):
+    if up_to_rank is not None and up_to_rank < len(modes):
         raise LayoutError(f"{op}: up_to_rank={up_to_rank} is smaller than the rank {len(modes)} of {layout}")
     if up_to_rank == 1 and not is_tuple(layout.shape):
         return layout
-    pad = [elem] * (up_to_rank - len(modes))
+    pad = [Layout._new(1, 0) if elem is None else elem] * (1 if up_to_rank is None else up_to_rank - len(modes))
     return make_layout(*pad, *modes) if front else make_layout(*modes, *pad)
 
 
@@ -519,12 +486,15 @@ def _kept(crd, layout, keep_free: bool, op: str) -> Layout:
     """The sub-layout of the modes where ``crd`` is None (``keep_free``) or an integer (not ``keep_free``),
     flattened one level per nesting of ``crd`` as CuTe's ``slice`` and ``dice`` do; nothing kept is ``():()``."""
     try:
-        pairs = zip(zip_profile(crd, layout.shape), zip_profile(crd, layout.stride))
+        return Layout._new(_pick(crd, layout.shape, keep_free), _pick(crd, layout.stride, keep_free))
     except LayoutError:
         raise LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape {format_tree(layout.shape)} "
                           f"of {layout}; use None (CuTe's _) for each mode to keep") from None
-    kept = [(s, d) for (c, s), (_, d) in pairs if (c is None) == keep_free]
-    return Layout._new(tuple(s for s, _ in kept), tuple(d for _, d in kept))
+
+
+def _pick(crd, t, keep_free: bool) -> tuple:
+    """The sub-trees of ``t`` where ``crd`` is None (``keep_free``) or not (not ``keep_free``)."""
+    return tuple(x for c, x in zip_profile(crd, t) if (c is None) == keep_free)
 
 
 def slice_and_offset(crd, layout: Layout):
@@ -580,7 +550,7 @@ def dice(layout: Layout, crd) -> Layout:
         return layout
     if isinstance(layout, Layout):
         return _kept(crd, layout, keep_free=False, op="dice")
-    return tuple(x for c, x in zip_profile(crd, layout) if c is not None) if crd is not None else ()
+    return _pick(crd, layout, keep_free=False)
 
 
 def zip_layouts(a: Layout, b: Layout) -> Layout:

@@ -1,12 +1,9 @@
 """A lightweight ``Tensor``: an engine (a numpy array, an integer offset, or a coordinate) plus a Layout.
 
 ``Tensor(engine, layout)`` maps a coordinate ``c`` to ``engine[iterator + layout(c)]`` for an array engine, or
-to the value ``iterator + layout(c)`` for a counting (integer / coordinate) engine -- exactly what the CuTe
-DSL's ``cute.make_tensor(0, layout)`` and ``cute.make_identity_tensor(shape)`` do, and printed the same way:
-``tensor<384 o (128,8,512):(1,5120,40960)>``.
-
-The GEMM chapters need :func:`local_tile` (a CTA's tiles, with ``Step``/``None`` projections as in
-``sgemm_nt_1``) and :func:`local_partition` (a thread's share of a tile).
+to the value ``iterator + layout(c)`` for a counting (integer / coordinate) engine, as the CuTe DSL's
+``cute.make_tensor(0, layout)`` and ``cute.make_identity_tensor(shape)`` do (and printed the same way).
+:func:`local_tile` and :func:`local_partition` give a CTA's tiles and a thread's share of a tile.
 """
 
 from __future__ import annotations
@@ -14,23 +11,14 @@ from __future__ import annotations
 from math import gcd
 
 from .algebra import LayoutWrapper, coalesce, composition, raked_product, right_inverse, zipped_divide
+from .algebra_core import _need_layout
 from .errors import LayoutError
-from .inttuple import (_add, as_int_tuple, crd2idx, format_tree, is_int, is_tuple, leaves, product_each,
+from .inttuple import (_add, as_int_tuple, crd2idx, format_tree, is_int, is_tuple, leaves, product_each, rank,
                        unflatten, zip_leaves)
 from .layout import Layout, _has_none, compact_col_major, dice, make_identity_layout, make_layout, slice_and_offset
 
-__all__ = [
-    "Tensor",
-    "make_tensor",
-    "make_identity_tensor",
-    "local_tile",
-    "local_partition",
-    "Step",
-    "X",
-    "get_flat_coord",
-    "make_layout_tv",
-    "domain_distribute",
-]
+__all__ = ["Tensor", "make_tensor", "make_identity_tensor", "local_tile", "local_partition", "Step", "X",
+           "get_flat_coord", "make_layout_tv", "domain_distribute"]
 
 X = None
 """CuTe's ``X`` in a ``Step``: this mode of the tiler/coordinate is projected away (the DSL writes ``None``)."""
@@ -63,8 +51,7 @@ class Tensor(LayoutWrapper):
     __slots__ = ("engine", "iterator", "layout")
 
     def __init__(self, engine, layout: Layout, iterator=None):
-        if not isinstance(layout, Layout):
-            raise LayoutError(f"Tensor: layout must be a Layout, got {type(layout).__name__}")
+        _need_layout(layout, "Tensor", "layout")
         if is_int(engine) or isinstance(engine, tuple):
             self.iterator = engine if iterator is None else iterator
             engine = None
@@ -109,8 +96,7 @@ class Tensor(LayoutWrapper):
         return self.iterator + off if getattr(crd, "ndim", 0) > 0 else _add(self.iterator, off)
 
     def __getitem__(self, crd):
-        if isinstance(crd, list):
-            crd = tuple(crd)
+        crd = tuple(crd) if isinstance(crd, list) else crd
         if _has_none(crd):
             return _slice_tensor(self, self.layout, crd, "Tensor")
         off = self._offset(crd)
@@ -129,9 +115,9 @@ class Tensor(LayoutWrapper):
             raise LayoutError("Tensor: cannot assign into a counting (offset/coordinate) tensor")
         if _has_none(crd):
             sub = self[crd]
-            sub.engine[sub.iterator + sub.layout.table()] = value
-            return
-        self.engine[self._offset(crd)] = value
+            sub.engine[sub.offsets()] = value
+        else:
+            self.engine[self._offset(crd)] = value
 
     def offsets(self):
         """``iterator + layout(i)`` for every index ``i`` (integer engines and arrays)."""
@@ -169,8 +155,7 @@ def make_identity_tensor(shape) -> Tensor:
     (tensor<(0,0) o (4,6):(1@0,1@1)>, (1, 2), (1, 2))
     """
     shape = as_int_tuple(shape, "shape", "make_identity_tensor")
-    origin = tuple(0 for _ in shape) if is_tuple(shape) else 0
-    return Tensor(origin, make_identity_layout(shape))
+    return Tensor((0,) * len(shape) if is_tuple(shape) else 0, make_identity_layout(shape))
 
 
 def _dice(proj, x, what):
@@ -186,7 +171,7 @@ def _dice(proj, x, what):
 
 
 def _repeat_free(r):
-    return None if r == 1 else tuple(None for _ in range(r))
+    return None if r == 1 else (None,) * r
 
 
 def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
@@ -200,26 +185,21 @@ def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
     >>> local_tile(mA, (128, 128, 8), (3, 0, None), Step(1, X, 1))
     tensor<384 o (128,8,512):(1,5120,40960)>
     """
-    if not isinstance(tensor, Tensor):
-        raise LayoutError(f"local_tile: expected a Tensor, got {type(tensor).__name__}")
-    if isinstance(tiler, list):
-        tiler = tuple(tiler)
-    if isinstance(coord, list):
-        coord = tuple(coord)
-    if proj is not None:
-        tiler = _dice(proj, tiler, "tiler")
-        coord = _dice(proj, coord, "coordinate")
+    _need_tensor(tensor, "local_tile")
+    tiler, coord = (tuple(x) if isinstance(x, list) else x for x in (tiler, coord))
+    tiler, coord = _dice(proj, tiler, "tiler"), _dice(proj, coord, "coordinate")
     z = zipped_divide(tensor.layout, tiler)
-    r0 = tiler.rank() if isinstance(tiler, Layout) else (len(tiler) if is_tuple(tiler) else 1)
     r1 = z[1].rank()
-    if is_tuple(coord):
-        if len(coord) > r1:
-            raise LayoutError(f"local_tile: coordinate {coord!r} has {len(coord)} modes but there are only {r1} tile modes")
-        rest = coord + (None,) * (r1 - len(coord)) if r1 > 1 else coord[0]
-    else:
-        rest = coord if r1 == 1 else (coord,) + (None,) * (r1 - 1)
-    full = (_repeat_free(r0), rest)
-    return _slice_tensor(tensor, z, full, "local_tile")
+    coord = coord if is_tuple(coord) else (coord,)
+    if len(coord) > r1:
+        raise LayoutError(f"local_tile: coordinate {coord!r} has {len(coord)} modes but there are only {r1} tile modes")
+    rest = coord + (None,) * (r1 - len(coord))
+    return _slice_tensor(tensor, z, (_repeat_free(rank(tiler)), rest if r1 > 1 else rest[0]), "local_tile")
+
+
+def _need_tensor(x, op):
+    if not isinstance(x, Tensor):
+        raise LayoutError(f"{op}: expected a Tensor, got {type(x).__name__}")
 
 
 def _slice_tensor(tensor, layout, crd, op):
@@ -258,15 +238,12 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
     >>> local_partition(make_tensor(0, Layout((16, 64))), Layout((2, 16)), 5)
     tensor<33 o (8,4):(2,256)>
     """
-    if not isinstance(tensor, Tensor):
-        raise LayoutError(f"local_partition: expected a Tensor, got {type(tensor).__name__}")
-    if not isinstance(tiler, Layout):
-        raise LayoutError(f"local_partition: the thread layout must be a Layout, got {type(tiler).__name__}")
+    _need_tensor(tensor, "local_partition")
+    _need_layout(tiler, "local_partition", "the thread layout")
     if not 0 <= index < tiler.size():
-        raise LayoutError(f"local_partition: thread index {index} is outside the thread layout {tiler} (size {tiler.size()})")
-    # As CuTe does: the index names a coordinate of the FULL thread layout; proj then drops modes of both
-    # the layout and that coordinate (thread 37 of (16,16):(1,16) is (5,2); proj (1,None) keeps row 5).
-    c = get_flat_coord(tiler, index)
+        raise LayoutError(f"local_partition: thread index {index} is outside the thread layout {tiler} "
+                          f"(size {tiler.size()})")
+    c = get_flat_coord(tiler, index)  # in the FULL thread layout, as CuTe does; proj drops modes after
     if is_tuple(proj):
         if not is_tuple(tiler.shape) or len(proj) != len(tiler.shape):
             raise LayoutError(
@@ -274,11 +251,8 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
             )
         tiler, c = dice(tiler, proj), dice(c, proj)
         tiler, c = (tiler[0], c[0]) if len(c) == 1 else (tiler, c)
-    tile_shape = product_each(tiler.shape)
-    z = zipped_divide(tensor.layout, tile_shape)
-    r1 = z[1].rank()
-    full = (c, _repeat_free(r1))
-    return _slice_tensor(tensor, z, full, "local_partition")
+    z = zipped_divide(tensor.layout, product_each(tiler.shape))
+    return _slice_tensor(tensor, z, (c, _repeat_free(z[1].rank())), "local_partition")
 
 
 # --------------------------------------------------------------------------- distributing a domain over threads
@@ -296,8 +270,8 @@ def make_layout_tv(thr_layout: Layout, val_layout: Layout):
     >>> make_layout_tv(make_layout((2, 3), stride=(3, 1)), make_layout((2, 2), stride=(2, 1)))
     ((4, 6), ((3,2),(2,2)):((8,2),(4,1)))
     """
-    if not isinstance(thr_layout, Layout) or not isinstance(val_layout, Layout):
-        raise LayoutError("make_layout_tv: thr_layout and val_layout must be Layouts, e.g. make_layout((32,4), stride=(4,1))")
+    _need_layout(thr_layout, "make_layout_tv", "thr_layout")
+    _need_layout(val_layout, "make_layout_tv", "val_layout")
     layout_mn = raked_product(thr_layout, val_layout)
     inv = right_inverse(layout_mn)
     if inv.size() != layout_mn.size():
