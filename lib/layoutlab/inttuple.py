@@ -352,8 +352,9 @@ def zip_tuples(*ts):
     return tuple(zip(*ts))
 
 
-def _not_congruent(op, crd, shape):
-    return LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape {format_tree(shape)}")
+def _check_modes(op, crd, shape):
+    if not is_tuple(shape) or len(crd) != len(shape):
+        raise LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape {format_tree(shape)}")
 
 
 def idx2crd(idx, shape):
@@ -365,8 +366,7 @@ def idx2crd(idx, shape):
     ((1, 4), ((1, 0), 4), (2, 7))
     """
     if is_tuple(idx):
-        if not is_tuple(shape) or len(idx) != len(shape):
-            raise _not_congruent("idx2crd", idx, shape)
+        _check_modes("idx2crd", idx, shape)
         return tuple(map(idx2crd, idx, shape))
     if not is_tuple(shape):
         return idx
@@ -388,8 +388,7 @@ def crd2idx(crd, shape, stride=None):
     """
     stride = prefix_product(shape) if stride is None else stride
     if is_tuple(crd):
-        if not is_tuple(shape) or len(crd) != len(shape):
-            raise _not_congruent("crd2idx", crd, shape)
+        _check_modes("crd2idx", crd, shape)
         return reduce(_add, map(crd2idx, crd, shape, stride), 0)
     if is_tuple(shape):
         return crd2idx(idx2crd(crd, shape), shape, stride)

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 from functools import lru_cache
-
 from math import prod
 
 from .basis import E, read_tuple
@@ -77,7 +76,7 @@ class Layout:
     (128, 136, (2,2,8):(64,8,512))
     """
 
-    __slots__ = ("shape", "stride", "_hash")
+    __slots__ = ("shape", "stride")
 
     def __init__(self, shape, stride=None):
         shape = _checked_shape(shape, "Layout")
@@ -93,7 +92,6 @@ class Layout:
     def _set(self, shape, stride) -> "Layout":
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "stride", stride)
-        object.__setattr__(self, "_hash", None)
         return self
 
     @classmethod
@@ -144,8 +142,7 @@ class Layout:
             s, d = (s[k], d[k]) if is_tuple(s) else (s, d)
         return Layout._new(s, d)
 
-    def __len__(self):
-        return self.rank()
+    __len__ = rank
 
     def __iter__(self):
         return (self[i] for i in range(self.rank()))
@@ -170,16 +167,11 @@ class Layout:
         """
         import numpy as np
 
-        if not self.is_integral:
-            raise LayoutError(f"evaluate_indices: {self} has basis (coordinate) strides; evaluate it element by element")
         idx = np.asarray(idx, dtype=np.int64)
         if idx.size and idx.min() < 0:
             raise LayoutError(f"Layout(): index out of range for {self}: indices must be >= 0")
-        n, table = self.size(), self.table()
-        if not idx.size or idx.max() < n:
-            return table[idx]
-        last_shape, last_stride = zip_leaves(self.shape, self.stride)[-1] if leaves(self.shape) else (1, 0)
-        return table[idx % n] + (idx // n) * (last_shape * last_stride)
+        s, d = zip_leaves(self.shape, self.stride)[-1] if leaves(self.shape) else (1, 0)  # the last mode extends
+        return self.table()[idx % self.size()] + idx // self.size() * s * d
 
     def table(self):
         """All offsets ``[L(0), L(1), ..., L(size-1)]`` as an int64 numpy array (vectorised)."""
@@ -190,11 +182,7 @@ class Layout:
         return isinstance(other, Layout) and self.shape == other.shape and self.stride == other.stride
 
     def __hash__(self):
-        h = self._hash
-        if h is None:
-            h = hash((self.shape, self.stride))
-            object.__setattr__(self, "_hash", h)
-        return h
+        return hash((self.shape, self.stride))
 
     def __str__(self):
         return f"{format_tree(self.shape)}:{format_tree(self.stride)}"
@@ -213,12 +201,12 @@ def _check_coord(crd, layout, op, allow_none=False):
     """Every entry of ``crd`` is a non-negative integer inside its mode, except on the last mode: CuTe evaluates
     past the size along it (its ``idx2crd`` gives the last mode what is left).  An entry past any other mode
     would silently alias a coordinate of the next mode, so it is refused."""
+    keep = " (None, CuTe's _, for each mode to keep)" if allow_none else ""
     try:
         pairs = zip_profile(crd, layout.shape)
     except LayoutError:
-        raise LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape "
-                          f"{format_tree(layout.shape)} of {layout}; give an index or a coordinate with one entry "
-                          f"per mode{' (None, CuTe' + chr(39) + 's _, for each mode to keep)' if allow_none else ''}") from None
+        raise LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape {format_tree(layout.shape)} "
+                          f"of {layout}; give an index or a coordinate with one entry per mode{keep}") from None
     for k, (c, s) in enumerate(pairs):
         if c is None and allow_none:
             continue
@@ -236,7 +224,8 @@ def _table(layout: Layout):
     import numpy as np
 
     if not layout.is_integral:
-        raise LayoutError(f"table: {layout} has basis (coordinate) strides; it maps to coordinates, not offsets")
+        raise LayoutError(f"table: {layout} has basis (coordinate) strides; it maps to coordinates, not offsets: "
+                          f"evaluate it element by element")
     out = np.zeros(1, dtype=np.int64)
     for s, d in zip_leaves(layout.shape, layout.stride):
         # new index = old + k * (size so far): append mode k as the slow axis.
@@ -482,18 +471,12 @@ def _check_order(op, layout, crd):
                           f"got {op}(coord, layout) (the order of CuTe C++)")
 
 
-def _kept(crd, layout, keep_free: bool, op: str) -> Layout:
-    """The sub-layout of the modes where ``crd`` is None (``keep_free``) or an integer (not ``keep_free``),
-    flattened one level per nesting of ``crd`` as CuTe's ``slice`` and ``dice`` do; nothing kept is ``():()``."""
-    try:
-        return Layout._new(_pick(crd, layout.shape, keep_free), _pick(crd, layout.stride, keep_free))
-    except LayoutError:
-        raise LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape {format_tree(layout.shape)} "
-                          f"of {layout}; use None (CuTe's _) for each mode to keep") from None
-
-
-def _pick(crd, t, keep_free: bool) -> tuple:
-    """The sub-trees of ``t`` where ``crd`` is None (``keep_free``) or not (not ``keep_free``)."""
+def _kept(crd, t, keep_free: bool):
+    """The modes of ``t`` (a Layout or a tuple) where ``crd`` is None (``keep_free``) or an integer (not
+    ``keep_free``), flattened one level per nesting of ``crd`` as CuTe's ``slice`` and ``dice`` do; nothing kept
+    is ``()`` (``():()``)."""
+    if isinstance(t, Layout):
+        return Layout._new(_kept(crd, t.shape, keep_free), _kept(crd, t.stride, keep_free))
     return tuple(x for c, x in zip_profile(crd, t) if (c is None) == keep_free)
 
 
@@ -513,7 +496,7 @@ def slice_and_offset(crd, layout: Layout):
 def _slice_and_offset(layout, crd, op):
     crd = tuple(crd) if isinstance(crd, list) else crd
     _check_coord(crd, layout, op, allow_none=True)
-    sub = layout if crd is None else _kept(crd, layout, keep_free=True, op=op)
+    sub = layout if crd is None else _kept(crd, layout, keep_free=True)
     return sub, crd2idx(none_to_zero(crd), layout.shape, layout.stride)
 
 
@@ -548,9 +531,11 @@ def dice(layout: Layout, crd) -> Layout:
     crd = tuple(crd) if isinstance(crd, list) else crd
     if is_int(crd):
         return layout
-    if isinstance(layout, Layout):
-        return _kept(crd, layout, keep_free=False, op="dice")
-    return _pick(crd, layout, keep_free=False)
+    try:
+        return _kept(crd, layout, keep_free=False)
+    except LayoutError:
+        raise LayoutError(f"dice: coordinate {format_tree(crd)} is not congruent with {format_tree(layout)}; give "
+                          f"one entry per mode (None for each mode to drop)") from None
 
 
 def zip_layouts(a: Layout, b: Layout) -> Layout:

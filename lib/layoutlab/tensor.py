@@ -61,8 +61,7 @@ class Tensor(LayoutWrapper):
             if not isinstance(engine, np.ndarray):
                 raise LayoutError(f"Tensor: engine must be a numpy array, an integer or a coordinate, "
                                   f"got {type(engine).__name__}")
-            if engine.ndim != 1:
-                engine = engine.reshape(-1, order="F") if engine.flags.f_contiguous else engine.reshape(-1)
+            engine = engine.reshape(-1, order="F" if engine.flags.f_contiguous else "C")
             self.iterator = 0 if iterator is None else iterator
         self.engine = engine
         self.layout = layout
@@ -113,11 +112,7 @@ class Tensor(LayoutWrapper):
     def __setitem__(self, crd, value):
         if self.engine is None:
             raise LayoutError("Tensor: cannot assign into a counting (offset/coordinate) tensor")
-        if _has_none(crd):
-            sub = self[crd]
-            sub.engine[sub.offsets()] = value
-        else:
-            self.engine[self._offset(crd)] = value
+        self.engine[self[crd].offsets() if _has_none(crd) else self._offset(crd)] = value
 
     def offsets(self):
         """``iterator + layout(i)`` for every index ``i`` (integer engines and arrays)."""
@@ -222,9 +217,7 @@ def get_flat_coord(layout: Layout, index: int):
     """
     h = unflatten(tuple(0 if d == 0 else (index // d) % s for s, d in zip_leaves(layout.shape, layout.stride)),
                   layout.shape)
-    if not is_tuple(layout.shape):
-        return h
-    return tuple(crd2idx(c, s) for c, s in zip(h, layout.shape))
+    return tuple(map(crd2idx, h, layout.shape)) if is_tuple(layout.shape) else h
 
 
 def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor:
