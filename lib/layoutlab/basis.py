@@ -35,7 +35,7 @@ class ScaledBasis:
 
     def __init__(self, value: int, mode):
         self.value = int(value)
-        self.mode = (int(mode),) if _is_int(mode) else tuple(int(m) for m in mode)
+        self.mode = (int(mode),) if _is_int(mode) else tuple(map(int, mode))
 
     @property
     def modes(self) -> tuple:
@@ -65,7 +65,7 @@ class ScaledBasis:
         return hash(("E", self.value, self.mode))
 
     def __str__(self):
-        return "@".join(str(x) for x in (self.value,) + self.modes)
+        return "@".join(map(str, (self.value, *self.modes)))
 
     __repr__ = __str__
 

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from math import prod
 
@@ -13,7 +14,7 @@ from .basis import E, read_tuple
 from .errors import LayoutError
 from .inttuple import (
     ScaledBasis, as_int_tuple, congruent, crd2idx, depth as _depth, format_tree, inner_product, is_int, is_tuple,
-    leaf_paths, leaves, none_to_zero, prefix_product, product, rank as _rank, suffix_product, transform_leaf,
+    leaf_paths, leaves, none_to_zero, prefix_product, product, rank as _rank, size as _size, suffix_product, transform_leaf,
     unflatten, zip_leaves, zip_profile
 )
 
@@ -55,6 +56,7 @@ def _compact_strides(shape, current, reverse):
     return unflatten(tuple(0 if s == 1 else d for s, d in zip_leaves(shape, strides)), shape)
 
 
+@dataclass(frozen=True, slots=True, init=False)  # immutable; == and hash on (shape, stride)
 class Layout:
     """A CuTe layout ``shape:stride`` — a function from (nested) coordinates to offsets.
 
@@ -76,7 +78,8 @@ class Layout:
     (128, 136, (2,2,8):(64,8,512))
     """
 
-    __slots__ = ("shape", "stride")
+    shape: tuple | int
+    stride: tuple | int
 
     def __init__(self, shape, stride=None):
         shape = _checked_shape(shape, "Layout")
@@ -100,25 +103,12 @@ class Layout:
         results the algebra has already made valid (public constructors validate)."""
         return object.__new__(cls)._set(shape, stride)
 
-    def __setattr__(self, name, value):
-        raise AttributeError("Layout is immutable")
-
     # ----------------------------------------------------------------- basic queries
-    def size(self) -> int:
-        """Number of coordinates in the domain: ``product(shape)``."""
-        return product(self.shape)
+    size, rank, depth = _size, _rank, _depth  # the IntTuple functions: they measure a Layout's shape
 
     def cosize(self):
         """One past the largest offset, ``L(size-1) + 1`` for non-negative strides (CuTe's ``cosize``)."""
         return cosize(self)
-
-    def rank(self) -> int:
-        """Number of top-level modes."""
-        return _rank(self.shape)
-
-    def depth(self) -> int:
-        """Nesting depth of the shape."""
-        return _depth(self.shape)
 
     def flatten(self) -> "Layout":
         """The same function with all nesting removed: ``((4,2),3):((1,4),8)`` -> ``(4,2,3):(1,4,8)``."""
@@ -127,13 +117,13 @@ class Layout:
     @property
     def is_integral(self) -> bool:
         """True when every stride is an integer (an offset layout, not a coordinate layout)."""
-        return not any(isinstance(d, ScaledBasis) for d in leaves(self.stride))
+        return all(map(is_int, leaves(self.stride)))
 
     # ----------------------------------------------------------------- structure
     def __getitem__(self, i) -> "Layout":
         """Sub-layout of mode ``i`` (a tuple ``(i, j)`` goes down the nesting), as ``layout[i]`` in the DSL."""
         s, d = self.shape, self.stride
-        for k in i if isinstance(i, tuple) else (i,):
+        for k in i if isinstance(i, (tuple, list)) else (i,):
             if not is_int(k):
                 raise LayoutError(f"Layout[{i!r}]: mode index {k!r} is not an integer; use L(coord) to evaluate or slice")
             n = len(s) if is_tuple(s) else 1  # a rank-1 integer layout is its own mode 0
@@ -177,20 +167,11 @@ class Layout:
         """All offsets ``[L(0), L(1), ..., L(size-1)]`` as an int64 numpy array (vectorised)."""
         return _table(self)
 
-    # ----------------------------------------------------------------- protocol
-    def __eq__(self, other):
-        return isinstance(other, Layout) and self.shape == other.shape and self.stride == other.stride
-
-    def __hash__(self):
-        return hash((self.shape, self.stride))
-
+    # ----------------------------------------------------------------- printing
     def __str__(self):
         return f"{format_tree(self.shape)}:{format_tree(self.stride)}"
 
     __repr__ = __str__
-
-    def __reduce__(self):
-        return (Layout, (self.shape, self.stride))
 
 
 def _has_none(c) -> bool:
@@ -229,7 +210,7 @@ def _table(layout: Layout):
     out = np.zeros(1, dtype=np.int64)
     for s, d in zip_leaves(layout.shape, layout.stride):
         # new index = old + k * (size so far): append mode k as the slow axis.
-        out = (out[None, :] + (np.arange(s, dtype=np.int64) * d)[:, None]).reshape(-1)
+        out = np.add.outer(np.arange(s, dtype=np.int64) * d, out).ravel()
     out.setflags(write=False)
     return out
 
@@ -332,14 +313,13 @@ def parse_layout(text: str) -> Layout:
     """
     if not isinstance(text, str):
         raise LayoutError(f"parse_layout: expected a string like '(4,6):(1,4)', got {type(text).__name__}")
-    t = text.strip().replace("_", "")
-    if t.count(":") > 1:
+    s, *d = text.strip().replace("_", "").split(":")
+    if len(d) > 1:
         raise LayoutError(f"parse_layout: more than one ':' in {text!r}; write shape:stride, e.g. (4,6):(1,4)")
-    s, _, d = t.partition(":")
     shp = read_tuple(s, "shape")
-    if any(isinstance(x, ScaledBasis) for x in leaves(shp)):
+    if not all(map(is_int, leaves(shp))):
         raise LayoutError(f"parse_layout: shape {s!r} contains a basis element; shapes are integers")
-    return Layout(shp, read_tuple(d, "stride") if ":" in t else None)
+    return Layout(shp, read_tuple(d[0], "stride") if d else None)
 
 
 # --------------------------------------------------------------------------- free functions (cute.* names)
@@ -402,7 +382,7 @@ def get(layout: Layout, mode) -> Layout:
     >>> get(Layout(((4,8),6)), [0, 1])
     8:4
     """
-    return layout[tuple(mode) if isinstance(mode, (list, tuple)) else mode]
+    return layout[mode]
 
 
 def select(layout: Layout, mode) -> Layout:
@@ -546,4 +526,4 @@ def zip_layouts(a: Layout, b: Layout) -> Layout:
     """
     if a.rank() != b.rank():
         raise LayoutError(f"zip: ranks differ, {a} has {a.rank()} modes and {b} has {b.rank()}")
-    return make_layout(*[make_layout(x, y) for x, y in zip(_modes(a), _modes(b))])
+    return make_layout(*map(make_layout, _modes(a), _modes(b)))

@@ -14,7 +14,7 @@ from .algebra import LayoutWrapper, coalesce, composition, raked_product, right_
 from .algebra_core import _need_layout
 from .errors import LayoutError
 from .inttuple import (_add, as_int_tuple, crd2idx, format_tree, is_int, is_tuple, leaves, product_each, rank,
-                       unflatten, zip_leaves)
+                       size, unflatten, zip_leaves)
 from .layout import Layout, _has_none, compact_col_major, dice, make_identity_layout, make_layout, slice_and_offset
 
 __all__ = ["Tensor", "make_tensor", "make_identity_tensor", "local_tile", "local_partition", "Step", "X",
@@ -83,11 +83,7 @@ class Tensor(LayoutWrapper):
     def stride(self):
         return self.layout.stride
 
-    def size(self) -> int:
-        return self.layout.size()
-
-    def rank(self) -> int:
-        return self.layout.rank()
+    size, rank = size, rank  # the IntTuple functions: they measure the shape
 
     # ----------------------------------------------------------------- access
     def _offset(self, crd):
@@ -126,10 +122,8 @@ class Tensor(LayoutWrapper):
         return offs if self.engine is None else self.engine[offs]
 
     def __str__(self):
-        it = format_tree(self.iterator)
-        if self.engine is not None:
-            it = f"{self.engine.dtype}[{self.engine.size}]+{it}"
-        return f"tensor<{it} o {self.layout}>"
+        engine = "" if self.engine is None else f"{self.engine.dtype}[{self.engine.size}]+"
+        return f"tensor<{engine}{format_tree(self.iterator)} o {self.layout}>"
 
     __repr__ = __str__
 
@@ -153,15 +147,15 @@ def make_identity_tensor(shape) -> Tensor:
     return Tensor((0,) * len(shape) if is_tuple(shape) else 0, make_identity_layout(shape))
 
 
-def _dice(proj, x, what):
-    """Keep the entries of ``x`` where ``proj`` is not ``None`` (C++ ``dice``)."""
-    if proj is None or not is_tuple(proj):
+def _dice(op, proj, x, what):
+    """Keep the modes of ``x`` (a tuple or a Layout) where the projection ``proj`` is not ``None`` (C++ ``dice``)."""
+    if not is_tuple(proj):
         return x
-    if not isinstance(x, tuple) or len(x) != len(proj):
-        raise LayoutError(
-            f"projection {proj!r} has {len(proj)} modes but the {what} {x!r} has "
-            f"{len(x) if isinstance(x, tuple) else 1}; give one Step entry per mode"
-        )
+    modes = x.shape if isinstance(x, Layout) else x
+    if not is_tuple(modes) or len(modes) != len(proj):
+        raise LayoutError(f"{op}: projection {proj!r} has {len(proj)} modes but the {what} {x!r} has "
+                          f"{len(modes) if is_tuple(modes) else 1}; give one Step entry per mode (one entry per mode "
+                          f"of the {what})")
     return dice(x, proj)
 
 
@@ -182,7 +176,7 @@ def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
     """
     _need_tensor(tensor, "local_tile")
     tiler, coord = (tuple(x) if isinstance(x, list) else x for x in (tiler, coord))
-    tiler, coord = _dice(proj, tiler, "tiler"), _dice(proj, coord, "coordinate")
+    tiler, coord = _dice("local_tile", proj, tiler, "tiler"), _dice("local_tile", proj, coord, "coordinate")
     z = zipped_divide(tensor.layout, tiler)
     r1 = z[1].rank()
     coord = coord if is_tuple(coord) else (coord,)
@@ -238,11 +232,7 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
                           f"(size {tiler.size()})")
     c = get_flat_coord(tiler, index)  # in the FULL thread layout, as CuTe does; proj drops modes after
     if is_tuple(proj):
-        if not is_tuple(tiler.shape) or len(proj) != len(tiler.shape):
-            raise LayoutError(
-                f"local_partition: projection {proj!r} must have one entry per mode of the thread layout {tiler}"
-            )
-        tiler, c = dice(tiler, proj), dice(c, proj)
+        tiler, c = _dice("local_partition", proj, tiler, "thread layout"), dice(c, proj)
         tiler, c = (tiler[0], c[0]) if len(c) == 1 else (tiler, c)
     z = zipped_divide(tensor.layout, product_each(tiler.shape))
     return _slice_tensor(tensor, z, (c, _repeat_free(z[1].rank())), "local_partition")
