@@ -8,15 +8,21 @@ In C++ they are CuTe's arithmetic tuples (``cute/numeric/arithmetic_tuple.hpp``)
 from __future__ import annotations
 
 import re
-from numbers import Integral
 
 from .errors import LayoutError
 
 __all__ = ["ScaledBasis", "E"]
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, Integral) and not isinstance(x, bool)
+def is_int(x) -> bool:
+    """True for a Python/numpy integer (but not ``bool``); :mod:`layoutlab.inttuple` exports it.
+
+    >>> is_int(3), is_int(3.0), is_int(True), is_int((3,))
+    (True, False, False, False)
+    """
+    return isinstance(x, int) and not isinstance(x, bool) or (
+        hasattr(x, "dtype") and getattr(x, "ndim", 1) == 0 and x.dtype.kind in "iu"
+    )
 
 
 class ScaledBasis:
@@ -35,7 +41,7 @@ class ScaledBasis:
 
     def __init__(self, value: int, mode):
         self.value = int(value)
-        self.mode = (int(mode),) if _is_int(mode) else tuple(map(int, mode))
+        self.mode = (int(mode),) if is_int(mode) else tuple(map(int, mode))
 
     @property
     def modes(self) -> tuple:
@@ -43,7 +49,7 @@ class ScaledBasis:
         return self.mode[::-1]
 
     def __mul__(self, k):
-        if not _is_int(k):
+        if not is_int(k):
             return NotImplemented
         return ScaledBasis(self.value * int(k), self.mode)
 
@@ -59,7 +65,7 @@ class ScaledBasis:
         if isinstance(other, ScaledBasis):
             return self.value == other.value and self.mode == other.mode
         # 0@i is the zero vector, equal to the integer 0 (a stride-0 mode).
-        return _is_int(other) and other == 0 and self.value == 0
+        return is_int(other) and other == 0 and self.value == 0
 
     def __hash__(self):
         return hash(("E", self.value, self.mode))

@@ -12,7 +12,7 @@ from itertools import accumulate, zip_longest
 from math import prod
 from operator import mul
 
-from .basis import E, ScaledBasis
+from .basis import E, ScaledBasis, is_int
 from .errors import LayoutError
 
 __all__ = [
@@ -22,17 +22,6 @@ __all__ = [
     "inner_product", "signum", "repeat_like", "zip_tuples", "format_int_tuple", "leaves", "leaf_paths",
     "zip_leaves", "transform_leaf", "zip_profile", "none_to_zero", "format_tree"
 ]
-
-
-def is_int(x) -> bool:
-    """True for a Python/numpy integer (but not ``bool``).
-
-    >>> is_int(3), is_int(3.0), is_int(True), is_int((3,))
-    (True, False, False, False)
-    """
-    return isinstance(x, int) and not isinstance(x, bool) or (
-        hasattr(x, "dtype") and getattr(x, "ndim", 1) == 0 and x.dtype.kind in "iu"
-    )
 
 
 def is_tuple(x) -> bool:
@@ -142,7 +131,7 @@ def unflatten(flat, profile):
     >>> unflatten((4,2,3), (0,(0,0)))
     (4, (2, 3))
     """
-    flat = tuple(flat) if is_tuple(flat) else (flat,)
+    flat = flat if is_tuple(flat) else (flat,)
     n = len(leaves(profile))
     if n != len(flat):
         raise LayoutError(f"unflatten: {len(flat)} leaves cannot fill profile {format_tree(profile)} with {n} leaves")

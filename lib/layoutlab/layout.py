@@ -13,9 +13,9 @@ from math import prod
 from .basis import E, read_tuple
 from .errors import LayoutError
 from .inttuple import (
-    ScaledBasis, as_int_tuple, congruent, crd2idx, depth as _depth, format_tree, inner_product, is_int, is_tuple,
-    leaf_paths, leaves, none_to_zero, prefix_product, product, rank as _rank, size as _size, suffix_product, transform_leaf,
-    unflatten, zip_leaves, zip_profile
+    as_int_tuple, congruent, crd2idx, depth as _depth, format_tree, inner_product, is_int, is_tuple, leaf_paths, leaves,
+    none_to_zero, prefix_product, product, rank as _rank, size as _size, suffix_product, transform_leaf, unflatten,
+    zip_leaves, zip_profile
 )
 
 __all__ = [
@@ -228,7 +228,7 @@ def make_layout(*args, stride=None) -> Layout:
     >>> make_layout((4,1,6)), make_layout((4,6), stride=(6,1)), make_layout(Layout(4,1), Layout(6,4))
     ((4,1,6):(1,0,4), (4,6):(6,1), (4,6):(1,4))
     """
-    if args and all(isinstance(a, Layout) for a in args):
+    if args and all(map(is_layout, args)):
         if stride is not None:
             raise LayoutError("make_layout: stride= cannot be combined with layouts as modes")
         return Layout._new(tuple(a.shape for a in args), tuple(a.stride for a in args))
@@ -236,7 +236,7 @@ def make_layout(*args, stride=None) -> Layout:
         args, stride = (args[0],), args[1]
     if len(args) != 1:
         raise LayoutError(f"make_layout: expected one shape (or layouts as modes), got {len(args)} arguments")
-    if isinstance(args[0], (list, tuple)) and args[0] and all(isinstance(a, Layout) for a in args[0]):
+    if isinstance(args[0], (list, tuple)) and args[0] and all(map(is_layout, args[0])):
         return make_layout(*args[0])
     return Layout(args[0], stride)
 
@@ -391,11 +391,7 @@ def select(layout: Layout, mode) -> Layout:
     >>> select(Layout((2,3,4)), [2, 0])
     (4,2):(6,1)
     """
-    return make_layout(*[layout[m] for m in ([mode] if is_int(mode) else list(mode))])
-
-
-def _modes(layout):
-    return list(layout) if is_tuple(layout.shape) else [layout]
+    return make_layout(*(layout[m] for m in ([mode] if is_int(mode) else mode)))
 
 
 def group_modes(layout: Layout, begin: int, end: int | None = None) -> Layout:
@@ -408,12 +404,12 @@ def group_modes(layout: Layout, begin: int, end: int | None = None) -> Layout:
     end = r if end is None else end + r if end < 0 else end
     if not (0 <= begin < end <= r):
         raise LayoutError(f"group_modes: range [{begin},{end}) is not a non-empty range of the {r} modes of {layout}")
-    modes = _modes(layout)
+    modes = list(layout)
     return make_layout(*modes[:begin], make_layout(*modes[begin:end]), *modes[end:])
 
 
 def _pad(op, layout, elem, up_to_rank, front):
-    modes = _modes(layout)
+    modes = list(layout)
     if up_to_rank is not None and up_to_rank < len(modes):
         raise LayoutError(f"{op}: up_to_rank={up_to_rank} is smaller than the rank {len(modes)} of {layout}")
     if up_to_rank == 1 and not is_tuple(layout.shape):
@@ -474,7 +470,6 @@ def slice_and_offset(crd, layout: Layout):
 
 
 def _slice_and_offset(layout, crd, op):
-    crd = tuple(crd) if isinstance(crd, list) else crd
     _check_coord(crd, layout, op, allow_none=True)
     sub = layout if crd is None else _kept(crd, layout, keep_free=True)
     return sub, crd2idx(none_to_zero(crd), layout.shape, layout.stride)
@@ -508,7 +503,6 @@ def dice(layout: Layout, crd) -> Layout:
     ((4,2):(1,24), ():(), (128, 8))
     """
     _check_order("dice", layout, crd)
-    crd = tuple(crd) if isinstance(crd, list) else crd
     if is_int(crd):
         return layout
     try:
@@ -526,4 +520,4 @@ def zip_layouts(a: Layout, b: Layout) -> Layout:
     """
     if a.rank() != b.rank():
         raise LayoutError(f"zip: ranks differ, {a} has {a.rank()} modes and {b} has {b.rank()}")
-    return make_layout(*map(make_layout, _modes(a), _modes(b)))
+    return make_layout(*map(make_layout, a, b))

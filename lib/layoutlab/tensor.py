@@ -31,7 +31,7 @@ def Step(*modes):
     >>> Step(1, X, 1)
     (1, None, 1)
     """
-    return tuple(modes)
+    return modes
 
 
 class Tensor(LayoutWrapper):
@@ -87,8 +87,7 @@ class Tensor(LayoutWrapper):
 
     # ----------------------------------------------------------------- access
     def _offset(self, crd):
-        off = self.layout(crd)
-        return self.iterator + off if getattr(crd, "ndim", 0) > 0 else _add(self.iterator, off)
+        return _add(self.iterator, self.layout(crd))
 
     def __getitem__(self, crd):
         crd = tuple(crd) if isinstance(crd, list) else crd
@@ -260,8 +259,7 @@ def make_layout_tv(thr_layout: Layout, val_layout: Layout):
     if inv.size() != layout_mn.size():
         raise LayoutError(f"make_layout_tv: raked_product({thr_layout}, {val_layout}) = {layout_mn} is not a "
                           f"bijection onto 0..{layout_mn.size() - 1}; thr_layout and val_layout must be compact")
-    layout_tv = composition(inv, make_layout((thr_layout.size(), val_layout.size())))
-    return product_each(layout_mn.shape), layout_tv
+    return product_each(layout_mn.shape), composition(inv, make_layout((thr_layout.size(), val_layout.size())))
 
 
 def domain_distribute(shape, n: int) -> Layout:
