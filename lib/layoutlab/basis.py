@@ -1,8 +1,6 @@
-"""CuTe's printed notation: the scaled basis elements ``1@0``, ``2@1@0`` of identity layouts, and a reader
-of printed nested tuples.
-
-In C++ they are CuTe's arithmetic tuples (``cute/numeric/arithmetic_tuple.hpp``); in the DSL ``cute.E`` and
-``cute.ScaledBasis``.  :mod:`layoutlab.inttuple` re-exports them.
+"""CuTe's printed notation: the scaled basis elements ``1@0``, ``2@1@0`` of identity layouts (C++'s arithmetic
+tuples, ``cute/numeric/arithmetic_tuple.hpp``; the DSL's ``cute.E``, ``cute.ScaledBasis``), and a reader of printed
+nested tuples.  :mod:`layoutlab.inttuple` re-exports them.
 """
 
 from __future__ import annotations
@@ -28,10 +26,8 @@ def is_int(x) -> bool:
 class ScaledBasis:
     """A scaled unit vector ``value @ mode`` of CuTe's arithmetic tuples (``E<mode>`` scaled by ``value``).
 
-    As in the CuTe DSL, ``mode`` is the path to the coordinate entry, outermost mode first:
-    ``ScaledBasis(2, 1)`` is ``2`` in mode 1, ``ScaledBasis(1, [1, 0])`` is sub-mode 0 of mode 1.
-    CuTe prints the path innermost first, so the latter prints ``1@0@1``.  They are the strides of
-    :func:`make_identity_layout`, whose evaluation returns coordinates instead of offsets.
+    As in the CuTe DSL, ``mode`` is the path to the coordinate entry, outermost first (``ScaledBasis(1, [1, 0])``
+    is sub-mode 0 of mode 1), printed innermost first (``1@0@1``): the strides of :func:`make_identity_layout`.
 
     >>> ScaledBasis(2, 1), ScaledBasis(1, [1, 0]), ScaledBasis(1, 1) * 4
     (2@1, 1@0@1, 4@1)
@@ -88,10 +84,8 @@ class ScaledBasis:
 
 
 def E(*mode):
-    """The unit basis vector ``E<mode>`` (``1@mode``) of the CuTe DSL's ``cute.E``: the path outermost first.
-
-    ``E(1)`` is ``1@1``; ``E([1, 0])`` (or ``E(1, 0)``) is sub-mode 0 of mode 1, printed ``1@0@1`` like the
-    DSL; ``E([])`` is the integer 1 (the rank-1 coordinate is the index itself).
+    """The unit basis vector ``E<mode>`` (``1@mode``) of the CuTe DSL's ``cute.E``, the path outermost first;
+    ``E([])`` is the integer 1 (the rank-1 coordinate is the index itself).
 
     >>> E(1), E([1, 0]), E(1, 0), E([])
     (1@1, 1@0@1, 1@0@1, 1)

@@ -4,10 +4,8 @@ __all__ = ["LayoutError"]
 
 
 class LayoutError(ValueError):
-    """Invalid input to a layoutlab operation.
-
-    The message names the operation, the offending argument or mode, the rule that
-    was broken and what would have been valid:
+    """Invalid input to a layoutlab operation: the message names the operation, the offending argument or mode,
+    the rule that was broken and what would have been valid.
 
     >>> from layoutlab import Layout
     >>> try:

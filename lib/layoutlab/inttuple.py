@@ -74,8 +74,7 @@ def _layout_like(a) -> bool:
 
 
 def _sub(a, mode, op):
-    """The shape ``a`` (or a Layout's shape, what ``cute.size(layout)`` measures) down the path ``mode`` (an int or
-    a list of ints), with a clear error for a mode that does not exist."""
+    """The shape ``a`` (or a Layout's shape) down the path ``mode`` (an int or a list of ints)."""
     a, path = a.shape if _layout_like(a) else a, [mode] if is_int(mode) else list(mode)
     for m in path:
         if not is_tuple(a) or not 0 <= m < len(a):
@@ -176,11 +175,8 @@ def compatible(a, b) -> bool:
 
 def evenly_divides(shape, tiler) -> bool:
     """True when the tiler divides ``shape`` without remainder, mode by mode (CuTe C++'s ``evenly_divides``; the
-    DSL 4.8.1 has none).
-
-    An integer tile ``t`` divides ``s`` when ``size(s) == t * size(ceil_div(s, t))`` with CuTe's mode-by-mode
-    ``ceil_div``; a tuple tiler tests each of its modes against the shape's (more modes than the shape never
-    divide).  Then ``logical_divide(make_layout(shape), tiler)`` has exactly ``size(shape)`` elements.
+    DSL 4.8.1 has none): a tile ``t`` divides ``s`` when ``size(s) == t * size(ceil_div(s, t))`` (CuTe's
+    mode-by-mode ``ceil_div``), a tuple tiler mode by mode (more modes than the shape never divide).
 
     >>> evenly_divides((4,6), 8), evenly_divides((4,6), 3), evenly_divides((4,6), (2,3)), evenly_divides(12, 8)
     (True, False, True, False)
@@ -227,8 +223,8 @@ def _same_rank(op, a, b):
 
 
 def _div_modes(a, b, div):
-    """Divide shape ``a`` by the integer ``b`` one mode at a time, left to right: each mode gets ``div(mode, b)``
-    and uses up its size of ``b`` (``b = div(b, size(mode))``), as CuTe's ``shape_div`` and ``ceil_div`` do."""
+    """Divide shape ``a`` by the integer ``b`` left to right: each mode gets ``div(mode, b)`` and uses up its size
+    of ``b`` (``b = div(b, size(mode))``), as CuTe's ``shape_div`` and ``ceil_div`` do."""
     if not is_tuple(a):
         return div(a, b)
     out = []
@@ -241,9 +237,8 @@ def _div_modes(a, b, div):
 def shape_div(a, b):
     """CuTe's ``shape_div``: divide shape ``a`` by ``b`` left to right, one mode at a time.
 
-    For integers: ``a // b`` when ``b`` divides ``a``, ``1`` when ``a`` divides ``b`` (the divisor is "used
-    up" and carries on as ``b // a``).  A tuple ``a`` is divided mode by mode by what is left of ``b``; two
-    tuples divide element-wise.  Any other pair is refused, as in the DSL (``shape_div(6, 4)`` raises).
+    Integers: ``a // b`` when ``b`` divides ``a``, ``1`` when ``a`` divides ``b`` (``b // a`` carries on to the
+    next mode); two tuples divide element-wise; other pairs are refused, as in the DSL (``shape_div(6, 4)``).
 
     >>> shape_div((4,6), 8), shape_div((4,6), (2,3))
     ((1, 3), (2, 2))
@@ -278,8 +273,7 @@ def ceil_div(a, b):
 
 
 def _ceil_div_modes(a, b):
-    """CuTe's internal (C++) ceil_div of a shape by an integer, rounding up per mode: ``_ceil_div_modes((4,6), 8)
-    == (1,3)`` (the shape cotargets of ``complement``, and :func:`evenly_divides`)."""
+    """CuTe's (C++) ceil_div of a shape by an integer, rounding up per mode: ``(4,6), 8 -> (1,3)``."""
     return _div_modes(a, b, lambda x, y: -((-x) // y))
 
 
@@ -296,8 +290,7 @@ def elem_scale(a, b):
 
 
 def inner_product(a, b):
-    """Sum of element-wise products of congruent IntTuples; ``b`` may hold :class:`ScaledBasis` leaves, and the
-    result is then a coordinate tuple.
+    """Sum of element-wise products of congruent IntTuples (a coordinate tuple where ``b`` has basis leaves).
 
     >>> inner_product((1,(2,3)), (4,(5,6))), inner_product((1,2), (ScaledBasis(1,0), ScaledBasis(1,1)))
     (32, (1, 2))
@@ -347,9 +340,8 @@ def _check_modes(op, crd, shape):
 
 
 def idx2crd(idx, shape):
-    """Natural coordinate of a 1-D index in ``shape`` (colexicographic: the first mode varies fastest).
-
-    A tuple ``idx`` is mapped mode by mode.  The last mode absorbs any overflow, as in CuTe.
+    """Natural coordinate of a 1-D index in ``shape`` (colexicographic: the first mode varies fastest; the last
+    mode absorbs any overflow, as in CuTe); a tuple ``idx`` is mapped mode by mode.
 
     >>> idx2crd(17, (4,6)), idx2crd(17, ((2,2),6)), idx2crd(30, (4,6))
     ((1, 4), ((1, 0), 4), (2, 7))
@@ -367,10 +359,8 @@ def idx2crd(idx, shape):
 
 
 def crd2idx(crd, shape, stride=None):
-    """Map a coordinate to an index with ``stride`` (default: the LayoutLeft strides of ``shape``).
-
-    ``crd`` may be an integer (a 1-D index, split with :func:`idx2crd` per mode) or a nested tuple;
-    an integer standing for a sub-tuple of ``shape`` is split the same way.
+    """Map a coordinate to an index with ``stride`` (default: the LayoutLeft strides of ``shape``); an integer
+    standing for a (sub-)tuple of ``shape`` is split with :func:`idx2crd` first.
 
     >>> crd2idx((1,2), (4,6)), crd2idx((1,2), (4,6), (6,1)), crd2idx(9, (4,6), (6,1))
     (9, 8, 8)
@@ -406,11 +396,10 @@ def format_int_tuple(a) -> str:
 
 
 # --------------------------------------------------------------------------- tree helpers
-# The walks every nested-tuple function of the package needs, written once.  A node is a tuple (or a list,
-# as users write coordinates); anything else -- an int, a ScaledBasis, None (CuTe's ``_``) -- is a leaf.
 
 
 def _is_node(t) -> bool:
+    """A tuple (or a list, as users write coordinates); anything else (int, ScaledBasis, None) is a leaf."""
     return isinstance(t, (tuple, list))
 
 
@@ -456,9 +445,8 @@ def transform_leaf(t, f):
 
 
 def zip_profile(profile, t) -> tuple:
-    """Walk ``t`` along a coarser ``profile`` (weakly congruent, like a coordinate with a shape): one pair
-    ``(leaf_of_profile, subtree_of_t)`` per leaf of ``profile``; a leaf may stand for a whole sub-tuple of ``t``.
-    Where ``t`` does not refine ``profile``, a :class:`LayoutError` is raised.
+    """Walk ``t`` along a coarser ``profile`` (like a coordinate with a shape): one pair ``(leaf_of_profile,
+    subtree_of_t)`` per leaf of ``profile``; a ``t`` that does not refine ``profile`` raises a LayoutError.
 
     >>> zip_profile((None, 3), ((4,8),(2,2)))
     ((None, (4, 8)), (3, (2, 2)))

@@ -45,8 +45,8 @@ def _checked_shape(s, op):
 
 
 def _compact_strides(shape, current, reverse):
-    """Compact strides of ``shape`` (LayoutLeft, or LayoutRight with ``reverse``) starting at ``current``; size-1
-    leaves get stride 0, as the CuTe DSL makes them.  A tuple ``current`` gives each mode its own start."""
+    """Compact strides of ``shape`` (LayoutLeft, or LayoutRight with ``reverse``) starting at ``current`` (a tuple:
+    one start per mode); size-1 leaves get stride 0, as in the CuTe DSL."""
     if is_tuple(current):
         if not is_tuple(shape) or len(shape) != len(current):
             raise LayoutError(f"compact strides: the start {format_tree(current)} must have one entry per mode of "
@@ -60,16 +60,10 @@ def _compact_strides(shape, current, reverse):
 class Layout:
     """A CuTe layout ``shape:stride`` — a function from (nested) coordinates to offsets.
 
-    Math: for a coordinate ``c`` congruent to ``shape`` the offset is ``sum_i c_i * stride_i``
-    (an inner product over the leaves); a 1-D index ``k`` is first turned into the natural
-    coordinate ``idx2crd(k, shape)`` (first mode fastest).
-
-    Evaluation (``L(...)``):
-
-    * ``L(k)`` with an integer ``k >= 0`` -> offset; past ``size(L)`` the last mode extends, as in CuTe;
-    * ``L((i,j))`` or ``L(i, j)`` with a (nested) coordinate -> offset (only the last mode may extend);
-    * a coordinate containing ``None`` (CuTe's ``_``) -> the sub-layout of the free modes (a slice);
-    * ``L(np.arange(n))`` -> all offsets as a numpy array (vectorised; see :meth:`table`).
+    Math: the offset of a coordinate ``c`` congruent to ``shape`` is ``sum_i c_i * stride_i`` over the leaves; an
+    index ``k`` is first turned into ``idx2crd(k, shape)`` (first mode fastest; past ``size(L)`` the last mode
+    extends, as in CuTe).  ``L(k)``, ``L((i,j))`` or ``L(i, j)`` give an offset, a coordinate containing ``None``
+    (CuTe's ``_``) the slice of the free modes, ``L(np.arange(n))`` all offsets as a numpy array.
 
     >>> L = Layout(((4,8,4),(2,2,8)), ((128,1,16),(64,8,512)))
     >>> print(L)
@@ -179,9 +173,8 @@ def _has_none(c) -> bool:
 
 
 def _check_coord(crd, layout, op, allow_none=False):
-    """Every entry of ``crd`` is a non-negative integer inside its mode, except on the last mode: CuTe evaluates
-    past the size along it (its ``idx2crd`` gives the last mode what is left).  An entry past any other mode
-    would silently alias a coordinate of the next mode, so it is refused."""
+    """Every entry of ``crd`` is a non-negative integer inside its mode, except on the last mode, which CuTe
+    extends (an entry past any other mode would alias a coordinate of the next mode)."""
     keep = " (None, CuTe's _, for each mode to keep)" if allow_none else ""
     try:
         pairs = zip_profile(crd, layout.shape)
@@ -201,7 +194,7 @@ def _check_coord(crd, layout, op, allow_none=False):
 
 @lru_cache(maxsize=256)
 def _table(layout: Layout):
-    """Outer-sum construction: offsets of each flat mode, combined with broadcasting (column-major order)."""
+    """Outer sums of each flat mode's offsets, the new mode the slow axis (column-major order)."""
     import numpy as np
 
     if not layout.is_integral:
@@ -209,7 +202,6 @@ def _table(layout: Layout):
                           f"evaluate it element by element")
     out = np.zeros(1, dtype=np.int64)
     for s, d in zip_leaves(layout.shape, layout.stride):
-        # new index = old + k * (size so far): append mode k as the slow axis.
         out = np.add.outer(np.arange(s, dtype=np.int64) * d, out).ravel()
     out.setflags(write=False)
     return out
@@ -219,11 +211,9 @@ def _table(layout: Layout):
 
 
 def make_layout(*args, stride=None) -> Layout:
-    """Make a layout from a shape (and stride), or concatenate layouts into modes.
-
-    * ``make_layout(shape)``: column-major (LayoutLeft) strides, size-1 modes get stride 0 like the DSL;
-    * ``make_layout(shape, stride=...)``: explicit strides;
-    * ``make_layout(L0, L1, ...)``: the layout whose mode ``i`` is ``Li``.
+    """Make a layout from a shape (and stride), or concatenate layouts into modes: ``make_layout(shape)`` has
+    column-major (LayoutLeft) strides, size-1 modes stride 0 like the DSL; ``make_layout(L0, L1, ...)`` has modes
+    ``Li``.
 
     >>> make_layout((4,1,6)), make_layout((4,6), stride=(6,1)), make_layout(Layout(4,1), Layout(6,4))
     ((4,1,6):(1,0,4), (4,6):(6,1), (4,6):(1,4))
@@ -266,9 +256,8 @@ def _compact(op, shape, current, reverse):
 
 
 def make_ordered_layout(shape, order) -> Layout:
-    """Compact layout whose modes are laid out in the given ``order`` (rank 0 = fastest).
-
-    Mode ``i`` gets stride ``prod(size of modes with smaller order)``; size-1 modes get stride 0.
+    """Compact layout whose modes are laid out in the given ``order`` (rank 0 = fastest): mode ``i`` gets stride
+    ``prod(size of modes with smaller order)``; size-1 modes get stride 0.
 
     >>> make_ordered_layout((4,6,2), order=(2,0,1))
     (4,6,2):(12,1,6)
@@ -290,9 +279,8 @@ def make_ordered_layout(shape, order) -> Layout:
 
 
 def make_identity_layout(shape) -> Layout:
-    """The coordinate layout of ``shape``: maps each index to its own natural coordinate.
-
-    Strides are unit bases ``E([i, j, ...])`` (printed ``1@j@i``; an integer shape gets stride 1), as the DSL.
+    """The coordinate layout of ``shape``: maps each index to its own natural coordinate, with the unit bases
+    ``E([i, j, ...])`` as strides (printed ``1@j@i``; an integer shape gets stride 1), as the DSL.
 
     >>> make_identity_layout(((2,3),4)), make_identity_layout((4,6))(5)
     (((2,3),4):((1@0@0,1@1@0),1@1), (1, 1))
@@ -302,9 +290,8 @@ def make_identity_layout(shape) -> Layout:
 
 
 def parse_layout(text: str) -> Layout:
-    """Read CuTe's printed notation ``shape:stride`` back into a :class:`Layout`.
-
-    A bare shape (no ``:``) gets LayoutLeft strides.  ``_`` prefixes of static integers (``_4``) are accepted.
+    """Read CuTe's printed notation ``shape:stride`` back into a :class:`Layout`; a bare shape gets LayoutLeft
+    strides, ``_`` prefixes of static integers (``_4``) are accepted.
 
     >>> parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))")((1, 2))
     136
@@ -364,9 +351,8 @@ def stride(x, mode=()):
 
 
 def cosize(x, mode=()):
-    """Codomain size: one past the largest offset, ``sum_i (s_i - 1) * |d_i| + 1`` over the leaves.
-
-    For a coordinate layout the result is the product of the coordinate extents.
+    """Codomain size: one past the largest offset, ``sum_i (s_i - 1) * |d_i| + 1`` over the leaves (for a
+    coordinate layout, the product of the coordinate extents).
 
     >>> cosize(Layout((4,6), (1,10))), cosize(make_identity_layout((4,6)))
     (54, 24)
@@ -448,9 +434,8 @@ def _check_order(op, layout, crd):
 
 
 def _kept(crd, t, keep_free: bool):
-    """The modes of ``t`` (a Layout or a tuple) where ``crd`` is None (``keep_free``) or an integer (not
-    ``keep_free``), flattened one level per nesting of ``crd`` as CuTe's ``slice`` and ``dice`` do; nothing kept
-    is ``()`` (``():()``)."""
+    """The modes of ``t`` (a Layout or a tuple) where ``crd`` is None (``keep_free``) or not, flattened one level
+    per nesting of ``crd`` as CuTe's ``slice`` and ``dice`` do."""
     if isinstance(t, Layout):
         return Layout._new(_kept(crd, t.shape, keep_free), _kept(crd, t.stride, keep_free))
     return tuple(x for c, x in zip_profile(crd, t) if (c is None) == keep_free)
@@ -476,11 +461,9 @@ def _slice_and_offset(layout, crd, op):
 
 
 def slice_(layout: Layout, crd) -> Layout:
-    """The sub-layout of the modes where ``crd`` is ``None`` (CuTe's ``_``); fixed entries are dropped.
-
-    As ``cute.slice_(src, coord)``: the layout comes first, the kept modes stay a tuple (rank-1 results stay
-    wrapped), a coordinate that fixes every mode gives the rank-0 layout ``():()``, and ``None`` keeps it all.
-    The offset of the fixed part is in :func:`slice_and_offset`.
+    """The sub-layout of the modes where ``crd`` is ``None`` (CuTe's ``_``), as ``cute.slice_(src, coord)``: the
+    kept modes stay a tuple, fixing every mode gives ``():()``, ``None`` keeps it all (the offset of the fixed part
+    is in :func:`slice_and_offset`).
 
     >>> L = Layout(((4,8,4),(2,2,8)), ((128,1,16),(64,8,512)))
     >>> slice_(L, (None, 3)), slice_(L, ((1, None, 2), None)), slice_(L, (1, 2))
@@ -495,9 +478,8 @@ def slice_(layout: Layout, crd) -> Layout:
 
 
 def dice(layout: Layout, crd) -> Layout:
-    """The complement of :func:`slice_`: keep the modes where ``crd`` is an integer (not ``None``).
-
-    As ``cute.dice(src, dicer)``: the layout (or a tuple) first; an integer keeps all of it, ``None`` nothing.
+    """The complement of :func:`slice_`, as ``cute.dice(src, dicer)``: keep the modes of the layout (or tuple)
+    where ``crd`` is an integer; an integer keeps all of it, ``None`` nothing.
 
     >>> dice(Layout((4,6,2)), (1, None, 1)), dice(Layout((4,6)), (None, None)), dice((128, 128, 8), (1, None, 1))
     ((4,2):(1,24), ():(), (128, 8))

@@ -1,9 +1,6 @@
-"""A lightweight ``Tensor``: an engine (a numpy array, an integer offset, or a coordinate) plus a Layout.
-
-``Tensor(engine, layout)`` maps a coordinate ``c`` to ``engine[iterator + layout(c)]`` for an array engine, or
-to the value ``iterator + layout(c)`` for a counting (integer / coordinate) engine, as the CuTe DSL's
-``cute.make_tensor(0, layout)`` and ``cute.make_identity_tensor(shape)`` do (and printed the same way).
-:func:`local_tile` and :func:`local_partition` give a CTA's tiles and a thread's share of a tile.
+"""A lightweight ``Tensor`` (an engine: a numpy array, an integer offset or a coordinate; plus a Layout), as the
+CuTe DSL's ``cute.make_tensor(0, layout)`` and ``cute.make_identity_tensor(shape)``, printed the same way; with
+:func:`local_tile` (a CTA's tiles) and :func:`local_partition` (a thread's share of a tile).
 """
 
 from __future__ import annotations
@@ -37,11 +34,8 @@ def Step(*modes):
 class Tensor(LayoutWrapper):
     """A view: ``engine`` (numpy array, integer offset or coordinate) + ``iterator`` (start) + ``layout``.
 
-    * ``T[c]`` / ``T(c)``: element at coordinate or index ``c`` (array value, or counting value
-      ``iterator + layout(c)``);
-    * a coordinate containing ``None`` (CuTe's ``_``) slices: a new Tensor of the free modes, its iterator
-      moved to the slice origin;
-    * ``T.values()``: all elements in index order as a numpy array.
+    ``T[c]`` / ``T(c)`` is ``engine[iterator + layout(c)]``, or the counting value ``iterator + layout(c)``; a
+    coordinate containing ``None`` (CuTe's ``_``) slices (the iterator moves to the slice origin).
 
     >>> t = make_tensor(0, Layout((5120, 4096)))
     >>> t[None, 3], t[7, 3]
@@ -200,10 +194,8 @@ def _slice_tensor(tensor, layout, crd, op):
 
 
 def get_flat_coord(layout: Layout, index: int):
-    """The coordinate (one integer per top-level mode) at which ``layout`` produces ``index``.
-
-    Each leaf's coordinate is ``(index // stride) % shape`` (stride-0 leaves get 0), then each top-level mode's
-    hierarchical coordinate is flattened colexicographically.
+    """The coordinate (one integer per top-level mode) at which ``layout`` produces ``index``: each leaf's is
+    ``(index // stride) % shape`` (0 for stride 0), each top-level mode's then flattened colexicographically.
 
     >>> get_flat_coord(Layout((32, 8), (8, 1)), 37)
     (4, 5)
@@ -214,12 +206,10 @@ def get_flat_coord(layout: Layout, index: int):
 
 
 def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor:
-    """Thread ``index``'s share of ``tensor`` when the thread layout ``tiler`` is repeated over it.
-
-    ``zipped_divide(tensor, product_each(shape(tiler)))`` sliced at the thread's tile coordinate
-    ``get_flat_coord(tiler, index)``, keeping all the repeat modes.  ``proj`` (a tuple with ``None`` for
-    dropped modes) drops modes of the thread layout and of the thread's coordinate in it, as the DSL's ``proj=`` does:
-    thread 37 of ``(16,16)`` sits at ``(5,2)``, and ``proj=(1,None)`` keeps its row 5.
+    """Thread ``index``'s share of ``tensor`` when the thread layout ``tiler`` is repeated over it:
+    ``zipped_divide(tensor, product_each(shape(tiler)))`` at ``(get_flat_coord(tiler, index), _)``.  ``proj`` (the
+    DSL's ``proj=``, ``None`` for a dropped mode) then drops modes of both: thread 37 of ``(16,16)`` is at ``(5,2)``,
+    ``proj=(1,None)`` keeps its row 5.
 
     >>> local_partition(make_tensor(0, Layout((16, 64))), Layout((2, 16)), 5)
     tensor<33 o (8,4):(2,256)>
@@ -229,7 +219,7 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
     if not 0 <= index < tiler.size():
         raise LayoutError(f"local_partition: thread index {index} is outside the thread layout {tiler} "
                           f"(size {tiler.size()})")
-    c = get_flat_coord(tiler, index)  # in the FULL thread layout, as CuTe does; proj drops modes after
+    c = get_flat_coord(tiler, index)  # in the full thread layout, as CuTe does
     if is_tuple(proj):
         tiler, c = _dice("local_partition", proj, tiler, "thread layout"), dice(c, proj)
         tiler, c = (tiler[0], c[0]) if len(c) == 1 else (tiler, c)
@@ -237,17 +227,12 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
     return _slice_tensor(tensor, z, (c, _repeat_free(z[1].rank())), "local_partition")
 
 
-# --------------------------------------------------------------------------- distributing a domain over threads
-
-
 def make_layout_tv(thr_layout: Layout, val_layout: Layout):
     """``(tiler_mn, layout_tv)``: each thread of ``thr_layout`` ((m, n) -> thread) owns a ``val_layout`` block
     ((m, n) -> value) of the tile, as the DSL's ``cute.make_layout_tv``.
 
-    Math: ``layout_mn = raked_product(thr_layout, val_layout)`` maps (m, n) -> (thr, val) index; its right
-    inverse composed with the compact ``(threads, values)`` layout is ``layout_tv``: (thr, val) -> (m, n) index,
-    and ``tiler_mn`` is ``product_each(shape(layout_mn))``.  Both layouts must be compact (``layout_mn`` a
-    bijection), as the DSL requires.
+    Math: ``layout_tv`` is ``right_inverse(layout_mn)`` composed with the compact ``(threads, values)`` layout,
+    ``layout_mn = raked_product(thr_layout, val_layout)`` a bijection (both layouts compact, as the DSL requires).
 
     >>> make_layout_tv(make_layout((2, 3), stride=(3, 1)), make_layout((2, 2), stride=(2, 1)))
     ((4, 6), ((3,2),(2,2)):((8,2),(4,1)))
@@ -263,12 +248,11 @@ def make_layout_tv(thr_layout: Layout, val_layout: Layout):
 
 
 def domain_distribute(shape, n: int) -> Layout:
-    """A compact sub-domain of ``n`` elements of ``shape`` spread over its modes, to tile "any n elements"
-    (CuTe C++'s ``domain_distribute``; the DSL 4.8.1 has none).
+    """A compact sub-domain of ``n`` elements of ``shape`` spread over its modes (CuTe C++'s ``domain_distribute``;
+    the DSL 4.8.1 has none).
 
-    Math: walking the leaves ``a_i`` of ``shape`` left to right, take ``g_i = gcd(a_i, rest)`` elements of each
-    (``rest`` starts at ``n`` and is divided by each ``g_i``), with the column-major strides of ``shape``; the
-    result is coalesced.  It has fewer than ``n`` elements when the leaves do not hold ``n``'s factors.
+    Math: take ``g_i = gcd(a_i, rest)`` of each leaf ``a_i`` left to right (``rest = n`` divided by the ``g`` so
+    far), with ``shape``'s column-major strides, coalesced; fewer than ``n`` if the leaves lack ``n``'s factors.
 
     >>> domain_distribute((15, 14), 6), domain_distribute((4, 8), 8)
     ((3,2):(1,15), 8:1)
