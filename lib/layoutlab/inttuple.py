@@ -70,7 +70,7 @@ def product_each(a):
 
 
 def _layout_like(a) -> bool:
-    return hasattr(a, "shape") and hasattr(a, "stride") and not is_tuple(a)
+    return hasattr(a, "shape") and hasattr(a, "stride")
 
 
 def _sub(a, mode, op):

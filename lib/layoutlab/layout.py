@@ -13,9 +13,9 @@ from math import prod
 from .basis import E, read_tuple
 from .errors import LayoutError
 from .inttuple import (
-    as_int_tuple, congruent, crd2idx, depth as _depth, format_tree, inner_product, is_int, is_tuple, leaf_paths, leaves,
-    none_to_zero, prefix_product, product, rank as _rank, size as _size, suffix_product, transform_leaf, unflatten,
-    zip_leaves, zip_profile
+    _layout_like, as_int_tuple, congruent, crd2idx, depth as _depth, format_tree, inner_product, is_int, is_tuple,
+    leaf_paths, leaves, none_to_zero, prefix_product, product, rank as _rank, size as _size, suffix_product,
+    transform_leaf, unflatten, zip_leaves, zip_profile
 )
 
 __all__ = [
@@ -152,7 +152,7 @@ class Layout:
         import numpy as np
 
         idx = np.asarray(idx, dtype=np.int64)
-        if idx.size and idx.min() < 0:
+        if (idx < 0).any():
             raise LayoutError(f"Layout(): index out of range for {self}: indices must be >= 0")
         s, d = zip_leaves(self.shape, self.stride)[-1] if leaves(self.shape) else (1, 0)  # the last mode extends
         return self.table()[idx % self.size()] + idx // self.size() * s * d
@@ -218,16 +218,15 @@ def make_layout(*args, stride=None) -> Layout:
     >>> make_layout((4,1,6)), make_layout((4,6), stride=(6,1)), make_layout(Layout(4,1), Layout(6,4))
     ((4,1,6):(1,0,4), (4,6):(6,1), (4,6):(1,4))
     """
-    if args and all(map(is_layout, args)):
+    modes = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) and args[0] else args
+    if modes and all(map(is_layout, modes)):
         if stride is not None:
             raise LayoutError("make_layout: stride= cannot be combined with layouts as modes")
-        return Layout._new(tuple(a.shape for a in args), tuple(a.stride for a in args))
+        return Layout._new(tuple(a.shape for a in modes), tuple(a.stride for a in modes))
     if len(args) == 2 and stride is None:
-        args, stride = (args[0],), args[1]
+        args, stride = args[:1], args[1]
     if len(args) != 1:
         raise LayoutError(f"make_layout: expected one shape (or layouts as modes), got {len(args)} arguments")
-    if isinstance(args[0], (list, tuple)) and args[0] and all(map(is_layout, args[0])):
-        return make_layout(*args[0])
     return Layout(args[0], stride)
 
 
@@ -312,14 +311,9 @@ def parse_layout(text: str) -> Layout:
 # --------------------------------------------------------------------------- free functions (cute.* names)
 
 
-def _layout_of(x):
-    """``x``, or the Layout a Tensor holds."""
-    return x.layout if isinstance(getattr(x, "layout", None), Layout) else x
-
-
 def _as_layout(x, op) -> Layout:
     """The layout of ``x`` (a Layout, or a Tensor's layout)."""
-    x = _layout_of(x)
+    x = x.layout if isinstance(getattr(x, "layout", None), Layout) else x
     if not isinstance(x, Layout):
         raise LayoutError(f"{op}: expected a Layout, got {type(x).__name__}")
     return x
@@ -337,8 +331,7 @@ def shape(x, mode=()):
     >>> shape(Layout(((4,8),6))), shape(Layout(((4,8),6)), mode=[0])
     (((4, 8), 6), (4, 8))
     """
-    x = _layout_of(x)
-    return _down(x.shape if isinstance(x, Layout) else as_int_tuple(x, "shape", "shape"), mode)
+    return _down(x.shape if _layout_like(x) else as_int_tuple(x, "shape", "shape"), mode)
 
 
 def stride(x, mode=()):

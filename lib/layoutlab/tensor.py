@@ -142,6 +142,7 @@ def make_identity_tensor(shape) -> Tensor:
 
 def _dice(op, proj, x, what):
     """Keep the modes of ``x`` (a tuple or a Layout) where the projection ``proj`` is not ``None`` (C++ ``dice``)."""
+    x = tuple(x) if isinstance(x, list) else x
     if not is_tuple(proj):
         return x
     modes = x.shape if isinstance(x, Layout) else x
@@ -168,7 +169,6 @@ def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
     tensor<384 o (128,8,512):(1,5120,40960)>
     """
     _need_tensor(tensor, "local_tile")
-    tiler, coord = (tuple(x) if isinstance(x, list) else x for x in (tiler, coord))
     tiler, coord = _dice("local_tile", proj, tiler, "tiler"), _dice("local_tile", proj, coord, "coordinate")
     z = zipped_divide(tensor.layout, tiler)
     r1 = z[1].rank()
@@ -257,7 +257,7 @@ def domain_distribute(shape, n: int) -> Layout:
     >>> domain_distribute((15, 14), 6), domain_distribute((4, 8), 8)
     ((3,2):(1,15), 8:1)
     """
-    flat = leaves(as_int_tuple(shape.shape if isinstance(shape, Layout) else shape, "shape", "domain_distribute"))
+    flat = leaves(as_int_tuple(getattr(shape, "shape", shape), "shape", "domain_distribute"))  # a shape or a Layout
     if not is_int(n) or n <= 0:
         raise LayoutError(f"domain_distribute: n = {n!r} must be a positive integer (the number of elements to tile)")
     taken = []
