@@ -126,7 +126,7 @@ def read_tuple(text: str, what: str = "tuple"):
             stack[-2].append(tuple(stack.pop()))
         elif t != ",":
             v, *printed = t.split("@")  # printed innermost first: 1@0@1 is the path [1, 0]
-            stack[-1].append(ScaledBasis(int(v), [int(m) for m in reversed(printed)]) if printed else int(v))
+            stack[-1].append(ScaledBasis(int(v), reversed(printed)) if printed else int(v))
         prev = t
     if len(stack) > 1 or not tokens:
         fail("missing ')'" if tokens else "empty input")

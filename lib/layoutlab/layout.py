@@ -172,20 +172,20 @@ def _has_none(c) -> bool:
     return any(x is None for x in leaves(c))
 
 
-def _check_coord(crd, layout, op, allow_none=False):
-    """Every entry of ``crd`` is a non-negative integer inside its mode, except on the last mode, which CuTe
-    extends (an entry past any other mode would alias a coordinate of the next mode)."""
-    keep = " (None, CuTe's _, for each mode to keep)" if allow_none else ""
+def _check_coord(crd, layout, op):
+    """Every entry of ``crd`` is None (a slice) or a non-negative integer inside its mode, except on the last mode,
+    which CuTe extends (an entry past any other mode would alias a coordinate of the next mode)."""
     try:
         pairs = zip_profile(crd, layout.shape)
     except LayoutError:
         raise LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape {format_tree(layout.shape)} "
-                          f"of {layout}; give an index or a coordinate with one entry per mode{keep}") from None
+                          f"of {layout}; give an index or a coordinate with one entry per mode (None, CuTe's _, "
+                          f"for each mode to keep)") from None
     for k, (c, s) in enumerate(pairs):
-        if c is None and allow_none:
+        if c is None:
             continue
         if not is_int(c):
-            raise LayoutError(f"{op}: coordinate entry {c!r} must be an integer{' or None' if allow_none else ''}")
+            raise LayoutError(f"{op}: coordinate entry {c!r} must be an integer or None")
         n = product(s)
         if c < 0 or (c >= n and k < len(pairs) - 1):
             raise LayoutError(f"{op}: coordinate {c} is out of range for a mode of size {n} in {layout}; valid: "
@@ -448,7 +448,7 @@ def slice_and_offset(crd, layout: Layout):
 
 
 def _slice_and_offset(layout, crd, op):
-    _check_coord(crd, layout, op, allow_none=True)
+    _check_coord(crd, layout, op)
     sub = layout if crd is None else _kept(crd, layout, keep_free=True)
     return sub, crd2idx(none_to_zero(crd), layout.shape, layout.stride)
 
