@@ -154,7 +154,7 @@ class Layout:
         idx = np.asarray(idx, dtype=np.int64)
         if (idx < 0).any():
             raise LayoutError(f"Layout(): index out of range for {self}: indices must be >= 0")
-        s, d = zip_leaves(self.shape, self.stride)[-1] if leaves(self.shape) else (1, 0)  # the last mode extends
+        s, d = ((1, 0), *zip_leaves(self.shape, self.stride))[-1]  # the last leaf extends (1:0 for rank 0)
         return self.table()[idx % self.size()] + idx // self.size() * s * d
 
     def table(self):

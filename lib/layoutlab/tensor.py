@@ -60,7 +60,6 @@ class Tensor(LayoutWrapper):
         self.engine = engine
         self.layout = layout
 
-    # ----------------------------------------------------------------- the algebra's LayoutWrapper protocol
     def _algebra_layout(self) -> Layout:
         return self.layout
 
@@ -68,18 +67,10 @@ class Tensor(LayoutWrapper):
         """The same engine and iterator over ``layout`` (``cute.composition(tensor, tiler)`` and friends)."""
         return Tensor(self.iterator if self.engine is None else self.engine, layout, self.iterator)
 
-    # ----------------------------------------------------------------- properties
-    @property
-    def shape(self):
-        return self.layout.shape
-
-    @property
-    def stride(self):
-        return self.layout.stride
-
+    shape = property(lambda self: self.layout.shape)
+    stride = property(lambda self: self.layout.stride)
     size, rank = size, rank  # the IntTuple functions: they measure the shape
 
-    # ----------------------------------------------------------------- access
     def _offset(self, crd):
         return _add(self.iterator, self.layout(crd))
 
@@ -153,8 +144,9 @@ def _dice(op, proj, x, what):
     return dice(x, proj)
 
 
-def _repeat_free(r):
-    return None if r == 1 else (None,) * r
+def _unwrap(t):
+    """``t[0]`` for a rank-1 ``t`` (a tuple or a Layout), else ``t``: CuTe's rank-1 tilers and coordinates are bare."""
+    return t[0] if len(t) == 1 else t
 
 
 def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
@@ -175,8 +167,8 @@ def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
     coord = coord if is_tuple(coord) else (coord,)
     if len(coord) > r1:
         raise LayoutError(f"local_tile: coordinate {coord!r} has {len(coord)} modes but there are only {r1} tile modes")
-    rest = coord + (None,) * (r1 - len(coord))
-    return _slice_tensor(tensor, z, (_repeat_free(rank(tiler)), rest if r1 > 1 else rest[0]), "local_tile")
+    rest = _unwrap(coord + (None,) * (r1 - len(coord)))
+    return _slice_tensor(tensor, z, (_unwrap((None,) * rank(tiler)), rest), "local_tile")
 
 
 def _need_tensor(x, op):
@@ -190,7 +182,7 @@ def _slice_tensor(tensor, layout, crd, op):
         sub, origin = slice_and_offset(crd, layout)
     except LayoutError as e:
         raise LayoutError(f"{op}: {e}") from None
-    return Tensor(tensor.engine if tensor.engine is not None else 0, sub, iterator=_add(tensor.iterator, origin))
+    return Tensor(0 if tensor.engine is None else tensor.engine, sub, _add(tensor.iterator, origin))
 
 
 def get_flat_coord(layout: Layout, index: int):
@@ -222,9 +214,9 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
     c = get_flat_coord(tiler, index)  # in the full thread layout, as CuTe does
     if is_tuple(proj):
         tiler, c = _dice("local_partition", proj, tiler, "thread layout"), dice(c, proj)
-        tiler, c = (tiler[0], c[0]) if len(c) == 1 else (tiler, c)
+        tiler, c = _unwrap(tiler), _unwrap(c)
     z = zipped_divide(tensor.layout, product_each(tiler.shape))
-    return _slice_tensor(tensor, z, (c, _repeat_free(z[1].rank())), "local_partition")
+    return _slice_tensor(tensor, z, (c, _unwrap((None,) * z[1].rank())), "local_partition")
 
 
 def make_layout_tv(thr_layout: Layout, val_layout: Layout):
