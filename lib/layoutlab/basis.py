@@ -18,9 +18,8 @@ def is_int(x) -> bool:
     >>> is_int(3), is_int(3.0), is_int(True), is_int((3,))
     (True, False, False, False)
     """
-    return isinstance(x, int) and not isinstance(x, bool) or (
-        hasattr(x, "dtype") and getattr(x, "ndim", 1) == 0 and x.dtype.kind in "iu"
-    )
+    return (isinstance(x, int) and not isinstance(x, bool)
+            or hasattr(x, "dtype") and getattr(x, "ndim", 1) == 0 and x.dtype.kind in "iu")
 
 
 class ScaledBasis:
@@ -45,9 +44,7 @@ class ScaledBasis:
         return self.mode[::-1]
 
     def __mul__(self, k):
-        if not is_int(k):
-            return NotImplemented
-        return ScaledBasis(self.value * int(k), self.mode)
+        return ScaledBasis(self.value * int(k), self.mode) if is_int(k) else NotImplemented
 
     __rmul__ = __mul__
 

@@ -1,8 +1,7 @@
 """IntTuples: integers and (nested) tuples of integers, the shapes, strides and coordinates of CuTe.
 
-Every function is small, pure and named after its CuTe counterpart: ``layoutlab.size((4,(2,3)))`` means what
-``cute.size((4,(2,3)))`` means.  Strides may also hold :class:`ScaledBasis` leaves (``1@0``: the ``E<i>`` of
-CuTe's identity layouts).  The walks over nested tuples are the tree helpers at the end of this module.
+Each function is pure and named after its CuTe counterpart (``size((4,(2,3)))`` is ``cute.size((4,(2,3)))``); strides
+may hold :class:`ScaledBasis` leaves (``1@0``, identity layouts).  The tree helpers at the end walk nested tuples.
 """
 
 from __future__ import annotations
@@ -219,7 +218,7 @@ def suffix_product(a, init=1):
 def _same_rank(op, a, b):
     if len(a) != len(b):
         raise LayoutError(f"{op}: ranks differ, {format_tree(a)} vs {format_tree(b)}")
-    return zip(a, b)
+    return a, b
 
 
 def _div_modes(a, b, div):
@@ -244,15 +243,14 @@ def shape_div(a, b):
     ((1, 3), (2, 2))
     """
     if is_tuple(a) and is_tuple(b):
-        return tuple(shape_div(x, y) for x, y in _same_rank("shape_div", a, b))
+        return tuple(map(shape_div, *_same_rank("shape_div", a, b)))
     if is_tuple(a) or is_tuple(b):
         return _div_modes(a, product(b), shape_div)
     if b == 0:
         raise LayoutError("shape_div: division by 0")
     if a % b != 0 and b % a != 0:
-        raise LayoutError(
-            f"shape_div: {a} and {b} do not divide one another; shape_div needs one of them to be a multiple of the other"
-        )
+        raise LayoutError(f"shape_div: {a} and {b} do not divide one another; shape_div needs one of them to be a "
+                          f"multiple of the other")
     return int(a / b) or signum(a) * signum(b)
 
 
@@ -264,7 +262,7 @@ def ceil_div(a, b):
     (3, (2, 2), 3)
     """
     if is_tuple(a) and is_tuple(b):
-        return tuple(ceil_div(x, y) for x, y in _same_rank("ceil_div", a, b))
+        return tuple(map(ceil_div, *_same_rank("ceil_div", a, b)))
     if is_tuple(a) or is_tuple(b):
         return ceil_div(product(a), product(b))
     if b == 0:
@@ -422,8 +420,7 @@ def leaf_paths(t) -> tuple:
 
 
 def zip_leaves(*ts) -> tuple:
-    """The leaves of congruent trees side by side: one tuple ``(leaf_of_t0, leaf_of_t1, ...)`` per position;
-    trees of different nesting raise a :class:`LayoutError`.
+    """The leaves of congruent trees side by side, one tuple per position (different nesting: a LayoutError).
 
     >>> zip_leaves((4,(2,3)), (1,(4,8)))
     ((4, 1), (2, 4), (3, 8))

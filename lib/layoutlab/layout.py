@@ -12,11 +12,9 @@ from math import prod
 
 from .basis import E, read_tuple
 from .errors import LayoutError
-from .inttuple import (
-    _layout_like, as_int_tuple, congruent, crd2idx, depth as _depth, format_tree, inner_product, is_int, is_tuple,
-    leaf_paths, leaves, none_to_zero, prefix_product, product, rank as _rank, size as _size, suffix_product,
-    transform_leaf, unflatten, zip_leaves, zip_profile
-)
+from .inttuple import (_layout_like, as_int_tuple, congruent, crd2idx, depth as _depth, format_tree, inner_product,
+                       is_int, is_tuple, leaf_paths, leaves, none_to_zero, prefix_product, product, rank as _rank,
+                       size as _size, suffix_product, transform_leaf, unflatten, zip_leaves, zip_profile)
 
 __all__ = [
     "Layout", "make_layout", "make_ordered_layout", "make_identity_layout", "compact_col_major",
@@ -56,6 +54,22 @@ def _compact_strides(shape, current, reverse):
     return unflatten(tuple(0 if s == 1 else d for s, d in zip_leaves(shape, strides)), shape)
 
 
+@lru_cache(maxsize=256)
+def _table(layout: Layout):
+    """All offsets ``[L(0), L(1), ..., L(size-1)]`` as a read-only int64 numpy array (``Layout.table``): outer sums
+    of each flat mode's offsets, the new mode the slow axis (column-major order)."""
+    import numpy as np
+
+    if not layout.is_integral:
+        raise LayoutError(f"table: {layout} has basis (coordinate) strides; it maps to coordinates, not offsets: "
+                          f"evaluate it element by element")
+    out = np.zeros(1, dtype=np.int64)
+    for s, d in zip_leaves(layout.shape, layout.stride):
+        out = np.add.outer(np.arange(s, dtype=np.int64) * d, out).ravel()
+    out.setflags(write=False)
+    return out
+
+
 @dataclass(frozen=True, slots=True, init=False)  # immutable; == and hash on (shape, stride)
 class Layout:
     """A CuTe layout ``shape:stride`` — a function from (nested) coordinates to offsets.
@@ -66,8 +80,6 @@ class Layout:
     (CuTe's ``_``) the slice of the free modes, ``L(np.arange(n))`` all offsets as a numpy array.
 
     >>> L = Layout(((4,8,4),(2,2,8)), ((128,1,16),(64,8,512)))
-    >>> print(L)
-    ((4,8,4),(2,2,8)):((128,1,16),(64,8,512))
     >>> L(1), L((1, 2)), L[1]
     (128, 136, (2,2,8):(64,8,512))
     """
@@ -93,11 +105,9 @@ class Layout:
 
     @classmethod
     def _new(cls, shape, stride) -> "Layout":
-        """Build from a normalised shape and a congruent stride without validating them: the internal path for
-        results the algebra has already made valid (public constructors validate)."""
+        """Unchecked: the internal path for results the algebra has already made valid (public constructors check)."""
         return object.__new__(cls)._set(shape, stride)
 
-    # ----------------------------------------------------------------- basic queries
     size, rank, depth = _size, _rank, _depth  # the IntTuple functions: they measure a Layout's shape
 
     def cosize(self):
@@ -113,13 +123,13 @@ class Layout:
         """True when every stride is an integer (an offset layout, not a coordinate layout)."""
         return all(map(is_int, leaves(self.stride)))
 
-    # ----------------------------------------------------------------- structure
     def __getitem__(self, i) -> "Layout":
         """Sub-layout of mode ``i`` (a tuple ``(i, j)`` goes down the nesting), as ``layout[i]`` in the DSL."""
         s, d = self.shape, self.stride
         for k in i if isinstance(i, (tuple, list)) else (i,):
             if not is_int(k):
-                raise LayoutError(f"Layout[{i!r}]: mode index {k!r} is not an integer; use L(coord) to evaluate or slice")
+                raise LayoutError(f"Layout[{i!r}]: mode index {k!r} is not an integer; use L(coord) to evaluate or "
+                                  f"slice")
             n = len(s) if is_tuple(s) else 1  # a rank-1 integer layout is its own mode 0
             if not -n <= k < n:
                 raise LayoutError(f"Layout[{i!r}]: mode {k} does not exist in {self}; valid modes are 0..{n - 1}")
@@ -131,7 +141,6 @@ class Layout:
     def __iter__(self):
         return (self[i] for i in range(self.rank()))
 
-    # ----------------------------------------------------------------- evaluation
     def __call__(self, *args):
         if not args:
             raise LayoutError("Layout(): give an index, a coordinate or a slice")
@@ -157,11 +166,8 @@ class Layout:
         s, d = ((1, 0), *zip_leaves(self.shape, self.stride))[-1]  # the last leaf extends (1:0 for rank 0)
         return self.table()[idx % self.size()] + idx // self.size() * s * d
 
-    def table(self):
-        """All offsets ``[L(0), L(1), ..., L(size-1)]`` as an int64 numpy array (vectorised)."""
-        return _table(self)
+    table = _table  # cached per layout
 
-    # ----------------------------------------------------------------- printing
     def __str__(self):
         return f"{format_tree(self.shape)}:{format_tree(self.stride)}"
 
@@ -178,9 +184,9 @@ def _check_coord(crd, layout, op):
     try:
         pairs = zip_profile(crd, layout.shape)
     except LayoutError:
-        raise LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape {format_tree(layout.shape)} "
-                          f"of {layout}; give an index or a coordinate with one entry per mode (None, CuTe's _, "
-                          f"for each mode to keep)") from None
+        raise LayoutError(f"{op}: coordinate {format_tree(crd)} is not congruent with shape "
+                          f"{format_tree(layout.shape)} of {layout}; give an index or a coordinate with one entry per "
+                          f"mode (None, CuTe's _, for each mode to keep)") from None
     for k, (c, s) in enumerate(pairs):
         if c is None:
             continue
@@ -190,24 +196,6 @@ def _check_coord(crd, layout, op):
         if c < 0 or (c >= n and k < len(pairs) - 1):
             raise LayoutError(f"{op}: coordinate {c} is out of range for a mode of size {n} in {layout}; valid: "
                               f"0..{n - 1} (only the last mode extends past its size)")
-
-
-@lru_cache(maxsize=256)
-def _table(layout: Layout):
-    """Outer sums of each flat mode's offsets, the new mode the slow axis (column-major order)."""
-    import numpy as np
-
-    if not layout.is_integral:
-        raise LayoutError(f"table: {layout} has basis (coordinate) strides; it maps to coordinates, not offsets: "
-                          f"evaluate it element by element")
-    out = np.zeros(1, dtype=np.int64)
-    for s, d in zip_leaves(layout.shape, layout.stride):
-        out = np.add.outer(np.arange(s, dtype=np.int64) * d, out).ravel()
-    out.setflags(write=False)
-    return out
-
-
-# --------------------------------------------------------------------------- constructors
 
 
 def make_layout(*args, stride=None) -> Layout:
@@ -237,7 +225,8 @@ def compact_col_major(shape, current=1) -> Layout:
     >>> compact_col_major((4,6)), compact_col_major((4,6), 2), compact_col_major((4,(1,6)), (1,100))
     ((4,6):(1,4), (4,6):(2,8), (4,(1,6)):(1,(0,100)))
     """
-    return _compact("compact_col_major", shape, current, reverse=False)
+    shape = _checked_shape(shape, "compact_col_major")
+    return Layout._new(shape, _compact_strides(shape, as_int_tuple(current, "current", "compact_col_major"), False))
 
 
 def compact_row_major(shape, current=1) -> Layout:
@@ -246,12 +235,8 @@ def compact_row_major(shape, current=1) -> Layout:
     >>> compact_row_major((4,6)), compact_row_major((4,(2,3)), 2)
     ((4,6):(6,1), (4,(2,3)):(12,(6,2)))
     """
-    return _compact("compact_row_major", shape, current, reverse=True)
-
-
-def _compact(op, shape, current, reverse):
-    shape = _checked_shape(shape, op)
-    return Layout._new(shape, _compact_strides(shape, as_int_tuple(current, "current", op), reverse))
+    shape = _checked_shape(shape, "compact_row_major")
+    return Layout._new(shape, _compact_strides(shape, as_int_tuple(current, "current", "compact_row_major"), True))
 
 
 def make_ordered_layout(shape, order) -> Layout:
@@ -267,10 +252,8 @@ def make_ordered_layout(shape, order) -> Layout:
         return Layout(shape)
     fs, fo = leaves(shape), leaves(order)
     if len(fo) != len(fs):
-        raise LayoutError(
-            f"make_ordered_layout: order {format_tree(order)} has {len(fo)} entries but shape "
-            f"{format_tree(shape)} has {len(fs)} leaves; give one order per leaf"
-        )
+        raise LayoutError(f"make_ordered_layout: order {format_tree(order)} has {len(fo)} entries but shape "
+                          f"{format_tree(shape)} has {len(fs)} leaves; give one order per leaf")
     if len(set(fo)) != len(fo):
         raise LayoutError(f"make_ordered_layout: order {format_tree(order)} repeats a value; orders must be distinct")
     strides = tuple(0 if s == 1 else prod(t for t, p in zip(fs, fo) if p < o) for s, o in zip(fs, fo))
@@ -292,10 +275,8 @@ def parse_layout(text: str) -> Layout:
     """Read CuTe's printed notation ``shape:stride`` back into a :class:`Layout`; a bare shape gets LayoutLeft
     strides, ``_`` prefixes of static integers (``_4``) are accepted.
 
-    >>> parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))")((1, 2))
-    136
-    >>> parse_layout("(_4,_6)"), parse_layout("(4,6):(1@0@1,1@0)")
-    ((4,6):(1,4), (4,6):(1@0@1,1@0))
+    >>> parse_layout("((4,8),(2,2)):((128,1),(64,8))")((1, 2)), parse_layout("(_4,_6)"), parse_layout("2:1@0@1")
+    (136, (4,6):(1,4), 2:1@0@1)
     """
     if not isinstance(text, str):
         raise LayoutError(f"parse_layout: expected a string like '(4,6):(1,4)', got {type(text).__name__}")
@@ -306,9 +287,6 @@ def parse_layout(text: str) -> Layout:
     if not all(map(is_int, leaves(shp))):
         raise LayoutError(f"parse_layout: shape {s!r} contains a basis element; shapes are integers")
     return Layout(shp, read_tuple(d[0], "stride") if d else None)
-
-
-# --------------------------------------------------------------------------- free functions (cute.* names)
 
 
 def _as_layout(x, op) -> Layout:
@@ -427,8 +405,7 @@ def _check_order(op, layout, crd):
 
 
 def _kept(crd, t, keep_free: bool):
-    """The modes of ``t`` (a Layout or a tuple) where ``crd`` is None (``keep_free``) or not, flattened one level
-    per nesting of ``crd`` as CuTe's ``slice`` and ``dice`` do."""
+    """The modes of ``t`` (a Layout or a tuple) where ``crd`` is None (``keep_free``) or not, as CuTe's slice/dice."""
     if isinstance(t, Layout):
         return Layout._new(_kept(crd, t.shape, keep_free), _kept(crd, t.stride, keep_free))
     return tuple(x for c, x in zip_profile(crd, t) if (c is None) == keep_free)

@@ -136,7 +136,7 @@ def _dice(op, proj, x, what):
     x = tuple(x) if isinstance(x, list) else x
     if not is_tuple(proj):
         return x
-    modes = x.shape if isinstance(x, Layout) else x
+    modes = getattr(x, "shape", x)  # a Layout's modes, or the tuple's
     if not is_tuple(modes) or len(modes) != len(proj):
         raise LayoutError(f"{op}: projection {proj!r} has {len(proj)} modes but the {what} {x!r} has "
                           f"{len(modes) if is_tuple(modes) else 1}; give one Step entry per mode (one entry per mode "
@@ -152,15 +152,15 @@ def _unwrap(t):
 def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
     """The tile(s) of ``tensor`` at tile coordinate ``coord``: ``zipped_divide(tensor, tiler)`` sliced with
     ``(_, coord)``.  ``None`` in ``coord`` keeps that tile mode (e.g. the k-tiles); ``proj`` (``Step(1, X, 1)``
-    or the DSL's ``(1, None, 1)``) first drops the tiler/coord modes marked ``X``/``None``.
-
-    sgemm_nt_1 with M=N=5120, K=4096, a 128x128x8 CTA tile and block (m, n) = (3, 0):
+    or the DSL's ``(1, None, 1)``) first drops the tiler/coord modes marked ``X``/``None``.  sgemm_nt_1's A tile
+    (M=N=5120, K=4096, a 128x128x8 CTA tile, block (m, n) = (3, 0)):
 
     >>> mA = make_tensor(0, Layout((5120, 4096)))
     >>> local_tile(mA, (128, 128, 8), (3, 0, None), Step(1, X, 1))
     tensor<384 o (128,8,512):(1,5120,40960)>
     """
-    _need_tensor(tensor, "local_tile")
+    if not isinstance(tensor, Tensor):
+        raise LayoutError(f"local_tile: expected a Tensor, got {type(tensor).__name__}")
     tiler, coord = _dice("local_tile", proj, tiler, "tiler"), _dice("local_tile", proj, coord, "coordinate")
     z = zipped_divide(tensor.layout, tiler)
     r1 = z[1].rank()
@@ -169,11 +169,6 @@ def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
         raise LayoutError(f"local_tile: coordinate {coord!r} has {len(coord)} modes but there are only {r1} tile modes")
     rest = _unwrap(coord + (None,) * (r1 - len(coord)))
     return _slice_tensor(tensor, z, (_unwrap((None,) * rank(tiler)), rest), "local_tile")
-
-
-def _need_tensor(x, op):
-    if not isinstance(x, Tensor):
-        raise LayoutError(f"{op}: expected a Tensor, got {type(x).__name__}")
 
 
 def _slice_tensor(tensor, layout, crd, op):
@@ -206,7 +201,8 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
     >>> local_partition(make_tensor(0, Layout((16, 64))), Layout((2, 16)), 5)
     tensor<33 o (8,4):(2,256)>
     """
-    _need_tensor(tensor, "local_partition")
+    if not isinstance(tensor, Tensor):
+        raise LayoutError(f"local_partition: expected a Tensor, got {type(tensor).__name__}")
     _need_layout(tiler, "local_partition", "the thread layout")
     if not 0 <= index < tiler.size():
         raise LayoutError(f"local_partition: thread index {index} is outside the thread layout {tiler} "
