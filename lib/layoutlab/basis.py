@@ -56,12 +56,12 @@ class ScaledBasis:
 
     def __eq__(self, other):
         if isinstance(other, ScaledBasis):
-            return self.value == other.value and self.mode == other.mode
+            return (self.value, self.mode) == (other.value, other.mode)
         # 0@i is the zero vector, equal to the integer 0 (a stride-0 mode).
         return is_int(other) and other == 0 and self.value == 0
 
     def __hash__(self):
-        return hash(("E", self.value, self.mode))
+        return hash((self.value, self.mode))
 
     def __str__(self):
         return "@".join(map(str, (self.value, *self.modes)))

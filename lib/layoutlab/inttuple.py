@@ -222,8 +222,7 @@ def _same_rank(op, a, b):
 
 
 def _div_modes(a, b, div):
-    """Divide shape ``a`` by the integer ``b`` left to right: each mode gets ``div(mode, b)`` and uses up its size
-    of ``b`` (``b = div(b, size(mode))``), as CuTe's ``shape_div`` and ``ceil_div`` do."""
+    """Divide shape ``a`` by the integer ``b`` left to right, each mode using up its size of ``b`` (CuTe's way)."""
     if not is_tuple(a):
         return div(a, b)
     out = []
@@ -267,12 +266,12 @@ def ceil_div(a, b):
         return ceil_div(product(a), product(b))
     if b == 0:
         raise LayoutError("ceil_div: division by 0")
-    return -((-a) // b)
+    return -(-a // b)
 
 
 def _ceil_div_modes(a, b):
     """CuTe's (C++) ceil_div of a shape by an integer, rounding up per mode: ``(4,6), 8 -> (1,3)``."""
-    return _div_modes(a, b, lambda x, y: -((-x) // y))
+    return _div_modes(a, b, lambda x, y: -(-x // y))
 
 
 def elem_scale(a, b):
@@ -472,5 +471,5 @@ def format_tree(t) -> str:
     (_,(4,8),(3))
     """
     if _is_node(t):
-        return "(" + ",".join(map(format_tree, t)) + ")"
+        return f"({','.join(map(format_tree, t))})"
     return "_" if t is None else str(t)

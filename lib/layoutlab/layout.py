@@ -43,8 +43,7 @@ def _checked_shape(s, op):
 
 
 def _compact_strides(shape, current, reverse):
-    """Compact strides of ``shape`` (LayoutLeft, or LayoutRight with ``reverse``) starting at ``current`` (a tuple:
-    one start per mode); size-1 leaves get stride 0, as in the CuTe DSL."""
+    """LayoutLeft (``reverse``: LayoutRight) strides of ``shape`` from ``current`` (a tuple: per mode); size-1: 0."""
     if is_tuple(current):
         if not is_tuple(shape) or len(shape) != len(current):
             raise LayoutError(f"compact strides: the start {format_tree(current)} must have one entry per mode of "
@@ -90,7 +89,7 @@ class Layout:
     def __init__(self, shape, stride=None):
         shape = _checked_shape(shape, "Layout")
         if stride is None:
-            stride = _compact_strides(shape, 1, reverse=False)
+            stride = _compact_strides(shape, 1, False)
         else:
             stride = as_int_tuple(stride, "stride", "Layout", allow_basis=True)
             if not congruent(shape, stride):
@@ -133,7 +132,8 @@ class Layout:
             n = len(s) if is_tuple(s) else 1  # a rank-1 integer layout is its own mode 0
             if not -n <= k < n:
                 raise LayoutError(f"Layout[{i!r}]: mode {k} does not exist in {self}; valid modes are 0..{n - 1}")
-            s, d = (s[k], d[k]) if is_tuple(s) else (s, d)
+            if is_tuple(s):
+                s, d = s[k], d[k]
         return Layout._new(s, d)
 
     __len__ = rank
@@ -193,15 +193,14 @@ def _check_coord(crd, layout, op):
         if not is_int(c):
             raise LayoutError(f"{op}: coordinate entry {c!r} must be an integer or None")
         n = product(s)
-        if c < 0 or (c >= n and k < len(pairs) - 1):
+        if c < 0 or c >= n and k < len(pairs) - 1:
             raise LayoutError(f"{op}: coordinate {c} is out of range for a mode of size {n} in {layout}; valid: "
                               f"0..{n - 1} (only the last mode extends past its size)")
 
 
 def make_layout(*args, stride=None) -> Layout:
-    """Make a layout from a shape (and stride), or concatenate layouts into modes: ``make_layout(shape)`` has
-    column-major (LayoutLeft) strides, size-1 modes stride 0 like the DSL; ``make_layout(L0, L1, ...)`` has modes
-    ``Li``.
+    """Make a layout from a shape (default: LayoutLeft strides, size-1 modes stride 0 like the DSL) and a stride,
+    or from layouts ``L0, L1, ...`` as its modes.
 
     >>> make_layout((4,1,6)), make_layout((4,6), stride=(6,1)), make_layout(Layout(4,1), Layout(6,4))
     ((4,1,6):(1,0,4), (4,6):(6,1), (4,6):(1,4))
@@ -268,7 +267,7 @@ def make_identity_layout(shape) -> Layout:
     (((2,3),4):((1@0@0,1@1@0),1@1), (1, 1))
     """
     shape = _checked_shape(shape, "make_identity_layout")
-    return Layout._new(shape, unflatten(tuple(E(p) for p in leaf_paths(shape)), shape))  # E(()) is 1, CuTe's E<>
+    return Layout._new(shape, unflatten(tuple(map(E, leaf_paths(shape))), shape))  # E(()) is 1, CuTe's E<>
 
 
 def parse_layout(text: str) -> Layout:
@@ -431,9 +430,8 @@ def _slice_and_offset(layout, crd, op):
 
 
 def slice_(layout: Layout, crd) -> Layout:
-    """The sub-layout of the modes where ``crd`` is ``None`` (CuTe's ``_``), as ``cute.slice_(src, coord)``: the
-    kept modes stay a tuple, fixing every mode gives ``():()``, ``None`` keeps it all (the offset of the fixed part
-    is in :func:`slice_and_offset`).
+    """The sub-layout of the modes where ``crd`` is ``None`` (CuTe's ``_``), as ``cute.slice_(src, coord)``: kept
+    modes stay a tuple, fixing all gives ``():()``, ``None`` keeps all (offset: :func:`slice_and_offset`).
 
     >>> L = Layout(((4,8,4),(2,2,8)), ((128,1,16),(64,8,512)))
     >>> slice_(L, (None, 3)), slice_(L, ((1, None, 2), None)), slice_(L, (1, 2))

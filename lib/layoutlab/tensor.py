@@ -22,8 +22,8 @@ X = None
 
 
 def Step(*modes):
-    """A projection for :func:`local_tile` / :func:`local_partition`: ``Step(1, X, 1)`` is C++'s
-    ``Step<_1,X,_1>`` and the DSL's ``proj=(1, None, 1)``: keep modes 0 and 2 of the tiler and coordinate.
+    """A projection for :func:`local_tile`: ``Step(1, X, 1)`` (C++'s ``Step<_1,X,_1>``, the DSL's ``(1, None, 1)``)
+    keeps modes 0 and 2 of the tiler and coordinate.
 
     >>> Step(1, X, 1)
     (1, None, 1)
@@ -46,19 +46,17 @@ class Tensor(LayoutWrapper):
 
     def __init__(self, engine, layout: Layout, iterator=None):
         _need_layout(layout, "Tensor", "layout")
+        self.layout, self.engine = layout, None
         if is_int(engine) or isinstance(engine, tuple):
             self.iterator = engine if iterator is None else iterator
-            engine = None
         else:
             import numpy as np
 
             if not isinstance(engine, np.ndarray):
                 raise LayoutError(f"Tensor: engine must be a numpy array, an integer or a coordinate, "
                                   f"got {type(engine).__name__}")
-            engine = engine.reshape(-1, order="F" if engine.flags.f_contiguous else "C")
+            self.engine = engine.reshape(-1, order="F" if engine.flags.f_contiguous else "C")
             self.iterator = 0 if iterator is None else iterator
-        self.engine = engine
-        self.layout = layout
 
     def _algebra_layout(self) -> Layout:
         return self.layout
@@ -187,16 +185,15 @@ def get_flat_coord(layout: Layout, index: int):
     >>> get_flat_coord(Layout((32, 8), (8, 1)), 37)
     (4, 5)
     """
-    h = unflatten(tuple(0 if d == 0 else (index // d) % s for s, d in zip_leaves(layout.shape, layout.stride)),
+    h = unflatten(tuple((index // d) % s if d else 0 for s, d in zip_leaves(layout.shape, layout.stride)),
                   layout.shape)
     return tuple(map(crd2idx, h, layout.shape)) if is_tuple(layout.shape) else h
 
 
 def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor:
     """Thread ``index``'s share of ``tensor`` when the thread layout ``tiler`` is repeated over it:
-    ``zipped_divide(tensor, product_each(shape(tiler)))`` at ``(get_flat_coord(tiler, index), _)``.  ``proj`` (the
-    DSL's ``proj=``, ``None`` for a dropped mode) then drops modes of both: thread 37 of ``(16,16)`` is at ``(5,2)``,
-    ``proj=(1,None)`` keeps its row 5.
+    ``zipped_divide(tensor, product_each(shape(tiler)))`` at ``(get_flat_coord(tiler, index), _)``; ``proj`` (the
+    DSL's, ``None`` drops a mode) then drops modes of both (thread 37 of ``(16,16)``, ``(5,2)``, keeps row 5).
 
     >>> local_partition(make_tensor(0, Layout((16, 64))), Layout((2, 16)), 5)
     tensor<33 o (8,4):(2,256)>
