@@ -62,11 +62,23 @@ def _table(layout: Layout):
     if not layout.is_integral:
         raise LayoutError(f"table: {layout} has basis (coordinate) strides; it maps to coordinates, not offsets: "
                           f"evaluate it element by element")
-    out = np.zeros(1, dtype=np.int64)
+    out = np.zeros(1, np.int64)
     for s, d in zip_leaves(layout.shape, layout.stride):
         out = np.add.outer(np.arange(s, dtype=np.int64) * d, out).ravel()
     out.setflags(write=False)
     return out
+
+
+def cosize(x, mode=()):
+    """Codomain size: one past the largest offset, ``sum_i (s_i - 1) * |d_i| + 1`` over the leaves (for a
+    coordinate layout, the product of the coordinate extents).
+
+    >>> cosize(Layout((4,6), (1,10))), cosize(make_identity_layout((4,6)))
+    (54, 24)
+    """
+    x = get(_as_layout(x, "cosize"), mode)
+    co = inner_product(transform_leaf(x.shape, lambda s: s - 1), transform_leaf(x.stride, abs))
+    return co + 1 if is_int(co) else product(transform_leaf(co, lambda e: e + 1))
 
 
 @dataclass(frozen=True, slots=True, init=False)  # immutable; == and hash on (shape, stride)
@@ -107,11 +119,7 @@ class Layout:
         """Unchecked: the internal path for results the algebra has already made valid (public constructors check)."""
         return object.__new__(cls)._set(shape, stride)
 
-    size, rank, depth = _size, _rank, _depth  # the IntTuple functions: they measure a Layout's shape
-
-    def cosize(self):
-        """One past the largest offset, ``L(size-1) + 1`` for non-negative strides (CuTe's ``cosize``)."""
-        return cosize(self)
+    size, rank, depth, cosize = _size, _rank, _depth, cosize  # the free functions, which measure a Layout
 
     def flatten(self) -> "Layout":
         """The same function with all nesting removed: ``((4,2),3):((1,4),8)`` -> ``(4,2,3):(1,4,8)``."""
@@ -139,7 +147,7 @@ class Layout:
     __len__ = rank
 
     def __iter__(self):
-        return (self[i] for i in range(self.rank()))
+        return map(self.__getitem__, range(len(self)))
 
     def __call__(self, *args):
         if not args:
@@ -318,18 +326,6 @@ def stride(x, mode=()):
     (((1, 4), 32), 32)
     """
     return _down(_as_layout(x, "stride").stride, mode)
-
-
-def cosize(x, mode=()):
-    """Codomain size: one past the largest offset, ``sum_i (s_i - 1) * |d_i| + 1`` over the leaves (for a
-    coordinate layout, the product of the coordinate extents).
-
-    >>> cosize(Layout((4,6), (1,10))), cosize(make_identity_layout((4,6)))
-    (54, 24)
-    """
-    x = get(_as_layout(x, "cosize"), mode)
-    co = inner_product(transform_leaf(x.shape, lambda s: s - 1), transform_leaf(x.stride, abs))
-    return co + 1 if is_int(co) else product(transform_leaf(co, lambda e: e + 1))
 
 
 def get(layout: Layout, mode) -> Layout:

@@ -47,7 +47,7 @@ class Tensor(LayoutWrapper):
     def __init__(self, engine, layout: Layout, iterator=None):
         _need_layout(layout, "Tensor", "layout")
         self.layout, self.engine = layout, None
-        if is_int(engine) or isinstance(engine, tuple):
+        if is_int(engine) or is_tuple(engine):
             self.iterator = engine if iterator is None else iterator
         else:
             import numpy as np
@@ -79,7 +79,7 @@ class Tensor(LayoutWrapper):
         off = self._offset(crd)
         if self.engine is None:
             return off
-        if isinstance(off, tuple):
+        if is_tuple(off):
             raise LayoutError("Tensor: a coordinate-valued layout cannot index an array engine")
         if not 0 <= off < self.engine.size:
             raise LayoutError(f"Tensor: offset {off} is outside the engine's {self.engine.size} elements")
@@ -94,7 +94,7 @@ class Tensor(LayoutWrapper):
 
     def offsets(self):
         """``iterator + layout(i)`` for every index ``i`` (integer engines and arrays)."""
-        if isinstance(self.iterator, tuple):
+        if is_tuple(self.iterator):
             raise LayoutError("offsets: a coordinate tensor has coordinate values; index it element by element")
         return self.iterator + self.layout.table()
 
