@@ -187,8 +187,7 @@ def _has_none(c) -> bool:
 
 
 def _check_coord(crd, layout, op):
-    """Every entry of ``crd`` is None (a slice) or a non-negative integer inside its mode, except on the last mode,
-    which CuTe extends (an entry past any other mode would alias a coordinate of the next mode)."""
+    """Each entry of ``crd`` is None or an integer in its mode; only the last mode extends (others would alias)."""
     try:
         pairs = zip_profile(crd, layout.shape)
     except LayoutError:

@@ -137,8 +137,7 @@ def _dice(op, proj, x, what):
     modes = getattr(x, "shape", x)  # a Layout's modes, or the tuple's
     if not is_tuple(modes) or len(modes) != len(proj):
         raise LayoutError(f"{op}: projection {proj!r} has {len(proj)} modes but the {what} {x!r} has "
-                          f"{len(modes) if is_tuple(modes) else 1}; give one Step entry per mode (one entry per mode "
-                          f"of the {what})")
+                          f"{rank(modes)}; give one Step entry per mode (one entry per mode of the {what})")
     return dice(x, proj)
 
 
