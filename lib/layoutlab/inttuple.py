@@ -74,7 +74,8 @@ def _layout_like(a) -> bool:
 
 def _sub(a, mode, op):
     """The shape ``a`` (or a Layout's shape) down the path ``mode`` (an int or a list of ints)."""
-    a, path = a.shape if _layout_like(a) else a, [mode] if is_int(mode) else list(mode)
+    a = a.shape if _layout_like(a) else a
+    path = [mode] if is_int(mode) else list(mode)
     for m in path:
         if not is_tuple(a) or not 0 <= m < len(a):
             raise LayoutError(f"{op}: mode {path} does not exist in {format_tree(a)}; valid modes are 0..{rank(a) - 1}")

@@ -101,7 +101,7 @@ class Layout:
     def __init__(self, shape, stride=None):
         shape = _checked_shape(shape, "Layout")
         if stride is None:
-            stride = _compact_strides(shape, 1, False)
+            stride = _compact_strides(shape, 1, reverse=False)
         else:
             stride = as_int_tuple(stride, "stride", "Layout", allow_basis=True)
             if not congruent(shape, stride):

@@ -191,8 +191,8 @@ def get_flat_coord(layout: Layout, index: int):
 
 def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor:
     """Thread ``index``'s share of ``tensor`` when the thread layout ``tiler`` is repeated over it:
-    ``zipped_divide(tensor, product_each(shape(tiler)))`` at ``(get_flat_coord(tiler, index), _)``; ``proj`` (the
-    DSL's, ``None`` drops a mode) then drops modes of both (thread 37 of ``(16,16)``, ``(5,2)``, keeps row 5).
+    ``zipped_divide(tensor, product_each(shape(tiler)))`` at ``(get_flat_coord(tiler, index), _)``; the DSL's
+    ``proj`` then drops modes of both (thread 37 of ``(16,16)`` is at ``(5,2)``; ``proj=(1,None)`` keeps row 5).
 
     >>> local_partition(make_tensor(0, Layout((16, 64))), Layout((2, 16)), 5)
     tensor<33 o (8,4):(2,256)>
