@@ -20,9 +20,6 @@ from .layout import Layout
 __all__ = ["LayoutWrapper", "coalesce", "filter", "filter_zeros", "composition"]
 
 
-# --------------------------------------------------------------------------- protocol, helpers
-
-
 class LayoutWrapper(ABC):
     """The protocol of objects that hold a layout the algebra acts on (CuTe's ``ComposedLayout``, ``Tensor``).
 
@@ -71,7 +68,7 @@ def _modes(layout: Layout):
 
 
 def _flat(layout: Layout):
-    return list(leaves(layout.shape)), list(leaves(layout.stride))
+    return leaves(layout.shape), leaves(layout.stride)
 
 
 def _need_layout(x, op, what):
@@ -86,9 +83,6 @@ def _transform_layout(layout: Layout, tiler: tuple, fn, op: str, keep_rest: bool
         raise LayoutError(f"{op}: the tiler has {len(tiler)} modes but the layout {layout} has only {len(modes)}; "
                           f"give at most one tiler entry per mode")
     return _concat([fn(m, t) for m, t in zip(modes, tiler)] + (modes[len(tiler):] if keep_rest else []))
-
-
-# --------------------------------------------------------------------------- coalesce / filter
 
 
 @lru_cache(maxsize=4096)
@@ -158,9 +152,6 @@ def filter(layout: Layout, target_profile=None) -> Layout:  # noqa: A001 - CuTe'
     if is_tuple(target_profile):
         return _transform_layout(layout, target_profile, filter, "filter")
     return coalesce(filter_zeros(layout))
-
-
-# --------------------------------------------------------------------------- composition
 
 
 def _basis_get(path, x):
@@ -283,7 +274,7 @@ def composition(lhs, rhs):
             raise LayoutError(f"composition: integer tiler {rhs} must be positive")
         return _compose_layouts(lhs, _mk(int(rhs), 1 if rhs > 1 else 0))
     if isinstance(rhs, (tuple, list)):
-        return _transform_layout(lhs, tuple(rhs), composition, "composition", keep_rest=False) if rhs else _mk((), ())
+        return _transform_layout(lhs, tuple(rhs), composition, "composition", keep_rest=False)  # () gives ():()
     if isinstance(rhs, LayoutWrapper):
         raise LayoutError(
             f"composition: the right operand {rhs} is a {type(rhs).__name__}; a swizzled right operand is not a "

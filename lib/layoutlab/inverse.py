@@ -8,6 +8,7 @@ Basis-strided layouts (``(4,5):(1@0,1@1)``) are complemented and inverted per co
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import zip_longest
 
 from .algebra_core import _concat, _flat, _has_basis, _mk, _mk_flat, _need_layout, coalesce, filter
 from .errors import LayoutError
@@ -24,11 +25,10 @@ def _collision(shapes, strides, limit=1 << 18):
     offsets = [0]
     for s, d in zip(shapes, strides):
         offsets = [o + k * d for k in range(s) for o in offsets]
-    seen = {}
+    first = {}
     for i, o in enumerate(offsets):
-        if o in seen:
-            return seen[o], i, o
-        seen[o] = i
+        if first.setdefault(o, i) != i:
+            return first[o], i, o
     return None
 
 
@@ -39,9 +39,6 @@ def _refuse(op, layout, shapes, strides, need, otherwise):
         i, j, o = hit
         raise LayoutError(f"{op}: {layout} is not injective: indices {i} and {j} both map to offset {o}; {need}")
     raise LayoutError(otherwise)
-
-
-# --------------------------------------------------------------------------- complement
 
 
 def _complement_int(shapes, strides, cotarget, layout, checked=True):
@@ -123,12 +120,10 @@ def _complement_basis(layout, cotarget):
     """The DSL's complement of a layout with basis strides: one complement per coordinate mode ``i`` (of the
     modes with stride ``k@i``, against mode ``i`` of the cotarget, 1 beyond it), scaled back by ``@i``."""
     shapes, strides = _flat(layout)
-    dims = _basis_dims(strides, layout, "complement")
-    targets = tuple(cotarget) if isinstance(cotarget, tuple) else (cotarget,)
     out = []
-    for i in range(max(len(dims), len(targets))):
-        target_i = targets[i] if i < len(targets) else 1
-        ks = [k for k in (dims[i] if i < len(dims) else []) if shapes[k] != 1]
+    targets = cotarget if isinstance(cotarget, tuple) else (cotarget,)
+    for i, (ks, target_i) in enumerate(zip_longest(_basis_dims(strides, layout, "complement"), targets)):
+        ks, target_i = [k for k in ks or () if shapes[k] != 1], 1 if target_i is None else target_i
         part = _mk(product(target_i), 1)
         if ks:
             part, span = _complement_int([shapes[k] for k in ks], [strides[k].value for k in ks], target_i, layout)
@@ -182,9 +177,6 @@ def is_injective(layout: Layout) -> bool:
     return _collision(*_flat(layout)) is None
 
 
-# --------------------------------------------------------------------------- inverses
-
-
 def _right_inverse_flat(shapes, strides, pre, layout) -> Layout:
     """Follow the stride chain ``1, s*d, ...``: each mode found continues the contiguous run."""
     rs, rd, curr = [1], [0], 1
@@ -233,7 +225,7 @@ def _inverse(layout: Layout, flat_inverse, op) -> Layout:
     (of the modes with stride ``k@i``, reading their indices in ``layout``'s domain), as the CuTe DSL does."""
     _need_layout(layout, op, "the argument")
     shapes, strides = _flat(coalesce(layout))
-    pre = prefix_product(tuple(shapes))
+    pre = prefix_product(shapes)
     if not _has_basis(layout.stride):
         return flat_inverse(shapes, strides, pre, layout)
     return _concat([flat_inverse([shapes[k] for k in ks], [strides[k].value for k in ks], [pre[k] for k in ks], layout)
@@ -268,9 +260,6 @@ def left_inverse(layout: Layout) -> Layout:
     return _inverse(layout, _left_inverse_flat, "left_inverse")
 
 
-# --------------------------------------------------------------------------- nullspace
-
-
 def nullspace(layout: Layout) -> Layout:
     """The (flat) coordinates mapped to offset 0: the stride-0 modes, with the index strides of ``flatten(layout)``.
 
@@ -281,5 +270,5 @@ def nullspace(layout: Layout) -> Layout:
     """
     _need_layout(layout, "nullspace", "the argument")
     shapes, strides = _flat(layout)
-    zero = [(s, p) for s, d, p in zip(shapes, strides, prefix_product(tuple(shapes))) if d == 0]
+    zero = [(s, p) for s, d, p in zip(shapes, strides, prefix_product(shapes)) if d == 0]
     return _mk_flat(*zip(*zero)) if zero else _mk(1, 0)

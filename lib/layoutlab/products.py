@@ -55,9 +55,6 @@ def _unpack(z: Layout, tile_too: bool = False) -> Layout:
     return _concat([*(_modes(z[0]) if tile_too else [z[0]]), *_modes(z[1])])
 
 
-# --------------------------------------------------------------------------- divide
-
-
 @_wrapped
 def logical_divide(layout: Layout, tiler) -> Layout:
     """Split ``layout`` into (tile, rest): ``composition(layout, make_layout(tiler, complement(tiler, size)))``.
@@ -76,9 +73,7 @@ def logical_divide(layout: Layout, tiler) -> Layout:
 def _zip2_by(layout: Layout, guide):
     """Gather the (tile, rest) pairs at the terminals of ``guide`` into two modes."""
     if isinstance(guide, (tuple, list)):
-        modes = _modes(layout)
-        if len(guide) > len(modes):
-            raise LayoutError(f"zip2_by: guide {guide!r} has more modes than {layout}")
+        modes = _modes(layout)  # the divide or product already refused a guide longer than the modes
         pairs = [_zip2_by(m, g) for m, g in zip(modes, guide)]
         return _concat([_concat([p[0] for p in pairs]), _concat([p[1] for p in pairs] + modes[len(guide):])])
     if layout.rank() != 2 or not is_tuple(layout.shape):
@@ -117,9 +112,6 @@ def flat_divide(layout: Layout, tiler) -> Layout:
     (4,3,2,2):(1,8,4,24)
     """
     return _unpack(zipped_divide(layout, tiler), tile_too=True)
-
-
-# --------------------------------------------------------------------------- product
 
 
 def _logical_product_layout(block: Layout, tiler: Layout) -> Layout:
@@ -251,22 +243,18 @@ def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
     if block.rank() > r:
         raise LayoutError(f"tile_to_shape: block {block} has rank {block.rank()}, more than the target shape "
                           f"{format_int_tuple(trg_shape)} (rank {r})")
-    padded = _pad(block, r)
-    tshape = product_each(trg_shape) if is_tuple(trg_shape) else (trg_shape,)
-    for i, (t, m) in enumerate(zip(tshape, _modes(padded))):
+    padded, grid = _pad(block, r), []
+    for i, (t, m) in enumerate(zip(product_each(trg_shape) if is_tuple(trg_shape) else (trg_shape,), _modes(padded))):
         if t % m.size() != 0:
             raise LayoutError(
                 f"tile_to_shape: mode {i} of the target shape {format_int_tuple(trg_shape)} has size {t}, not a "
                 f"multiple of the block's mode size {m.size()} ({block}); the block must tile the target exactly"
             )
-    grid = tuple(t // m.size() for t, m in zip(tshape, _modes(padded)))
+        grid.append(t // m.size())
     order = tuple(range(r)) if order is None else order
-    if not is_tuple(trg_shape):
-        grid, order = grid[0], (order[0] if is_tuple(order) else order)
-    return blocked_product(padded, make_ordered_layout(grid, order))
-
-
-# --------------------------------------------------------------------------- common vectors
+    if is_tuple(trg_shape):
+        return blocked_product(padded, make_ordered_layout(tuple(grid), order))
+    return blocked_product(padded, make_ordered_layout(grid[0], order[0] if is_tuple(order) else order))
 
 
 def _common_run(a: Layout, b: Layout, op: str):
@@ -301,9 +289,6 @@ def max_common_vector(a: Layout, b: Layout) -> int:
     return first.shape if first.stride == 1 else 1
 
 
-# --------------------------------------------------------------------------- recast
-
-
 def _map_leaves(layout: Layout, f, op: str, n: int) -> Layout:
     """Apply ``f(shape, stride) -> (shape, stride)`` to every flat mode of ``layout``, keeping the nesting (for
     ``upcast``/``downcast`` by the factor ``n``, both checked first)."""
@@ -326,7 +311,7 @@ def upcast(layout: Layout, n: int) -> Layout:
         if d == 0:
             return s, 0
         a = abs(d)
-        if not (a % n == 0 or n % a == 0):
+        if a % n and n % a:
             raise LayoutError(f"upcast: stride {d} of {layout} and factor {n} do not divide one another; "
                               f"upcast needs strides that are multiples or divisors of {n}")
         return ceil_div(s, ceil_div(n, a)), signum(d) * ceil_div(a, n)

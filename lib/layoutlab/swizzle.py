@@ -47,10 +47,11 @@ class Swizzle:
     num_shift: int
 
     def __post_init__(self):
+        for letter, name in (("B", "num_bits"), ("M", "num_base"), ("S", "num_shift")):
+            if not is_int(getattr(self, name)):
+                raise LayoutError(f"Swizzle: {letter} ({name}) = {getattr(self, name)!r} is not an integer")
+            object.__setattr__(self, name, int(getattr(self, name)))
         b, m, s = self.num_bits, self.num_base, self.num_shift
-        for name, v in (("B (num_bits)", b), ("M (num_base)", m), ("S (num_shift)", s)):
-            if not is_int(v):
-                raise LayoutError(f"Swizzle: {name} = {v!r} is not an integer")
         if b < 0 or m < 0:
             raise LayoutError(f"Swizzle<{b},{m},{s}>: B and M must be >= 0 (B = bits XORed, M = bits kept below them)")
         if abs(s) < b:
@@ -59,8 +60,6 @@ class Swizzle:
                 f"overlap and the map is no longer an involution; CuTe requires |S| >= B (e.g. "
                 f"Swizzle<{b},{m},{max(b, 1)}>). The CuTe DSL silently turns this into the identity S<0,4,3>; "
                 f"we refuse")
-        for name, v in (("num_bits", b), ("num_base", m), ("num_shift", s)):
-            object.__setattr__(self, name, int(v))
 
     @property
     def yyy_mask(self) -> int:
