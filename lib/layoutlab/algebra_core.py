@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from functools import lru_cache
+from functools import lru_cache, wraps
 
 from .errors import LayoutError
 from .inttuple import ScaledBasis, ceil_div, format_int_tuple, is_int, is_tuple, leaves, signum, unflatten, zip_leaves
@@ -23,10 +23,9 @@ __all__ = ["LayoutWrapper", "coalesce", "filter", "filter_zeros", "composition"]
 class LayoutWrapper(ABC):
     """The protocol of objects that hold a layout the algebra acts on (CuTe's ``ComposedLayout``, ``Tensor``).
 
-    ``composition``, the divides, the products, ``coalesce`` and ``tile_to_shape`` act on
-    ``_algebra_layout()`` and rebuild the object with ``_with_layout(result)``, as the ``cute.*`` functions do;
-    ``recast_layout`` calls ``_recast_layout(new_bits, old_bits)`` (override it when the wrapper itself
-    depends on the element width, like a swizzle).
+    ``composition``, the divides, the products, ``coalesce`` and ``tile_to_shape`` act on ``_algebra_layout()`` and
+    rebuild the object with ``_with_layout(result)``, as the ``cute.*`` functions do; ``recast_layout`` calls
+    ``_recast_layout(new_bits, old_bits)`` (override it when the wrapper depends on the element width, like a swizzle).
 
     >>> from layoutlab import ComposedLayout, Swizzle
     >>> isinstance(ComposedLayout(Swizzle(3,4,3), 0, Layout((8,64),(64,1))), LayoutWrapper)
@@ -47,6 +46,19 @@ class LayoutWrapper(ABC):
         from .products import recast_layout
 
         return self._with_layout(recast_layout(new_type_bits, old_type_bits, self._algebra_layout()))
+
+
+def _wrapped(fn):
+    """Let a layout operation ``fn(layout, *args)`` accept a LayoutWrapper: act on its layout, rebuild it (for the
+    divides and products; ``coalesce`` and ``composition`` dispatch by hand, keeping their keyword arguments)."""
+
+    @wraps(fn)
+    def op(layout, *args, **kw):
+        if isinstance(layout, LayoutWrapper):
+            return layout._with_layout(op(layout._algebra_layout(), *args, **kw))
+        return fn(layout, *args, **kw)
+
+    return op
 
 
 _mk = Layout._new  # an algebra result is built unchecked: our own output is well-formed
@@ -165,72 +177,71 @@ def _basis_get(path, x):
     return x
 
 
-def _composition_impl(ls, ld, rs, rd, lhs, rhs, usage, key=()):
-    """``lhs o rhs`` for a coalesced ``lhs = ls:ld`` and ``rhs = rs:rd`` (CuTe's composition_impl).
-
-    ``usage[(key, i)]`` accumulates the largest coordinate that the rhs modes reach inside lhs mode ``i``;
-    right-distributivity (composing mode by mode) is exact only if their sum stays inside the mode.
-    A negative stride in rhs walks lhs backwards: its magnitude does the divisibility walk, its sign is
-    carried into the result (``4:1 o 4:-1 = 4:-1``), as in CuTe.
-    """
-    if is_tuple(rs):  # right-distributivity over the modes of rhs
-        return _concat([_composition_impl(ls, ld, s, d, lhs, rhs, usage, key) for s, d in zip(rs, rd)])
-    if isinstance(rd, ScaledBasis):
-        return _composition_impl(_basis_get(rd.mode, ls), _basis_get(rd.mode, ld), rs, rd.value, lhs, rhs, usage,
-                                 key + rd.mode)
-    if rd == 0:
-        return _mk(rs, 0)
-    if not is_tuple(ls):
-        return _mk(rs, rd * ld)
-
-    def indivisible(kind, what, valid):
-        return LayoutError(f"composition: {kind} divisibility fails for {lhs} o {rhs}: {what} (A coalesced: "
-                           f"{Layout(ls, ld)}); {valid}")
-
-    result_shape, result_stride = [], []
-    for i, curr_shape in enumerate(ls[:-1]):
-        a = abs(rd)
-        next_shape = ceil_div(curr_shape, a)
-        if rs != 1:
-            if a >= curr_shape and a % curr_shape != 0:
-                raise indivisible("stride", f"B's remaining stride {a} steps over A's mode of shape {curr_shape} but "
-                                  f"is not a multiple of it", f"an admissible stride skips whole modes ({curr_shape} "
-                                  f"must divide {a}) or stays inside one")
-            if 1 < next_shape < rs:  # B needs more than fits in this mode: it must be made of whole pieces
-                if curr_shape % a != 0:
-                    raise indivisible("stride", f"B's remaining stride {a} does not divide A's mode shape "
-                                      f"{curr_shape}, yet B needs {rs} elements, more than the {next_shape} that "
-                                      f"fit in that mode", "admissible strides divide the modes they run across")
-                if rs % next_shape != 0:
-                    raise indivisible("shape", f"B needs {rs} elements but A's mode {curr_shape} (at stride {a}) holds "
-                                      f"{next_shape}, which does not divide {rs}",
-                                      "admissible shapes are made of whole pieces of A's modes")
-            take = min(next_shape, rs)
-            if take != 1:
-                usage[(key, i)] += (take - 1) * a
-                result_shape.append(take)
-                result_stride.append(rd * ld[i])
-                rs //= take
-        rd = ceil_div(a, curr_shape) * signum(rd)
-    if rs != 1 or not result_shape:
-        result_shape.append(rs)
-        result_stride.append(rd * ld[-1])
-    return _mk_flat(result_shape, result_stride)
-
-
 def _has_basis(stride) -> bool:
     return any(isinstance(d, ScaledBasis) for d in leaves(stride))
 
 
 @lru_cache(maxsize=8192)
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
+    """``lhs o rhs`` for Layouts: CuTe's composition_impl on the coalesced ``lhs``, checked exactly.
+
+    ``usage[key, i]`` accumulates the largest coordinate that the rhs modes reach inside lhs mode ``i``;
+    right-distributivity (composing mode by mode) is exact only if their sum stays inside the mode.
+    A negative stride in rhs walks lhs backwards: its magnitude does the divisibility walk, its sign is
+    carried into the result (``4:1 o 4:-1 = 4:-1``), as in CuTe.
+    """
+    usage = Counter()
+
+    def compose(ls, ld, rs, rd, key=()):
+        if is_tuple(rs):  # right-distributivity over the modes of rhs
+            return _concat([compose(ls, ld, s, d, key) for s, d in zip(rs, rd)])
+        if isinstance(rd, ScaledBasis):
+            return compose(_basis_get(rd.mode, ls), _basis_get(rd.mode, ld), rs, rd.value, key + rd.mode)
+        if rd == 0:
+            return _mk(rs, 0)
+        if not is_tuple(ls):
+            return _mk(rs, rd * ld)
+
+        def indivisible(kind, what, valid):
+            return LayoutError(f"composition: {kind} divisibility fails for {lhs} o {rhs}: {what} (A coalesced: "
+                               f"{Layout(ls, ld)}); {valid}")
+
+        result_shape, result_stride = [], []
+        for i, curr_shape in enumerate(ls[:-1]):
+            a = abs(rd)
+            next_shape = ceil_div(curr_shape, a)
+            if rs != 1:
+                if a >= curr_shape and a % curr_shape != 0:
+                    raise indivisible("stride", f"B's remaining stride {a} steps over A's mode of shape {curr_shape} "
+                                      f"but is not a multiple of it", f"an admissible stride skips whole modes "
+                                      f"({curr_shape} must divide {a}) or stays inside one")
+                if 1 < next_shape < rs:  # B needs more than fits in this mode: it must be made of whole pieces
+                    if curr_shape % a != 0:
+                        raise indivisible("stride", f"B's remaining stride {a} does not divide A's mode shape "
+                                          f"{curr_shape}, yet B needs {rs} elements, more than the {next_shape} that "
+                                          f"fit in that mode", "admissible strides divide the modes they run across")
+                    if rs % next_shape != 0:
+                        raise indivisible("shape", f"B needs {rs} elements but A's mode {curr_shape} (at stride {a}) "
+                                          f"holds {next_shape}, which does not divide {rs}",
+                                          "admissible shapes are made of whole pieces of A's modes")
+                take = min(next_shape, rs)
+                if take != 1:
+                    usage[key, i] += (take - 1) * a
+                    result_shape.append(take)
+                    result_stride.append(rd * ld[i])
+                    rs //= take
+            rd = ceil_div(a, curr_shape) * signum(rd)
+        if rs != 1 or not result_shape:
+            result_shape.append(rs)
+            result_stride.append(rd * ld[-1])
+        return _mk_flat(result_shape, result_stride)
+
     if _has_basis(rhs.stride) and is_tuple(lhs.shape):
         # rhs selects modes of lhs through basis strides: keep lhs's top-level modes apart.
         flat = _concat([_coalesce(m, True) for m in _modes(lhs)])
     else:
         flat = _coalesce(lhs, True)
-    usage = Counter()
-    result = _composition_impl(flat.shape, flat.stride, rhs.shape, rhs.stride, lhs, rhs, usage)
+    result = compose(flat.shape, flat.stride, rhs.shape, rhs.stride)
     for (key, i), reach in usage.items():
         mode_shape = _basis_get(key, flat.shape)[i]
         if reach >= mode_shape:
@@ -249,15 +260,14 @@ def composition(lhs, rhs):
 
     * a Layout: the result is compatible with (has the shape of) ``rhs``; negative strides walk ``lhs`` backwards;
     * an integer ``n``: the first ``n`` elements of ``lhs`` (``rhs = make_layout(n)``, so ``1`` means ``1:0``);
-    * a tuple tiler ``(t0, t1, ...)`` of Layouts / integers / ``None`` / nested tuples: compose mode by mode
-      (``None`` keeps the mode); modes of ``lhs`` beyond the tiler are dropped, as in CuTe; the empty
-      tuple gives the rank-0 layout ``():()``;
+    * a tuple tiler ``(t0, t1, ...)`` of Layouts / integers / ``None`` / nested tuples: compose mode by mode (``None``
+      keeps the mode); modes of ``lhs`` beyond the tiler are dropped, as in CuTe; ``()`` gives ``():()``;
     * ``None``: ``lhs`` itself.
 
     A swizzled ComposedLayout (or a Tensor) as ``lhs`` keeps its swizzle (engine) and composes its layout.
-    Admissibility (checked exactly; CuTe checks only weakly): walking ``lhs``'s coalesced modes, each stride of
-    ``rhs`` must divide out whole modes (``d % s == 0`` or ``s % d == 0``) and each shape of ``rhs`` must be made of
-    whole pieces of those modes.  ``lhs`` extends beyond its size along its last mode.
+    Admissibility (checked exactly; CuTe checks only weakly): walking ``lhs``'s coalesced modes, each stride of ``rhs``
+    must divide out whole modes (``d % s == 0`` or ``s % d == 0``) and each shape of ``rhs`` must be made of whole
+    pieces of those modes.  ``lhs`` extends beyond its size along its last mode.
 
     >>> composition(Layout((6,2), (8,2)), Layout((4,3), (3,1)))
     ((2,2),3):((24,2),8)

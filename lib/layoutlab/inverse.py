@@ -18,9 +18,9 @@ from .layout import Layout, cosize
 __all__ = ["complement", "right_inverse", "left_inverse", "is_injective", "nullspace"]
 
 
-def _collision(shapes, strides, limit=1 << 18):
-    """Two flat indices that map to the same offset, or None (also None past ``limit`` elements: unknown)."""
-    if product(tuple(shapes)) > limit:
+def _collision(shapes, strides):
+    """Two flat indices that map to the same offset, or None (also None past 2^18 elements: unknown)."""
+    if product(shapes) > 1 << 18:
         return None
     offsets = [0]
     for s, d in zip(shapes, strides):
@@ -44,14 +44,12 @@ def _refuse(op, layout, shapes, strides, need, otherwise):
 def _complement_int(shapes, strides, cotarget, layout, checked=True):
     """CuTe's complement of the filtered integer modes ``shapes:strides``; returns (result, span of the modes).
 
-    Why the result is checked only for its size: with the modes sorted by stride, CuTe puts a gap mode
-    ``floor(d_k / r_k) : r_k`` below each mode ``s_k:d_k`` (``r_k`` = span ``s_{k-1} d_{k-1}`` of the mode below).
-    As long as every stride is at least the span below it (``d_k >= r_k``, CuTe's own assertion), the layout and
-    its gaps interleave with each stride at least the span of the mode before, so ``(layout, complement)`` is
-    injective and the complement is ordered and disjoint from the layout, even when ``d_k`` is not a multiple of
-    ``r_k``.  But a rounded-down gap leaves holes, and then the last mode, sized ``ceil(M / r_n)`` as if there were
-    none, can fall short of the cotarget: ``(5,5):(2,11)`` with ``M = 55`` reaches only offset 53.  So when a gap
-    was rounded, CuTe's cosize post-conditions (``test_complement``, complement.cpp) are checked in closed form.
+    Why only the size is checked: sorted by stride, CuTe puts a gap mode ``floor(d_k / r_k) : r_k`` below each mode
+    ``s_k:d_k`` (``r_k`` = span ``s_{k-1} d_{k-1}`` below).  With ``d_k >= r_k`` (CuTe's own assertion) the complement
+    is ordered and disjoint from the layout even when ``d_k`` is not a multiple of ``r_k``; but a rounded-down gap
+    leaves holes, and the last mode, sized ``ceil(M / r_n)`` as if there were none, can fall short of the cotarget
+    (``(5,5):(2,11)`` with ``M = 55`` reaches only offset 53).  So when a gap was rounded, CuTe's cosize
+    post-conditions (``test_complement``, complement.cpp) are checked in closed form.
     """
     if len(shapes) == 1 and strides[0] == 0:
         return coalesce(_mk(product(cotarget), 1)), 1
@@ -78,10 +76,10 @@ def _complement_int(shapes, strides, cotarget, layout, checked=True):
 
 
 def _check_rounded_complement(flat, result, cotarget, layout):
-    """CuTe's post-conditions on the codomain of a complement whose gaps were rounded down (complement.cpp):
-    the completed layout reaches the cotarget, and the complement has at least ``M / size(layout)`` elements.
-    (Its upper bound ``cosize(complement) <= round_up(M, cosize(layout))`` is not checked: it fails for exact
-    complements too, e.g. ``((2,5),(4,2)):((20,1),(5,120))`` with ``M = 320`` gives ``(3,2):(40,240)``.)"""
+    """CuTe's post-conditions on a complement whose gaps were rounded down (complement.cpp): the completed layout
+    reaches the cotarget, and the complement has at least ``M / size(layout)`` elements.  (Not its upper bound
+    ``cosize(complement) <= round_up(M, cosize(layout))``: exact complements break it too, e.g.
+    ``((2,5),(4,2)):((20,1),(5,120))`` with ``M = 320`` gives ``(3,2):(40,240)``.)"""
     m, fewest = product(cotarget), product(cotarget) // flat.size()
     reach = cosize(flat) + cosize(result) - 1
     broken = [f"(layout, complement) reaches only offset {reach - 1}, short of the cotarget {m}"] if reach < m else []
@@ -195,7 +193,7 @@ def _left_inverse_flat(shapes, strides, pre, layout) -> Layout:
             f"left_inverse: {layout} has a negative stride; left_inverse needs non-negative strides (the CuTe DSL "
             f"refuses them too)"
         )
-    modes = [(d, p, s) for d, p, s in sorted(zip(strides, pre, shapes)) if d != 0]  # pre rises with the index
+    modes = [m for m in sorted(zip(strides, pre, shapes)) if m[0] != 0]  # (d, p, s); pre rises with the index
     if not modes:
         return _mk(1, 0)
     rs, rd = [], [0]
@@ -247,12 +245,11 @@ def right_inverse(layout: Layout) -> Layout:
 def left_inverse(layout: Layout) -> Layout:
     """A layout ``L`` with ``L(layout(i)) == i`` for all ``i < size(layout)``.
 
-    Math: sort the coalesced modes by stride ``d_0 < d_1 < ...``; the inverse reads offset digits in that
-    mixed radix: shapes ``(d_0, d_1/d_0, ..., s_last)`` with the index strides of the sorted modes.
-    Stride-0 modes are ignored (then ``layout(L(layout(i))) == layout(i)``, a quasi-inverse).
-    Admissible when the non-zero modes nest (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``; a
-    non-injective layout is refused naming two indices that collide.  Basis strides are inverted per
-    coordinate mode, as in the CuTe DSL.
+    Math: sort the coalesced modes by stride ``d_0 < d_1 < ...``; the inverse reads offset digits in that mixed radix:
+    shapes ``(d_0, d_1/d_0, ..., s_last)`` with the index strides of the sorted modes.  Stride-0 modes are ignored
+    (then ``layout(L(layout(i))) == layout(i)``, a quasi-inverse).  Admissible when the non-zero modes nest
+    (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``; a non-injective layout is refused naming two indices
+    that collide.  Basis strides are inverted per coordinate mode, as in the CuTe DSL.
 
     >>> left_inverse(Layout((4,6),(6,1)))
     (6,4):(4,1)

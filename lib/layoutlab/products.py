@@ -8,10 +8,10 @@ layout and keeps its swizzle, as ``cute.*`` does.  :mod:`layoutlab.algebra` re-e
 
 from __future__ import annotations
 
-from functools import wraps
 from math import gcd
 
-from .algebra_core import LayoutWrapper, _concat, _mk, _modes, _need_layout, _transform_layout, coalesce, composition
+from .algebra_core import (LayoutWrapper, _concat, _mk, _modes, _need_layout, _transform_layout, _wrapped, coalesce,
+                           composition)
 from .inverse import _complement, complement, right_inverse
 from .errors import LayoutError
 from .inttuple import ceil_div, format_int_tuple, is_int, is_tuple, product_each, signum, zip_leaves, unflatten
@@ -20,19 +20,6 @@ from .layout import Layout, cosize, make_ordered_layout
 __all__ = ["logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product", "zipped_product",
            "tiled_product", "flat_product", "blocked_product", "raked_product", "tile_to_shape", "max_common_layout",
            "max_common_vector", "upcast", "downcast", "recast_layout"]
-
-
-def _wrapped(fn):
-    """Let a layout operation ``fn(layout, *args)`` accept a LayoutWrapper: act on its layout, rebuild it.
-    (Defined here, not imported: doctest finds a function's examples only in the module of its globals.)"""
-
-    @wraps(fn)
-    def op(layout, *args, **kw):
-        if isinstance(layout, LayoutWrapper):
-            return layout._with_layout(op(layout._algebra_layout(), *args, **kw))
-        return fn(layout, *args, **kw)
-
-    return op
 
 
 def _by_mode(public, layout: Layout, tiler, what: str, fn) -> Layout:
@@ -251,10 +238,11 @@ def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
                 f"multiple of the block's mode size {m.size()} ({block}); the block must tile the target exactly"
             )
         grid.append(t // m.size())
+    grid = tuple(grid) if is_tuple(trg_shape) else grid[0]
     order = tuple(range(r)) if order is None else order
-    if is_tuple(trg_shape):
-        return blocked_product(padded, make_ordered_layout(tuple(grid), order))
-    return blocked_product(padded, make_ordered_layout(grid[0], order[0] if is_tuple(order) else order))
+    if not is_tuple(trg_shape) and is_tuple(order):
+        order = order[0]
+    return blocked_product(padded, make_ordered_layout(grid, order))
 
 
 def _common_run(a: Layout, b: Layout, op: str):

@@ -61,10 +61,9 @@ def _atom_kind(kind, op) -> SmemLayoutAtomKind:
 def make_smem_layout_atom(kind, element_type) -> ComposedLayout:
     """``cute.nvgpu.warpgroup.make_smem_layout_atom(kind, element_type)``, in element units.
 
-    One atom row holds 128/256/512/1024 bits (INTER/SW32/SW64/SW128), i.e. ``n = bits / width``
-    elements, with the swizzle ``S<0|1|2|3, 4, 3>`` (it acts on byte addresses: 16-byte chunks,
-    8 rows).  K-major: ``(8, n):(n, 1)``; MN-major: ``(n, 8):(1, n)``.  The K-major 128-byte atom of
-    16-bit elements (CUTLASS's Hopper GEMM example)::
+    One atom row holds 128/256/512/1024 bits (INTER/SW32/SW64/SW128), i.e. ``n = bits / width`` elements, with the
+    swizzle ``S<0|1|2|3, 4, 3>`` (on byte addresses: 16-byte chunks, 8 rows).  K-major: ``(8, n):(n, 1)``; MN-major:
+    ``(n, 8):(1, n)``.  The K-major 128-byte atom of 16-bit elements (CUTLASS's Hopper GEMM example)::
 
         >>> make_smem_layout_atom(SmemLayoutAtomKind.K_SW128, 16)
         S<3,4,3> o 0 o (8,64):(64,1)

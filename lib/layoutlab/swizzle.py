@@ -27,14 +27,13 @@ __all__ = ["Swizzle", "make_swizzle", "ComposedLayout", "make_composed_layout", 
 class Swizzle:
     """``Sw<B,M,S>``: x -> x XOR ((x & yyy_mask) >> S), CuTe's swizzle functor on integer offsets.
 
-    B = ``num_bits`` (how many bits are XORed), M = ``num_base`` (how many low bits stay fixed: the
-    unit is 2^M), S = ``num_shift`` (distance from the source bits down to the target bits; S < 0 moves
-    low bits up).  Requires B >= 0, M >= 0 and |S| >= B so that source and target bit ranges do not
-    overlap: exactly CuTe's ``static_assert``s (``include/cute/swizzle.hpp``); the DSL instead silently
-    returns the identity ``S<0,4,3>`` for the others.
+    B = ``num_bits`` (how many bits are XORed), M = ``num_base`` (how many low bits stay fixed: the unit is 2^M),
+    S = ``num_shift`` (from the source bits down to the target bits; S < 0 moves low bits up).  Requires B >= 0,
+    M >= 0 and |S| >= B, so that the bit ranges do not overlap: CuTe's ``static_assert``s
+    (``include/cute/swizzle.hpp``); the DSL instead silently returns the identity ``S<0,4,3>`` for the others.
 
-    Example: the 128-byte swizzle on byte addresses, 16-byte chunks of 8 rows of 128 bytes, and a
-    negative shift (bits 0..2 are XORed into bits 3..5)::
+    The 128-byte swizzle on byte addresses (16-byte chunks, 128-byte rows) and a negative shift (bits 0..2 are XORed
+    into bits 3..5)::
 
         >>> sw = Swizzle(3, 4, 3); sw(0x80), sw(0x90)     # row 1: chunk 0 -> 1, chunk 1 -> 0
         (144, 128)
@@ -48,9 +47,10 @@ class Swizzle:
 
     def __post_init__(self):
         for letter, name in (("B", "num_bits"), ("M", "num_base"), ("S", "num_shift")):
-            if not is_int(getattr(self, name)):
-                raise LayoutError(f"Swizzle: {letter} ({name}) = {getattr(self, name)!r} is not an integer")
-            object.__setattr__(self, name, int(getattr(self, name)))
+            v = getattr(self, name)
+            if not is_int(v):
+                raise LayoutError(f"Swizzle: {letter} ({name}) = {v!r} is not an integer")
+            object.__setattr__(self, name, int(v))
         b, m, s = self.num_bits, self.num_base, self.num_shift
         if b < 0 or m < 0:
             raise LayoutError(f"Swizzle<{b},{m},{s}>: B and M must be >= 0 (B = bits XORed, M = bits kept below them)")
@@ -95,10 +95,9 @@ def make_swizzle(b: int, m: int, s: int) -> Swizzle:
 class ComposedLayout(LayoutWrapper):
     """``inner o offset o outer``: the function c -> inner(offset + outer(c)), as in the CuTe DSL.
 
-    ``outer`` is a CuTe ``Layout`` (its shape is the domain), ``inner`` a :class:`Swizzle` (or a
-    Layout), ``offset`` an integer.  Shape, size and modes are those of ``outer``; slicing,
-    composition, division, products, coalesce and tiling act on ``outer`` and keep ``inner`` and ``offset``
-    (it is a :class:`~layoutlab.algebra.LayoutWrapper`, so every ``cute.*`` algebra function takes it).
+    ``outer`` is a CuTe ``Layout`` (its shape is the domain), ``inner`` a :class:`Swizzle` (or a Layout), ``offset``
+    an integer.  Shape, size and modes are those of ``outer``; slicing and the algebra act on ``outer`` and keep
+    ``inner`` and ``offset`` (a :class:`~layoutlab.algebra.LayoutWrapper`: every ``cute.*`` algebra function takes it).
 
     Example (the K-major 128B GMMA atom for 16-bit elements, as ``make_smem_layout_atom`` builds it)::
 
@@ -163,12 +162,10 @@ class ComposedLayout(LayoutWrapper):
     def slice_(self, crd) -> "ComposedLayout":
         """Fix the integer entries of ``crd`` and keep the ``None`` modes.
 
-        Math: inner(offset + outer(c)) with the fixed part folded into the offset, so the result
-        evaluates exactly like the original at every kept coordinate.  (The CuTe DSL 4.8.1 instead drops
-        the fixed part's offset and, when it can, folds the swizzle into the strides.  For some 32-bit
-        SW32 staged layouts that folding is wrong even for stage 0 - it yields negative offsets, e.g.
-        ``K_SW32``/tf32 tiled to (8,8,3) with order (1,0,2) and sliced at stage 0 reaches offset -16, while
-        the unsliced layout gives 0..63 there; ``tests/test_swizzle.py`` records such cases.)
+        Math: inner(offset + outer(c)) with the fixed part folded into the offset, so the result evaluates exactly
+        like the original at every kept coordinate.  (The CuTe DSL 4.8.1 drops that offset and, when it can, folds
+        the swizzle into the strides, wrongly for some SW32 staged layouts: ``K_SW32``/tf32 tiled to (8,8,3) with
+        order (1,0,2) and sliced at stage 0 reaches offset -16, not 0..63; ``tests/test_swizzle.py`` records them.)
         """
         return ComposedLayout(self.inner, self.offset + self.outer(none_to_zero(crd)), slice_(self.outer, crd))
 
@@ -206,11 +203,11 @@ class ComposedLayout(LayoutWrapper):
         32-bit ones), since the swizzle acts on element offsets."""
         num, den, inner = new_type_bits, old_type_bits, self.inner
         if isinstance(inner, Swizzle) and inner.num_bits:
-            up, down = max(num // den, 1), max(den // num, 1)
-            if num % den and den % num or (up & (up - 1)) or (down & (down - 1)):
+            lo, hi = sorted((num, den))
+            if hi % lo or (hi // lo) & (hi // lo - 1):
                 raise LayoutError(f"recast_layout: {num}/{den} bits is not a power-of-two ratio, so the swizzle "
                                   f"{inner} of {self} has no recast (its bit ranges would split elements)")
-            base = inner.num_base - up.bit_length() + down.bit_length()
+            base = inner.num_base + (1 if num < den else -1) * ((hi // lo).bit_length() - 1)  # M moves by log2(hi/lo)
             if base < 0:
                 raise LayoutError(
                     f"recast_layout: recasting {self} from {den}- to {num}-bit elements moves the swizzle's base "
