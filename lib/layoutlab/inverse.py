@@ -1,8 +1,8 @@
 """The complement, the inverses and the nullspace of a layout: the operations that read a layout's image.
 
-As in CuTe's ``cute/layout.hpp`` (results print as the CuTe DSL prints them); an input for which CuTe's
-algorithm gives no valid result is refused with a :class:`~layoutlab.errors.LayoutError` naming the rule.
-Basis-strided layouts (``(4,5):(1@0,1@1)``) are complemented and inverted per coordinate mode, as the DSL does.
+As in CuTe's ``cute/layout.hpp`` (printed as the CuTe DSL prints); an input for which CuTe's algorithm gives no valid
+result is refused with a :class:`~layoutlab.errors.LayoutError` naming the rule.  Basis-strided layouts
+(``(4,5):(1@0,1@1)``) are complemented and inverted per coordinate mode, as the DSL does.
 """
 
 from __future__ import annotations

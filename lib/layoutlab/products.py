@@ -1,9 +1,8 @@
 """The divides and products of the CuTe layout algebra, tile_to_shape, common vectors and recasting.
 
-All are built from composition (:mod:`layoutlab.algebra_core`) and the complement (:mod:`layoutlab.inverse`), as in
-CuTe's ``cute/layout.hpp``; results print as the CuTe DSL prints them.  A swizzled ``ComposedLayout`` (or any
-:class:`~layoutlab.algebra_core.LayoutWrapper`) is divided, multiplied, tiled and recast through its held
-layout and keeps its swizzle, as ``cute.*`` does.  :mod:`layoutlab.algebra` re-exports every name.
+Built from composition and the complement as in CuTe's ``cute/layout.hpp``; results print as the CuTe DSL prints
+them.  A :class:`~layoutlab.algebra_core.LayoutWrapper` (a swizzled ``ComposedLayout``) is divided, multiplied,
+tiled and recast through its held layout and keeps its swizzle, as ``cute.*`` does.
 """
 
 from __future__ import annotations
@@ -216,10 +215,9 @@ def raked_product(block: Layout, tiler: Layout) -> Layout:
 
 @_wrapped
 def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
-    """Repeat ``block`` (a blocked product) until it has shape ``trg_shape``; ``order`` says which mode of
-    the repetition grid advances first (default: mode 0, column-major).
-
-    Every mode of ``trg_shape`` must be a multiple of the block's mode size.
+    """Repeat ``block`` (a blocked product) until it has shape ``trg_shape``; ``order`` says which mode of the
+    repetition grid advances first (default: mode 0, column-major).  Every mode of ``trg_shape`` must be a
+    multiple of the block's mode size.
 
     >>> tile_to_shape(Layout((2,2)), (8,6), order=(1,0))
     ((2,4),(2,3)):((1,12),(2,4))

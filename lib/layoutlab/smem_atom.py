@@ -78,9 +78,9 @@ def make_smem_layout_atom(kind, element_type) -> ComposedLayout:
 def get_smem_layout_atom(major, element_type, major_mode_size: int) -> SmemLayoutAtomKind:
     """``cutlass.utils.hopper_helpers.get_smem_layout_atom``: the widest swizzle the tile's major extent fills.
 
-    ``major`` is ``"K"`` or ``"MN"`` (the operand's contiguous mode); ``major_mode_size`` is the tile
-    extent along it, in elements (a multiple of 8).  SW128 when that extent is a multiple of 1024 bits,
-    else SW64 (512 bits), SW32 (256), else INTER.  K-major fp16 with a K-tile of 64 and of 16 (256 bits):
+    ``major`` is ``"K"`` or ``"MN"`` (the operand's contiguous mode); ``major_mode_size`` is the tile extent along
+    it, in elements (a multiple of 8).  SW128 when that extent is a multiple of 1024 bits, else SW64 (512 bits), SW32
+    (256), else INTER.  K-major fp16 with a K-tile of 64 and of 16 (256 bits):
 
         >>> get_smem_layout_atom("K", 16, 64), get_smem_layout_atom("K", 16, 16)
         (<SmemLayoutAtomKind.K_SW128: 'K_SW128'>, <SmemLayoutAtomKind.K_SW32: 'K_SW32'>)

@@ -120,7 +120,6 @@ class ComposedLayout(LayoutWrapper):
             raise LayoutError(f"ComposedLayout: outer {self.outer!r} must be a Layout (the coordinate -> offset map)")
         object.__setattr__(self, "offset", int(self.offset))
 
-    # --------------------------------------------------------------- queries
     @property
     def shape(self):
         return self.outer.shape
@@ -143,18 +142,15 @@ class ComposedLayout(LayoutWrapper):
     def __len__(self):
         return self.rank()
 
-    # --------------------------------------------------------------- evaluation
     def __call__(self, *args):
         """Evaluate at an index or coordinate; a coordinate with ``None`` slices (see :meth:`slice_`)."""
         crd = args[0] if len(args) == 1 else tuple(args)
         return self.slice_(crd) if _has_none(crd) else self.inner(self.offset + self.outer(crd))
 
     def byte_address(self, crd, element_bytes: int, base: int = 0) -> int:
-        """Physical shared-memory byte address when the DSL attaches this layout to a pointer at ``base``.
-
-        The swizzle then acts on byte addresses: ``inner(base + (offset + outer(crd)) * element_bytes)``
-        (``base`` must be aligned to the swizzle's span, as the DSL requires).  Only for Swizzle inners.
-        """
+        """Physical shared-memory byte address when the DSL attaches this layout to a pointer at ``base``: the swizzle
+        then acts on byte addresses, ``inner(base + (offset + outer(crd)) * element_bytes)`` (``base`` aligned to the
+        swizzle's span, as the DSL requires).  Only for Swizzle inners."""
         if not isinstance(self.inner, Swizzle):
             raise LayoutError("byte_address: only a Swizzle inner acts on byte addresses")
         return self.inner(base + (self.offset + self.outer(crd)) * element_bytes)
@@ -169,13 +165,9 @@ class ComposedLayout(LayoutWrapper):
         """
         return ComposedLayout(self.inner, self.offset + self.outer(none_to_zero(crd)), slice_(self.outer, crd))
 
-    # --------------------------------------------------------------- algebra (on the outer layout)
     def compose(self, rhs) -> "ComposedLayout":
-        """``cute.composition(c, rhs)``: inner o offset o composition(outer, rhs).
-
-        Example: ``S<3,4,3> o 0 o (8,64):(64,1)`` with ``(4,8):(1,4)`` is
-        ``S<3,4,3> o 0 o (4,(2,4)):(64,(256,1))``.
-        """
+        """``cute.composition(c, rhs)``: inner o offset o composition(outer, rhs).  Example: ``S<3,4,3> o 0 o
+        (8,64):(64,1)`` with ``(4,8):(1,4)`` is ``S<3,4,3> o 0 o (4,(2,4)):(64,(256,1))``."""
         return composition(self, rhs)
 
     def logical_divide(self, tiler) -> "ComposedLayout":
@@ -183,14 +175,11 @@ class ComposedLayout(LayoutWrapper):
         return logical_divide(self, tiler)
 
     def tile_to_shape(self, trg_shape, order=None) -> "ComposedLayout":
-        """``cute.tile_to_shape(c, shape, order)``: repeat the atom's outer layout over ``shape``.
-
-        Example: the 128B K-major fp16 atom tiled to (128, 64, 7 stages) is
-        ``S<3,4,3> o 0 o ((8,16),(64,1),(1,7)):((64,512),(1,0),(0,8192))``.
-        """
+        """``cute.tile_to_shape(c, shape, order)``: repeat the atom's outer layout over ``shape``.  Example: the
+        128B K-major fp16 atom tiled to (128, 64, 7 stages) is
+        ``S<3,4,3> o 0 o ((8,16),(64,1),(1,7)):((64,512),(1,0),(0,8192))``."""
         return tile_to_shape(self, trg_shape, order)
 
-    # --------------------------------------------------------------- the LayoutWrapper protocol
     def _algebra_layout(self) -> Layout:
         return self.outer
 
