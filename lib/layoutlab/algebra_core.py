@@ -153,9 +153,8 @@ def filter_zeros(layout: Layout, target_profile=None) -> Layout:
 
 
 def filter(layout: Layout, target_profile=None) -> Layout:  # noqa: A001 - CuTe's name
-    """Remove all stride-0 and size-1 modes and coalesce.
-
-    The result is ``1:0`` when nothing is left.  With a tuple ``target_profile``, filter mode by mode.
+    """Remove all stride-0 and size-1 modes and coalesce (``1:0`` when nothing is left); with a tuple
+    ``target_profile``, filter mode by mode.
 
     >>> filter(Layout((4,1,6),(0,3,1)))
     6:1

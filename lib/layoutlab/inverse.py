@@ -55,9 +55,8 @@ def _complement_int(shapes, strides, cotarget, layout, checked=True):
         return coalesce(_mk(product(cotarget), 1)), 1
     for d in strides:
         if d < 0:
-            raise LayoutError(
-                f"complement: {layout} has a negative stride {d}; complement is defined for positive strides only"
-            )
+            raise LayoutError(f"complement: {layout} has a negative stride {d}; complement is defined for positive "
+                              f"strides only")
     result_shape, result_stride = [], [1]
     for d, s in sorted(zip(strides, shapes)):  # equal strides collide, so their order does not matter
         if d < result_stride[-1]:
@@ -258,9 +257,8 @@ def left_inverse(layout: Layout) -> Layout:
 
 
 def nullspace(layout: Layout) -> Layout:
-    """The (flat) coordinates mapped to offset 0: the stride-0 modes, with the index strides of ``flatten(layout)``.
-
-    No stride-0 mode gives ``1:0``.
+    """The (flat) coordinates mapped to offset 0: the stride-0 modes, with the index strides of ``flatten(layout)``
+    (``1:0`` if there is none).
 
     >>> nullspace(Layout((4,3,2),(0,1,0)))
     (4,2):(1,12)

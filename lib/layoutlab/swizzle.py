@@ -144,7 +144,7 @@ class ComposedLayout(LayoutWrapper):
 
     def __call__(self, *args):
         """Evaluate at an index or coordinate; a coordinate with ``None`` slices (see :meth:`slice_`)."""
-        crd = args[0] if len(args) == 1 else tuple(args)
+        crd = args[0] if len(args) == 1 else args
         return self.slice_(crd) if _has_none(crd) else self.inner(self.offset + self.outer(crd))
 
     def byte_address(self, crd, element_bytes: int, base: int = 0) -> int:
