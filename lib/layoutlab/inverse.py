@@ -120,7 +120,8 @@ def _complement_basis(layout, cotarget):
     out = []
     targets = cotarget if isinstance(cotarget, tuple) else (cotarget,)
     for i, (ks, target_i) in enumerate(zip_longest(_basis_dims(strides, layout, "complement"), targets)):
-        ks, target_i = [k for k in ks or () if shapes[k] != 1], 1 if target_i is None else target_i
+        ks = [k for k in ks or () if shapes[k] != 1]  # zip_longest pads the shorter of the two with None
+        target_i = 1 if target_i is None else target_i
         part = _mk(product(target_i), 1)
         if ks:
             part, span = _complement_int([shapes[k] for k in ks], [strides[k].value for k in ks], target_i, layout)
