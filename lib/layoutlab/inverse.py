@@ -1,135 +1,107 @@
 """The complement, the inverses and the nullspace of a layout: the operations that read a layout's image.
 
-As in CuTe's ``cute/layout.hpp`` (results print as the CuTe DSL prints them); an input for which CuTe's
-algorithm gives no valid result is refused with a :class:`~layoutlab.errors.LayoutError` naming the rule.
-Basis-strided layouts (``(4,5):(1@0,1@1)``) are complemented and inverted per coordinate mode, as the DSL does.
+As in CuTe's ``cute/layout.hpp`` (printed as the CuTe DSL prints); an input for which CuTe's algorithm gives no valid
+result is refused with a :class:`~layoutlab.errors.LayoutError` naming the rule.  Basis-strided layouts
+(``(4,5):(1@0,1@1)``) are complemented and inverted per coordinate mode, as the DSL does.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import zip_longest
 
-from .algebra_core import _concat, _flat, _has_basis, _mk, _need_layout, coalesce, filter
+from .algebra_core import _concat, _flat, _has_basis, _mk, _mk_flat, _need_layout, coalesce, filter
 from .errors import LayoutError
-from .inttuple import ScaledBasis, _ceil_div_modes, format_int_tuple, is_tuple, product, transform_leaf
-from .layout import Layout
+from .inttuple import ScaledBasis, _ceil_div_modes, format_int_tuple, prefix_product, product, transform_leaf
+from .layout import Layout, cosize
 
 __all__ = ["complement", "right_inverse", "left_inverse", "is_injective", "nullspace"]
 
 
-def _prefix_products(shapes):
-    pre = [1]
-    for s in shapes:
-        pre.append(pre[-1] * s)
-    return pre
-
-
-def _collision(shapes, strides, limit=1 << 18):
-    """Two flat indices that map to the same offset, or None (also None past ``limit`` elements: unknown)."""
-    if product(tuple(shapes)) > limit:
+def _collision(shapes, strides):
+    """Two flat indices that map to the same offset, or None (also None past 2^18 elements: unknown)."""
+    if product(shapes) > 1 << 18:
         return None
-    seen = {}
     offsets = [0]
     for s, d in zip(shapes, strides):
         offsets = [o + k * d for k in range(s) for o in offsets]
+    first = {}
     for i, o in enumerate(offsets):
-        if o in seen:
-            return seen[o], i, o
-        seen[o] = i
+        if first.setdefault(o, i) != i:
+            return first[o], i, o
     return None
 
 
-def _not_injective(op, layout, shapes, strides, need):
-    """The LayoutError for a layout with a collision, naming the two indices (or None if injective)."""
+def _refuse(op, layout, shapes, strides, need, otherwise):
+    """Raise the LayoutError naming two indices that collide, or (for an injective layout) ``otherwise``."""
     hit = _collision(shapes, strides)
-    if hit is None:
-        return None
-    i, j, o = hit
-    return LayoutError(f"{op}: {layout} is not injective: indices {i} and {j} both map to offset {o}; {need}")
-
-
-# --------------------------------------------------------------------------- complement
+    if hit:
+        i, j, o = hit
+        raise LayoutError(f"{op}: {layout} is not injective: indices {i} and {j} both map to offset {o}; {need}")
+    raise LayoutError(otherwise)
 
 
 def _complement_int(shapes, strides, cotarget, layout, checked=True):
     """CuTe's complement of the filtered integer modes ``shapes:strides``; returns (result, span of the modes).
 
-    Why the result is checked only for its size: with the modes sorted by stride, CuTe puts a gap mode
-    ``floor(d_k / r_k) : r_k`` below each mode ``s_k:d_k`` (``r_k`` = span ``s_{k-1} d_{k-1}`` of the mode below).
-    As long as every stride is at least the span below it (``d_k >= r_k``, CuTe's own assertion), the layout and
-    its gaps interleave with each stride at least the span of the mode before, so ``(layout, complement)`` is
-    injective and the complement is ordered and disjoint from the layout, even when ``d_k`` is not a multiple of
-    ``r_k``.  But a rounded-down gap leaves holes, and then the last mode, sized ``ceil(M / r_n)`` as if there were
-    none, can fall short of the cotarget: ``(5,5):(2,11)`` with ``M = 55`` reaches only offset 53.  So when a gap
-    was rounded, CuTe's cosize post-conditions (``test_complement``, complement.cpp) are checked in closed form.
+    Why only the size is checked: sorted by stride, CuTe puts a gap mode ``floor(d_k / r_k) : r_k`` below each mode
+    ``s_k:d_k`` (``r_k`` = span ``s_{k-1} d_{k-1}`` below).  With ``d_k >= r_k`` (CuTe's own assertion) the complement
+    is ordered and disjoint from the layout even when ``d_k`` is not a multiple of ``r_k``; but a rounded-down gap
+    leaves holes, and the last mode, sized ``ceil(M / r_n)`` as if there were none, can fall short of the cotarget
+    (``(5,5):(2,11)`` with ``M = 55`` reaches only offset 53).  So when a gap was rounded, CuTe's cosize
+    post-conditions (``test_complement``, complement.cpp) are checked in closed form.
     """
     if len(shapes) == 1 and strides[0] == 0:
-        n = product(cotarget)
-        return (_mk(n, 1) if n != 1 else _mk(1, 0)), 1
+        return coalesce(_mk(product(cotarget), 1)), 1
     for d in strides:
         if d < 0:
-            raise LayoutError(
-                f"complement: {layout} has a negative stride {d}; complement is defined for positive strides only"
-            )
-    order = sorted(range(len(shapes)), key=lambda i: (strides[i], i))
+            raise LayoutError(f"complement: {layout} has a negative stride {d}; complement is defined for positive "
+                              f"strides only")
     result_shape, result_stride = [], [1]
-    for i in order:
-        d, s = strides[i], shapes[i]
-        last = result_stride[-1]
-        if d < last:
-            need = "complement needs an injective layout"
-            raise _not_injective("complement", layout, shapes, strides, need) or LayoutError(
-                f"complement: the modes of {layout} do not nest: sorted by stride, the mode {s}:{d} starts at {d}, inside "
-                f"the span {last} of the smaller modes; CuTe's complement needs every stride to be at least the span "
-                f"(shape x stride) of the mode below it (the layout is injective, but CuTe asserts here and the CuTe DSL "
-                f"returns a shape containing 0)"
-            )
-        result_shape.append(d // last)
+    for d, s in sorted(zip(strides, shapes)):  # equal strides collide, so their order does not matter
+        if d < result_stride[-1]:
+            _refuse("complement", layout, shapes, strides, "complement needs an injective layout",
+                    f"complement: the modes of {layout} do not nest: sorted by stride, the mode {s}:{d} starts at "
+                    f"{d}, inside the span {result_stride[-1]} of the smaller modes; CuTe's complement needs every "
+                    f"stride to be at least the span (shape x stride) of the mode below it (the layout is injective, "
+                    f"but CuTe asserts here and the CuTe DSL returns a shape containing 0)")
+        result_shape.append(d // result_stride[-1])
         result_stride.append(d * s)
-    new_stride = result_stride.pop()
-    rest_shape = _ceil_div_modes(cotarget, new_stride)
-    rest_shape = product(rest_shape) if is_tuple(rest_shape) else rest_shape
-    result_shape.append(rest_shape)
-    result_stride.append(new_stride)
+    result_shape.append(product(_ceil_div_modes(cotarget, result_stride[-1])))
+    result = _mk(tuple(result_shape), tuple(result_stride))
     if checked and any(d % r for d, r in zip(sorted(strides), result_stride)):
-        _check_rounded_complement(shapes, strides, result_shape, result_stride, cotarget, layout)
-    return coalesce(_mk(tuple(result_shape), tuple(result_stride))), new_stride
+        _check_rounded_complement(_mk(tuple(shapes), tuple(strides)), result, cotarget, layout)
+    return coalesce(result), result_stride[-1]
 
 
-def _check_rounded_complement(shapes, strides, result_shape, result_stride, cotarget, layout):
-    """CuTe's post-conditions on the codomain of a complement whose gaps were rounded down (complement.cpp):
-    the completed layout reaches the cotarget, and the complement has at least ``M / size(layout)`` elements.
-    (Its upper bound ``cosize(complement) <= round_up(M, cosize(layout))`` is not checked: it fails for exact
-    complements too, e.g. ``((2,5),(4,2)):((20,1),(5,120))`` with ``M = 320`` gives ``(3,2):(40,240)``.)"""
-    m = product(cotarget)
-    cos_layout = 1 + sum((s - 1) * d for s, d in zip(shapes, strides))
-    cos_result = 1 + sum((s - 1) * d for s, d in zip(result_shape, result_stride))
-    cos_completed = cos_layout + cos_result - 1
-    fewest = m // product(tuple(shapes))
-    broken = []
-    if cos_completed < m:
-        broken.append(f"(layout, complement) reaches only offset {cos_completed - 1}, short of the cotarget {m}")
-    if product(tuple(result_shape)) < fewest or cos_result < fewest:
+def _check_rounded_complement(flat, result, cotarget, layout):
+    """CuTe's post-conditions on a complement whose gaps were rounded down (complement.cpp): the completed layout
+    reaches the cotarget, and the complement has at least ``M / size(layout)`` elements.  (Not its upper bound
+    ``cosize(complement) <= round_up(M, cosize(layout))``: exact complements break it too, e.g.
+    ``((2,5),(4,2)):((20,1),(5,120))`` with ``M = 320`` gives ``(3,2):(40,240)``.)"""
+    m, fewest = product(cotarget), product(cotarget) // flat.size()
+    reach = cosize(flat) + cosize(result) - 1
+    broken = [f"(layout, complement) reaches only offset {reach - 1}, short of the cotarget {m}"] if reach < m else []
+    if result.size() < fewest or cosize(result) < fewest:
         broken.append(f"the complement has fewer than {fewest} elements")
     if broken:
         raise LayoutError(
             f"complement: CuTe's complement of {layout} with cotarget {format_int_tuple(cotarget)} rounds a gap down "
-            f"(a stride is not a multiple of the span below it), and its result "
-            f"{coalesce(_mk(tuple(result_shape), tuple(result_stride)))} breaks CuTe's own post-condition: "
-            f"{'; '.join(broken)}. The CuTe DSL returns it anyway; give strides that are multiples of the spans "
-            f"below them, or a cotarget the rounded complement reaches"
+            f"(a stride is not a multiple of the span below it), and its result {coalesce(result)} breaks CuTe's own "
+            f"post-condition: {'; '.join(broken)}. The CuTe DSL returns it anyway; give strides that are multiples of "
+            f"the spans below them, or a cotarget the rounded complement reaches"
         )
 
 
 def _basis_dims(strides, layout, op):
-    """Group flat modes by the top-level basis mode of their stride: {dim: [flat indices]}; int 0 joins none."""
-    dims = {}
+    """For each top-level mode ``i`` (up to the largest used), the flat indices of the modes with stride ``k@i``."""
     ints = [d for d in strides if not isinstance(d, ScaledBasis) and d != 0]
     if ints:
         raise LayoutError(
             f"{op}: {layout} mixes integer strides ({', '.join(map(str, ints))}) with basis strides; give all "
             f"non-zero strides as offsets or all as coordinates (1@i), the CuTe DSL cannot mix them either"
         )
+    dims = {}
     for k, d in enumerate(strides):
         if isinstance(d, ScaledBasis):
             if len(d.mode) != 1:
@@ -138,23 +110,20 @@ def _basis_dims(strides, layout, op):
             if d.value < 0:
                 raise LayoutError(f"{op}: {layout} has a negative basis stride {d}; {op} needs positive strides")
             dims.setdefault(d.mode[0], []).append(k)
-    return dims
+    return [dims.get(i, []) for i in range(max(dims, default=-1) + 1)]
 
 
 def _complement_basis(layout, cotarget):
     """The DSL's complement of a layout with basis strides: one complement per coordinate mode ``i`` (of the
     modes with stride ``k@i``, against mode ``i`` of the cotarget, 1 beyond it), scaled back by ``@i``."""
     shapes, strides = _flat(layout)
-    dims = _basis_dims(strides, layout, "complement")
-    targets = tuple(cotarget) if is_tuple(cotarget) else (cotarget,)
-    ndims = max(max(dims, default=-1) + 1, len(targets))
     out = []
-    for i in range(ndims):
-        target_i = targets[i] if i < len(targets) else 1
-        ks = [k for k in dims.get(i, []) if shapes[k] != 1]
-        if not ks:
-            part = _mk(product(target_i), 1)
-        else:
+    targets = cotarget if isinstance(cotarget, tuple) else (cotarget,)
+    for i, (ks, target_i) in enumerate(zip_longest(_basis_dims(strides, layout, "complement"), targets)):
+        ks = [k for k in ks or () if shapes[k] != 1]  # zip_longest pads the shorter of the two with None
+        target_i = 1 if target_i is None else target_i
+        part = _mk(product(target_i), 1)
+        if ks:
             part, span = _complement_int([shapes[k] for k in ks], [strides[k].value for k in ks], target_i, layout)
             if part.size() == 1:  # the DSL keeps the span as the stride of an empty complement
                 part = _mk(1, span)
@@ -168,8 +137,7 @@ def _complement(layout: Layout, cotarget, checked: bool = True) -> Layout:
     complement with its tiler, which extends the last mode, so only order and disjointness matter there."""
     if _has_basis(layout.stride):
         return _complement_basis(layout, cotarget)
-    shapes, strides = _flat(filter(layout))
-    return _complement_int(shapes, strides, cotarget, layout, checked)[0]
+    return _complement_int(*_flat(filter(layout)), cotarget, layout, checked)[0]
 
 
 def complement(layout: Layout, cotarget=None) -> Layout:
@@ -189,13 +157,9 @@ def complement(layout: Layout, cotarget=None) -> Layout:
     """
     _need_layout(layout, "complement", "the argument")
     if cotarget is None:
-        from .layout import cosize
-
         cotarget = 1 if _has_basis(layout.stride) else cosize(filter(layout))
-    elif isinstance(cotarget, Layout):
-        cotarget = cotarget.shape
-    elif isinstance(cotarget, list):
-        cotarget = tuple(cotarget)
+    elif isinstance(cotarget, (Layout, list)):
+        cotarget = cotarget.shape if isinstance(cotarget, Layout) else tuple(cotarget)
     return _complement(layout, cotarget)
 
 
@@ -205,69 +169,65 @@ def is_injective(layout: Layout) -> bool:
     >>> is_injective(Layout((4,6),(6,1))), is_injective(Layout((2,2),(1,1)))
     (True, False)
     """
-    shapes, strides = _flat(layout)
     if layout.size() > 1 << 18:
         t = layout.table()
         return len(__import__("numpy").unique(t)) == t.size
-    return _collision(shapes, strides) is None
+    return _collision(*_flat(layout)) is None
 
 
-# --------------------------------------------------------------------------- inverses
-
-
-def _right_inverse_flat(shapes, strides, pre) -> Layout:
+def _right_inverse_flat(shapes, strides, pre, layout) -> Layout:
     """Follow the stride chain ``1, s*d, ...``: each mode found continues the contiguous run."""
     rs, rd, curr = [1], [0], 1
-    for i in sorted(range(len(shapes)), key=lambda k: (strides[k], k)):
-        if strides[i] == curr:
-            rs.append(shapes[i])
-            rd.append(pre[i])
-            curr = shapes[i] * strides[i]
+    for d, p, s in sorted(zip(strides, pre, shapes)):  # pre rises with the index
+        if d == curr:
+            rs.append(s)
+            rd.append(p)
+            curr = s * d
     return coalesce(_mk(tuple(rs), tuple(rd)))
 
 
 def _left_inverse_flat(shapes, strides, pre, layout) -> Layout:
     """Read the offset back digit by digit in the mixed radix of the sorted strides (zero strides ignored)."""
-    order = [k for k in sorted(range(len(shapes)), key=lambda k: (strides[k], k)) if strides[k] != 0]
-    if not order:
+    if any(d < 0 for d in strides):
+        raise LayoutError(
+            f"left_inverse: {layout} has a negative stride; left_inverse needs non-negative strides (the CuTe DSL "
+            f"refuses them too)"
+        )
+    modes = [m for m in sorted(zip(strides, pre, shapes)) if m[0] != 0]  # (d, p, s); pre rises with the index
+    if not modes:
         return _mk(1, 0)
     rs, rd = [], [0]
     covered, extent = 1, 1  # covered: the stride of the mode below; extent: span of the modes so far
-    for i in order:
-        d = strides[i]
+    for d, p, s in modes:
         if d < extent:
-            need = "only an injective layout has a left inverse"
-            raise _not_injective("left_inverse", layout, shapes, strides, need) or LayoutError(
-                f"left_inverse: {layout} is injective, but its modes interleave: sorted by stride, the mode "
-                f"{shapes[i]}:{d} starts inside the span {extent} of the smaller modes, so an offset cannot be read back "
-                f"digit by digit (CuTe's construction; the CuTe DSL refuses it too). A left inverse may still exist "
-                f"(for (2,2):(2,3) it is (2,3):(1,1)); give a layout whose modes nest (each stride >= the span below)"
-            )
+            _refuse("left_inverse", layout, shapes, strides, "only an injective layout has a left inverse",
+                    f"left_inverse: {layout} is injective, but its modes interleave: sorted by stride, the mode "
+                    f"{s}:{d} starts inside the span {extent} of the smaller modes, so an offset cannot be read back "
+                    f"digit by digit (CuTe's construction; the CuTe DSL refuses it too). A left inverse may still "
+                    f"exist (for (2,2):(2,3) it is (2,3):(1,1)); give a layout whose modes nest (each stride >= the "
+                    f"span below)")
         if d % covered != 0:
             raise LayoutError(
-                f"left_inverse: stride {d} of {layout} is not a multiple of {covered}, the stride of the mode below it; "
-                f"the offsets in between cannot be read back by a layout"
+                f"left_inverse: stride {d} of {layout} is not a multiple of {covered}, the stride of the mode below "
+                f"it; the offsets in between cannot be read back by a layout"
             )
         rs.append(d // covered)
-        rd.append(pre[i])
-        covered = d
-        extent = d * shapes[i]
-    rs.append(shapes[order[-1]])
+        rd.append(p)
+        covered, extent = d, d * s
+    rs.append(modes[-1][2])
     return coalesce(_mk(tuple(rs), tuple(rd)))
 
 
-def _inverse_basis(layout: Layout, flat_inverse, op) -> Layout:
-    """The DSL's inverse of a basis-strided layout: one inverse per coordinate mode ``i`` (of the modes with
-    stride ``k@i``, reading their indices in ``layout``'s domain), as the modes of the result."""
+def _inverse(layout: Layout, flat_inverse, op) -> Layout:
+    """``flat_inverse`` of the coalesced modes; for a basis-strided layout one inverse per coordinate mode ``i``
+    (of the modes with stride ``k@i``, reading their indices in ``layout``'s domain), as the CuTe DSL does."""
+    _need_layout(layout, op, "the argument")
     shapes, strides = _flat(coalesce(layout))
-    pre = _prefix_products(shapes)
-    dims = _basis_dims(strides, layout, op)
-    out = []
-    for i in range(max(dims, default=-1) + 1):
-        ks = dims.get(i, [])
-        out.append(flat_inverse([shapes[k] for k in ks], [strides[k].value for k in ks], [pre[k] for k in ks])
-                   if ks else _mk(1, 0))
-    return _concat(out)
+    pre = prefix_product(shapes)
+    if not _has_basis(layout.stride):
+        return flat_inverse(shapes, strides, pre, layout)
+    return _concat([flat_inverse([shapes[k] for k in ks], [strides[k].value for k in ks], [pre[k] for k in ks], layout)
+                    if ks else _mk(1, 0) for ks in _basis_dims(strides, layout, op)])
 
 
 def right_inverse(layout: Layout) -> Layout:
@@ -279,57 +239,32 @@ def right_inverse(layout: Layout) -> Layout:
     >>> right_inverse(Layout((4,8),(8,1))), right_inverse(Layout(4,2))
     ((8,4):(4,1), 1:0)
     """
-    _need_layout(layout, "right_inverse", "the argument")
-    if _has_basis(layout.stride):
-        return _inverse_basis(layout, _right_inverse_flat, "right_inverse")
-    shapes, strides = _flat(coalesce(layout))
-    return _right_inverse_flat(shapes, strides, _prefix_products(shapes))
+    return _inverse(layout, _right_inverse_flat, "right_inverse")
 
 
 def left_inverse(layout: Layout) -> Layout:
     """A layout ``L`` with ``L(layout(i)) == i`` for all ``i < size(layout)``.
 
-    Math: sort the coalesced modes by stride ``d_0 < d_1 < ...``; the inverse reads offset digits in that
-    mixed radix: shapes ``(d_0, d_1/d_0, ..., s_last)`` with the index strides of the sorted modes.
-    Stride-0 modes are ignored (then ``layout(L(layout(i))) == layout(i)``, a quasi-inverse).
-    Admissible when the non-zero modes nest (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``; a
-    non-injective layout is refused naming two indices that collide.  Basis strides are inverted per
-    coordinate mode, as in the CuTe DSL.
+    Math: sort the coalesced modes by stride ``d_0 < d_1 < ...``; the inverse reads offset digits in that mixed radix:
+    shapes ``(d_0, d_1/d_0, ..., s_last)`` with the index strides of the sorted modes.  Stride-0 modes are ignored
+    (then ``layout(L(layout(i))) == layout(i)``, a quasi-inverse).  Admissible when the non-zero modes nest
+    (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``; a non-injective layout is refused naming two indices
+    that collide.  Basis strides are inverted per coordinate mode, as in the CuTe DSL.
 
     >>> left_inverse(Layout((4,6),(6,1)))
     (6,4):(4,1)
     """
-    _need_layout(layout, "left_inverse", "the argument")
-    if _has_basis(layout.stride):
-        return _inverse_basis(layout, lambda s, d, p: _left_inverse_flat(s, d, p, layout), "left_inverse")
-    if filter(layout) == Layout(1, 0):
-        return _mk(1, 0)
-    shapes, strides = _flat(coalesce(layout))
-    if any(d < 0 for d in strides):
-        raise LayoutError(
-            f"left_inverse: {layout} has a negative stride; left_inverse needs non-negative strides (the CuTe DSL "
-            f"refuses them too)"
-        )
-    return _left_inverse_flat(shapes, strides, _prefix_products(shapes), layout)
-
-
-# --------------------------------------------------------------------------- nullspace
+    return _inverse(layout, _left_inverse_flat, "left_inverse")
 
 
 def nullspace(layout: Layout) -> Layout:
-    """The (flat) coordinates mapped to offset 0: the stride-0 modes, with the index strides of ``flatten(layout)``.
-
-    No stride-0 mode gives ``1:0``.
+    """The (flat) coordinates mapped to offset 0: the stride-0 modes, with the index strides of ``flatten(layout)``
+    (``1:0`` if there is none).
 
     >>> nullspace(Layout((4,3,2),(0,1,0)))
     (4,2):(1,12)
     """
     _need_layout(layout, "nullspace", "the argument")
     shapes, strides = _flat(layout)
-    pre = _prefix_products(shapes)
-    idx = [i for i, d in enumerate(strides) if d == 0]
-    if not idx:
-        return _mk(1, 0)
-    if len(idx) == 1:
-        return _mk(shapes[idx[0]], pre[idx[0]])
-    return _mk(tuple(shapes[i] for i in idx), tuple(pre[i] for i in idx))
+    zero = [(s, p) for s, d, p in zip(shapes, strides, prefix_product(shapes)) if d == 0]
+    return _mk_flat(*zip(*zero)) if zero else _mk(1, 0)

@@ -1,9 +1,8 @@
 """The Hopper GMMA shared-memory layout atoms: ``cute.nvgpu.warpgroup.SmemLayoutAtomKind`` and its tables.
 
 An atom is a swizzled :class:`~layoutlab.swizzle.ComposedLayout` of 8 rows of 128/256/512/1024 bits (INTER,
-SW32, SW64, SW128), K-major or MN-major.  :func:`make_smem_layout_atom` and :func:`get_smem_layout_atom`
-reproduce ``cute.nvgpu.warpgroup.make_smem_layout_atom`` and ``cutlass.utils.hopper_helpers.get_smem_layout_atom``.
-The names stay importable from :mod:`layoutlab.swizzle`, where they lived first.
+SW32, SW64, SW128), K-major or MN-major, as ``cute.nvgpu.warpgroup.make_smem_layout_atom`` and
+``cutlass.utils.hopper_helpers.get_smem_layout_atom`` build them (also importable from :mod:`layoutlab.swizzle`).
 """
 
 from __future__ import annotations
@@ -37,17 +36,14 @@ class SmemLayoutAtomKind(Enum):
     K_SW128 = "K_SW128"
 
 
-# swizzle width -> (contiguous bits of one atom row, the swizzle on byte addresses)
-_ATOM_SWIZZLE = {"INTER": (128, (0, 4, 3)), "SW32": (256, (1, 4, 3)), "SW64": (512, (2, 4, 3)),
-                 "SW128": (1024, (3, 4, 3))}
-_GMMA_ELEMENT_BITS = (8, 16, 32)
+_WIDTHS = ("INTER", "SW32", "SW64", "SW128")  # index B: atom rows of 128 << B bits, the swizzle S<B,4,3> on bytes
 
 
 def _element_bits(element_type, op) -> int:
     bits = getattr(element_type, "width", element_type)
     if not is_int(bits):
         raise LayoutError(f"{op}: element type {element_type!r} must be a bit width (8, 16, 32) or a DSL numeric type")
-    if bits not in _GMMA_ELEMENT_BITS:
+    if bits not in (8, 16, 32):
         raise LayoutError(
             f"{op}: {bits}-bit elements are not GMMA shared-memory operands; wgmma reads 8-bit (e4m3/e5m2/s8/u8), "
             f"16-bit (f16/bf16) or 32-bit (tf32) A/B tiles from shared memory")
@@ -65,30 +61,26 @@ def _atom_kind(kind, op) -> SmemLayoutAtomKind:
 def make_smem_layout_atom(kind, element_type) -> ComposedLayout:
     """``cute.nvgpu.warpgroup.make_smem_layout_atom(kind, element_type)``, in element units.
 
-    One atom row holds 128/256/512/1024 bits (INTER/SW32/SW64/SW128), i.e. ``n = bits / width``
-    elements, with the swizzle ``S<0|1|2|3, 4, 3>`` (it acts on byte addresses: 16-byte chunks,
-    8 rows).  K-major: ``(8, n):(n, 1)``; MN-major: ``(n, 8):(1, n)``.  The K-major 128-byte atom of
-    16-bit elements (CUTLASS's Hopper GEMM example)::
+    One atom row holds 128/256/512/1024 bits (INTER/SW32/SW64/SW128), i.e. ``n = bits / width`` elements, with the
+    swizzle ``S<0|1|2|3, 4, 3>`` (on byte addresses: 16-byte chunks, 8 rows).  K-major: ``(8, n):(n, 1)``; MN-major:
+    ``(n, 8):(1, n)``.  The K-major 128-byte atom of 16-bit elements (CUTLASS's Hopper GEMM example)::
 
         >>> make_smem_layout_atom(SmemLayoutAtomKind.K_SW128, 16)
         S<3,4,3> o 0 o (8,64):(64,1)
     """
-    op = "make_smem_layout_atom"
-    kind = _atom_kind(kind, op)
-    bits = _element_bits(element_type, op)
-    major, width = kind.name.split("_")
-    row_bits, sw = _ATOM_SWIZZLE[width]
-    n = row_bits // bits
+    major, width = _atom_kind(kind, "make_smem_layout_atom").name.split("_")
+    b = _WIDTHS.index(width)
+    n = (128 << b) // _element_bits(element_type, "make_smem_layout_atom")
     outer = Layout._new((n, 8), (1, n)) if major == "MN" else Layout._new((8, n), (n, 1))
-    return ComposedLayout(Swizzle(*sw), 0, outer)
+    return ComposedLayout(Swizzle(b, 4, 3), 0, outer)
 
 
 def get_smem_layout_atom(major, element_type, major_mode_size: int) -> SmemLayoutAtomKind:
     """``cutlass.utils.hopper_helpers.get_smem_layout_atom``: the widest swizzle the tile's major extent fills.
 
-    ``major`` is ``"K"`` or ``"MN"`` (the operand's contiguous mode); ``major_mode_size`` is the tile
-    extent along it, in elements (a multiple of 8).  SW128 when that extent is a multiple of 1024 bits,
-    else SW64 (512 bits), SW32 (256), else INTER.  K-major fp16 with a K-tile of 64 and of 16 (256 bits):
+    ``major`` is ``"K"`` or ``"MN"`` (the operand's contiguous mode); ``major_mode_size`` is the tile extent along
+    it, in elements (a multiple of 8).  SW128 when that extent is a multiple of 1024 bits, else SW64 (512 bits), SW32
+    (256), else INTER.  K-major fp16 with a K-tile of 64 and of 16 (256 bits):
 
         >>> get_smem_layout_atom("K", 16, 64), get_smem_layout_atom("K", 16, 16)
         (<SmemLayoutAtomKind.K_SW128: 'K_SW128'>, <SmemLayoutAtomKind.K_SW32: 'K_SW32'>)
@@ -100,8 +92,5 @@ def get_smem_layout_atom(major, element_type, major_mode_size: int) -> SmemLayou
     bits = _element_bits(element_type, op)
     if not is_int(major_mode_size) or major_mode_size <= 0 or major_mode_size % 8:
         raise LayoutError(f"{op}: major_mode_size {major_mode_size!r} must be a positive multiple of 8 elements")
-    total = major_mode_size * bits
-    for width in ("SW128", "SW64", "SW32"):
-        if total % _ATOM_SWIZZLE[width][0] == 0:
-            return SmemLayoutAtomKind[f"{m}_{width}"]
-    return SmemLayoutAtomKind[f"{m}_INTER"]
+    b = next((b for b in (3, 2, 1) if major_mode_size * bits % (128 << b) == 0), 0)
+    return SmemLayoutAtomKind[f"{m}_{_WIDTHS[b]}"]

@@ -1,60 +1,39 @@
 """Swizzles and swizzled (composed) layouts.
 
-A swizzle ``Sw<B,M,S>`` is the XOR functor CuTe applies to shared-memory offsets to spread the
-rows of a tile over the 32 banks.  Writing the offset x as a column vector of bits,
-
-    Sw(x) = x XOR ((x & yyy_mask) >> S)          (a left shift when S < 0)
-
-where ``yyy_mask`` holds the B bits starting at bit M + max(S,0) and they land on the B bits
-starting at M - min(S,0) (``zzz_mask``).  Over F2 that is Sw = I + E with E a B x B block of
-ones on a shifted diagonal; since |S| >= B the two bit ranges do not overlap, E^2 = 0 and Sw is
-an involution (Sw∘Sw = I).  :func:`layoutlab.linear.swizzle_to_linear_layout` gives the matrix.
-
-``ComposedLayout(inner, offset, outer)`` is the function c -> inner(offset + outer(c)), printed as
-the CuTe DSL prints it: ``S<3,4,3> o 0 o (8,64):(64,1)``.  The GMMA shared-memory atoms built from them
-(``make_smem_layout_atom``, ``get_smem_layout_atom``, ``SmemLayoutAtomKind``) live in :mod:`layoutlab.smem_atom`
-and are re-exported here.
-
-A swizzle is read the DSL's way, through ``num_bits`` (B), ``num_base`` (M) and ``num_shift`` (S), and applied
-by calling it (on an int or, vectorised, on a numpy integer array); a ComposedLayout through ``inner``,
-``offset`` and ``outer``.
-
-Units: like the DSL, a composed layout's *values* are element offsets.  When the DSL attaches such a
-layout to a shared-memory pointer the swizzle acts on byte addresses (that is why the 128B atom is
-``S<3,4,3>`` for every element width: 16-byte chunks, 128-byte rows, 8 rows);
-:meth:`ComposedLayout.byte_address` gives that physical address, which is what the bank analysis in
-:mod:`layoutlab.banks` uses.
+A swizzle ``Sw<B,M,S>`` is the XOR functor CuTe applies to shared-memory offsets to spread the rows of a tile over
+the 32 banks: ``Sw(x) = x XOR ((x & yyy_mask) >> S)`` (a left shift when S < 0), moving the B bits at
+M + max(S,0) onto the B bits at M - min(S,0).  Over F2 that is ``I + E`` with ``E^2 = 0`` (|S| >= B), an
+involution; :func:`layoutlab.linear.swizzle_to_linear_layout` gives the matrix.  ``ComposedLayout(inner, offset,
+outer)`` is c -> inner(offset + outer(c)), printed as the CuTe DSL prints it: ``S<3,4,3> o 0 o (8,64):(64,1)``.
+Like the DSL, its values are element offsets; :meth:`ComposedLayout.byte_address` gives the byte address a
+shared-memory pointer sees (what :mod:`layoutlab.banks` uses).  The GMMA atoms (``make_smem_layout_atom``,
+``get_smem_layout_atom``, ``SmemLayoutAtomKind``) live in :mod:`layoutlab.smem_atom` and are re-exported here.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from .algebra import LayoutWrapper, composition, logical_divide, recast_layout, tile_to_shape
 from .errors import LayoutError
 from .inttuple import is_int, none_to_zero
 from .layout import Layout, _has_none, slice_
 
-__all__ = [
-    "Swizzle",
-    "make_swizzle",
-    "ComposedLayout",
-    "make_composed_layout",
-    "SmemLayoutAtomKind",
-    "make_smem_layout_atom",
-    "get_smem_layout_atom",
-]
+__all__ = ["Swizzle", "make_swizzle", "ComposedLayout", "make_composed_layout", "SmemLayoutAtomKind",
+           "make_smem_layout_atom", "get_smem_layout_atom"]
 
 
+@dataclass(frozen=True, slots=True, repr=False)
 class Swizzle:
     """``Sw<B,M,S>``: x -> x XOR ((x & yyy_mask) >> S), CuTe's swizzle functor on integer offsets.
 
-    B = ``num_bits`` (how many bits are XORed), M = ``num_base`` (how many low bits stay fixed: the
-    unit is 2^M), S = ``num_shift`` (distance from the source bits down to the target bits; S < 0 moves
-    low bits up).  Requires B >= 0, M >= 0 and |S| >= B so that source and target bit ranges do not
-    overlap: exactly CuTe's ``static_assert``s (``include/cute/swizzle.hpp``); the DSL instead silently
-    returns the identity ``S<0,4,3>`` for the others.
+    B = ``num_bits`` (how many bits are XORed), M = ``num_base`` (how many low bits stay fixed: the unit is 2^M),
+    S = ``num_shift`` (from the source bits down to the target bits; S < 0 moves low bits up).  Requires B >= 0,
+    M >= 0 and |S| >= B, so that the bit ranges do not overlap: CuTe's ``static_assert``s
+    (``include/cute/swizzle.hpp``); the DSL instead silently returns the identity ``S<0,4,3>`` for the others.
 
-    Example: the 128-byte swizzle on byte addresses, 16-byte chunks of 8 rows of 128 bytes, and a
-    negative shift (bits 0..2 are XORed into bits 3..5)::
+    The 128-byte swizzle on byte addresses (16-byte chunks, 128-byte rows) and a negative shift (bits 0..2 are XORed
+    into bits 3..5)::
 
         >>> sw = Swizzle(3, 4, 3); sw(0x80), sw(0x90)     # row 1: chunk 0 -> 1, chunk 1 -> 0
         (144, 128)
@@ -62,27 +41,25 @@ class Swizzle:
         9
     """
 
-    __slots__ = ("num_bits", "num_base", "num_shift")
+    num_bits: int
+    num_base: int
+    num_shift: int
 
-    def __init__(self, num_bits: int, num_base: int, num_shift: int):
-        for name, v in (("B (num_bits)", num_bits), ("M (num_base)", num_base), ("S (num_shift)", num_shift)):
+    def __post_init__(self):
+        for letter, name in (("B", "num_bits"), ("M", "num_base"), ("S", "num_shift")):
+            v = getattr(self, name)
             if not is_int(v):
-                raise LayoutError(f"Swizzle: {name} = {v!r} is not an integer")
-        if num_bits < 0 or num_base < 0:
-            raise LayoutError(f"Swizzle<{num_bits},{num_base},{num_shift}>: B and M must be >= 0 "
-                              f"(B = bits XORed, M = bits kept below them)")
-        if abs(num_shift) < num_bits:
+                raise LayoutError(f"Swizzle: {letter} ({name}) = {v!r} is not an integer")
+            object.__setattr__(self, name, int(v))
+        b, m, s = self.num_bits, self.num_base, self.num_shift
+        if b < 0 or m < 0:
+            raise LayoutError(f"Swizzle<{b},{m},{s}>: B and M must be >= 0 (B = bits XORed, M = bits kept below them)")
+        if abs(s) < b:
             raise LayoutError(
-                f"Swizzle<{num_bits},{num_base},{num_shift}>: |S| = {abs(num_shift)} < B = {num_bits}, so the "
-                f"{num_bits} source bits and the {num_bits} target bits overlap and the map is no longer an "
-                f"involution; CuTe requires |S| >= B (e.g. Swizzle<{num_bits},{num_base},{max(num_bits, 1)}>). "
-                f"The CuTe DSL silently turns this into the identity S<0,4,3>; we refuse")
-        object.__setattr__(self, "num_bits", int(num_bits))
-        object.__setattr__(self, "num_base", int(num_base))
-        object.__setattr__(self, "num_shift", int(num_shift))
-
-    def __setattr__(self, name, value):
-        raise AttributeError("Swizzle is immutable")
+                f"Swizzle<{b},{m},{s}>: |S| = {abs(s)} < B = {b}, so the {b} source bits and the {b} target bits "
+                f"overlap and the map is no longer an involution; CuTe requires |S| >= B (e.g. "
+                f"Swizzle<{b},{m},{max(b, 1)}>). The CuTe DSL silently turns this into the identity S<0,4,3>; "
+                f"we refuse")
 
     @property
     def yyy_mask(self) -> int:
@@ -97,15 +74,7 @@ class Swizzle:
     def __call__(self, offset):
         """Apply to an int or a numpy integer array."""
         picked = offset & self.yyy_mask
-        moved = picked >> self.num_shift if self.num_shift >= 0 else picked << -self.num_shift
-        return offset ^ moved
-
-    def __eq__(self, other):
-        return isinstance(other, Swizzle) and (self.num_bits, self.num_base, self.num_shift) == (
-            other.num_bits, other.num_base, other.num_shift)
-
-    def __hash__(self):
-        return hash(("Swizzle", self.num_bits, self.num_base, self.num_shift))
+        return offset ^ (picked >> self.num_shift if self.num_shift >= 0 else picked << -self.num_shift)
 
     def __str__(self):
         return f"S<{self.num_bits},{self.num_base},{self.num_shift}>"
@@ -122,13 +91,13 @@ def make_swizzle(b: int, m: int, s: int) -> Swizzle:
     return Swizzle(b, m, s)
 
 
+@dataclass(frozen=True, slots=True, repr=False)
 class ComposedLayout(LayoutWrapper):
     """``inner o offset o outer``: the function c -> inner(offset + outer(c)), as in the CuTe DSL.
 
-    ``outer`` is a CuTe ``Layout`` (its shape is the domain), ``inner`` a :class:`Swizzle` (or a
-    Layout), ``offset`` an integer.  Shape, size and modes are those of ``outer``; slicing,
-    composition, division, products, coalesce and tiling act on ``outer`` and keep ``inner`` and ``offset``
-    (it is a :class:`~layoutlab.algebra.LayoutWrapper`, so every ``cute.*`` algebra function takes it).
+    ``outer`` is a CuTe ``Layout`` (its shape is the domain), ``inner`` a :class:`Swizzle` (or a Layout), ``offset``
+    an integer.  Shape, size and modes are those of ``outer``; slicing and the algebra act on ``outer`` and keep
+    ``inner`` and ``offset`` (a :class:`~layoutlab.algebra.LayoutWrapper`: every ``cute.*`` algebra function takes it).
 
     Example (the K-major 128B GMMA atom for 16-bit elements, as ``make_smem_layout_atom`` builds it)::
 
@@ -138,23 +107,19 @@ class ComposedLayout(LayoutWrapper):
         72
     """
 
-    __slots__ = ("inner", "offset", "outer")
+    inner: Swizzle | Layout
+    offset: int
+    outer: Layout
 
-    def __init__(self, inner, offset, outer):
-        if not isinstance(inner, (Swizzle, Layout)):
-            raise LayoutError(f"ComposedLayout: inner {inner!r} must be a Swizzle or a Layout")
-        if not is_int(offset):
-            raise LayoutError(f"ComposedLayout: offset {offset!r} must be an integer")
-        if not isinstance(outer, Layout):
-            raise LayoutError(f"ComposedLayout: outer {outer!r} must be a Layout (the coordinate -> offset map)")
-        object.__setattr__(self, "inner", inner)
-        object.__setattr__(self, "offset", int(offset))
-        object.__setattr__(self, "outer", outer)
+    def __post_init__(self):
+        if not isinstance(self.inner, (Swizzle, Layout)):
+            raise LayoutError(f"ComposedLayout: inner {self.inner!r} must be a Swizzle or a Layout")
+        if not is_int(self.offset):
+            raise LayoutError(f"ComposedLayout: offset {self.offset!r} must be an integer")
+        if not isinstance(self.outer, Layout):
+            raise LayoutError(f"ComposedLayout: outer {self.outer!r} must be a Layout (the coordinate -> offset map)")
+        object.__setattr__(self, "offset", int(self.offset))
 
-    def __setattr__(self, name, value):
-        raise AttributeError("ComposedLayout is immutable")
-
-    # --------------------------------------------------------------- queries
     @property
     def shape(self):
         return self.outer.shape
@@ -172,26 +137,20 @@ class ComposedLayout(LayoutWrapper):
 
     def __getitem__(self, i) -> "ComposedLayout":
         """Mode ``i``: ``inner o offset o outer[i]`` (as ``c[i]`` / ``cute.get(c, mode=[i])``)."""
-        return ComposedLayout(self.inner, self.offset, self.outer[i])
+        return self._with_layout(self.outer[i])
 
     def __len__(self):
         return self.rank()
 
-    # --------------------------------------------------------------- evaluation
     def __call__(self, *args):
         """Evaluate at an index or coordinate; a coordinate with ``None`` slices (see :meth:`slice_`)."""
-        crd = args[0] if len(args) == 1 else tuple(args)
-        if _has_none(crd):
-            return self.slice_(crd)
-        inner_in = self.offset + self.outer(crd)
-        return self.inner(inner_in)
+        crd = args[0] if len(args) == 1 else args
+        return self.slice_(crd) if _has_none(crd) else self.inner(self.offset + self.outer(crd))
 
     def byte_address(self, crd, element_bytes: int, base: int = 0) -> int:
-        """Physical shared-memory byte address when the DSL attaches this layout to a pointer at ``base``.
-
-        The swizzle then acts on byte addresses: ``inner(base + (offset + outer(crd)) * element_bytes)``
-        (``base`` must be aligned to the swizzle's span, as the DSL requires).  Only for Swizzle inners.
-        """
+        """Physical shared-memory byte address when the DSL attaches this layout to a pointer at ``base``: the swizzle
+        then acts on byte addresses, ``inner(base + (offset + outer(crd)) * element_bytes)`` (``base`` aligned to the
+        swizzle's span, as the DSL requires).  Only for Swizzle inners."""
         if not isinstance(self.inner, Swizzle):
             raise LayoutError("byte_address: only a Swizzle inner acts on byte addresses")
         return self.inner(base + (self.offset + self.outer(crd)) * element_bytes)
@@ -199,38 +158,28 @@ class ComposedLayout(LayoutWrapper):
     def slice_(self, crd) -> "ComposedLayout":
         """Fix the integer entries of ``crd`` and keep the ``None`` modes.
 
-        Math: inner(offset + outer(c)) with the fixed part folded into the offset, so the result
-        evaluates exactly like the original at every kept coordinate.  (The CuTe DSL 4.8.1 instead drops
-        the fixed part's offset and, when it can, folds the swizzle into the strides.  For some 32-bit
-        SW32 staged layouts that folding is wrong even for stage 0 - it yields negative offsets, e.g.
-        ``K_SW32``/tf32 tiled to (8,8,3) with order (1,0,2) and sliced at stage 0 reaches offset -16, while
-        the unsliced layout gives 0..63 there; ``tests/test_swizzle.py`` records such cases.)
+        Math: inner(offset + outer(c)) with the fixed part folded into the offset, so the result evaluates exactly
+        like the original at every kept coordinate.  (The CuTe DSL 4.8.1 drops that offset and, when it can, folds
+        the swizzle into the strides, wrongly for some SW32 staged layouts: ``K_SW32``/tf32 tiled to (8,8,3) with
+        order (1,0,2) and sliced at stage 0 reaches offset -16, not 0..63; ``tests/test_swizzle.py`` records them.)
         """
-        fixed = none_to_zero(crd)
-        return ComposedLayout(self.inner, self.offset + self.outer(fixed), slice_(self.outer, crd))
+        return ComposedLayout(self.inner, self.offset + self.outer(none_to_zero(crd)), slice_(self.outer, crd))
 
-    # --------------------------------------------------------------- algebra (on the outer layout)
     def compose(self, rhs) -> "ComposedLayout":
-        """``cute.composition(c, rhs)``: inner o offset o composition(outer, rhs).
-
-        Example: ``S<3,4,3> o 0 o (8,64):(64,1)`` with ``(4,8):(1,4)`` is
-        ``S<3,4,3> o 0 o (4,(2,4)):(64,(256,1))``.
-        """
-        return ComposedLayout(self.inner, self.offset, composition(self.outer, rhs))
+        """``cute.composition(c, rhs)``: inner o offset o composition(outer, rhs).  Example: ``S<3,4,3> o 0 o
+        (8,64):(64,1)`` with ``(4,8):(1,4)`` is ``S<3,4,3> o 0 o (4,(2,4)):(64,(256,1))``."""
+        return composition(self, rhs)
 
     def logical_divide(self, tiler) -> "ComposedLayout":
         """``cute.logical_divide(c, tiler)``: the outer layout is divided, inner and offset kept."""
-        return ComposedLayout(self.inner, self.offset, logical_divide(self.outer, tiler))
+        return logical_divide(self, tiler)
 
     def tile_to_shape(self, trg_shape, order=None) -> "ComposedLayout":
-        """``cute.tile_to_shape(c, shape, order)``: repeat the atom's outer layout over ``shape``.
+        """``cute.tile_to_shape(c, shape, order)``: repeat the atom's outer layout over ``shape``.  Example: the
+        128B K-major fp16 atom tiled to (128, 64, 7 stages) is
+        ``S<3,4,3> o 0 o ((8,16),(64,1),(1,7)):((64,512),(1,0),(0,8192))``."""
+        return tile_to_shape(self, trg_shape, order)
 
-        Example: the 128B K-major fp16 atom tiled to (128, 64, 7 stages) is
-        ``S<3,4,3> o 0 o ((8,16),(64,1),(1,7)):((64,512),(1,0),(0,8192))``.
-        """
-        return ComposedLayout(self.inner, self.offset, tile_to_shape(self.outer, trg_shape, order))
-
-    # --------------------------------------------------------------- the LayoutWrapper protocol
     def _algebra_layout(self) -> Layout:
         return self.outer
 
@@ -241,36 +190,25 @@ class ComposedLayout(LayoutWrapper):
         """``cute.recast_layout`` of a swizzled layout: the outer layout and the offset are recast, and the
         swizzle's base ``M`` moves by log2 of the width ratio (``S<3,4,3>`` on 16-bit elements is ``S<3,3,3>`` on
         32-bit ones), since the swizzle acts on element offsets."""
-        op = "recast_layout"
-        num, den = new_type_bits, old_type_bits
-        inner = self.inner
+        num, den, inner = new_type_bits, old_type_bits, self.inner
         if isinstance(inner, Swizzle) and inner.num_bits:
-            up, down = max(num // den, 1), max(den // num, 1)
-            if num % den and den % num or (up & (up - 1)) or (down & (down - 1)):
-                raise LayoutError(f"{op}: {new_type_bits}/{old_type_bits} bits is not a power-of-two ratio, so the "
-                                  f"swizzle {inner} of {self} has no recast (its bit ranges would split elements)")
-            base = inner.num_base - up.bit_length() + down.bit_length()
+            lo, hi = sorted((num, den))
+            if hi % lo or (hi // lo) & (hi // lo - 1):
+                raise LayoutError(f"recast_layout: {num}/{den} bits is not a power-of-two ratio, so the swizzle "
+                                  f"{inner} of {self} has no recast (its bit ranges would split elements)")
+            base = inner.num_base + (1 if num < den else -1) * ((hi // lo).bit_length() - 1)  # M moves by log2(hi/lo)
             if base < 0:
                 raise LayoutError(
-                    f"{op}: recasting {self} from {old_type_bits}- to {new_type_bits}-bit elements moves the swizzle's "
-                    f"base M={inner.num_base} below bit 0 (the swizzle would XOR bits inside one element); the CuTe DSL "
+                    f"recast_layout: recasting {self} from {den}- to {num}-bit elements moves the swizzle's base "
+                    f"M={inner.num_base} below bit 0 (the swizzle would XOR bits inside one element); the CuTe DSL "
                     f"prints a wrapped-around M here. Recast by a ratio of at most 2^M")
             inner = Swizzle(inner.num_bits, base, inner.num_shift)
         elif isinstance(inner, Layout):
-            inner = recast_layout(new_type_bits, old_type_bits, inner)
-        if (self.offset * old_type_bits) % new_type_bits:
-            raise LayoutError(f"{op}: the offset {self.offset} of {self} is not a whole number of "
-                              f"{new_type_bits}-bit elements")
-        return ComposedLayout(inner, self.offset * old_type_bits // new_type_bits,
-                              recast_layout(new_type_bits, old_type_bits, self.outer))
-
-    # --------------------------------------------------------------- protocol
-    def __eq__(self, other):
-        return isinstance(other, ComposedLayout) and (self.inner, self.offset, self.outer) == (
-            other.inner, other.offset, other.outer)
-
-    def __hash__(self):
-        return hash(("ComposedLayout", self.inner, self.offset, self.outer))
+            inner = recast_layout(num, den, inner)
+        if (self.offset * den) % num:
+            raise LayoutError(f"recast_layout: the offset {self.offset} of {self} is not a whole number of "
+                              f"{num}-bit elements")
+        return ComposedLayout(inner, self.offset * den // num, recast_layout(num, den, self.outer))
 
     def __str__(self):
         return f"{self.inner} o {self.offset} o {self.outer}"
@@ -288,5 +226,4 @@ def make_composed_layout(inner, offset, outer) -> ComposedLayout:
     return ComposedLayout(inner, offset, outer)
 
 
-# The GMMA atom tables moved to layoutlab.smem_atom (a module of this layer); their names stay importable here.
 from .smem_atom import SmemLayoutAtomKind, get_smem_layout_atom, make_smem_layout_atom  # noqa: E402
