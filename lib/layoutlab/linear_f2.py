@@ -49,7 +49,7 @@ def rref_f2(rows: list[int], num_cols: int) -> list[int]:
 
 
 def rank_f2(rows: list[int], num_cols: int) -> int:
-    return sum(1 for row in rref_f2(rows, num_cols) if row)
+    return sum(map(bool, rref_f2(rows, num_cols)))
 
 
 def supremum(x: list, y: list, what: str = "supremum: the lists") -> list:
@@ -63,35 +63,18 @@ def supremum(x: list, y: list, what: str = "supremum: the lists") -> list:
     if [d for d in x if d in y] != [d for d in y if d in x]:
         raise LayoutError(f"{what} {list(x)} and {list(y)} order their common items differently, so no "
                           f"list contains both in order; common dims must keep the same relative order")
-    pos_x = {d: i for i, d in enumerate(x)}
-    pos_y = {d: i for i, d in enumerate(y)}
-    out, i, j = [], 0, 0
-    while True:
-        while i < len(x) and x[i] in out:
-            i += 1
-        while j < len(y) and y[j] in out:
-            j += 1
-        if i >= len(x) and j >= len(y):
-            return out
-        if i < len(x) and j < len(y) and x[i] == y[j]:
-            out.append(x[i])
-            continue
-        cand_x = pos_y[x[i]] if i < len(x) and x[i] in pos_y and pos_y[x[i]] >= j else None
-        cand_y = pos_x[y[j]] if j < len(y) and y[j] in pos_x and pos_x[y[j]] >= i else None
-        if i < len(x) and cand_x is None:
-            out.append(x[i])
-        elif j < len(y) and cand_y is None:
-            out.append(y[j])
-        elif cand_x <= cand_y:
-            out.append(x[i])
-        else:
-            out.append(y[j])
+    out, j = [], 0
+    for d in x:
+        if d in y:                      # a common item: first y's items before it (none of them common)
+            k = y.index(d)
+            out += y[j:k]
+            j = k + 1
+        out.append(d)
+    return out + list(y[j:])
 
 
 def check_size(op, size, allow_zero=False):
-    if allow_zero and size == 0:
-        return
-    if not is_pow2(size):
+    if not is_pow2(size) and not (allow_zero and size == 0):
         raise LayoutError(f"{op}: size {size} is not a power of two; linear layouts index bits, so every "
                           f"dimension has 2^k elements")
 
@@ -111,20 +94,18 @@ def spans_meet(cols_x: list[int], cols_y: list[int], n: int) -> bool:
     return column_rank(cols_x, n) + column_rank(cols_y, n) > column_rank(cols_x + cols_y, n)
 
 
+def pivot_columns(rows: list[int], num_cols: int) -> dict:
+    """``{pivot column: row}`` of the RREF of a matrix stored one int per row."""
+    return {(r & -r).bit_length() - 1: r for r in rref_f2(rows, num_cols) if r}
+
+
 def solve_f2(b_rows: list[int], a_rows: list[int], num_b: int, num_a: int) -> list[int] | None:
     """The minimal-norm X with B X = A over F2 (Triton's ``lstsq``), as its columns (one int of ``num_b`` bits
     per column of A), or ``None`` when some column of A is outside the image of B.
 
     RREF of the augmented matrix [B | A]: a pivot in B's columns fixes that bit of X, free bits are set to
     zero (the minimal-norm choice); a pivot in A's columns is a value of A that B never reaches."""
-    rows = [b | (a << num_b) for b, a in zip(b_rows, a_rows)]
-    pivot_rows = {}
-    for r in rref_f2(rows, num_b + num_a):
-        if not r:
-            continue
-        c = (r & -r).bit_length() - 1
-        if c >= num_b:
-            return None
-        pivot_rows[c] = r >> num_b
-    x_rows = [pivot_rows.get(r, 0) for r in range(num_b)]
-    return [sum(((x_rows[r] >> c) & 1) << r for r in range(num_b)) for c in range(num_a)]
+    pivots = pivot_columns([b | (a << num_b) for b, a in zip(b_rows, a_rows)], num_b + num_a)
+    if any(c >= num_b for c in pivots):
+        return None
+    return cols_to_rows([pivots.get(r, 0) >> num_b for r in range(num_b)], num_a)

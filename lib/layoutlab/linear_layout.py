@@ -1,19 +1,19 @@
-"""The ``LinearLayout`` class: maps between named bit-vectors over F2, with Triton's names and semantics.
-
-L(x) = M x over F2 (XOR of the bases of the set input bits; ``compose`` is matrix product, ``invert`` the
-inverse).  The class follows Triton's Python binding name for name and argument for argument (``from_bases``,
-``identity_1d``, ``apply``, ``compose``, ``*``, ``invert_and_compose``, ...) and the rest of Triton's C++
-class in snake case (``flatten_ins``, ``quotient``, ``sublayout_is_zero``, ...); it prints like Triton and is
-checked against it in ``tests/test_linear_triton.py`` and ``tests/test_peer_triton_ll.py``.  The public
-constructor validates; results of the algebra take an unchecked internal path; the rank is computed once.
+"""The ``LinearLayout`` class: maps between named bit-vectors over F2, L(x) = M x, with Triton's names and
+semantics (its Python binding name for name, the rest of its C++ class in snake case; it prints like Triton and
+is checked against it in ``tests/test_linear_triton.py`` and ``tests/test_peer_triton_ll.py``).  The public
+constructor validates; results of the algebra take the unchecked ``_make``; the rank is computed once.
 """
 
 from __future__ import annotations
 
+from functools import reduce
+from operator import mul
+
 from .errors import LayoutError
 from .linear_dims import DimensionOps
-from .linear_f2 import check_size as _check_size, is_pow2 as _is_pow2, log2 as _log2
-from .linear_f2 import next_pow2_above as _next_pow2_above, rank_f2 as _rank, rref_f2, solve_f2, spans_meet, supremum
+from .linear_f2 import check_size as _check_size, cols_to_rows, is_pow2 as _is_pow2, log2 as _log2
+from .linear_f2 import next_pow2_above as _next_pow2_above, pivot_columns, rank_f2 as _rank, rref_f2, solve_f2
+from .linear_f2 import spans_meet, supremum
 
 __all__ = ["LinearLayout", "rref_f2", "supremum"]
 
@@ -108,12 +108,10 @@ class LinearLayout(DimensionOps):
         """
         out_dim_names = list(out_dim_names)
         if out_dim_sizes is None:
-            sizes = {n: 1 for n in out_dim_names}
-            for _, vectors in bases:
-                for v in vectors:
-                    for n, x in zip(out_dim_names, v):
-                        sizes[n] = max(sizes[n], _next_pow2_above(int(x)) if int(x) >= 0 else 1)
-            return LinearLayout(bases, [(n, sizes[n]) for n in out_dim_names], True)
+            sizes = dict.fromkeys(out_dim_names, 1)
+            for n, x in ((n, x) for _, vs in bases for v in vs for n, x in zip(out_dim_names, v)):
+                sizes[n] = max(sizes[n], _next_pow2_above(max(int(x), 0)))
+            return LinearLayout(bases, list(sizes.items()), True)
         out_dim_sizes = list(out_dim_sizes)
         if len(out_dim_sizes) != len(out_dim_names):
             raise LayoutError(
@@ -138,9 +136,7 @@ class LinearLayout(DimensionOps):
         [('lane', [[1], [2], [4]])]
         """
         _check_size("identity_1d", size, allow_zero=True)
-        if size == 0:
-            return LinearLayout.empty()
-        return LinearLayout._make([(in_dim, [[1 << i] for i in range(_log2(size))])], [(out_dim, size)])
+        return LinearLayout.strided_1d(size, 1, in_dim, out_dim) if size else LinearLayout.empty()
 
     @staticmethod
     def zeros_1d(size: int, in_dim: str, out_dim: str, out_dim_size: int = 1) -> "LinearLayout":
@@ -276,18 +272,22 @@ class LinearLayout(DimensionOps):
         return d
 
     # ------------------------------------------------------------------ matrix view
+    def _columns(self) -> list[int]:
+        """Each input bit's image as one int (out dims stacked, first least significant): the columns of M."""
+        if not self._out_dims:
+            return [0] * self.total_in_dim_size_log2()
+        return [v[0] for _, vs in self.flatten_outs()._bases for v in vs]
+
     def _matrix_rows(self) -> list[int]:
         """Rows = output bits (out dims in order, LSB first); bit c of a row = input bit c."""
-        rows = []
-        for k, (_, osize) in enumerate(self._out_dims):
-            for j in range(_log2(osize)):
-                row, c = 0, 0
-                for _, vs in self._bases:
-                    for v in vs:
-                        row |= ((v[k] >> j) & 1) << c
-                        c += 1
-                rows.append(row)
-        return rows
+        return cols_to_rows(self._columns(), self.total_out_dim_size_log2())
+
+    def _bases_over(self, out_names, shifts=None) -> dict:
+        """``{in_dim: bases}`` with each basis spread over ``out_names`` (0 for an out-dim the layout lacks) and
+        shifted left by ``shifts[out_dim]`` bits."""
+        pos, shifts = {o: k for k, o in enumerate(self.get_out_dim_names())}, shifts or {}
+        return {d: [[v[pos[o]] << shifts.get(o, 0) if o in pos else 0 for o in out_names] for v in vs]
+                for d, vs in self._bases}
 
     def _matrix_rank(self) -> int:
         """rank M over F2, computed once (a layout is immutable)."""
@@ -339,16 +339,10 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.from_bases([("lane", [[1]]), ("warp", [[0]])], ["dim0"]).free_variable_masks()
         {'lane': 0, 'warp': 1}
         """
-        rows = rref_f2(self._matrix_rows(), self.total_in_dim_size_log2())
-        pivots = {(r & -r).bit_length() - 1 for r in rows if r}
-        out, c = {}, 0
+        pivots, out, c = pivot_columns(self._matrix_rows(), self.total_in_dim_size_log2()), {}, 0
         for d, vs in self._bases:
-            mask = 0
-            for i in range(len(vs)):
-                if c not in pivots:
-                    mask |= 1 << i
-                c += 1
-            out[d] = mask
+            out[d] = sum(1 << i for i in range(len(vs)) if c + i not in pivots)
+            c += len(vs)
         return out
 
     def get_num_consecutive_in_out(self) -> int:
@@ -365,12 +359,9 @@ class LinearLayout(DimensionOps):
         while consec < len(first) and first[consec][0] == 1 << consec and not any(first[consec][1:]):
             consec += 1
         other = 0
-        for k, (_, vs) in enumerate(self._bases):
-            for i, v in enumerate(vs):
-                if k or i >= consec:
-                    other |= v[0]
-        trailing_zeros = (other & -other).bit_length() - 1 if other else 31
-        return 1 << min(consec, trailing_zeros)
+        for v in [*first[consec:], *(v for _, vs in self._bases[1:] for v in vs)]:
+            other |= v[0]
+        return min(1 << consec, other & -other or 1 << 31)    # the lowest bit the other bases touch
 
     # ------------------------------------------------------------------ evaluation
     def apply(self, inputs: dict) -> dict:
@@ -441,34 +432,14 @@ class LinearLayout(DimensionOps):
         >>> (LinearLayout.identity_1d(4, "r", "d0") * LinearLayout.identity_1d(2, "r", "d0")).bases
         [('r', [[1], [2], [4]])]
         """
-        inner = self
         # dims merge in an order consistent with both operands (the "supremum" of the two orders)
-        out_log = dict.fromkeys(supremum(inner.get_out_dim_names(), outer.get_out_dim_names(), "operator*: output dims"), 0)
-        in_log = dict.fromkeys(supremum(inner.get_in_dim_names(), outer.get_in_dim_names(), "operator*: input dims"), 0)
-        for lay in (inner, outer):
-            for d, vs in lay._bases:
-                in_log[d] += len(vs)
-            for d, s in lay._out_dims:
-                out_log[d] += _log2(s)
-        out_names = list(out_log)
-        inner_in, outer_in = dict(inner._bases), dict(outer._bases)
-        inner_out = dict(inner._out_dims)
-        inner_idx = {o: k for k, o in enumerate(inner.get_out_dim_names())}
-        outer_idx = {o: k for k, o in enumerate(outer.get_out_dim_names())}
-        new = []
-        for d, n in in_log.items():
-            vecs = [[0] * len(out_names) for _ in range(n)]
-            ib = inner_in.get(d, ())
-            for k, o in enumerate(out_names):
-                if o in inner_idx:
-                    for i, v in enumerate(ib):
-                        vecs[i][k] = v[inner_idx[o]]
-                if o in outer_idx:
-                    shift = _log2(inner_out[o]) if o in inner_out else 0
-                    for i, v in enumerate(outer_in.get(d, ())):
-                        vecs[len(ib) + i][k] = v[outer_idx[o]] << shift
-            new.append((d, vecs))
-        return LinearLayout._make(new, [(o, 1 << out_log[o]) for o in out_names])
+        outs = supremum(self.get_out_dim_names(), outer.get_out_dim_names(), "operator*: output dims")
+        ins = supremum(self.get_in_dim_names(), outer.get_in_dim_names(), "operator*: input dims")
+        minor, major = self._bases_over(outs), outer._bases_over(outs, {o: _log2(s) for o, s in self._out_dims})
+        sizes = dict.fromkeys(outs, 1)
+        for o, s in self._out_dims + outer._out_dims:
+            sizes[o] *= s
+        return LinearLayout._make([(d, minor.get(d, []) + major.get(d, [])) for d in ins], list(sizes.items()))
 
     def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
         """``A.invert_and_compose(B)`` = C with A(x) = B(C(x)) for all x (C = B⁻¹∘A).
@@ -480,13 +451,11 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.identity_1d(8, "i", "o").invert_and_compose(LinearLayout.strided_1d(8, 1, "j", "o")).bases
         [('i', [[1], [2], [4]])]
 
-        Why: a layout conversion (``layout_conversion``) asks, for each destination location x, where
-        the element A(x) lives in B.  Solving B C = A directly would map an input dim that both layouts
-        share *and* use identically (say two layouts that both broadcast over warps) to wherever the
-        least-squares solution puts it - the zero warp - and the conversion would move data that need not
-        move.  So such dims are kept as the identity and only the rest is solved.  Unlike Triton, a shared
-        dim whose image meets the span of B's other dims is solved with the rest: kept apart, the reduced
-        system could have no solution (Triton then trips an assertion).  A missing solution is refused.
+        Why: solving B C = A directly would send an input dim that both layouts share *and* use alike (say
+        both broadcast over warps) to the zero warp, and a conversion would move data that need not move; so
+        such dims are kept as the identity and only the rest is solved.  Unlike Triton, a shared dim whose image
+        meets the span of B's other dims is solved with the rest (kept apart, the reduced system could have no
+        solution: Triton trips an assertion).  A missing solution is refused.
         """
         A = self                        # the layout whose values we look up...
         out_names = A.get_out_dim_names()
@@ -494,25 +463,25 @@ class LinearLayout(DimensionOps):
             raise LayoutError(f"invert_and_compose: A's output dims {out_names} and B's "
                               f"{outer.get_out_dim_names()} must be the same")
         B = outer.transpose_outs(out_names)   # ...in B, whose (pseudo)inverse we apply
-        for d in out_names:
-            if A.get_out_dim_size(d) != B.get_out_dim_size(d):
-                raise LayoutError(f"invert_and_compose: out-dim '{d}' has size {A.get_out_dim_size(d)} in A "
-                                  f"but {B.get_out_dim_size(d)} in B; a conversion keeps the tensor's shape")
+        for (d, a), (_, b) in zip(A._out_dims, B._out_dims):
+            if a != b:
+                raise LayoutError(f"invert_and_compose: out-dim '{d}' has size {a} in A but {b} in B; a conversion "
+                                  f"keeps the tensor's shape")
         if not B.is_surjective():
             raise LayoutError("invert_and_compose: B is not surjective, so some values of A have no "
                               f"preimage under B; B must reach every output:{outer}")
+
+        def part(L, dims):
+            return L.sublayout(dims, out_names)
+
+        a_ins, b_ins = A.get_in_dim_names(), B.get_in_dim_names()
         # shared dims mapped alike (and not overlapping the rest of B) convert as the identity
-        identity_dims = [d for d in B.get_in_dim_names()
-                         if d in A.get_in_dim_names()
-                         and B.sublayout([d], out_names) == A.sublayout([d], out_names)
-                         and not _spans_meet(B.sublayout([d], out_names),
-                                             B.sublayout([e for e in B.get_in_dim_names() if e != d], out_names))]
-        b_rest = [d for d in B.get_in_dim_names() if d not in identity_dims]
-        a_rest = [d for d in A.get_in_dim_names() if d not in identity_dims]
-        ret = _solve(B.sublayout(b_rest, out_names), A.sublayout(a_rest, out_names))
-        for d in identity_dims:
-            ret = ret * LinearLayout.identity_1d(B.get_in_dim_size(d), d, d)
-        return ret.transpose_ins(A.get_in_dim_names()).transpose_outs(B.get_in_dim_names())
+        same = [d for d in b_ins if d in a_ins and part(B, [d]) == part(A, [d])
+                and not spans_meet(part(B, [d])._columns(), part(B, [e for e in b_ins if e != d])._columns(),
+                                   B.total_out_dim_size_log2())]
+        ret = _solve(part(B, [d for d in b_ins if d not in same]), part(A, [d for d in a_ins if d not in same]))
+        ret = ret * LinearLayout._identity([(d, B.get_in_dim_size(d)) for d in same])
+        return ret.transpose_ins(a_ins).transpose_outs(b_ins)
 
     def pseudoinvert(self) -> "LinearLayout":
         """A right inverse P of a surjective L: L(P(y)) = y; free variables chosen zero.
@@ -523,10 +492,12 @@ class LinearLayout(DimensionOps):
         """
         if not self.is_surjective():
             raise LayoutError(f"pseudoinvert: the layout is not surjective, so no right inverse exists:{self}")
-        ident = LinearLayout.empty()
-        for d, s in self._out_dims:
-            ident = ident * LinearLayout.identity_1d(s, d, d)
-        return ident.invert_and_compose(self)
+        return LinearLayout._identity(self._out_dims).invert_and_compose(self)
+
+    @staticmethod
+    def _identity(dims) -> "LinearLayout":
+        """x -> x on ``[(dim, size), ...]``, each dim onto itself."""
+        return reduce(mul, (LinearLayout.identity_1d(s, d, d) for d, s in dims), LinearLayout.empty())
 
     def invert(self) -> "LinearLayout":
         """L⁻¹ for a bijective layout (square full-rank matrix): L⁻¹(L(x)) = x.
@@ -579,16 +550,6 @@ class LinearLayout(DimensionOps):
 
 
 # ---------------------------------------------------------------------- F2 solving
-def _columns(L: LinearLayout) -> list[int]:
-    """Each input bit's image as one int (out dims stacked, first least significant)."""
-    return [v[0] for _, vs in L.flatten_outs()._bases for v in vs] if L._out_dims else [0] * L.total_in_dim_size_log2()
-
-
-def _spans_meet(X: LinearLayout, Y: LinearLayout) -> bool:
-    """Whether the column spans of X and Y (same out dims) share a nonzero vector."""
-    return spans_meet(_columns(X), _columns(Y), X.total_out_dim_size_log2())
-
-
 def _solve(B: LinearLayout, A: LinearLayout) -> LinearLayout:
     """The minimal-norm X with B X = A over F2, as a layout A.in -> B.in."""
     num_b = B.total_in_dim_size_log2()

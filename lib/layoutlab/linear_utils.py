@@ -8,11 +8,13 @@ Where Triton answers ``std::optional`` (a factor that may not exist) these retur
 
 from __future__ import annotations
 
+from functools import reduce
+from operator import or_
 from typing import NamedTuple
 
 from .errors import LayoutError
 from .linear_f2 import column_rank, is_pow2 as _is_pow2, log2 as _log2
-from .linear_layout import LinearLayout, _columns
+from .linear_layout import LinearLayout
 
 __all__ = [
     "divide_left",
@@ -31,20 +33,30 @@ __all__ = [
 ]
 
 
-def _dims_contained(A: LinearLayout, B: LinearLayout) -> bool:
-    """B's dims are among A's and in A's relative order (else no product of B with a factor keeping A's dims
-    can be A)."""
-    def within(small, big):
+def _divide(A: LinearLayout, B: LinearLayout, left: bool) -> LinearLayout | None:
+    """The C with ``B * C == A`` (``left``) or ``C * B == A``, or ``None``.  The candidate keeps A's dims, each
+    in-dim less B's bases (its first ones for ``left``, its last ones else), and checks itself by rebuilding A
+    (a basis of A that mixes B's bits with C's is no product)."""
+    def within(small, big):             # B's dims are among A's, in A's relative order
         return set(small) <= set(big) and [d for d in big if d in small] == list(small)
-    return (within(B.get_in_dim_names(), A.get_in_dim_names())
-            and within(B.get_out_dim_names(), A.get_out_dim_names()))
 
-
-def _basis(L: LinearLayout, in_dim: str, i: int, out_dim: str) -> int:
-    """Triton's ``getBasis``, reading 0 for an out-dim the layout lacks."""
-    if out_dim not in L.get_out_dim_names():
-        return 0
-    return dict(L._bases)[in_dim][i][L.get_out_dim_names().index(out_dim)]
+    if not (within(B.get_in_dim_names(), A.get_in_dim_names())
+            and within(B.get_out_dim_names(), A.get_out_dim_names())):
+        return None
+    b_in, b_out = dict(B.in_dims), dict(B.out_dims)
+    n_b = {d: _log2(b_in.get(d, 1)) for d in A.get_in_dim_names()}
+    if any(len(vs) < n_b[d] for d, vs in A._bases) or any(s < b_out.get(o, 1) for o, s in A.out_dims):
+        return None
+    c_out = [(o, s // b_out.get(o, 1)) for o, s in A.out_dims]
+    if left:
+        c_bases = [(d, [[x // b_out.get(o, 1) for x, (o, _) in zip(v, c_out)] for v in vs[n_b[d]:]])
+                   for d, vs in A._bases]
+    else:
+        c_bases = [(d, vs[:len(vs) - n_b[d]]) for d, vs in A._bases]
+    if any(x >= s for _, vs in c_bases for v in vs for x, (_, s) in zip(v, c_out)):
+        return None
+    C = LinearLayout._make(c_bases, c_out)
+    return C if (B * C if left else C * B) == A else None
 
 
 def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
@@ -57,30 +69,7 @@ def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
     >>> divide_left(A, LinearLayout.identity_1d(8, "in", "out")) == LinearLayout.zeros_1d(4, "in", "out")
     True
     """
-    if not _dims_contained(A, B):
-        return None
-    b_out = dict(B.out_dims)
-    c_out = []
-    for o, size in A.out_dims:
-        if size % b_out.get(o, 1):
-            return None
-        c_out.append((o, size // b_out.get(o, 1)))
-    b_in = dict(B.in_dims)
-    c_bases = []
-    for d, vs in A._bases:
-        n_b = _log2(b_in.get(d, 1))
-        if n_b > len(vs):
-            return None
-        for i in range(n_b):
-            if any(v != _basis(B, d, i, o) for v, o in zip(vs[i], A.get_out_dim_names())):
-                return None
-        rest = []
-        for v in vs[n_b:]:
-            if any(x % b_out.get(o, 1) for x, o in zip(v, A.get_out_dim_names())):
-                return None
-            rest.append([x // b_out.get(o, 1) for x, o in zip(v, A.get_out_dim_names())])
-        c_bases.append((d, rest))
-    return _checked_factor(A, lambda C: B * C, c_bases, c_out)
+    return _divide(A, B, left=True)
 
 
 def divide_right(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
@@ -93,37 +82,7 @@ def divide_right(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
     >>> divide_right(A, LinearLayout.zeros_1d(4, "in", "out")) == LinearLayout.identity_1d(8, "in", "out")
     True
     """
-    if not _dims_contained(A, B):
-        return None
-    b_out = dict(B.out_dims)
-    c_size = {}
-    for o, size in A.out_dims:
-        if size % b_out.get(o, 1):
-            return None
-        c_size[o] = size // b_out.get(o, 1)
-    b_in = dict(B.in_dims)
-    c_bases = []
-    for d, vs in A._bases:
-        n_c = len(vs) - _log2(b_in.get(d, 1))
-        if n_c < 0:
-            return None
-        for j, v in enumerate(vs[n_c:]):
-            for x, o in zip(v, A.get_out_dim_names()):
-                if o in b_out and (x % c_size[o] or x // c_size[o] != _basis(B, d, j, o)):
-                    return None
-        c_bases.append((d, [list(v) for v in vs[:n_c]]))
-    return _checked_factor(A, lambda C: C * B, c_bases, list(c_size.items()))
-
-
-def _checked_factor(A, rebuild, c_bases, c_out):
-    """The candidate factor C, if its bases fit its out sizes and rebuilding A from it gives A back (a
-    basis of A that mixes B's bits with C's is no product)."""
-    for _, vs in c_bases:
-        for v in vs:
-            if any(x >= s for x, (_, s) in zip(v, c_out)):
-                return None
-    C = LinearLayout._make(c_bases, c_out)
-    return C if rebuild(C) == A else None
+    return _divide(A, B, left=False)
 
 
 def get_basis_mask(layout: LinearLayout, in_dims, out_dim: str) -> int:
@@ -135,11 +94,7 @@ def get_basis_mask(layout: LinearLayout, in_dims, out_dim: str) -> int:
     """
     k = layout.get_out_dim_names().index(layout._need_out(out_dim, "get_basis_mask"))
     table = dict(layout._bases)
-    mask = 0
-    for d in in_dims:
-        for v in table[layout._need_in(d, "get_basis_mask")]:
-            mask |= v[k]
-    return mask
+    return reduce(or_, (v[k] for d in in_dims for v in table[layout._need_in(d, "get_basis_mask")]), 0)
 
 
 def get_input_basis_mask(layout: LinearLayout, in_dim: str, out_dims) -> int:
@@ -181,14 +136,8 @@ def get_integer_strides(layout: LinearLayout, out_dim: str, in_dims) -> dict | N
     for d in in_dims:
         vs = table[layout._need_in(d, "get_integer_strides")]
         stride = vs[0][k] if vs else 0
-        if stride and not _is_pow2(stride):
-            return None
-        if any(v[k] != stride << i for i, v in enumerate(vs)):
-            return None
-        mask = 0
-        for v in vs:
-            mask |= v[k]
-        if selected & mask:
+        mask = reduce(or_, (v[k] for v in vs), 0)
+        if stride and not _is_pow2(stride) or any(v[k] != stride << i for i, v in enumerate(vs)) or selected & mask:
             return None
         selected |= mask
         result[d] = IntegerStride(stride, mask)
@@ -271,12 +220,9 @@ def is_linear_layout_image_subset(subset: LinearLayout, superset: LinearLayout) 
     sup_out = dict(superset.out_dims)
     if any(o not in sup_out or s > sup_out[o] for o, s in subset.out_dims):
         return False
-    names = superset.get_out_dim_names()
-    widened = LinearLayout._make(
-        [(d, [[dict(zip(subset.get_out_dim_names(), v)).get(o, 0) for o in names] for v in vs])
-         for d, vs in subset._bases], superset.out_dims)
-    cols_sup, n = _columns(superset), superset.total_out_dim_size_log2()
-    return column_rank(cols_sup + _columns(widened), n) == column_rank(cols_sup, n)
+    widened = LinearLayout._make(subset._bases_over(superset.get_out_dim_names()).items(), superset.out_dims)
+    cols_sup, n = superset._columns(), superset.total_out_dim_size_log2()
+    return column_rank(cols_sup + widened._columns(), n) == column_rank(cols_sup, n)
 
 
 def get_reps(cvt: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
@@ -290,18 +236,14 @@ def get_reps(cvt: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
     for o in tile.get_out_dim_names():
         cvt._need_out(o, "get_reps")
     outs = cvt.get_out_dim_names()
-    tile_ins = tile.get_in_dim_names()
-    mask = {o: get_basis_mask(tile, tile_ins, o) if o in tile.get_out_dim_names() else 0 for o in outs}
+    tile_bases = tile._bases_over(outs)
+    mask = [reduce(or_, col, 0) for col in zip(*(v for vs in tile_bases.values() for v in vs))]
     bases = []
     for d, vs in cvt._bases:
-        n_tile = tile.get_in_dim_size(d).bit_length() - 1 if d in tile_ins else 0
-        if n_tile > len(vs):
+        head = tile_bases.get(d, [])
+        if [list(v) for v in vs[:len(head)]] != head or any(x & m for v in vs[len(head):] for x, m in zip(v, mask)):
             return None
-        if any(vs[i][k] != _basis(tile, d, i, o) for i in range(n_tile) for k, o in enumerate(outs)):
-            return None
-        if any(vs[i][k] & mask[o] for i in range(n_tile, len(vs)) for k, o in enumerate(outs)):
-            return None
-        bases.append((d, [[0] * len(outs)] * n_tile + [list(v) for v in vs[n_tile:]]))
+        bases.append((d, [[0] * len(outs)] * len(head) + list(vs[len(head):])))
     return LinearLayout._make(bases, cvt.out_dims)
 
 
