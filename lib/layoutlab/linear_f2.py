@@ -6,6 +6,8 @@ same way for ``f2reduce``).  Nothing here knows about named dims; ``LinearLayout
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from .errors import LayoutError
 
 __all__ = ["rref_f2", "supremum"]
@@ -22,6 +24,11 @@ def log2(n: int) -> int:
 def next_pow2_above(v: int) -> int:
     """Smallest power of two strictly greater than v (LLVM's NextPowerOf2): 0->1, 1->2, 4->8."""
     return 1 << v.bit_length()
+
+
+def bit_offsets(sizes) -> list[int]:
+    """Where the bits of each power-of-two size start, stacked first lowest, then the total: [2, 8] -> [0, 1, 4]."""
+    return list(accumulate(map(log2, sizes), initial=0))
 
 
 def rref_f2(rows: list[int], num_cols: int) -> list[int]:

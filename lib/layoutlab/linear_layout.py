@@ -11,7 +11,7 @@ from operator import mul
 
 from .errors import LayoutError
 from .linear_dims import DimensionOps
-from .linear_f2 import check_size as _check_size, cols_to_rows, is_pow2 as _is_pow2, log2 as _log2
+from .linear_f2 import bit_offsets, check_size as _check_size, cols_to_rows, is_pow2 as _is_pow2, log2 as _log2
 from .linear_f2 import next_pow2_above as _next_pow2_above, pivot_columns, rank_f2 as _rank, rref_f2, solve_f2
 from .linear_f2 import spans_meet, supremum
 
@@ -339,11 +339,9 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.from_bases([("lane", [[1]]), ("warp", [[0]])], ["dim0"]).free_variable_masks()
         {'lane': 0, 'warp': 1}
         """
-        pivots, out, c = pivot_columns(self._matrix_rows(), self.total_in_dim_size_log2()), {}, 0
-        for d, vs in self._bases:
-            out[d] = sum(1 << i for i in range(len(vs)) if c + i not in pivots)
-            c += len(vs)
-        return out
+        pivots = pivot_columns(self._matrix_rows(), self.total_in_dim_size_log2())
+        return {d: sum(1 << i for i in range(len(vs)) if c + i not in pivots)
+                for (d, vs), c in zip(self._bases, bit_offsets(s for _, s in self.in_dims))}
 
     def get_num_consecutive_in_out(self) -> int:
         """How many consecutive values of the first in-dim land on consecutive values of the first out-dim
