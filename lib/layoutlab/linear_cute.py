@@ -21,11 +21,6 @@ __all__ = [
 ]
 
 
-def _flat_modes(shape, stride):
-    """Flatten a (possibly nested) shape/stride pair into [(s, d), ...] in colexicographic order."""
-    return [(int(s), int(d)) for s, d in zip_leaves(shape, stride)]
-
-
 def _shape_stride(layout):
     if not (hasattr(layout, "shape") and hasattr(layout, "stride")):
         raise LayoutError(f"linear_layout_from_cute: {layout!r} is not a CuTe Layout or ComposedLayout")
@@ -52,16 +47,13 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
         return _composed_to_linear_layout(layout, in_dim_names, out_dim_name)
     shape, stride = _shape_stride(layout)
     top = list(zip(shape, stride)) if isinstance(shape, (tuple, list)) else [(shape, stride)]
-    if in_dim_names is None:
-        in_dim_names = [f"dim{k}" for k in range(len(top))]
-    in_dim_names = list(in_dim_names)
+    in_dim_names = [f"dim{k}" for k in range(len(top))] if in_dim_names is None else list(in_dim_names)
     if len(in_dim_names) != len(top):
         raise LayoutError(f"{op}: {len(in_dim_names)} in-dim names {in_dim_names} for a layout of rank {len(top)}")
-    seen = {}
-    bases, biggest = [], 0
+    seen, bases = {}, []                # seen: offset bit -> the coordinate bit adding it
     for k, (name, (s, d)) in enumerate(zip(in_dim_names, top)):
         vecs = []
-        for m, (ms, md) in enumerate(_flat_modes(s, d)):
+        for ms, md in ((int(a), int(b)) for a, b in zip_leaves(s, d)):
             if not _is_pow2(ms):
                 raise LayoutError(
                     f"{op}: mode {k} has extent {ms} in shape {shape}, not a power of two; a linear layout "
@@ -70,18 +62,16 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
                 raise LayoutError(
                     f"{op}: mode {k} has stride {md} in {stride}, neither 0 nor a power of two, so offsets "
                     f"carry between bits and the map is not linear over F2")
-            for j in range(_log2(ms)):
-                v = md << j if md else 0
+            for v in (md << j for j in range(_log2(ms))):
+                if v in seen:
+                    raise LayoutError(
+                        f"{op}: coordinate bits {seen[v]} and ({name}, bit {len(vecs)}) both add {v} to the "
+                        f"offset; the sum then carries and is not an XOR (the layout is not linear)")
                 if v:
-                    if v in seen:
-                        raise LayoutError(
-                            f"{op}: coordinate bits {seen[v]} and ({name}, bit {len(vecs)}) both add {v} to the "
-                            f"offset; the sum then carries and is not an XOR (the layout is not linear)")
                     seen[v] = (name, len(vecs))
-                biggest |= v
                 vecs.append([v])
         bases.append((name, vecs))
-    return LinearLayout(bases, [(out_dim_name, _next_pow2_above(biggest))], require_surjective=False)
+    return LinearLayout(bases, [(out_dim_name, _next_pow2_above(max(seen, default=0)))], require_surjective=False)
 
 
 def cute_from_linear_layout(ll: LinearLayout):
@@ -99,9 +89,11 @@ def cute_from_linear_layout(ll: LinearLayout):
     """
     from .layout import Layout  # the algebra module's Layout; imported late to keep this module standalone
 
-    flat = ll.flatten_outs()
+    def one(xs):                        # a single mode stands alone
+        return xs[0] if len(xs) == 1 else tuple(xs)
+
     shapes, strides = [], []
-    for d, vs in flat._bases:
+    for d, vs in ll.flatten_outs()._bases:
         ms, md = [], []
         for i, (v,) in enumerate(vs):
             if v & (v - 1):
@@ -109,18 +101,14 @@ def cute_from_linear_layout(ll: LinearLayout):
                     f"cute_from_linear_layout: bit {i} of in-dim '{d}' maps to {v} = 0b{v:b}, a sum of several "
                     f"offset bits (an XOR); a CuTe Layout can only add strides - express it as a Swizzle "
                     f"composed with a Layout instead")
-            if ms and ((md[-1] and v == md[-1] * ms[-1]) or (md[-1] == 0 and v == 0)):
+            if ms and v == md[-1] * ms[-1]:     # doubling the previous run's stride (or 0 after 0) extends it
                 ms[-1] *= 2
             else:
                 ms.append(2)
                 md.append(v)
-        if not ms:
-            ms, md = [1], [0]
-        shapes.append(ms[0] if len(ms) == 1 else tuple(ms))
-        strides.append(md[0] if len(md) == 1 else tuple(md))
-    if len(shapes) == 1:
-        return Layout(shapes[0], strides[0])
-    return Layout(tuple(shapes), tuple(strides))
+        shapes.append(one(ms or [1]))
+        strides.append(one(md or [0]))
+    return Layout(one(shapes), one(strides))
 
 
 def _composed_to_linear_layout(composed, in_dim_names, out_dim_name) -> LinearLayout:
@@ -136,7 +124,7 @@ def _composed_to_linear_layout(composed, in_dim_names, out_dim_name) -> LinearLa
     outer = linear_layout_from_cute(composed.outer, in_dim_names, out_dim_name)
     sw = composed.inner
     nbits = max(outer.total_out_dim_size_log2(), sw.num_base + sw.num_bits + abs(sw.num_shift))
-    widened = LinearLayout(outer.bases, [(out_dim_name, 1 << nbits)], require_surjective=False)
+    widened = LinearLayout._make(outer._bases, [(out_dim_name, 1 << nbits)])
     return widened.compose(swizzle_to_linear_layout(sw, nbits, out_dim_name))
 
 
@@ -178,19 +166,13 @@ def tv_layout_to_linear_layout(tv_layout, tile_mn, threads_per_warp: int = 32) -
     shape, stride = _shape_stride(tv_layout)
     if not (isinstance(shape, (tuple, list)) and len(shape) == 2):
         raise LayoutError(f"{op}: a TV layout has two top-level modes (thread, value), got shape {shape}")
-    flat = linear_layout_from_cute(tv_layout, ["thread", "value"], "idx")
-    tbits = [v for (v,) in dict(flat._bases)["thread"]]
-    vbits = [v for (v,) in dict(flat._bases)["value"]]
-    lane_bits = _log2(threads_per_warp)
-
-    def split(v):
-        if v >= M * N:
-            raise LayoutError(f"{op}: the layout reaches index {v}, outside the {M}x{N} tile")
-        return [v % M, v // M]
-
-    bases = [("register", [split(v) for v in vbits]),
-             ("lane", [split(v) for v in tbits[:lane_bits]] + [[0, 0]] * max(0, lane_bits - len(tbits))),
-             ("warp", [split(v) for v in tbits[lane_bits:]])]
-    return LinearLayout(bases, [("dim0", M), ("dim1", N)], require_surjective=False)
+    threads, values = (vs for _, vs in linear_layout_from_cute(tv_layout, ["thread", "value"], "idx")._bases)
+    bad = [v for (v,) in values + threads if v >= M * N]
+    if bad:
+        raise LayoutError(f"{op}: the layout reaches index {bad[0]}, outside the {M}x{N} tile")
+    lanes = _log2(threads_per_warp)
+    flat = LinearLayout._make([("register", values), ("lane", threads[:lanes] + ((0,),) * (lanes - len(threads))),
+                               ("warp", threads[lanes:])], [("idx", M * N)])
+    return flat.reshape_outs([("dim0", M), ("dim1", N)])
 
 
