@@ -40,18 +40,13 @@ def rref_f2(rows: list[int], num_cols: int) -> list[int]:
     >>> rref_f2([0b11, 0b01], 2)
     [1, 2]
     """
-    m = list(rows)
-    r = 0
-    for c in range(num_cols):
-        bit = 1 << c
+    m, r = list(rows), 0
+    for bit in (1 << c for c in range(num_cols)):
         pivot = next((i for i in range(r, len(m)) if m[i] & bit), None)
-        if pivot is None:
-            continue
-        m[r], m[pivot] = m[pivot], m[r]
-        for i in range(len(m)):
-            if i != r and m[i] & bit:
-                m[i] ^= m[r]
-        r += 1
+        if pivot is not None:
+            m[r], m[pivot] = m[pivot], m[r]
+            m = [x ^ m[r] if i != r and x & bit else x for i, x in enumerate(m)]
+            r += 1
     return m
 
 

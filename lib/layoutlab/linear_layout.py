@@ -7,7 +7,7 @@ constructor validates; results of the algebra take the unchecked ``_make``; the 
 from __future__ import annotations
 
 from functools import reduce
-from operator import mul
+from operator import mul, or_, xor
 
 from .errors import LayoutError
 from .linear_dims import DimensionOps
@@ -50,19 +50,16 @@ class LinearLayout(DimensionOps):
         bases = list(bases.items()) if isinstance(bases, dict) else list(bases)
         out_dims = list(out_dims)
         names = [n for n, _ in out_dims]
-        if len(set(names)) != len(names):
-            raise LayoutError(f"{op}: out-dim names {names} repeat; each output dim must be named once")
-        in_names = [n for n, _ in bases]
-        if len(set(in_names)) != len(in_names):
-            raise LayoutError(f"{op}: in-dim names {in_names} repeat; each input dim must be named once")
+        for kind, dims in (("out", names), ("in", [n for n, _ in bases])):
+            if len(set(dims)) != len(dims):
+                raise LayoutError(f"{op}: {kind}-dim names {dims} repeat; each {kind}put dim must be named once")
         for name, size in out_dims:
             if not _is_pow2(size):
-                raise LayoutError(
-                    f"{op}: out-dim '{name}' has size {size}; linear layouts need power-of-two sizes "
-                    f"(e.g. {_next_pow2_above(max(int(size), 1) - 1) if isinstance(size, int) and size > 0 else 1})")
+                raise LayoutError(f"{op}: out-dim '{name}' has size {size}; linear layouts need power-of-two sizes "
+                                  f"(e.g. {_next_pow2_above(size - 1) if isinstance(size, int) and size > 0 else 1})")
         clean = []
         for in_dim, vectors in bases:
-            vecs = []
+            clean.append((in_dim, []))
             for i, v in enumerate(vectors):
                 v = [int(x) for x in v]
                 if len(v) != len(out_dims):
@@ -70,15 +67,12 @@ class LinearLayout(DimensionOps):
                         f"{op}: basis {i} of in-dim '{in_dim}' is {v} with {len(v)} entries; every basis "
                         f"needs one entry per out-dim {names}")
                 for (oname, osize), x in zip(out_dims, v):
-                    if x < 0 or x >= osize:
+                    if not 0 <= x < osize:
                         raise LayoutError(
                             f"{op}: basis {i} of in-dim '{in_dim}' has value {x} for out-dim '{oname}', "
                             f"out of range; values must lie in [0, {osize})")
-                vecs.append(tuple(v))
-            clean.append((in_dim, tuple(vecs)))
-        self._bases = tuple(clean)
-        self._out_dims = tuple((n, int(s)) for n, s in out_dims)
-        self._rank_cache = None
+                clean[-1][1].append(v)
+        self._set(clean, out_dims)
         if require_surjective and not self.is_surjective():
             raise LayoutError(
                 f"{op}: the layout is not surjective (some output is reached by no input), but "
@@ -88,9 +82,11 @@ class LinearLayout(DimensionOps):
     def _make(cls, bases, out_dims) -> "LinearLayout":
         """The internal, unchecked constructor: ``bases`` as [(in_dim, [basis, ...])] with in-range values
         and ``out_dims`` as [(name, power of two)], both already valid (results of the algebra)."""
-        self = object.__new__(cls)
+        return object.__new__(cls)._set(bases, out_dims)
+
+    def _set(self, bases, out_dims) -> "LinearLayout":
         self._bases = tuple((d, tuple(tuple(v) for v in vs)) for d, vs in bases)
-        self._out_dims = tuple(out_dims)
+        self._out_dims = tuple((n, int(s)) for n, s in out_dims)
         self._rank_cache = None
         return self
 
@@ -107,11 +103,11 @@ class LinearLayout(DimensionOps):
         [('dim0', 4)]
         """
         out_dim_names = list(out_dim_names)
-        if out_dim_sizes is None:
-            sizes = dict.fromkeys(out_dim_names, 1)
-            for n, x in ((n, x) for _, vs in bases for v in vs for n, x in zip(out_dim_names, v)):
-                sizes[n] = max(sizes[n], _next_pow2_above(max(int(x), 0)))
-            return LinearLayout(bases, list(sizes.items()), True)
+        if out_dim_sizes is None:           # each out-dim as small as its bases allow; then it must be surjective
+            values = [[max(int(x), 0) for x in v] for _, vs in bases for v in vs]
+            out_dim_sizes = [_next_pow2_above(max([0] + [v[k] for v in values if k < len(v)]))
+                             for k in range(len(out_dim_names))]
+            require_surjective = True
         out_dim_sizes = list(out_dim_sizes)
         if len(out_dim_sizes) != len(out_dim_names):
             raise LayoutError(
@@ -352,13 +348,10 @@ class LinearLayout(DimensionOps):
         """
         if not self._bases or not self._out_dims:
             return 1
-        first = self._bases[0][1]
-        consec = 0
+        first, consec = self._bases[0][1], 0
         while consec < len(first) and first[consec][0] == 1 << consec and not any(first[consec][1:]):
             consec += 1
-        other = 0
-        for v in [*first[consec:], *(v for _, vs in self._bases[1:] for v in vs)]:
-            other |= v[0]
+        other = reduce(or_, (v[0] for k, (_, vs) in enumerate(self._bases) for v in vs[0 if k else consec:]), 0)
         return min(1 << consec, other & -other or 1 << 31)    # the lowest bit the other bases touch
 
     # ------------------------------------------------------------------ evaluation
@@ -375,11 +368,9 @@ class LinearLayout(DimensionOps):
             raise LayoutError(f"apply: got input dims {sorted(inputs)}, the layout's input dims are {names}; "
                               f"give a value for each")
         for d, vs in self._bases:
-            x = int(inputs[d])
-            if x < 0 or x >= (1 << len(vs)):
-                raise LayoutError(f"apply: value {x} for input dim '{d}' is outside [0, {1 << len(vs)})")
-        out = self._apply_vec([(d, int(inputs[d])) for d in names])
-        return {n: o for (n, _), o in zip(self._out_dims, out)}
+            if not 0 <= int(inputs[d]) < 1 << len(vs):
+                raise LayoutError(f"apply: value {int(inputs[d])} for input dim '{d}' is outside [0, {1 << len(vs)})")
+        return dict(zip(self.get_out_dim_names(), self._apply_vec((d, int(inputs[d])) for d in names)))
 
     def __call__(self, **inputs) -> dict:
         """``L(register=3, lane=9)`` is ``L.apply({"register": 3, "lane": 9})``.
@@ -391,13 +382,9 @@ class LinearLayout(DimensionOps):
 
     def _apply_vec(self, named: list) -> tuple:
         """Apply to [(in_dim, value)] where dims may be missing (treated as 0) - internal."""
-        out = [0] * len(self._out_dims)
         table = dict(self._bases)
-        for d, x in named:
-            for i, v in enumerate(table.get(d, ())):
-                if (x >> i) & 1:
-                    out = [a ^ b for a, b in zip(out, v)]
-        return tuple(out)
+        hits = [v for d, x in named for i, v in enumerate(table.get(d, ())) if (x >> i) & 1]
+        return tuple(reduce(xor, (v[k] for v in hits), 0) for k in range(len(self._out_dims)))
 
     # ------------------------------------------------------------------ algebra
     def compose(self, outer: "LinearLayout") -> "LinearLayout":
@@ -532,15 +519,10 @@ class LinearLayout(DimensionOps):
     def __str__(self) -> str:
         out = "[" + ", ".join(f"{n} (size {s})" for n, s in self._out_dims) + "]"
         if not self._bases:
-            return "\n(empty layout)" if not self._out_dims else f"\n(empty layout with out-dims {out})"
-        text = "\n"
-        for d, vs in self._bases:
-            if not vs:
-                text += f" - {d} is a size 1 dimension\n"
-                continue
-            text += " - " + "\n   ".join(
-                f"{d}={1 << i} -> (" + ", ".join(str(x) for x in v) + ")" for i, v in enumerate(vs)) + "\n"
-        return text + "where out dims are: " + out
+            return f"\n(empty layout with out-dims {out})" if self._out_dims else "\n(empty layout)"
+        dims = ["\n   ".join(f"{d}={1 << i} -> ({', '.join(map(str, v))})" for i, v in enumerate(vs))
+                or f"{d} is a size 1 dimension" for d, vs in self._bases]
+        return "\n" + "".join(f" - {text}\n" for text in dims) + "where out dims are: " + out
 
     def __repr__(self) -> str:
         return f"LinearLayout.from_bases({self.bases!r}, {self.get_out_dim_names()!r}, " \

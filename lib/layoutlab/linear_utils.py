@@ -16,32 +16,18 @@ from .errors import LayoutError
 from .linear_f2 import column_rank, is_pow2 as _is_pow2, log2 as _log2
 from .linear_layout import LinearLayout
 
-__all__ = [
-    "divide_left",
-    "divide_right",
-    "get_basis_mask",
-    "get_input_basis_mask",
-    "IntegerStride",
-    "get_integer_strides",
-    "factor_maximal_identity_prefix",
-    "square_sublayout_is_identity",
-    "rename_linear_layout_dims",
-    "is_linear_layout_image_subset",
-    "get_reps",
-    "ensure_layout_not_smaller_than",
-    "ColumnAction",
-]
+__all__ = ["divide_left", "divide_right", "get_basis_mask", "get_input_basis_mask", "IntegerStride",
+           "get_integer_strides", "factor_maximal_identity_prefix", "square_sublayout_is_identity",
+           "rename_linear_layout_dims", "is_linear_layout_image_subset", "get_reps", "ensure_layout_not_smaller_than",
+           "ColumnAction"]
 
 
 def _divide(A: LinearLayout, B: LinearLayout, left: bool) -> LinearLayout | None:
     """The C with ``B * C == A`` (``left``) or ``C * B == A``, or ``None``.  The candidate keeps A's dims, each
     in-dim less B's bases (its first ones for ``left``, its last ones else), and checks itself by rebuilding A
     (a basis of A that mixes B's bits with C's is no product)."""
-    def within(small, big):             # B's dims are among A's, in A's relative order
-        return set(small) <= set(big) and [d for d in big if d in small] == list(small)
-
-    if not (within(B.get_in_dim_names(), A.get_in_dim_names())
-            and within(B.get_out_dim_names(), A.get_out_dim_names())):
+    pairs = ((A.get_in_dim_names(), B.get_in_dim_names()), (A.get_out_dim_names(), B.get_out_dim_names()))
+    if any([d for d in a if d in b] != b for a, b in pairs):     # B's dims must be among A's, in A's order
         return None
     b_in, b_out = dict(B.in_dims), dict(B.out_dims)
     n_b = {d: _log2(b_in.get(d, 1)) for d in A.get_in_dim_names()}
@@ -158,14 +144,9 @@ def factor_maximal_identity_prefix(layout: LinearLayout, in_dim: str, out_dim: s
     layout._need_out(out_dim, "factor_maximal_identity_prefix")
     if not _is_pow2(max_size):
         raise LayoutError(f"factor_maximal_identity_prefix: max_size {max_size} is not a power of two")
-    best = (1, layout)
-    size = 2
-    while size <= max_size:
-        q = divide_left(layout, LinearLayout.identity_1d(size, in_dim, out_dim))
-        if q is None:
-            break
-        best = (size, q)
-        size *= 2
+    best, size = (1, layout), 2
+    while size <= max_size and (q := divide_left(layout, LinearLayout.identity_1d(size, in_dim, out_dim))) is not None:
+        best, size = (size, q), size * 2
     return best
 
 
@@ -176,11 +157,8 @@ def square_sublayout_is_identity(layout: LinearLayout, dim_names) -> bool:
     >>> square_sublayout_is_identity(LinearLayout.identity_1d(4, "in", "in"), ["in"])
     True
     """
-    if not dim_names:
-        return True
-    if any(layout.get_in_dim_size(d) != layout.get_out_dim_size(d) for d in dim_names):
-        return False
-    return layout.sublayout_is_identity(dim_names, dim_names)
+    return (all(layout.get_in_dim_size(d) == layout.get_out_dim_size(d) for d in dim_names)
+            and layout.sublayout_is_identity(dim_names, dim_names))
 
 
 def rename_linear_layout_dims(layout: LinearLayout, in_renames=(), out_renames=()) -> LinearLayout:
