@@ -10,15 +10,11 @@ from __future__ import annotations
 
 from .errors import LayoutError
 from .inttuple import zip_leaves
-from .linear_f2 import is_pow2 as _is_pow2, log2 as _log2, next_pow2_above as _next_pow2_above
+from .linear_f2 import is_pow2, log2, next_pow2_above
 from .linear_layout import LinearLayout
 
-__all__ = [
-    "linear_layout_from_cute",
-    "cute_from_linear_layout",
-    "swizzle_to_linear_layout",
-    "tv_layout_to_linear_layout",
-]
+__all__ = ["linear_layout_from_cute", "cute_from_linear_layout", "swizzle_to_linear_layout",
+           "tv_layout_to_linear_layout"]
 
 
 def _shape_stride(layout):
@@ -54,15 +50,15 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
     for k, (name, (s, d)) in enumerate(zip(in_dim_names, top)):
         vecs = []
         for ms, md in ((int(a), int(b)) for a, b in zip_leaves(s, d)):
-            if not _is_pow2(ms):
+            if not is_pow2(ms):
                 raise LayoutError(
                     f"{op}: mode {k} has extent {ms} in shape {shape}, not a power of two; a linear layout "
-                    f"over F2 needs 2^k extents (pad the tile to {_next_pow2_above(ms - 1)} or use the CuTe layout)")
-            if md != 0 and not _is_pow2(md):
+                    f"over F2 needs 2^k extents (pad the tile to {next_pow2_above(ms - 1)} or use the CuTe layout)")
+            if md != 0 and not is_pow2(md):
                 raise LayoutError(
                     f"{op}: mode {k} has stride {md} in {stride}, neither 0 nor a power of two, so offsets "
                     f"carry between bits and the map is not linear over F2")
-            for v in (md << j for j in range(_log2(ms))):
+            for v in (md << j for j in range(log2(ms))):
                 if v in seen:
                     raise LayoutError(
                         f"{op}: coordinate bits {seen[v]} and ({name}, bit {len(vecs)}) both add {v} to the "
@@ -71,7 +67,7 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
                     seen[v] = (name, len(vecs))
                 vecs.append([v])
         bases.append((name, vecs))
-    return LinearLayout(bases, [(out_dim_name, _next_pow2_above(max(seen, default=0)))], require_surjective=False)
+    return LinearLayout(bases, [(out_dim_name, next_pow2_above(max(seen, default=0)))], require_surjective=False)
 
 
 def cute_from_linear_layout(ll: LinearLayout):
@@ -161,7 +157,7 @@ def tv_layout_to_linear_layout(tv_layout, tile_mn, threads_per_warp: int = 32) -
     op = "tv_layout_to_linear_layout"
     M, N = (int(x) for x in tile_mn)
     for what, x in (("M", M), ("N", N), ("threads_per_warp", threads_per_warp)):
-        if not _is_pow2(x):
+        if not is_pow2(x):
             raise LayoutError(f"{op}: {what}={x} is not a power of two")
     shape, stride = _shape_stride(tv_layout)
     if not (isinstance(shape, (tuple, list)) and len(shape) == 2):
@@ -170,7 +166,7 @@ def tv_layout_to_linear_layout(tv_layout, tile_mn, threads_per_warp: int = 32) -
     bad = [v for (v,) in values + threads if v >= M * N]
     if bad:
         raise LayoutError(f"{op}: the layout reaches index {bad[0]}, outside the {M}x{N} tile")
-    lanes = _log2(threads_per_warp)
+    lanes = log2(threads_per_warp)
     flat = LinearLayout._make([("register", values), ("lane", threads[:lanes] + ((0,),) * (lanes - len(threads))),
                                ("warp", threads[lanes:])], [("idx", M * N)])
     return flat.reshape_outs([("dim0", M), ("dim1", N)])

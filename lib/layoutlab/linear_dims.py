@@ -23,9 +23,9 @@ class DimensionOps:
         [('i', [[1]])]
         """
         for d in in_dim_names:
-            self._need_in(d, "sublayout")
+            self._in_bases(d, "sublayout")
         for d in out_dim_names:
-            self._need_out(d, "sublayout")
+            self._out_index(d, "sublayout")
         ins, outs = set(in_dim_names), set(out_dim_names)
         keep = [k for k, (o, _) in enumerate(self._out_dims) if o in outs]
         return self._make([(d, [[v[k] for k in keep] for v in vs]) for d, vs in self._bases if d in ins],
@@ -48,10 +48,8 @@ class DimensionOps:
         >>> (LinearLayout.identity_1d(4, "i", "o") * LinearLayout.zeros_1d(2, "j", "o")).sublayout_is_identity(["i"], ["o"])
         True
         """
-        flat = self.sublayout(in_dim_names, out_dim_names).flatten_outs()
-        if not flat._out_dims:
-            return True
-        return all(v[0] == 1 << b for b, v in enumerate(v for _, vs in flat._bases for v in vs))
+        sub = self.sublayout(in_dim_names, out_dim_names)
+        return not sub._out_dims or sub._columns() == [1 << b for b in range(sub.total_in_dim_size_log2())]
 
     def transpose_ins(self, names) -> "LinearLayout":
         """Same map with the input dims reordered to ``names``.
@@ -108,9 +106,7 @@ class DimensionOps:
         [('a', [[1]]), ('b', [[2], [4]])]
         """
         flat = [v for _, vs in self._bases for v in vs]
-        for _, s in new_in_dims:
-            check_size("reshape_ins", s)
-        starts = bit_offsets(s for _, s in new_in_dims)
+        starts = _checked_offsets("reshape_ins", new_in_dims)
         if starts[-1] != len(flat):
             raise LayoutError(f"reshape_ins: sizes {new_in_dims} do not total 2^{len(flat)} input elements")
         return self._make([(d, flat[i:j]) for (d, _), i, j in zip(new_in_dims, starts, starts[1:])], self._out_dims)
@@ -122,9 +118,7 @@ class DimensionOps:
         >>> LinearLayout.identity_1d(8, "i", "o").reshape_outs([("a", 2), ("b", 4)]).bases
         [('i', [[1, 0], [0, 1], [0, 2]])]
         """
-        for _, s in new_out_dims:
-            check_size("reshape_outs", s)
-        shifts = bit_offsets(s for _, s in new_out_dims)
+        shifts = _checked_offsets("reshape_outs", new_out_dims)
         if shifts[-1] != self.total_out_dim_size_log2():
             raise LayoutError(f"reshape_outs: sizes {new_out_dims} do not total the output size "
                               f"2^{self.total_out_dim_size_log2()}")
@@ -138,7 +132,7 @@ class DimensionOps:
         >>> LinearLayout.identity_1d(4, "i", "o").rename_in_dim("i", "lane").bases
         [('lane', [[1], [2]])]
         """
-        self._need_in(old, "rename_in_dim")
+        self._in_bases(old, "rename_in_dim")
         if new != old and new in self.get_in_dim_names():
             raise LayoutError(f"rename_in_dim: '{new}' is already an input dim of {self.get_in_dim_names()}")
         return self._make([(new if d == old else d, vs) for d, vs in self._bases], self._out_dims)
@@ -167,6 +161,13 @@ class DimensionOps:
         return (square.transpose_outs(square.get_in_dim_names()) == self._identity(square.in_dims)
                 and self.sublayout_is_zero([d for d in ins if d not in dims], dims)
                 and self.sublayout_is_zero(dims, [d for d in outs if d not in dims]))
+
+
+def _checked_offsets(op, dims) -> list[int]:
+    """``bit_offsets`` of ``[(name, size), ...]`` whose sizes ``op`` checks are powers of two."""
+    for _, s in dims:
+        check_size(op, s)
+    return bit_offsets(s for _, s in dims)
 
 
 def _check_reordering(op, names, current):

@@ -11,9 +11,8 @@ from operator import mul, or_, xor
 
 from .errors import LayoutError
 from .linear_dims import DimensionOps
-from .linear_f2 import bit_offsets, check_size as _check_size, cols_to_rows, is_pow2 as _is_pow2, log2 as _log2
-from .linear_f2 import next_pow2_above as _next_pow2_above, pivot_columns, rank_f2 as _rank, rref_f2, solve_f2
-from .linear_f2 import spans_meet, supremum
+from .linear_f2 import bit_offsets, check_size, cols_to_rows, is_pow2, log2, next_pow2_above, pivot_columns
+from .linear_f2 import rank_f2 as _rank, rref_f2, solve_f2, spans_meet, supremum
 
 __all__ = ["LinearLayout", "rref_f2", "supremum"]
 
@@ -54,9 +53,9 @@ class LinearLayout(DimensionOps):
             if len(set(dims)) != len(dims):
                 raise LayoutError(f"{op}: {kind}-dim names {dims} repeat; each {kind}put dim must be named once")
         for name, size in out_dims:
-            if not _is_pow2(size):
+            if not is_pow2(size):
                 raise LayoutError(f"{op}: out-dim '{name}' has size {size}; linear layouts need power-of-two sizes "
-                                  f"(e.g. {_next_pow2_above(size - 1) if isinstance(size, int) and size > 0 else 1})")
+                                  f"(e.g. {next_pow2_above(size - 1) if isinstance(size, int) and size > 0 else 1})")
         clean = []
         for in_dim, vectors in bases:
             clean.append((in_dim, []))
@@ -105,7 +104,7 @@ class LinearLayout(DimensionOps):
         out_dim_names = list(out_dim_names)
         if out_dim_sizes is None:           # each out-dim as small as its bases allow; then it must be surjective
             values = [[max(int(x), 0) for x in v] for _, vs in bases for v in vs]
-            out_dim_sizes = [_next_pow2_above(max([0] + [v[k] for v in values if k < len(v)]))
+            out_dim_sizes = [next_pow2_above(max([0] + [v[k] for v in values if k < len(v)]))
                              for k in range(len(out_dim_names))]
             require_surjective = True
         out_dim_sizes = list(out_dim_sizes)
@@ -131,7 +130,7 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.identity_1d(8, "lane", "dim0").bases
         [('lane', [[1], [2], [4]])]
         """
-        _check_size("identity_1d", size, allow_zero=True)
+        check_size("identity_1d", size, allow_zero=True)
         return LinearLayout.strided_1d(size, 1, in_dim, out_dim) if size else LinearLayout.empty()
 
     @staticmethod
@@ -141,11 +140,11 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.zeros_1d(4, "warp", "dim0").apply({"warp": 3})
         {'dim0': 0}
         """
-        _check_size("zeros_1d", size, allow_zero=True)
+        check_size("zeros_1d", size, allow_zero=True)
         if size == 0:
             return LinearLayout.empty()
-        _check_size("zeros_1d", out_dim_size)
-        return LinearLayout._make([(in_dim, [[0] for _ in range(_log2(size))])], [(out_dim, out_dim_size)])
+        check_size("zeros_1d", out_dim_size)
+        return LinearLayout._make([(in_dim, [[0]] * log2(size))], [(out_dim, out_dim_size)])
 
     @staticmethod
     def strided_1d(size: int, stride: int, in_dim: str, out_dim: str) -> "LinearLayout":
@@ -156,11 +155,11 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.strided_1d(4, 2, "x", "y").bases
         [('x', [[2], [4]])]
         """
-        _check_size("strided_1d", size)
-        if not _is_pow2(stride):
+        check_size("strided_1d", size)
+        if not is_pow2(stride):
             raise LayoutError(f"strided_1d: stride {stride} is not a power of two; x -> stride*x is linear "
                               f"over F2 only for stride = 2^k")
-        return LinearLayout._make([(in_dim, [[stride << i] for i in range(_log2(size))])],
+        return LinearLayout._make([(in_dim, [[stride << i] for i in range(log2(size))])],
                                   [(out_dim, size * stride)])
 
     # ------------------------------------------------------------------ accessors
@@ -231,7 +230,7 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.identity_1d(8, "i", "o").get_in_dim_size("i")
         8
         """
-        return dict(self.in_dims)[self._need_in(in_dim, "get_in_dim_size")]
+        return 1 << len(self._in_bases(in_dim, "get_in_dim_size"))
 
     def get_out_dim_size(self, out_dim: str) -> int:
         """Declared size of ``out_dim``.
@@ -239,7 +238,7 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.strided_1d(4, 2, "i", "o").get_out_dim_size("o")
         8
         """
-        return dict(self._out_dims)[self._need_out(out_dim, "get_out_dim_size")]
+        return self._out_dims[self._out_index(out_dim, "get_out_dim_size")][1]
 
     def total_in_dim_size_log2(self) -> int:
         """Number of input bits (columns of the matrix).
@@ -255,17 +254,19 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.strided_1d(4, 2, "i", "o").total_out_dim_size_log2()
         3
         """
-        return sum(_log2(s) for _, s in self._out_dims)
+        return sum(log2(s) for _, s in self._out_dims)
 
-    def _need_in(self, d, op):
+    def _in_bases(self, d, op) -> tuple:
+        """The bases of input dim ``d``; ``op`` refuses a dim the layout lacks."""
         if d not in self.get_in_dim_names():
             raise LayoutError(f"{op}: '{d}' is not an input dim; the input dims are {self.get_in_dim_names()}")
-        return d
+        return dict(self._bases)[d]
 
-    def _need_out(self, d, op):
+    def _out_index(self, d, op) -> int:
+        """The position of output dim ``d``; ``op`` refuses a dim the layout lacks."""
         if d not in self.get_out_dim_names():
             raise LayoutError(f"{op}: '{d}' is not an output dim; the output dims are {self.get_out_dim_names()}")
-        return d
+        return self.get_out_dim_names().index(d)
 
     # ------------------------------------------------------------------ matrix view
     def _columns(self) -> list[int]:
@@ -323,7 +324,7 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.identity_1d(4, "i", "o").is_invertible()
         True
         """
-        return self.is_surjective() and self.total_in_dim_size_log2() == self.total_out_dim_size_log2()
+        return self.is_surjective() and self.is_injective()
 
     def free_variable_masks(self) -> dict:
         """Per input dim, a bit mask of the *free* input bits: those that are not pivots of RREF(M).
@@ -404,7 +405,7 @@ class LinearLayout(DimensionOps):
                 raise LayoutError(f"compose: A's out-dim '{d}' has size {s} but B's in-dim '{d}' only "
                                   f"{outer.get_in_dim_size(d)}; B must accept every output of A")
         names = self.get_out_dim_names()
-        return LinearLayout._make([(d, [outer._apply_vec(list(zip(names, v))) for v in vs]) for d, vs in self._bases],
+        return LinearLayout._make([(d, [outer._apply_vec(zip(names, v)) for v in vs]) for d, vs in self._bases],
                                   outer._out_dims)
 
     def __mul__(self, outer: "LinearLayout") -> "LinearLayout":
@@ -420,7 +421,7 @@ class LinearLayout(DimensionOps):
         # dims merge in an order consistent with both operands (the "supremum" of the two orders)
         outs = supremum(self.get_out_dim_names(), outer.get_out_dim_names(), "operator*: output dims")
         ins = supremum(self.get_in_dim_names(), outer.get_in_dim_names(), "operator*: input dims")
-        minor, major = self._bases_over(outs), outer._bases_over(outs, {o: _log2(s) for o, s in self._out_dims})
+        minor, major = self._bases_over(outs), outer._bases_over(outs, {o: log2(s) for o, s in self._out_dims})
         sizes = dict.fromkeys(outs, 1)
         for o, s in self._out_dims + outer._out_dims:
             sizes[o] *= s

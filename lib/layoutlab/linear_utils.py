@@ -13,7 +13,7 @@ from operator import or_
 from typing import NamedTuple
 
 from .errors import LayoutError
-from .linear_f2 import column_rank, is_pow2 as _is_pow2, log2 as _log2
+from .linear_f2 import column_rank, is_pow2, log2
 from .linear_layout import LinearLayout
 
 __all__ = ["divide_left", "divide_right", "get_basis_mask", "get_input_basis_mask", "IntegerStride",
@@ -30,7 +30,7 @@ def _divide(A: LinearLayout, B: LinearLayout, left: bool) -> LinearLayout | None
     if any([d for d in a if d in b] != b for a, b in pairs):     # B's dims must be among A's, in A's order
         return None
     b_in, b_out = dict(B.in_dims), dict(B.out_dims)
-    n_b = {d: _log2(b_in.get(d, 1)) for d in A.get_in_dim_names()}
+    n_b = {d: log2(b_in.get(d, 1)) for d in A.get_in_dim_names()}
     if any(len(vs) < n_b[d] for d, vs in A._bases) or any(s < b_out.get(o, 1) for o, s in A.out_dims):
         return None
     c_out = [(o, s // b_out.get(o, 1)) for o, s in A.out_dims]
@@ -78,9 +78,8 @@ def get_basis_mask(layout: LinearLayout, in_dims, out_dim: str) -> int:
     >>> bin(get_basis_mask(L, ["x", "y"], "out0"))
     '0b111'
     """
-    k = layout.get_out_dim_names().index(layout._need_out(out_dim, "get_basis_mask"))
-    table = dict(layout._bases)
-    return reduce(or_, (v[k] for d in in_dims for v in table[layout._need_in(d, "get_basis_mask")]), 0)
+    k = layout._out_index(out_dim, "get_basis_mask")
+    return reduce(or_, (v[k] for d in in_dims for v in layout._in_bases(d, "get_basis_mask")), 0)
 
 
 def get_input_basis_mask(layout: LinearLayout, in_dim: str, out_dims) -> int:
@@ -90,8 +89,8 @@ def get_input_basis_mask(layout: LinearLayout, in_dim: str, out_dims) -> int:
     >>> bin(get_input_basis_mask(L, "x", ["out1"]))
     '0b1010'
     """
-    ks = [layout.get_out_dim_names().index(layout._need_out(o, "get_input_basis_mask")) for o in out_dims]
-    vs = dict(layout._bases)[layout._need_in(in_dim, "get_input_basis_mask")]
+    ks = [layout._out_index(o, "get_input_basis_mask") for o in out_dims]
+    vs = layout._in_bases(in_dim, "get_input_basis_mask")
     return sum(1 << i for i, v in enumerate(vs) if any(v[k] for k in ks))
 
 
@@ -114,16 +113,15 @@ def get_integer_strides(layout: LinearLayout, out_dim: str, in_dims) -> dict | N
     >>> get_integer_strides(L, "out", ["x"])
     {'x': IntegerStride(stride=2, basis_mask=6)}
     """
-    k = layout.get_out_dim_names().index(layout._need_out(out_dim, "get_integer_strides"))
+    k = layout._out_index(out_dim, "get_integer_strides")
     if len(set(in_dims)) != len(in_dims):
         raise LayoutError(f"get_integer_strides: in_dims {list(in_dims)} repeat a dim")
-    table = dict(layout._bases)
     result, selected = {}, 0
     for d in in_dims:
-        vs = table[layout._need_in(d, "get_integer_strides")]
+        vs = layout._in_bases(d, "get_integer_strides")
         stride = vs[0][k] if vs else 0
         mask = reduce(or_, (v[k] for v in vs), 0)
-        if stride and not _is_pow2(stride) or any(v[k] != stride << i for i, v in enumerate(vs)) or selected & mask:
+        if stride and not is_pow2(stride) or any(v[k] != stride << i for i, v in enumerate(vs)) or selected & mask:
             return None
         selected |= mask
         result[d] = IntegerStride(stride, mask)
@@ -140,9 +138,9 @@ def factor_maximal_identity_prefix(layout: LinearLayout, in_dim: str, out_dim: s
     >>> factor_maximal_identity_prefix(L, "x", "out", 8)[0]
     4
     """
-    layout._need_in(in_dim, "factor_maximal_identity_prefix")
-    layout._need_out(out_dim, "factor_maximal_identity_prefix")
-    if not _is_pow2(max_size):
+    layout._in_bases(in_dim, "factor_maximal_identity_prefix")
+    layout._out_index(out_dim, "factor_maximal_identity_prefix")
+    if not is_pow2(max_size):
         raise LayoutError(f"factor_maximal_identity_prefix: max_size {max_size} is not a power of two")
     best, size = (1, layout), 2
     while size <= max_size and (q := divide_left(layout, LinearLayout.identity_1d(size, in_dim, out_dim))) is not None:
@@ -212,7 +210,7 @@ def get_reps(cvt: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
     [('in', [[0, 0], [0, 1]])]
     """
     for o in tile.get_out_dim_names():
-        cvt._need_out(o, "get_reps")
+        cvt._out_index(o, "get_reps")
     outs = cvt.get_out_dim_names()
     tile_bases = tile._bases_over(outs)
     mask = [reduce(or_, col, 0) for col in zip(*(v for vs in tile_bases.values() for v in vs))]
