@@ -1,9 +1,6 @@
-"""The bridge between CuTe layouts and linear layouts: a CuTe layout (or swizzle, or TV layout) whose
-shapes and strides are powers of two is a linear map over F2, and back.
-
-``linear_layout_from_cute`` and ``cute_from_linear_layout`` are inverse where both exist;
-``swizzle_to_linear_layout`` writes Sw<B,M,S> as its F2 matrix; ``tv_layout_to_linear_layout`` reads a CuTe
-(thread, value) layout as Triton's register/lane/warp -> dim0/dim1.
+"""The bridge between CuTe and linear layouts: a CuTe layout, swizzle or TV layout whose shapes and strides are
+powers of two is a linear map over F2 (``linear_layout_from_cute`` and ``cute_from_linear_layout`` are inverse
+where both exist).
 """
 
 from __future__ import annotations
@@ -26,11 +23,10 @@ def _shape_stride(layout):
 def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offset") -> LinearLayout:
     """A CuTe layout with power-of-two shapes and strides as a LinearLayout.
 
-    Math: coordinate bit j of a mode (s):(d) contributes d * 2^j to the offset; the CuTe sum is an
-    XOR (so the layout is linear over F2) exactly when every stride is 0 or a power of two and no
-    two bits land on the same offset bit.  Top-level mode k becomes input dim ``in_dim_names[k]``
-    (default ``dim0, dim1, ...``; a rank-1 layout gets one dim); the output is one dim ``offset``
-    whose size is the next power of two above the largest offset.
+    Math: coordinate bit j of a mode (s):(d) adds d * 2^j to the offset; the sum is an XOR (linear over F2)
+    exactly when every stride is 0 or a power of two and no two bits land on the same offset bit.  Top-level
+    mode k becomes input dim ``in_dim_names[k]`` (default ``dim0, dim1, ...``); the one output dim ``offset``
+    has the next power of two above the largest offset.
 
     >>> from layoutlab import Layout
     >>> linear_layout_from_cute(Layout((8, 4), (4, 1))).bases
@@ -73,11 +69,9 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
 def cute_from_linear_layout(ll: LinearLayout):
     """Back from a LinearLayout to a CuTe ``Layout``, when one exists.
 
-    Each input dim becomes a top-level mode; each input bit whose (flattened) image is 0 or a single
-    power of two becomes a size-2 sub-mode with that stride, and runs of bits with doubling strides
-    merge (``2,2,2 : 1,2,4`` -> ``8:1``).  An image with two or more set bits (an XOR, e.g. a
-    swizzle) has no CuTe Layout: that is a ``LayoutError`` naming the bit (use a ComposedLayout).
-    Several output dims flatten with the first output dim least significant (CuTe's colex order).
+    Each input dim becomes a top-level mode; each input bit whose (flattened, first out-dim least significant)
+    image is 0 or a power of two a size-2 sub-mode with that stride, runs with doubling strides merged
+    (``2,2,2 : 1,2,4`` -> ``8:1``).  An image with several set bits (an XOR: a swizzle) is a ``LayoutError``.
 
     >>> from layoutlab import Layout
     >>> cute_from_linear_layout(linear_layout_from_cute(Layout((8, 64), (64, 1))))
@@ -127,9 +121,8 @@ def _composed_to_linear_layout(composed, in_dim_names, out_dim_name) -> LinearLa
 def swizzle_to_linear_layout(swizzle, num_bits: int | None = None, dim: str = "offset") -> LinearLayout:
     """The swizzle Sw<B,M,S> as an invertible F2 map on offset bits ``dim -> dim``.
 
-    Math: Sw(x) = x XOR ((x & yyy_mask) >> S) with yyy_mask the B bits starting at M+S, so bit
-    M+S+i of x also flips bit M+i (for S>0).  In matrix form Sw = I + E where E has ones at
-    (M+i, M+S+i): an involution since E^2 = 0.  ``num_bits`` defaults to M+B+|S|.
+    Math: Sw(x) = x XOR ((x & yyy_mask) >> S), yyy_mask the B bits from M+S, so bit M+S+i also flips bit M+i
+    (S>0): Sw = I + E with ones of E at (M+i, M+S+i), an involution since E^2 = 0.  ``num_bits`` defaults to M+B+|S|.
 
     >>> from layoutlab import Swizzle
     >>> swizzle_to_linear_layout(Swizzle(1, 0, 1), 2).bases      # bit 1 also flips bit 0
@@ -146,9 +139,8 @@ def swizzle_to_linear_layout(swizzle, num_bits: int | None = None, dim: str = "o
 def tv_layout_to_linear_layout(tv_layout, tile_mn, threads_per_warp: int = 32) -> LinearLayout:
     """A CuTe TV layout (thread, value) -> index of an M x N tile, as register/lane/warp -> dim0/dim1.
 
-    The tile index is CuTe's colexicographic ``m + M*n``; thread bits below ``threads_per_warp``
-    become ``lane``, the rest ``warp``; value bits become ``register``.  Output dims: ``dim0`` = m
-    (size M), ``dim1`` = n (size N), the convention of Triton/Gluon.
+    The tile index is CuTe's colexicographic ``m + M*n``; thread bits below ``threads_per_warp`` become ``lane``,
+    the rest ``warp``, value bits ``register``; the output dims ``dim0`` = m, ``dim1`` = n (Triton/Gluon's).
 
     >>> from layoutlab import Layout
     >>> tv_layout_to_linear_layout(Layout(((8, 4, 2), (2, 2)), ((32, 2, 8), (16, 1))), (16, 16)).bases[0]

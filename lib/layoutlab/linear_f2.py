@@ -1,7 +1,5 @@
-"""Linear algebra over F2 on bit-packed matrices, and the small helpers every linear-layout module shares.
-
-A matrix is a list of ints, one per row, bit c of a row being column c (Triton packs its matrices the
-same way for ``f2reduce``).  Nothing here knows about named dims; ``LinearLayout`` builds on it.
+"""Linear algebra over F2 on bit-packed matrices (one int per row, bit c = column c, as Triton packs them for
+``f2reduce``) and the small helpers every linear-layout module shares; nothing here knows about named dims.
 """
 
 from __future__ import annotations

@@ -20,12 +20,9 @@ __all__ = ["LinearLayout", "rref_f2", "supremum"]
 class LinearLayout(DimensionOps):
     """A linear map over F2 from named input dims to named output dims (Triton's ``LinearLayout``).
 
-    Math: each named input dim (``register``, ``lane``, ``warp``, ``offset``, ...) and output dim (``dim0``,
-    ...) has a power-of-two size.  With the input bits stacked in a column vector x (dims in order, LSB
-    first) the layout is L(x) = M x over F2; ``bases[d][i]`` is column "bit i of input dim d" of M, split
-    into one integer per output dim.  ``apply`` XORs the bases of the set input bits.
-
-    Example (the blocked layout of Triton's tutorial, 2 warps, 16x16):
+    Math: every dim has a power-of-two size; with the input bits stacked in x (dims in order, LSB first),
+    L(x) = M x over F2, where ``bases[d][i]`` is column "bit i of input dim d" of M, one integer per output dim.
+    The blocked layout of Triton's tutorial (2 warps, 16x16):
 
     >>> L = LinearLayout.from_bases(
     ...     [("register", [[0, 1], [1, 0]]),
@@ -39,8 +36,8 @@ class LinearLayout(DimensionOps):
 
     # ------------------------------------------------------------------ construction
     def __init__(self, bases, out_dims, require_surjective: bool = True):
-        """Build from ``bases`` = [(in_dim, [[v_out0, v_out1, ...], ...]), ...] and
-        ``out_dims`` = [(out_dim, size), ...], checking every invariant; prefer :meth:`from_bases`.
+        """From ``bases`` = [(in_dim, [[v_out0, ...], ...]), ...] and ``out_dims`` = [(out_dim, size), ...],
+        checking every invariant; prefer :meth:`from_bases`.
 
         >>> LinearLayout([("lane", [[1], [2]])], [("dim0", 4)]).in_dims
         [('lane', 4)]
@@ -91,12 +88,9 @@ class LinearLayout(DimensionOps):
 
     @staticmethod
     def from_bases(bases, out_dim_names, out_dim_sizes=None, require_surjective: bool = True) -> "LinearLayout":
-        """Triton's ``LinearLayout.from_bases``.
-
-        ``bases`` is a list of ``(in_dim, [basis, ...])`` where basis i of ``in_dim`` is the image of
-        input value 2^i, one integer per name in ``out_dim_names``.  Without ``out_dim_sizes`` each
-        out-dim gets the smallest power of two above its largest basis value, and the layout must
-        then be surjective (as in Triton).
+        """Triton's ``LinearLayout.from_bases``: basis i of ``in_dim`` in ``[(in_dim, [basis, ...]), ...]`` is the
+        image of 2^i, one integer per out-dim.  Without ``out_dim_sizes`` each out-dim gets the smallest power of
+        two above its largest basis value, and the layout must then be surjective (as in Triton).
 
         >>> LinearLayout.from_bases([("lane", [[1], [2]])], ["dim0"]).out_dims
         [('dim0', 4)]
@@ -148,9 +142,8 @@ class LinearLayout(DimensionOps):
 
     @staticmethod
     def strided_1d(size: int, stride: int, in_dim: str, out_dim: str) -> "LinearLayout":
-        """x -> stride * x on ``size`` elements, into an out-dim of size ``size * stride``.
-
-        Both must be powers of two (then multiplication by the stride is a bit shift, so linear).
+        """x -> stride * x on ``size`` elements into an out-dim of size ``size * stride``, both powers of two
+        (then the multiplication is a bit shift, so linear).
 
         >>> LinearLayout.strided_1d(4, 2, "x", "y").bases
         [('x', [[2], [4]])]
@@ -327,11 +320,8 @@ class LinearLayout(DimensionOps):
         return self.is_surjective() and self.is_injective()
 
     def free_variable_masks(self) -> dict:
-        """Per input dim, a bit mask of the *free* input bits: those that are not pivots of RREF(M).
-
-        A free bit's basis is a combination of earlier bits' bases, so flipping it (together with
-        those bits) revisits data already held: the layout *broadcasts* along it.  Triton's
-        ``getFreeVariableMasks``.  A warp bit with basis 0 is free:
+        """Per input dim, a bit mask of the *free* input bits, those not pivots of RREF(M): their bases are
+        combinations of earlier ones, so the layout broadcasts along them (Triton's ``getFreeVariableMasks``).
 
         >>> LinearLayout.from_bases([("lane", [[1]]), ("warp", [[0]])], ["dim0"]).free_variable_masks()
         {'lane': 0, 'warp': 1}
@@ -357,9 +347,8 @@ class LinearLayout(DimensionOps):
 
     # ------------------------------------------------------------------ evaluation
     def apply(self, inputs: dict) -> dict:
-        """L(x): XOR of the bases of the set bits of each input dim; returns ``{out_dim: value}``.
-
-        Every input dim must be given, and each value must be below its dim's size.
+        """L(x), the XOR of the bases of the set input bits, as ``{out_dim: value}``; every input dim must be
+        given a value below its size.
 
         >>> LinearLayout.identity_1d(8, "i", "o").apply({"i": 5})
         {'o': 5}
@@ -389,9 +378,8 @@ class LinearLayout(DimensionOps):
 
     # ------------------------------------------------------------------ algebra
     def compose(self, outer: "LinearLayout") -> "LinearLayout":
-        """``A.compose(B)`` is B∘A: apply A first, then B (matrix product M_B M_A).
-
-        A's output dims must be B's input dims (any order), each A out-size <= the B in-size.
+        """``A.compose(B)`` is B∘A, the matrix product M_B M_A: A's output dims must be B's input dims (any
+        order), each A out-size <= the B in-size.
 
         >>> LinearLayout.identity_1d(4, "i", "o").compose(LinearLayout.strided_1d(4, 2, "o", "p")).bases
         [('i', [[2], [4]])]
@@ -409,11 +397,8 @@ class LinearLayout(DimensionOps):
                                   outer._out_dims)
 
     def __mul__(self, outer: "LinearLayout") -> "LinearLayout":
-        """Direct-sum product ``A * B``: A's bits are minor, B's are stacked above them.
-
-        In-dims (and out-dims) shared by A and B concatenate A's bits then B's; B's images in a
-        shared out-dim are shifted left by A's out-size.  Common dims must appear in the same
-        relative order in both.
+        """Direct-sum product ``A * B``: in a dim both share, A's bits come first and B's images are shifted left by
+        A's out-size.  Common dims must appear in the same relative order in both.
 
         >>> (LinearLayout.identity_1d(4, "r", "d0") * LinearLayout.identity_1d(2, "r", "d0")).bases
         [('r', [[1], [2], [4]])]
@@ -430,9 +415,8 @@ class LinearLayout(DimensionOps):
     def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
         """``A.invert_and_compose(B)`` = C with A(x) = B(C(x)) for all x (C = B⁻¹∘A).
 
-        A and B must have the same output dims and sizes and B must be surjective.  Where B is
-        not injective, Triton's choice is reproduced: the minimal-norm least-squares solution
-        (free variables of B set to zero - broadcast data is read from one place).
+        A and B must have the same output dims and sizes and B must be surjective.  Where B is not injective,
+        Triton's choice: the minimal-norm least-squares solution (broadcast data is read from one place).
 
         >>> LinearLayout.identity_1d(8, "i", "o").invert_and_compose(LinearLayout.strided_1d(8, 1, "j", "o")).bases
         [('i', [[1], [2], [4]])]
@@ -500,8 +484,7 @@ class LinearLayout(DimensionOps):
 
     # ------------------------------------------------------------------ printing / equality
     def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
-        """Same dims in the same order and the same bases, whatever the declared out-dim sizes
-        (Triton's ``equalIgnoringOutDimSizes``).
+        """Same dims in the same order and the same bases, whatever the out-dim sizes (``equalIgnoringOutDimSizes``).
 
         >>> wide = LinearLayout.from_bases([("i", [[1], [2]])], ["o"], [8], require_surjective=False)
         >>> LinearLayout.identity_1d(4, "i", "o").equal_ignoring_out_dim_sizes(wide)

@@ -1,9 +1,6 @@
-"""Functions over linear layouts from Triton's ``LayoutUtils`` (and its free functions ``divideLeft`` /
-``divideRight``), in snake case: factoring a layout (``divide_left``, ``factor_maximal_identity_prefix``,
-``get_reps``), reading bit masks and strides off its bases (``get_basis_mask``, ``get_integer_strides``),
-renaming and resizing its dims, and ``ColumnAction`` (reorder or drop the bases of one input dim).
-
-Where Triton answers ``std::optional`` (a factor that may not exist) these return ``None``.
+"""Triton's ``LayoutUtils`` (and ``divideLeft`` / ``divideRight``) in snake case: factoring a linear layout, reading
+masks and strides off its bases, renaming and resizing its dims, ``ColumnAction``.  Where Triton answers
+``std::optional`` these return ``None``.
 """
 
 from __future__ import annotations
@@ -46,10 +43,9 @@ def _divide(A: LinearLayout, B: LinearLayout, left: bool) -> LinearLayout | None
 
 
 def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
-    """C with ``B * C == A`` (B the minor factor), or ``None`` when A does not start with B.
+    """C with ``B * C == A`` (B the minor factor), or ``None`` when A does not start with B (``divideLeft``).
 
-    Math: as a block matrix, A must be [[B, 0], [0, C]] on every in/out dim pair B has; C keeps A's
-    dims (a dim B lacks counts as size 1).  Triton's ``divideLeft``.
+    Math: A = [[B, 0], [0, C]] as a block matrix on every in/out dim pair B has; C keeps A's dims.
 
     >>> A = LinearLayout.identity_1d(8, "in", "out") * LinearLayout.zeros_1d(4, "in", "out")
     >>> divide_left(A, LinearLayout.identity_1d(8, "in", "out")) == LinearLayout.zeros_1d(4, "in", "out")
@@ -59,10 +55,9 @@ def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
 
 
 def divide_right(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
-    """C with ``C * B == A`` (B the major factor), or ``None`` when A does not end with B.
+    """C with ``C * B == A`` (B the major factor), or ``None`` when A does not end with B (``divideRight``).
 
-    Math: as a block matrix, A must be [[C, 0], [0, B]]; B's bases sit above C's, scaled by C's out
-    sizes.  Triton's ``divideRight``.
+    Math: A = [[C, 0], [0, B]] as a block matrix; B's bases sit above C's, scaled by C's out sizes.
 
     >>> A = LinearLayout.identity_1d(8, "in", "out") * LinearLayout.zeros_1d(4, "in", "out")
     >>> divide_right(A, LinearLayout.zeros_1d(4, "in", "out")) == LinearLayout.identity_1d(8, "in", "out")
