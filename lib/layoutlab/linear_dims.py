@@ -155,7 +155,7 @@ class DimensionOps:
         """Triton's ``isTrivialOver``: as a block matrix [[A, B], [C, D]] over (other dims, ``dims``), D is
         the identity and B, C are zero."""
         ins, outs = self.get_in_dim_names(), self.get_out_dim_names()
-        if any(d not in ins or d not in outs or self.get_in_dim_size(d) != self.get_out_dim_size(d) for d in dims):
+        if not set(dims) <= set(ins) & set(outs):
             return False
         square = self.sublayout(dims, dims)     # dims matched by name: their order in ins and outs may differ
         return (square.transpose_outs(square.get_in_dim_names()) == self._identity(square.in_dims)
@@ -163,7 +163,7 @@ class DimensionOps:
                 and self.sublayout_is_zero(dims, [d for d in outs if d not in dims]))
 
 
-def _checked_offsets(op, dims) -> list[int]:
+def _checked_offsets(op, dims):
     """``bit_offsets`` of ``[(name, size), ...]`` whose sizes ``op`` checks are powers of two."""
     for _, s in dims:
         check_size(op, s)

@@ -12,7 +12,7 @@ __all__ = ["rref_f2", "supremum"]
 
 
 def is_pow2(n) -> bool:
-    return isinstance(n, int) and not isinstance(n, bool) and n > 0 and (n & (n - 1)) == 0
+    return isinstance(n, int) and not isinstance(n, bool) and n > 0 and not n & (n - 1)
 
 
 def log2(n: int) -> int:
@@ -24,7 +24,7 @@ def next_pow2_above(v: int) -> int:
     return 1 << v.bit_length()
 
 
-def bit_offsets(sizes) -> list[int]:
+def bit_offsets(sizes):
     """Where the bits of each power-of-two size start, stacked first lowest, then the total: [2, 8] -> [0, 1, 4]."""
     return list(accumulate(map(log2, sizes), initial=0))
 
@@ -84,17 +84,13 @@ def cols_to_rows(cols: list[int], n: int) -> list[int]:
     return [sum(((col >> r) & 1) << c for c, col in enumerate(cols)) for r in range(n)]
 
 
-def column_rank(cols: list[int], n: int) -> int:
-    """The rank over F2 of the n-row matrix whose columns are the ints ``cols``."""
-    return rank_f2(cols_to_rows(cols, n), len(cols))
-
-
 def spans_meet(cols_x: list[int], cols_y: list[int], n: int) -> bool:
-    """Whether the spans of two sets of n-bit columns share a nonzero vector (rank x + rank y > rank of both)."""
-    return column_rank(cols_x, n) + column_rank(cols_y, n) > column_rank(cols_x + cols_y, n)
+    """Whether the spans of two sets of n-bit columns share a nonzero vector (rank x + rank y > rank of both; the
+    rank of a matrix is that of its transpose, so the columns serve as rows)."""
+    return rank_f2(cols_x, n) + rank_f2(cols_y, n) > rank_f2(cols_x + cols_y, n)
 
 
-def pivot_columns(rows: list[int], num_cols: int) -> dict:
+def pivot_columns(rows, num_cols):
     """``{pivot column: row}`` of the RREF of a matrix stored one int per row."""
     return {(r & -r).bit_length() - 1: r for r in rref_f2(rows, num_cols) if r}
 

@@ -53,11 +53,9 @@ class LinearLayout(DimensionOps):
             if not is_pow2(size):
                 raise LayoutError(f"{op}: out-dim '{name}' has size {size}; linear layouts need power-of-two sizes "
                                   f"(e.g. {next_pow2_above(size - 1) if isinstance(size, int) and size > 0 else 1})")
-        clean = []
-        for in_dim, vectors in bases:
-            clean.append((in_dim, []))
+        clean = [(d, [[int(x) for x in v] for v in vs]) for d, vs in bases]
+        for in_dim, vectors in clean:
             for i, v in enumerate(vectors):
-                v = [int(x) for x in v]
                 if len(v) != len(out_dims):
                     raise LayoutError(
                         f"{op}: basis {i} of in-dim '{in_dim}' is {v} with {len(v)} entries; every basis "
@@ -67,7 +65,6 @@ class LinearLayout(DimensionOps):
                         raise LayoutError(
                             f"{op}: basis {i} of in-dim '{in_dim}' has value {x} for out-dim '{oname}', "
                             f"out of range; values must lie in [0, {osize})")
-                clean[-1][1].append(v)
         self._set(clean, out_dims)
         if require_surjective and not self.is_surjective():
             raise LayoutError(
@@ -80,7 +77,7 @@ class LinearLayout(DimensionOps):
         and ``out_dims`` as [(name, power of two)], both already valid (results of the algebra)."""
         return object.__new__(cls)._set(bases, out_dims)
 
-    def _set(self, bases, out_dims) -> "LinearLayout":
+    def _set(self, bases, out_dims):
         self._bases = tuple((d, tuple(tuple(v) for v in vs)) for d, vs in bases)
         self._out_dims = tuple((n, int(s)) for n, s in out_dims)
         self._rank_cache = None
@@ -249,13 +246,13 @@ class LinearLayout(DimensionOps):
         """
         return sum(log2(s) for _, s in self._out_dims)
 
-    def _in_bases(self, d, op) -> tuple:
+    def _in_bases(self, d, op):
         """The bases of input dim ``d``; ``op`` refuses a dim the layout lacks."""
         if d not in self.get_in_dim_names():
             raise LayoutError(f"{op}: '{d}' is not an input dim; the input dims are {self.get_in_dim_names()}")
         return dict(self._bases)[d]
 
-    def _out_index(self, d, op) -> int:
+    def _out_index(self, d, op):
         """The position of output dim ``d``; ``op`` refuses a dim the layout lacks."""
         if d not in self.get_out_dim_names():
             raise LayoutError(f"{op}: '{d}' is not an output dim; the output dims are {self.get_out_dim_names()}")
@@ -272,7 +269,7 @@ class LinearLayout(DimensionOps):
         """Rows = output bits (out dims in order, LSB first); bit c of a row = input bit c."""
         return cols_to_rows(self._columns(), self.total_out_dim_size_log2())
 
-    def _bases_over(self, out_names, shifts=None) -> dict:
+    def _bases_over(self, out_names, shifts=None):
         """``{in_dim: bases}`` with each basis spread over ``out_names`` (0 for an out-dim the layout lacks) and
         shifted left by ``shifts[out_dim]`` bits."""
         pos, shifts = {o: k for k, o in enumerate(self.get_out_dim_names())}, shifts or {}
@@ -494,8 +491,7 @@ class LinearLayout(DimensionOps):
                 and self.get_out_dim_names() == other.get_out_dim_names())
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, LinearLayout) and self._bases == other._bases
-                and self._out_dims == other._out_dims)
+        return self.equal_ignoring_out_dim_sizes(other) and self._out_dims == other._out_dims
 
     def __hash__(self) -> int:
         return hash((self._bases, self._out_dims))

@@ -10,7 +10,7 @@ from operator import or_
 from typing import NamedTuple
 
 from .errors import LayoutError
-from .linear_f2 import column_rank, is_pow2, log2
+from .linear_f2 import is_pow2, log2, rank_f2
 from .linear_layout import LinearLayout
 
 __all__ = ["divide_left", "divide_right", "get_basis_mask", "get_input_basis_mask", "IntegerStride",
@@ -26,14 +26,13 @@ def _divide(A: LinearLayout, B: LinearLayout, left: bool) -> LinearLayout | None
     pairs = ((A.get_in_dim_names(), B.get_in_dim_names()), (A.get_out_dim_names(), B.get_out_dim_names()))
     if any([d for d in a if d in b] != b for a, b in pairs):     # B's dims must be among A's, in A's order
         return None
-    b_in, b_out = dict(B.in_dims), dict(B.out_dims)
-    n_b = {d: log2(b_in.get(d, 1)) for d in A.get_in_dim_names()}
-    if any(len(vs) < n_b[d] for d, vs in A._bases) or any(s < b_out.get(o, 1) for o, s in A.out_dims):
+    n_b = {d: log2(dict(B.in_dims).get(d, 1)) for d in A.get_in_dim_names()}
+    scale = [dict(B.out_dims).get(o, 1) for o in A.get_out_dim_names()]     # B's size in each out-dim of A
+    if any(len(vs) < n_b[d] for d, vs in A._bases) or any(s < k for (_, s), k in zip(A._out_dims, scale)):
         return None
-    c_out = [(o, s // b_out.get(o, 1)) for o, s in A.out_dims]
+    c_out = [(o, s // k) for (o, s), k in zip(A._out_dims, scale)]
     if left:
-        c_bases = [(d, [[x // b_out.get(o, 1) for x, (o, _) in zip(v, c_out)] for v in vs[n_b[d]:]])
-                   for d, vs in A._bases]
+        c_bases = [(d, [[x // k for x, k in zip(v, scale)] for v in vs[n_b[d]:]]) for d, vs in A._bases]
     else:
         c_bases = [(d, vs[:len(vs) - n_b[d]]) for d, vs in A._bases]
     if any(x >= s for _, vs in c_bases for v in vs for x, (_, s) in zip(v, c_out)):
@@ -115,7 +114,7 @@ def get_integer_strides(layout: LinearLayout, out_dim: str, in_dims) -> dict | N
     for d in in_dims:
         vs = layout._in_bases(d, "get_integer_strides")
         stride = vs[0][k] if vs else 0
-        mask = reduce(or_, (v[k] for v in vs), 0)
+        mask = get_basis_mask(layout, [d], out_dim)
         if stride and not is_pow2(stride) or any(v[k] != stride << i for i, v in enumerate(vs)) or selected & mask:
             return None
         selected |= mask
@@ -193,7 +192,7 @@ def is_linear_layout_image_subset(subset: LinearLayout, superset: LinearLayout) 
         return False
     widened = LinearLayout._make(subset._bases_over(superset.get_out_dim_names()).items(), superset.out_dims)
     cols_sup, n = superset._columns(), superset.total_out_dim_size_log2()
-    return column_rank(cols_sup + widened._columns(), n) == column_rank(cols_sup, n)
+    return rank_f2(cols_sup + widened._columns(), n) == rank_f2(cols_sup, n)     # columns as rows: rank(M^T) = rank(M)
 
 
 def get_reps(cvt: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
