@@ -1,5 +1,4 @@
-"""Reshaping and restricting a linear layout's named dims: ``sublayout``, ``transpose_*``, ``reshape_*``,
-``flatten_*``, ``rename_in_dim``, ``quotient`` (Triton's names in snake case).  A mixin of
+"""Reshaping and restricting a linear layout's named dims (Triton's names in snake case): a mixin of
 :class:`~layoutlab.linear_layout.LinearLayout`, kept apart so the class module reads as the F2 algebra.
 """
 
@@ -123,7 +122,7 @@ class DimensionOps:
             raise LayoutError(f"reshape_outs: sizes {new_out_dims} do not total the output size "
                               f"2^{self.total_out_dim_size_log2()}")
         vectors = [[(b >> sh) & (s - 1) for (_, s), sh in zip(new_out_dims, shifts)] for b in self._columns()]
-        return self._make([("_flat", vectors)], [(n, int(s)) for n, s in new_out_dims]).reshape_ins(self.in_dims)
+        return self._make([("_flat", vectors)], new_out_dims).reshape_ins(self.in_dims)
 
     def rename_in_dim(self, old: str, new: str) -> "LinearLayout":
         """The same layout with input dim ``old`` called ``new`` (Triton's ``renameInDim``).

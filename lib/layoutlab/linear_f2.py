@@ -30,10 +30,8 @@ def bit_offsets(sizes):
 
 
 def rref_f2(rows: list[int], num_cols: int) -> list[int]:
-    """Reduced row-echelon form over F2 of a matrix stored one int per row (bit c = column c).
-
-    Columns are scanned from bit 0 upward; the result lists the nonzero pivot rows by increasing
-    pivot column, followed by zero rows, so it is unique (the same as Triton's ``f2reduce``).
+    """Reduced row-echelon form over F2 of a matrix stored one int per row (bit c = column c): the nonzero pivot
+    rows by increasing pivot column (scanned from bit 0), then zero rows, unique (as Triton's ``f2reduce``).
 
     >>> rref_f2([0b11, 0b01], 2)
     [1, 2]
@@ -54,8 +52,7 @@ def rank_f2(rows: list[int], num_cols: int) -> int:
 
 def supremum(x: list, y: list, what: str = "supremum: the lists") -> list:
     """Shortest list holding x and y as subsequences, preferring x's items when free to choose (Triton's
-    ``supremum``: how ``*`` orders the dims of its operands).  Lists that order two common items
-    differently have none: a ``LayoutError``.
+    ``supremum``: how ``*`` orders its operands' dims); lists ordering two common items differently have none.
 
     >>> supremum(["block", "lane"], ["register", "warp", "lane"])
     ['block', 'register', 'warp', 'lane']
@@ -96,11 +93,9 @@ def pivot_columns(rows, num_cols):
 
 
 def solve_f2(b_rows: list[int], a_rows: list[int], num_b: int, num_a: int) -> list[int] | None:
-    """The minimal-norm X with B X = A over F2 (Triton's ``lstsq``), as its columns (one int of ``num_b`` bits
-    per column of A), or ``None`` when some column of A is outside the image of B.
-
-    RREF of the augmented matrix [B | A]: a pivot in B's columns fixes that bit of X, free bits are set to
-    zero (the minimal-norm choice); a pivot in A's columns is a value of A that B never reaches."""
+    """The minimal-norm X with B X = A over F2 (Triton's ``lstsq``) as its columns, or ``None`` when some column of
+    A is outside the image of B: in the RREF of [B | A] a pivot in B's columns fixes that bit of X, free bits are
+    zero (the minimal norm), and a pivot in A's columns is a value of A that B never reaches."""
     pivots = pivot_columns([b | (a << num_b) for b, a in zip(b_rows, a_rows)], num_b + num_a)
     if any(c >= num_b for c in pivots):
         return None

@@ -1,6 +1,5 @@
-"""The ``LinearLayout`` class: maps between named bit-vectors over F2, L(x) = M x, with Triton's names and
-semantics (its Python binding name for name, the rest of its C++ class in snake case; it prints like Triton and
-is checked against it in ``tests/test_linear_triton.py`` and ``tests/test_peer_triton_ll.py``).  The public
+"""The ``LinearLayout`` class: maps between named bit-vectors over F2, L(x) = M x, with Triton's names and semantics
+(checked against Triton in ``tests/test_linear_triton.py`` and ``tests/test_peer_triton_ll.py``).  The public
 constructor validates; results of the algebra take the unchecked ``_make``; the rank is computed once.
 """
 
@@ -24,10 +23,8 @@ class LinearLayout(DimensionOps):
     L(x) = M x over F2, where ``bases[d][i]`` is column "bit i of input dim d" of M, one integer per output dim.
     The blocked layout of Triton's tutorial (2 warps, 16x16):
 
-    >>> L = LinearLayout.from_bases(
-    ...     [("register", [[0, 1], [1, 0]]),
-    ...      ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]),
-    ...      ("warp", [[8, 0]])], ["dim0", "dim1"])
+    >>> L = LinearLayout.from_bases([("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]),
+    ...                              ("warp", [[8, 0]])], ["dim0", "dim1"])
     >>> L.apply({"register": 3, "lane": 9, "warp": 1})      # 3 -> (1,1); 9 = 1+8 -> (2,2)
     {'dim0': 11, 'dim1': 3}
     """
@@ -73,8 +70,7 @@ class LinearLayout(DimensionOps):
 
     @classmethod
     def _make(cls, bases, out_dims) -> "LinearLayout":
-        """The internal, unchecked constructor: ``bases`` as [(in_dim, [basis, ...])] with in-range values
-        and ``out_dims`` as [(name, power of two)], both already valid (results of the algebra)."""
+        """The unchecked constructor, for valid ``bases`` and ``out_dims`` (results of the algebra)."""
         return object.__new__(cls)._set(bases, out_dims)
 
     def _set(self, bases, out_dims):
@@ -149,8 +145,7 @@ class LinearLayout(DimensionOps):
         if not is_pow2(stride):
             raise LayoutError(f"strided_1d: stride {stride} is not a power of two; x -> stride*x is linear "
                               f"over F2 only for stride = 2^k")
-        return LinearLayout._make([(in_dim, [[stride << i] for i in range(log2(size))])],
-                                  [(out_dim, size * stride)])
+        return LinearLayout._make([(in_dim, [[stride << i] for i in range(log2(size))])], [(out_dim, size * stride)])
 
     # ------------------------------------------------------------------ accessors
     @property
@@ -418,11 +413,10 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.identity_1d(8, "i", "o").invert_and_compose(LinearLayout.strided_1d(8, 1, "j", "o")).bases
         [('i', [[1], [2], [4]])]
 
-        Why: solving B C = A directly would send an input dim that both layouts share *and* use alike (say
-        both broadcast over warps) to the zero warp, and a conversion would move data that need not move; so
-        such dims are kept as the identity and only the rest is solved.  Unlike Triton, a shared dim whose image
-        meets the span of B's other dims is solved with the rest (kept apart, the reduced system could have no
-        solution: Triton trips an assertion).  A missing solution is refused.
+        Why: solving B C = A directly would send an input dim both layouts share *and* use alike (say, both
+        broadcast over warps) to the zero warp, moving data that need not move; such dims stay the identity.  Unlike
+        Triton, a shared dim whose image meets the span of B's other dims is solved with the rest (apart, the
+        reduced system could have no solution: Triton trips an assertion).  A missing solution is refused.
         """
         A = self                        # the layout whose values we look up...
         out_names = A.get_out_dim_names()

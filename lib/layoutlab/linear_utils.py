@@ -20,9 +20,8 @@ __all__ = ["divide_left", "divide_right", "get_basis_mask", "get_input_basis_mas
 
 
 def _divide(A: LinearLayout, B: LinearLayout, left: bool) -> LinearLayout | None:
-    """The C with ``B * C == A`` (``left``) or ``C * B == A``, or ``None``.  The candidate keeps A's dims, each
-    in-dim less B's bases (its first ones for ``left``, its last ones else), and checks itself by rebuilding A
-    (a basis of A that mixes B's bits with C's is no product)."""
+    """The C with ``B * C == A`` (``left``) or ``C * B == A``, or ``None``: A less B's bases in each in-dim (the
+    first ones if ``left``), kept if it rebuilds A (a basis of A that mixes B's bits with C's is no product)."""
     pairs = ((A.get_in_dim_names(), B.get_in_dim_names()), (A.get_out_dim_names(), B.get_out_dim_names()))
     if any([d for d in a if d in b] != b for a, b in pairs):     # B's dims must be among A's, in A's order
         return None
@@ -99,9 +98,8 @@ class IntegerStride(NamedTuple):
 
 
 def get_integer_strides(layout: LinearLayout, out_dim: str, in_dims) -> dict | None:
-    """``{in_dim: IntegerStride}`` when each of ``in_dims`` acts on ``out_dim`` as an integer stride (basis i =
-    stride * 2^i) and their bits overlap neither each other nor the other dims' bits - so XOR is addition;
-    ``None`` otherwise (Triton's ``getIntegerStrides``).
+    """``{in_dim: IntegerStride}`` when each of ``in_dims`` acts on ``out_dim`` as a stride (basis i = stride * 2^i)
+    touching bits no other dim touches, so XOR is addition; ``None`` otherwise (Triton's ``getIntegerStrides``).
 
     >>> L = LinearLayout.from_bases([("x", [[2], [4]]), ("y", [[1]])], ["out"])
     >>> get_integer_strides(L, "out", ["x"])
@@ -241,9 +239,8 @@ def ensure_layout_not_smaller_than(layout: LinearLayout, shape: dict) -> LinearL
 
 
 class ColumnAction:
-    """Reorder (or drop) the bases of one input dim: new basis i is old basis ``action[i]`` (Triton's
-    ``ColumnAction``, how a conversion permutes or skips registers).  ``apply`` acts on a layout or on the
-    list of values indexed by that dim (``2 ** in_size_log2`` of them).
+    """Reorder (or drop) the bases of one input dim: new basis i is old basis ``action[i]`` (Triton's ``ColumnAction``,
+    how a conversion permutes or skips registers), on a layout or on the ``2 ** in_size_log2`` values of that dim.
 
     >>> ColumnAction([2, 0, 1], "register", 3).apply([1, 2, 3, 4, 5, 6, 7, 8])
     [1, 5, 2, 6, 3, 7, 4, 8]
