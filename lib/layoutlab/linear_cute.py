@@ -33,10 +33,17 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
     [('dim0', [[4], [8], [16]]), ('dim1', [[1], [2]])]
     """
     op = "linear_layout_from_cute"
-    from .swizzle import ComposedLayout
+    from .swizzle import ComposedLayout, Swizzle
 
-    if isinstance(layout, ComposedLayout):
-        return _composed_to_linear_layout(layout, in_dim_names, out_dim_name)
+    if isinstance(layout, ComposedLayout):      # Sw o 0 o outer: the outer layout's F2 map, then the swizzle's
+        if layout.offset != 0:
+            raise LayoutError(f"{op}: offset {layout.offset} != 0 makes {layout} affine, not linear over F2")
+        if not isinstance(layout.inner, Swizzle):
+            raise LayoutError(f"{op}: inner {layout.inner} of {layout} is not a Swizzle")
+        outer, sw = linear_layout_from_cute(layout.outer, in_dim_names, out_dim_name), layout.inner
+        nbits = max(outer.total_out_dim_size_log2(), sw.num_base + sw.num_bits + abs(sw.num_shift))
+        swizzle = swizzle_to_linear_layout(sw, nbits, out_dim_name)
+        return LinearLayout._make(outer._bases, swizzle.in_dims).compose(swizzle)
     shape, stride = _shape_stride(layout)
     top = list(zip(shape, stride)) if isinstance(shape, (tuple, list)) else [(shape, stride)]
     in_dim_names = [f"dim{k}" for k in range(len(top))] if in_dim_names is None else list(in_dim_names)
@@ -99,23 +106,6 @@ def cute_from_linear_layout(ll: LinearLayout):
         shapes.append(one(ms or [1]))
         strides.append(one(md or [0]))
     return Layout(one(shapes), one(strides))
-
-
-def _composed_to_linear_layout(composed, in_dim_names, out_dim_name) -> LinearLayout:
-    """A swizzled ``Sw o 0 o outer`` as a LinearLayout: the outer layout's F2 map, then the swizzle's matrix
-    (a nonzero offset makes the map affine, not linear)."""
-    from .swizzle import Swizzle
-
-    if composed.offset != 0:
-        raise LayoutError(f"linear_layout_from_cute: offset {composed.offset} != 0 makes {composed} affine, "
-                          f"not linear over F2")
-    if not isinstance(composed.inner, Swizzle):
-        raise LayoutError(f"linear_layout_from_cute: inner {composed.inner} of {composed} is not a Swizzle")
-    outer = linear_layout_from_cute(composed.outer, in_dim_names, out_dim_name)
-    sw = composed.inner
-    nbits = max(outer.total_out_dim_size_log2(), sw.num_base + sw.num_bits + abs(sw.num_shift))
-    widened = LinearLayout._make(outer._bases, [(out_dim_name, 1 << nbits)])
-    return widened.compose(swizzle_to_linear_layout(sw, nbits, out_dim_name))
 
 
 def swizzle_to_linear_layout(swizzle, num_bits: int | None = None, dim: str = "offset") -> LinearLayout:
