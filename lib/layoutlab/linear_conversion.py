@@ -1,6 +1,5 @@
-"""Classifying a layout conversion between two distributed linear layouts (Triton's rule): does the data
-stay in each thread's registers, move within a warp (shuffles), or go through shared memory?
-"""
+"""Classifying a conversion between two distributed linear layouts (Triton's rule): registers, warp shuffles or
+shared memory."""
 
 from __future__ import annotations
 
@@ -16,10 +15,9 @@ __all__ = ["LayoutConversion", "layout_conversion"]
 class LayoutConversion:
     """How data moves when a tensor changes from distributed layout ``src`` to ``dst``.
 
-    ``map`` sends a destination (register, lane, warp, ...) to the source location holding the same
-    element (``dst.invert_and_compose(src)``). ``kind`` is the cheapest mechanism that suffices:
-    ``"none"`` (same layout), ``"register"`` (values only move between a thread's registers),
-    ``"warp_shuffle"`` (within a warp: shuffles), or ``"shared_memory"`` (across warps/blocks).
+    ``map`` (``dst.invert_and_compose(src)``) sends a destination (register, lane, warp, ...) to the source
+    location holding its element; ``kind``, the cheapest mechanism that suffices, is ``"none"`` (same layout),
+    ``"register"`` (within a thread), ``"warp_shuffle"`` (within a warp) or ``"shared_memory"``.
 
     >>> L = LinearLayout.identity_1d(4, "lane", "dim0")
     >>> layout_conversion(L, L)
@@ -37,13 +35,9 @@ def _trivial_over(L: LinearLayout, dims) -> bool:
 def layout_conversion(src: LinearLayout, dst: LinearLayout) -> LayoutConversion:
     """Classify converting a distributed tensor from layout ``src`` to ``dst`` (Triton's rule).
 
-    Math: C = dst.invert_and_compose(src) satisfies dst(x) = src(C(x)), i.e. C(x) is where the
-    element wanted at x lives now. If C is the identity on (block, warp, lane) and those don't mix
-    with registers, each thread already owns its data: register moves.  If only (block, warp) are
-    trivial, data stays in its warp: warp shuffles.  Otherwise it goes through shared memory.
-
-    Transposing the register order within a thread is ``"register"``; swapping a lane bit with a
-    register bit is ``"warp_shuffle"``:
+    Math: C = dst.invert_and_compose(src), dst(x) = src(C(x)).  C the identity on (block, warp, lane), not mixing
+    them with registers: ``"register"``; on (block, warp) only: ``"warp_shuffle"``; else ``"shared_memory"``.
+    Transposing a thread's registers, then swapping a lane bit with a register bit:
 
     >>> a = LinearLayout.from_bases([("register", [[1], [2]]), ("lane", [[4]])], ["dim0"])
     >>> layout_conversion(a, LinearLayout.from_bases([("register", [[2], [1]]), ("lane", [[4]])], ["dim0"])).kind

@@ -1,29 +1,17 @@
-"""The bridge between CuTe layouts and linear layouts: a CuTe layout (or swizzle, or TV layout) whose
-shapes and strides are powers of two is a linear map over F2, and back.
-
-``linear_layout_from_cute`` and ``cute_from_linear_layout`` are inverse where both exist;
-``swizzle_to_linear_layout`` writes Sw<B,M,S> as its F2 matrix; ``tv_layout_to_linear_layout`` reads a CuTe
-(thread, value) layout as Triton's register/lane/warp -> dim0/dim1.
+"""The bridge between CuTe and linear layouts: a CuTe layout, swizzle or TV layout whose shapes and strides are
+powers of two is a linear map over F2 (``linear_layout_from_cute`` and ``cute_from_linear_layout`` are inverse
+where both exist).
 """
 
 from __future__ import annotations
 
 from .errors import LayoutError
 from .inttuple import zip_leaves
-from .linear_f2 import is_pow2 as _is_pow2, log2 as _log2, next_pow2_above as _next_pow2_above
+from .linear_f2 import is_pow2, log2, next_pow2_above
 from .linear_layout import LinearLayout
 
-__all__ = [
-    "linear_layout_from_cute",
-    "cute_from_linear_layout",
-    "swizzle_to_linear_layout",
-    "tv_layout_to_linear_layout",
-]
-
-
-def _flat_modes(shape, stride):
-    """Flatten a (possibly nested) shape/stride pair into [(s, d), ...] in colexicographic order."""
-    return [(int(s), int(d)) for s, d in zip_leaves(shape, stride)]
+__all__ = ["linear_layout_from_cute", "cute_from_linear_layout", "swizzle_to_linear_layout",
+           "tv_layout_to_linear_layout"]
 
 
 def _shape_stride(layout):
@@ -35,63 +23,62 @@ def _shape_stride(layout):
 def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offset") -> LinearLayout:
     """A CuTe layout with power-of-two shapes and strides as a LinearLayout.
 
-    Math: coordinate bit j of a mode (s):(d) contributes d * 2^j to the offset; the CuTe sum is an
-    XOR (so the layout is linear over F2) exactly when every stride is 0 or a power of two and no
-    two bits land on the same offset bit.  Top-level mode k becomes input dim ``in_dim_names[k]``
-    (default ``dim0, dim1, ...``; a rank-1 layout gets one dim); the output is one dim ``offset``
-    whose size is the next power of two above the largest offset.
+    Math: coordinate bit j of a mode (s):(d) adds d * 2^j to the offset; the sum is an XOR (linear over F2)
+    exactly when every stride is 0 or a power of two and no two bits land on the same offset bit.  Top-level
+    mode k becomes input dim ``in_dim_names[k]`` (default ``dim0, dim1, ...``); the one output dim ``offset``
+    has the next power of two above the largest offset.
 
     >>> from layoutlab import Layout
     >>> linear_layout_from_cute(Layout((8, 4), (4, 1))).bases
     [('dim0', [[4], [8], [16]]), ('dim1', [[1], [2]])]
     """
     op = "linear_layout_from_cute"
-    from .swizzle import ComposedLayout
+    from .swizzle import ComposedLayout, Swizzle
 
-    if isinstance(layout, ComposedLayout):
-        return _composed_to_linear_layout(layout, in_dim_names, out_dim_name)
+    if isinstance(layout, ComposedLayout):      # Sw o 0 o outer: the outer layout's F2 map, then the swizzle's
+        if layout.offset != 0:
+            raise LayoutError(f"{op}: offset {layout.offset} != 0 makes {layout} affine, not linear over F2")
+        if not isinstance(layout.inner, Swizzle):
+            raise LayoutError(f"{op}: inner {layout.inner} of {layout} is not a Swizzle")
+        outer, sw = linear_layout_from_cute(layout.outer, in_dim_names, out_dim_name), layout.inner
+        nbits = max(outer.total_out_dim_size_log2(), sw.num_base + sw.num_bits + abs(sw.num_shift))
+        swizzle = swizzle_to_linear_layout(sw, nbits, out_dim_name)
+        return LinearLayout._make(outer._bases, swizzle.in_dims).compose(swizzle)
     shape, stride = _shape_stride(layout)
     top = list(zip(shape, stride)) if isinstance(shape, (tuple, list)) else [(shape, stride)]
-    if in_dim_names is None:
-        in_dim_names = [f"dim{k}" for k in range(len(top))]
-    in_dim_names = list(in_dim_names)
+    in_dim_names = [f"dim{k}" for k in range(len(top))] if in_dim_names is None else list(in_dim_names)
     if len(in_dim_names) != len(top):
         raise LayoutError(f"{op}: {len(in_dim_names)} in-dim names {in_dim_names} for a layout of rank {len(top)}")
-    seen = {}
-    bases, biggest = [], 0
+    seen, bases = {}, []                # seen: offset bit -> the coordinate bit adding it
     for k, (name, (s, d)) in enumerate(zip(in_dim_names, top)):
         vecs = []
-        for m, (ms, md) in enumerate(_flat_modes(s, d)):
-            if not _is_pow2(ms):
+        for ms, md in ((int(a), int(b)) for a, b in zip_leaves(s, d)):
+            if not is_pow2(ms):
                 raise LayoutError(
                     f"{op}: mode {k} has extent {ms} in shape {shape}, not a power of two; a linear layout "
-                    f"over F2 needs 2^k extents (pad the tile to {_next_pow2_above(ms - 1)} or use the CuTe layout)")
-            if md != 0 and not _is_pow2(md):
+                    f"over F2 needs 2^k extents (pad the tile to {next_pow2_above(ms - 1)} or use the CuTe layout)")
+            if md != 0 and not is_pow2(md):
                 raise LayoutError(
                     f"{op}: mode {k} has stride {md} in {stride}, neither 0 nor a power of two, so offsets "
                     f"carry between bits and the map is not linear over F2")
-            for j in range(_log2(ms)):
-                v = md << j if md else 0
+            for v in (md << j for j in range(log2(ms))):
+                if v in seen:
+                    raise LayoutError(
+                        f"{op}: coordinate bits {seen[v]} and ({name}, bit {len(vecs)}) both add {v} to the "
+                        f"offset; the sum then carries and is not an XOR (the layout is not linear)")
                 if v:
-                    if v in seen:
-                        raise LayoutError(
-                            f"{op}: coordinate bits {seen[v]} and ({name}, bit {len(vecs)}) both add {v} to the "
-                            f"offset; the sum then carries and is not an XOR (the layout is not linear)")
                     seen[v] = (name, len(vecs))
-                biggest |= v
                 vecs.append([v])
         bases.append((name, vecs))
-    return LinearLayout(bases, [(out_dim_name, _next_pow2_above(biggest))], require_surjective=False)
+    return LinearLayout(bases, [(out_dim_name, next_pow2_above(max(seen, default=0)))], require_surjective=False)
 
 
 def cute_from_linear_layout(ll: LinearLayout):
     """Back from a LinearLayout to a CuTe ``Layout``, when one exists.
 
-    Each input dim becomes a top-level mode; each input bit whose (flattened) image is 0 or a single
-    power of two becomes a size-2 sub-mode with that stride, and runs of bits with doubling strides
-    merge (``2,2,2 : 1,2,4`` -> ``8:1``).  An image with two or more set bits (an XOR, e.g. a
-    swizzle) has no CuTe Layout: that is a ``LayoutError`` naming the bit (use a ComposedLayout).
-    Several output dims flatten with the first output dim least significant (CuTe's colex order).
+    Each input dim becomes a top-level mode; each input bit whose (flattened, first out-dim least significant)
+    image is 0 or a power of two a size-2 sub-mode with that stride, runs with doubling strides merged
+    (``2,2,2 : 1,2,4`` -> ``8:1``).  An image with several set bits (an XOR: a swizzle) is a ``LayoutError``.
 
     >>> from layoutlab import Layout
     >>> cute_from_linear_layout(linear_layout_from_cute(Layout((8, 64), (64, 1))))
@@ -99,9 +86,11 @@ def cute_from_linear_layout(ll: LinearLayout):
     """
     from .layout import Layout  # the algebra module's Layout; imported late to keep this module standalone
 
-    flat = ll.flatten_outs()
+    def one(xs):                        # a single mode stands alone
+        return xs[0] if len(xs) == 1 else tuple(xs)
+
     shapes, strides = [], []
-    for d, vs in flat._bases:
+    for d, vs in ll.flatten_outs()._bases:
         ms, md = [], []
         for i, (v,) in enumerate(vs):
             if v & (v - 1):
@@ -109,43 +98,21 @@ def cute_from_linear_layout(ll: LinearLayout):
                     f"cute_from_linear_layout: bit {i} of in-dim '{d}' maps to {v} = 0b{v:b}, a sum of several "
                     f"offset bits (an XOR); a CuTe Layout can only add strides - express it as a Swizzle "
                     f"composed with a Layout instead")
-            if ms and ((md[-1] and v == md[-1] * ms[-1]) or (md[-1] == 0 and v == 0)):
+            if ms and v == md[-1] * ms[-1]:     # doubling the previous run's stride (or 0 after 0) extends it
                 ms[-1] *= 2
             else:
                 ms.append(2)
                 md.append(v)
-        if not ms:
-            ms, md = [1], [0]
-        shapes.append(ms[0] if len(ms) == 1 else tuple(ms))
-        strides.append(md[0] if len(md) == 1 else tuple(md))
-    if len(shapes) == 1:
-        return Layout(shapes[0], strides[0])
-    return Layout(tuple(shapes), tuple(strides))
-
-
-def _composed_to_linear_layout(composed, in_dim_names, out_dim_name) -> LinearLayout:
-    """A swizzled ``Sw o 0 o outer`` as a LinearLayout: the outer layout's F2 map, then the swizzle's matrix
-    (a nonzero offset makes the map affine, not linear)."""
-    from .swizzle import Swizzle
-
-    if composed.offset != 0:
-        raise LayoutError(f"linear_layout_from_cute: offset {composed.offset} != 0 makes {composed} affine, "
-                          f"not linear over F2")
-    if not isinstance(composed.inner, Swizzle):
-        raise LayoutError(f"linear_layout_from_cute: inner {composed.inner} of {composed} is not a Swizzle")
-    outer = linear_layout_from_cute(composed.outer, in_dim_names, out_dim_name)
-    sw = composed.inner
-    nbits = max(outer.total_out_dim_size_log2(), sw.num_base + sw.num_bits + abs(sw.num_shift))
-    widened = LinearLayout(outer.bases, [(out_dim_name, 1 << nbits)], require_surjective=False)
-    return widened.compose(swizzle_to_linear_layout(sw, nbits, out_dim_name))
+        shapes.append(one(ms or [1]))
+        strides.append(one(md or [0]))
+    return Layout(one(shapes), one(strides))
 
 
 def swizzle_to_linear_layout(swizzle, num_bits: int | None = None, dim: str = "offset") -> LinearLayout:
     """The swizzle Sw<B,M,S> as an invertible F2 map on offset bits ``dim -> dim``.
 
-    Math: Sw(x) = x XOR ((x & yyy_mask) >> S) with yyy_mask the B bits starting at M+S, so bit
-    M+S+i of x also flips bit M+i (for S>0).  In matrix form Sw = I + E where E has ones at
-    (M+i, M+S+i): an involution since E^2 = 0.  ``num_bits`` defaults to M+B+|S|.
+    Math: Sw(x) = x XOR ((x & yyy_mask) >> S), yyy_mask the B bits from M+S, so bit M+S+i also flips bit M+i
+    (S>0): Sw = I + E with ones of E at (M+i, M+S+i), an involution since E^2 = 0.  ``num_bits`` defaults to M+B+|S|.
 
     >>> from layoutlab import Swizzle
     >>> swizzle_to_linear_layout(Swizzle(1, 0, 1), 2).bases      # bit 1 also flips bit 0
@@ -162,9 +129,8 @@ def swizzle_to_linear_layout(swizzle, num_bits: int | None = None, dim: str = "o
 def tv_layout_to_linear_layout(tv_layout, tile_mn, threads_per_warp: int = 32) -> LinearLayout:
     """A CuTe TV layout (thread, value) -> index of an M x N tile, as register/lane/warp -> dim0/dim1.
 
-    The tile index is CuTe's colexicographic ``m + M*n``; thread bits below ``threads_per_warp``
-    become ``lane``, the rest ``warp``; value bits become ``register``.  Output dims: ``dim0`` = m
-    (size M), ``dim1`` = n (size N), the convention of Triton/Gluon.
+    The tile index is CuTe's colexicographic ``m + M*n``; thread bits below ``threads_per_warp`` become ``lane``,
+    the rest ``warp``, value bits ``register``; the output dims ``dim0`` = m, ``dim1`` = n (Triton/Gluon's).
 
     >>> from layoutlab import Layout
     >>> tv_layout_to_linear_layout(Layout(((8, 4, 2), (2, 2)), ((32, 2, 8), (16, 1))), (16, 16)).bases[0]
@@ -173,24 +139,18 @@ def tv_layout_to_linear_layout(tv_layout, tile_mn, threads_per_warp: int = 32) -
     op = "tv_layout_to_linear_layout"
     M, N = (int(x) for x in tile_mn)
     for what, x in (("M", M), ("N", N), ("threads_per_warp", threads_per_warp)):
-        if not _is_pow2(x):
+        if not is_pow2(x):
             raise LayoutError(f"{op}: {what}={x} is not a power of two")
     shape, stride = _shape_stride(tv_layout)
     if not (isinstance(shape, (tuple, list)) and len(shape) == 2):
         raise LayoutError(f"{op}: a TV layout has two top-level modes (thread, value), got shape {shape}")
-    flat = linear_layout_from_cute(tv_layout, ["thread", "value"], "idx")
-    tbits = [v for (v,) in dict(flat._bases)["thread"]]
-    vbits = [v for (v,) in dict(flat._bases)["value"]]
-    lane_bits = _log2(threads_per_warp)
-
-    def split(v):
-        if v >= M * N:
-            raise LayoutError(f"{op}: the layout reaches index {v}, outside the {M}x{N} tile")
-        return [v % M, v // M]
-
-    bases = [("register", [split(v) for v in vbits]),
-             ("lane", [split(v) for v in tbits[:lane_bits]] + [[0, 0]] * max(0, lane_bits - len(tbits))),
-             ("warp", [split(v) for v in tbits[lane_bits:]])]
-    return LinearLayout(bases, [("dim0", M), ("dim1", N)], require_surjective=False)
+    threads, values = (vs for _, vs in linear_layout_from_cute(tv_layout, ["thread", "value"], "idx")._bases)
+    bad = [v for (v,) in values + threads if v >= M * N]
+    if bad:
+        raise LayoutError(f"{op}: the layout reaches index {bad[0]}, outside the {M}x{N} tile")
+    lanes = log2(threads_per_warp)
+    flat = LinearLayout._make([("register", values), ("lane", threads[:lanes] + ((0,),) * (lanes - len(threads))),
+                               ("warp", threads[lanes:])], [("idx", M * N)])
+    return flat.reshape_outs([("dim0", M), ("dim1", N)])
 
 

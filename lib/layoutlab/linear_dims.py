@@ -1,12 +1,11 @@
-"""Reshaping and restricting a linear layout's named dims: ``sublayout``, ``transpose_*``, ``reshape_*``,
-``flatten_*``, ``rename_in_dim``, ``quotient`` (Triton's names in snake case).  A mixin of
+"""Reshaping and restricting a linear layout's named dims (Triton's names in snake case): a mixin of
 :class:`~layoutlab.linear_layout.LinearLayout`, kept apart so the class module reads as the F2 algebra.
 """
 
 from __future__ import annotations
 
 from .errors import LayoutError
-from .linear_f2 import check_size, log2
+from .linear_f2 import bit_offsets, check_size
 
 
 class DimensionOps:
@@ -23,14 +22,13 @@ class DimensionOps:
         [('i', [[1]])]
         """
         for d in in_dim_names:
-            self._need_in(d, "sublayout")
+            self._in_bases(d, "sublayout")
         for d in out_dim_names:
-            self._need_out(d, "sublayout")
-        ins = [d for d in self.get_in_dim_names() if d in set(in_dim_names)]
-        keep = [k for k, (o, _) in enumerate(self._out_dims) if o in set(out_dim_names)]
-        table = dict(self._bases)
-        return self._make([(d, [[v[k] for k in keep] for v in table[d]]) for d in ins],
-                                  [self._out_dims[k] for k in keep])
+            self._out_index(d, "sublayout")
+        ins, outs = set(in_dim_names), set(out_dim_names)
+        keep = [k for k, (o, _) in enumerate(self._out_dims) if o in outs]
+        return self._make([(d, [[v[k] for k in keep] for v in vs]) for d, vs in self._bases if d in ins],
+                          [self._out_dims[k] for k in keep])
 
     def sublayout_is_zero(self, in_dim_names, out_dim_names) -> bool:
         """Whether the given input dims send nothing into the given output dims (Triton's ``sublayoutIsZero``).
@@ -49,10 +47,8 @@ class DimensionOps:
         >>> (LinearLayout.identity_1d(4, "i", "o") * LinearLayout.zeros_1d(2, "j", "o")).sublayout_is_identity(["i"], ["o"])
         True
         """
-        flat = self.sublayout(in_dim_names, out_dim_names).flatten_outs()
-        if not flat._out_dims:
-            return True
-        return all(v[0] == 1 << b for b, v in enumerate(v for _, vs in flat._bases for v in vs))
+        sub = self.sublayout(in_dim_names, out_dim_names)
+        return not sub._out_dims or sub._columns() == [1 << b for b in range(sub.total_in_dim_size_log2())]
 
     def transpose_ins(self, names) -> "LinearLayout":
         """Same map with the input dims reordered to ``names``.
@@ -62,8 +58,7 @@ class DimensionOps:
         [('b', [[2]]), ('a', [[1]])]
         """
         table = dict(self._bases)
-        if set(names) != set(table) or len(names) != len(table):
-            raise LayoutError(f"transpose_ins: {list(names)} is not a reordering of {list(table)}")
+        _check_reordering("transpose_ins", names, list(table))
         return self._make([(d, table[d]) for d in names], self._out_dims)
 
     def transpose_outs(self, names) -> "LinearLayout":
@@ -73,12 +68,8 @@ class DimensionOps:
         >>> (LinearLayout.identity_1d(2, "i", "a") * LinearLayout.identity_1d(2, "i", "b")).transpose_outs(["b", "a"]).bases
         [('i', [[0, 1], [1, 0]])]
         """
-        cur = self.get_out_dim_names()
-        if set(names) != set(cur) or len(names) != len(cur):
-            raise LayoutError(f"transpose_outs: {list(names)} is not a reordering of {cur}")
-        perm = [cur.index(n) for n in names]
-        return self._make([(d, [[v[p] for p in perm] for v in vs]) for d, vs in self._bases],
-                                  [self._out_dims[p] for p in perm])
+        _check_reordering("transpose_outs", names, self.get_out_dim_names())
+        return self._make(self._bases_over(names).items(), [(n, dict(self._out_dims)[n]) for n in names])
 
     def flatten_ins(self) -> "LinearLayout":
         """Merge all input dims into one named like the first (its bits first), as Triton's ``flattenIns``;
@@ -102,13 +93,9 @@ class DimensionOps:
         """
         if not self._out_dims:
             return self
-        shifts, s = [], 0
-        for _, size in self._out_dims:
-            shifts.append(s)
-            s += log2(size)
-        name = name or self._out_dims[0][0]
-        return self._make(
-            [(d, [[sum(x << sh for x, sh in zip(v, shifts))] for v in vs]) for d, vs in self._bases], [(name, 1 << s)])
+        shifts = bit_offsets(s for _, s in self._out_dims)
+        return self._make([(d, [[sum(x << sh for x, sh in zip(v, shifts))] for v in vs]) for d, vs in self._bases],
+                          [(name or self._out_dims[0][0], 1 << shifts[-1])])
 
     def reshape_ins(self, new_in_dims) -> "LinearLayout":
         """Re-split the flat sequence of input bits into ``[(name, size), ...]``.
@@ -118,16 +105,10 @@ class DimensionOps:
         [('a', [[1]]), ('b', [[2], [4]])]
         """
         flat = [v for _, vs in self._bases for v in vs]
-        for _, s in new_in_dims:
-            check_size("reshape_ins", s)
-        if sum(log2(s) for _, s in new_in_dims) != len(flat):
+        starts = _checked_offsets("reshape_ins", new_in_dims)
+        if starts[-1] != len(flat):
             raise LayoutError(f"reshape_ins: sizes {new_in_dims} do not total 2^{len(flat)} input elements")
-        new, i = [], 0
-        for d, s in new_in_dims:
-            n = log2(s)
-            new.append((d, flat[i:i + n]))
-            i += n
-        return self._make(new, self._out_dims)
+        return self._make([(d, flat[i:j]) for (d, _), i, j in zip(new_in_dims, starts, starts[1:])], self._out_dims)
 
     def reshape_outs(self, new_out_dims) -> "LinearLayout":
         """Re-split the flattened output (first out-dim least significant) into ``[(name, size), ...]``.
@@ -136,25 +117,12 @@ class DimensionOps:
         >>> LinearLayout.identity_1d(8, "i", "o").reshape_outs([("a", 2), ("b", 4)]).bases
         [('i', [[1, 0], [0, 1], [0, 2]])]
         """
-        for _, s in new_out_dims:
-            check_size("reshape_outs", s)
-        total = sum(log2(s) for _, s in new_out_dims)
-        if total != self.total_out_dim_size_log2():
+        shifts = _checked_offsets("reshape_outs", new_out_dims)
+        if shifts[-1] != self.total_out_dim_size_log2():
             raise LayoutError(f"reshape_outs: sizes {new_out_dims} do not total the output size "
                               f"2^{self.total_out_dim_size_log2()}")
-        flat = self.flatten_outs()
-        new = []
-        for d, vs in flat._bases:
-            vecs = []
-            for v in vs:
-                b = v[0] if v else 0
-                vec = []
-                for _, s in new_out_dims:
-                    vec.append(b % s)
-                    b //= s
-                vecs.append(vec)
-            new.append((d, vecs))
-        return self._make(new, [(n, int(s)) for n, s in new_out_dims])
+        vectors = [[(b >> sh) & (s - 1) for (_, s), sh in zip(new_out_dims, shifts)] for b in self._columns()]
+        return self._make([("_flat", vectors)], new_out_dims).reshape_ins(self.in_dims)
 
     def rename_in_dim(self, old: str, new: str) -> "LinearLayout":
         """The same layout with input dim ``old`` called ``new`` (Triton's ``renameInDim``).
@@ -163,7 +131,7 @@ class DimensionOps:
         >>> LinearLayout.identity_1d(4, "i", "o").rename_in_dim("i", "lane").bases
         [('lane', [[1], [2]])]
         """
-        self._need_in(old, "rename_in_dim")
+        self._in_bases(old, "rename_in_dim")
         if new != old and new in self.get_in_dim_names():
             raise LayoutError(f"rename_in_dim: '{new}' is already an input dim of {self.get_in_dim_names()}")
         return self._make([(new if d == old else d, vs) for d, vs in self._bases], self._out_dims)
@@ -186,17 +154,22 @@ class DimensionOps:
         """Triton's ``isTrivialOver``: as a block matrix [[A, B], [C, D]] over (other dims, ``dims``), D is
         the identity and B, C are zero."""
         ins, outs = self.get_in_dim_names(), self.get_out_dim_names()
-        if any(d not in ins and d not in outs for d in dims):
+        if not set(dims) <= set(ins) & set(outs):
             return False
-        if not dims:
-            return True
-        if any(d not in ins or d not in outs or self.get_in_dim_size(d) != self.get_out_dim_size(d) for d in dims):
-            return False
-        square = self.sublayout(dims, dims)
-        outs_sq = square.get_out_dim_names()
-        # each dim the identity onto itself (dims matched by name, so their order in ins and outs may differ)
-        if any(list(v) != [1 << i if o == d else 0 for o in outs_sq] for d, vs in square._bases for i, v in enumerate(vs)):
-            return False
-        return (self.sublayout_is_zero([d for d in ins if d not in dims], dims)
+        square = self.sublayout(dims, dims)     # dims matched by name: their order in ins and outs may differ
+        return (square.transpose_outs(square.get_in_dim_names()) == self._identity(square.in_dims)
+                and self.sublayout_is_zero([d for d in ins if d not in dims], dims)
                 and self.sublayout_is_zero(dims, [d for d in outs if d not in dims]))
+
+
+def _checked_offsets(op, dims):
+    """``bit_offsets`` of ``[(name, size), ...]`` whose sizes ``op`` checks are powers of two."""
+    for _, s in dims:
+        check_size(op, s)
+    return bit_offsets(s for _, s in dims)
+
+
+def _check_reordering(op, names, current):
+    if set(names) != set(current) or len(names) != len(current):
+        raise LayoutError(f"{op}: {list(names)} is not a reordering of {current}")
 

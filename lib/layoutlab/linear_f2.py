@@ -1,10 +1,10 @@
-"""Linear algebra over F2 on bit-packed matrices, and the small helpers every linear-layout module shares.
-
-A matrix is a list of ints, one per row, bit c of a row being column c (Triton packs its matrices the
-same way for ``f2reduce``).  Nothing here knows about named dims; ``LinearLayout`` builds on it.
+"""Linear algebra over F2 on bit-packed matrices (one int per row, bit c = column c, as Triton packs them for
+``f2reduce``) and the small helpers every linear-layout module shares; nothing here knows about named dims.
 """
 
 from __future__ import annotations
+
+from itertools import accumulate
 
 from .errors import LayoutError
 
@@ -12,7 +12,7 @@ __all__ = ["rref_f2", "supremum"]
 
 
 def is_pow2(n) -> bool:
-    return isinstance(n, int) and not isinstance(n, bool) and n > 0 and (n & (n - 1)) == 0
+    return isinstance(n, int) and not isinstance(n, bool) and n > 0 and not n & (n - 1)
 
 
 def log2(n: int) -> int:
@@ -24,38 +24,35 @@ def next_pow2_above(v: int) -> int:
     return 1 << v.bit_length()
 
 
-def rref_f2(rows: list[int], num_cols: int) -> list[int]:
-    """Reduced row-echelon form over F2 of a matrix stored one int per row (bit c = column c).
+def bit_offsets(sizes):
+    """Where the bits of each power-of-two size start, stacked first lowest, then the total: [2, 8] -> [0, 1, 4]."""
+    return list(accumulate(map(log2, sizes), initial=0))
 
-    Columns are scanned from bit 0 upward; the result lists the nonzero pivot rows by increasing
-    pivot column, followed by zero rows, so it is unique (the same as Triton's ``f2reduce``).
+
+def rref_f2(rows: list[int], num_cols: int) -> list[int]:
+    """Reduced row-echelon form over F2 of a matrix stored one int per row (bit c = column c): the nonzero pivot
+    rows by increasing pivot column (scanned from bit 0), then zero rows, unique (as Triton's ``f2reduce``).
 
     >>> rref_f2([0b11, 0b01], 2)
     [1, 2]
     """
-    m = list(rows)
-    r = 0
-    for c in range(num_cols):
-        bit = 1 << c
+    m, r = list(rows), 0
+    for bit in (1 << c for c in range(num_cols)):
         pivot = next((i for i in range(r, len(m)) if m[i] & bit), None)
-        if pivot is None:
-            continue
-        m[r], m[pivot] = m[pivot], m[r]
-        for i in range(len(m)):
-            if i != r and m[i] & bit:
-                m[i] ^= m[r]
-        r += 1
+        if pivot is not None:
+            m[r], m[pivot] = m[pivot], m[r]
+            m = [x ^ m[r] if i != r and x & bit else x for i, x in enumerate(m)]
+            r += 1
     return m
 
 
 def rank_f2(rows: list[int], num_cols: int) -> int:
-    return sum(1 for row in rref_f2(rows, num_cols) if row)
+    return sum(map(bool, rref_f2(rows, num_cols)))
 
 
 def supremum(x: list, y: list, what: str = "supremum: the lists") -> list:
     """Shortest list holding x and y as subsequences, preferring x's items when free to choose (Triton's
-    ``supremum``: how ``*`` orders the dims of its operands).  Lists that order two common items
-    differently have none: a ``LayoutError``.
+    ``supremum``: how ``*`` orders its operands' dims); lists ordering two common items differently have none.
 
     >>> supremum(["block", "lane"], ["register", "warp", "lane"])
     ['block', 'register', 'warp', 'lane']
@@ -63,35 +60,18 @@ def supremum(x: list, y: list, what: str = "supremum: the lists") -> list:
     if [d for d in x if d in y] != [d for d in y if d in x]:
         raise LayoutError(f"{what} {list(x)} and {list(y)} order their common items differently, so no "
                           f"list contains both in order; common dims must keep the same relative order")
-    pos_x = {d: i for i, d in enumerate(x)}
-    pos_y = {d: i for i, d in enumerate(y)}
-    out, i, j = [], 0, 0
-    while True:
-        while i < len(x) and x[i] in out:
-            i += 1
-        while j < len(y) and y[j] in out:
-            j += 1
-        if i >= len(x) and j >= len(y):
-            return out
-        if i < len(x) and j < len(y) and x[i] == y[j]:
-            out.append(x[i])
-            continue
-        cand_x = pos_y[x[i]] if i < len(x) and x[i] in pos_y and pos_y[x[i]] >= j else None
-        cand_y = pos_x[y[j]] if j < len(y) and y[j] in pos_x and pos_x[y[j]] >= i else None
-        if i < len(x) and cand_x is None:
-            out.append(x[i])
-        elif j < len(y) and cand_y is None:
-            out.append(y[j])
-        elif cand_x <= cand_y:
-            out.append(x[i])
-        else:
-            out.append(y[j])
+    out, j = [], 0
+    for d in x:
+        if d in y:                      # a common item: first y's items before it (none of them common)
+            k = y.index(d)
+            out += y[j:k]
+            j = k + 1
+        out.append(d)
+    return out + list(y[j:])
 
 
 def check_size(op, size, allow_zero=False):
-    if allow_zero and size == 0:
-        return
-    if not is_pow2(size):
+    if not is_pow2(size) and not (allow_zero and size == 0):
         raise LayoutError(f"{op}: size {size} is not a power of two; linear layouts index bits, so every "
                           f"dimension has 2^k elements")
 
@@ -101,30 +81,22 @@ def cols_to_rows(cols: list[int], n: int) -> list[int]:
     return [sum(((col >> r) & 1) << c for c, col in enumerate(cols)) for r in range(n)]
 
 
-def column_rank(cols: list[int], n: int) -> int:
-    """The rank over F2 of the n-row matrix whose columns are the ints ``cols``."""
-    return rank_f2(cols_to_rows(cols, n), len(cols))
-
-
 def spans_meet(cols_x: list[int], cols_y: list[int], n: int) -> bool:
-    """Whether the spans of two sets of n-bit columns share a nonzero vector (rank x + rank y > rank of both)."""
-    return column_rank(cols_x, n) + column_rank(cols_y, n) > column_rank(cols_x + cols_y, n)
+    """Whether the spans of two sets of n-bit columns share a nonzero vector (rank x + rank y > rank of both; the
+    rank of a matrix is that of its transpose, so the columns serve as rows)."""
+    return rank_f2(cols_x, n) + rank_f2(cols_y, n) > rank_f2(cols_x + cols_y, n)
+
+
+def pivot_columns(rows, num_cols):
+    """``{pivot column: row}`` of the RREF of a matrix stored one int per row."""
+    return {(r & -r).bit_length() - 1: r for r in rref_f2(rows, num_cols) if r}
 
 
 def solve_f2(b_rows: list[int], a_rows: list[int], num_b: int, num_a: int) -> list[int] | None:
-    """The minimal-norm X with B X = A over F2 (Triton's ``lstsq``), as its columns (one int of ``num_b`` bits
-    per column of A), or ``None`` when some column of A is outside the image of B.
-
-    RREF of the augmented matrix [B | A]: a pivot in B's columns fixes that bit of X, free bits are set to
-    zero (the minimal-norm choice); a pivot in A's columns is a value of A that B never reaches."""
-    rows = [b | (a << num_b) for b, a in zip(b_rows, a_rows)]
-    pivot_rows = {}
-    for r in rref_f2(rows, num_b + num_a):
-        if not r:
-            continue
-        c = (r & -r).bit_length() - 1
-        if c >= num_b:
-            return None
-        pivot_rows[c] = r >> num_b
-    x_rows = [pivot_rows.get(r, 0) for r in range(num_b)]
-    return [sum(((x_rows[r] >> c) & 1) << r for r in range(num_b)) for c in range(num_a)]
+    """The minimal-norm X with B X = A over F2 (Triton's ``lstsq``) as its columns, or ``None`` when some column of
+    A is outside the image of B: in the RREF of [B | A] a pivot in B's columns fixes that bit of X, free bits are
+    zero (the minimal norm), and a pivot in A's columns is a value of A that B never reaches."""
+    pivots = pivot_columns([b | (a << num_b) for b, a in zip(b_rows, a_rows)], num_b + num_a)
+    if any(c >= num_b for c in pivots):
+        return None
+    return cols_to_rows([pivots.get(r, 0) >> num_b for r in range(num_b)], num_a)

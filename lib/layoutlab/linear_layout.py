@@ -1,19 +1,17 @@
-"""The ``LinearLayout`` class: maps between named bit-vectors over F2, with Triton's names and semantics.
-
-L(x) = M x over F2 (XOR of the bases of the set input bits; ``compose`` is matrix product, ``invert`` the
-inverse).  The class follows Triton's Python binding name for name and argument for argument (``from_bases``,
-``identity_1d``, ``apply``, ``compose``, ``*``, ``invert_and_compose``, ...) and the rest of Triton's C++
-class in snake case (``flatten_ins``, ``quotient``, ``sublayout_is_zero``, ...); it prints like Triton and is
-checked against it in ``tests/test_linear_triton.py`` and ``tests/test_peer_triton_ll.py``.  The public
-constructor validates; results of the algebra take an unchecked internal path; the rank is computed once.
+"""The ``LinearLayout`` class: maps between named bit-vectors over F2, L(x) = M x, with Triton's names and semantics
+(checked against Triton in ``tests/test_linear_triton.py`` and ``tests/test_peer_triton_ll.py``).  The public
+constructor validates; results of the algebra take the unchecked ``_make``; the rank is computed once.
 """
 
 from __future__ import annotations
 
+from functools import reduce
+from operator import mul, or_, xor
+
 from .errors import LayoutError
 from .linear_dims import DimensionOps
-from .linear_f2 import check_size as _check_size, is_pow2 as _is_pow2, log2 as _log2
-from .linear_f2 import next_pow2_above as _next_pow2_above, rank_f2 as _rank, rref_f2, solve_f2, spans_meet, supremum
+from .linear_f2 import bit_offsets, check_size, cols_to_rows, is_pow2, log2, next_pow2_above, pivot_columns
+from .linear_f2 import rank_f2 as _rank, rref_f2, solve_f2, spans_meet, supremum
 
 __all__ = ["LinearLayout", "rref_f2", "supremum"]
 
@@ -21,17 +19,12 @@ __all__ = ["LinearLayout", "rref_f2", "supremum"]
 class LinearLayout(DimensionOps):
     """A linear map over F2 from named input dims to named output dims (Triton's ``LinearLayout``).
 
-    Math: each named input dim (``register``, ``lane``, ``warp``, ``offset``, ...) and output dim (``dim0``,
-    ...) has a power-of-two size.  With the input bits stacked in a column vector x (dims in order, LSB
-    first) the layout is L(x) = M x over F2; ``bases[d][i]`` is column "bit i of input dim d" of M, split
-    into one integer per output dim.  ``apply`` XORs the bases of the set input bits.
+    Math: every dim has a power-of-two size; with the input bits stacked in x (dims in order, LSB first),
+    L(x) = M x over F2, where ``bases[d][i]`` is column "bit i of input dim d" of M, one integer per output dim.
+    The blocked layout of Triton's tutorial (2 warps, 16x16):
 
-    Example (the blocked layout of Triton's tutorial, 2 warps, 16x16):
-
-    >>> L = LinearLayout.from_bases(
-    ...     [("register", [[0, 1], [1, 0]]),
-    ...      ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]),
-    ...      ("warp", [[8, 0]])], ["dim0", "dim1"])
+    >>> L = LinearLayout.from_bases([("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]),
+    ...                              ("warp", [[8, 0]])], ["dim0", "dim1"])
     >>> L.apply({"register": 3, "lane": 9, "warp": 1})      # 3 -> (1,1); 9 = 1+8 -> (2,2)
     {'dim0': 11, 'dim1': 3}
     """
@@ -40,8 +33,8 @@ class LinearLayout(DimensionOps):
 
     # ------------------------------------------------------------------ construction
     def __init__(self, bases, out_dims, require_surjective: bool = True):
-        """Build from ``bases`` = [(in_dim, [[v_out0, v_out1, ...], ...]), ...] and
-        ``out_dims`` = [(out_dim, size), ...], checking every invariant; prefer :meth:`from_bases`.
+        """From ``bases`` = [(in_dim, [[v_out0, ...], ...]), ...] and ``out_dims`` = [(out_dim, size), ...],
+        checking every invariant; prefer :meth:`from_bases`.
 
         >>> LinearLayout([("lane", [[1], [2]])], [("dim0", 4)]).in_dims
         [('lane', 4)]
@@ -50,35 +43,26 @@ class LinearLayout(DimensionOps):
         bases = list(bases.items()) if isinstance(bases, dict) else list(bases)
         out_dims = list(out_dims)
         names = [n for n, _ in out_dims]
-        if len(set(names)) != len(names):
-            raise LayoutError(f"{op}: out-dim names {names} repeat; each output dim must be named once")
-        in_names = [n for n, _ in bases]
-        if len(set(in_names)) != len(in_names):
-            raise LayoutError(f"{op}: in-dim names {in_names} repeat; each input dim must be named once")
+        for kind, dims in (("out", names), ("in", [n for n, _ in bases])):
+            if len(set(dims)) != len(dims):
+                raise LayoutError(f"{op}: {kind}-dim names {dims} repeat; each {kind}put dim must be named once")
         for name, size in out_dims:
-            if not _is_pow2(size):
-                raise LayoutError(
-                    f"{op}: out-dim '{name}' has size {size}; linear layouts need power-of-two sizes "
-                    f"(e.g. {_next_pow2_above(max(int(size), 1) - 1) if isinstance(size, int) and size > 0 else 1})")
-        clean = []
-        for in_dim, vectors in bases:
-            vecs = []
+            if not is_pow2(size):
+                raise LayoutError(f"{op}: out-dim '{name}' has size {size}; linear layouts need power-of-two sizes "
+                                  f"(e.g. {next_pow2_above(size - 1) if isinstance(size, int) and size > 0 else 1})")
+        clean = [(d, [[int(x) for x in v] for v in vs]) for d, vs in bases]
+        for in_dim, vectors in clean:
             for i, v in enumerate(vectors):
-                v = [int(x) for x in v]
                 if len(v) != len(out_dims):
                     raise LayoutError(
                         f"{op}: basis {i} of in-dim '{in_dim}' is {v} with {len(v)} entries; every basis "
                         f"needs one entry per out-dim {names}")
                 for (oname, osize), x in zip(out_dims, v):
-                    if x < 0 or x >= osize:
+                    if not 0 <= x < osize:
                         raise LayoutError(
                             f"{op}: basis {i} of in-dim '{in_dim}' has value {x} for out-dim '{oname}', "
                             f"out of range; values must lie in [0, {osize})")
-                vecs.append(tuple(v))
-            clean.append((in_dim, tuple(vecs)))
-        self._bases = tuple(clean)
-        self._out_dims = tuple((n, int(s)) for n, s in out_dims)
-        self._rank_cache = None
+        self._set(clean, out_dims)
         if require_surjective and not self.is_surjective():
             raise LayoutError(
                 f"{op}: the layout is not surjective (some output is reached by no input), but "
@@ -86,34 +70,30 @@ class LinearLayout(DimensionOps):
 
     @classmethod
     def _make(cls, bases, out_dims) -> "LinearLayout":
-        """The internal, unchecked constructor: ``bases`` as [(in_dim, [basis, ...])] with in-range values
-        and ``out_dims`` as [(name, power of two)], both already valid (results of the algebra)."""
-        self = object.__new__(cls)
+        """The unchecked constructor, for valid ``bases`` and ``out_dims`` (results of the algebra)."""
+        return object.__new__(cls)._set(bases, out_dims)
+
+    def _set(self, bases, out_dims):
         self._bases = tuple((d, tuple(tuple(v) for v in vs)) for d, vs in bases)
-        self._out_dims = tuple(out_dims)
+        self._out_dims = tuple((n, int(s)) for n, s in out_dims)
         self._rank_cache = None
         return self
 
     @staticmethod
     def from_bases(bases, out_dim_names, out_dim_sizes=None, require_surjective: bool = True) -> "LinearLayout":
-        """Triton's ``LinearLayout.from_bases``.
-
-        ``bases`` is a list of ``(in_dim, [basis, ...])`` where basis i of ``in_dim`` is the image of
-        input value 2^i, one integer per name in ``out_dim_names``.  Without ``out_dim_sizes`` each
-        out-dim gets the smallest power of two above its largest basis value, and the layout must
-        then be surjective (as in Triton).
+        """Triton's ``LinearLayout.from_bases``: basis i of ``in_dim`` in ``[(in_dim, [basis, ...]), ...]`` is the
+        image of 2^i, one integer per out-dim.  Without ``out_dim_sizes`` each out-dim gets the smallest power of
+        two above its largest basis value, and the layout must then be surjective (as in Triton).
 
         >>> LinearLayout.from_bases([("lane", [[1], [2]])], ["dim0"]).out_dims
         [('dim0', 4)]
         """
         out_dim_names = list(out_dim_names)
-        if out_dim_sizes is None:
-            sizes = {n: 1 for n in out_dim_names}
-            for _, vectors in bases:
-                for v in vectors:
-                    for n, x in zip(out_dim_names, v):
-                        sizes[n] = max(sizes[n], _next_pow2_above(int(x)) if int(x) >= 0 else 1)
-            return LinearLayout(bases, [(n, sizes[n]) for n in out_dim_names], True)
+        if out_dim_sizes is None:           # each out-dim as small as its bases allow; then it must be surjective
+            values = [[max(int(x), 0) for x in v] for _, vs in bases for v in vs]
+            out_dim_sizes = [next_pow2_above(max([0] + [v[k] for v in values if k < len(v)]))
+                             for k in range(len(out_dim_names))]
+            require_surjective = True
         out_dim_sizes = list(out_dim_sizes)
         if len(out_dim_sizes) != len(out_dim_names):
             raise LayoutError(
@@ -137,10 +117,8 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.identity_1d(8, "lane", "dim0").bases
         [('lane', [[1], [2], [4]])]
         """
-        _check_size("identity_1d", size, allow_zero=True)
-        if size == 0:
-            return LinearLayout.empty()
-        return LinearLayout._make([(in_dim, [[1 << i] for i in range(_log2(size))])], [(out_dim, size)])
+        check_size("identity_1d", size, allow_zero=True)
+        return LinearLayout.strided_1d(size, 1, in_dim, out_dim) if size else LinearLayout.empty()
 
     @staticmethod
     def zeros_1d(size: int, in_dim: str, out_dim: str, out_dim_size: int = 1) -> "LinearLayout":
@@ -149,27 +127,25 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.zeros_1d(4, "warp", "dim0").apply({"warp": 3})
         {'dim0': 0}
         """
-        _check_size("zeros_1d", size, allow_zero=True)
+        check_size("zeros_1d", size, allow_zero=True)
         if size == 0:
             return LinearLayout.empty()
-        _check_size("zeros_1d", out_dim_size)
-        return LinearLayout._make([(in_dim, [[0] for _ in range(_log2(size))])], [(out_dim, out_dim_size)])
+        check_size("zeros_1d", out_dim_size)
+        return LinearLayout._make([(in_dim, [[0]] * log2(size))], [(out_dim, out_dim_size)])
 
     @staticmethod
     def strided_1d(size: int, stride: int, in_dim: str, out_dim: str) -> "LinearLayout":
-        """x -> stride * x on ``size`` elements, into an out-dim of size ``size * stride``.
-
-        Both must be powers of two (then multiplication by the stride is a bit shift, so linear).
+        """x -> stride * x on ``size`` elements into an out-dim of size ``size * stride``, both powers of two
+        (then the multiplication is a bit shift, so linear).
 
         >>> LinearLayout.strided_1d(4, 2, "x", "y").bases
         [('x', [[2], [4]])]
         """
-        _check_size("strided_1d", size)
-        if not _is_pow2(stride):
+        check_size("strided_1d", size)
+        if not is_pow2(stride):
             raise LayoutError(f"strided_1d: stride {stride} is not a power of two; x -> stride*x is linear "
                               f"over F2 only for stride = 2^k")
-        return LinearLayout._make([(in_dim, [[stride << i] for i in range(_log2(size))])],
-                                  [(out_dim, size * stride)])
+        return LinearLayout._make([(in_dim, [[stride << i] for i in range(log2(size))])], [(out_dim, size * stride)])
 
     # ------------------------------------------------------------------ accessors
     @property
@@ -239,7 +215,7 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.identity_1d(8, "i", "o").get_in_dim_size("i")
         8
         """
-        return dict(self.in_dims)[self._need_in(in_dim, "get_in_dim_size")]
+        return 1 << len(self._in_bases(in_dim, "get_in_dim_size"))
 
     def get_out_dim_size(self, out_dim: str) -> int:
         """Declared size of ``out_dim``.
@@ -247,7 +223,7 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.strided_1d(4, 2, "i", "o").get_out_dim_size("o")
         8
         """
-        return dict(self._out_dims)[self._need_out(out_dim, "get_out_dim_size")]
+        return self._out_dims[self._out_index(out_dim, "get_out_dim_size")][1]
 
     def total_in_dim_size_log2(self) -> int:
         """Number of input bits (columns of the matrix).
@@ -263,31 +239,37 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.strided_1d(4, 2, "i", "o").total_out_dim_size_log2()
         3
         """
-        return sum(_log2(s) for _, s in self._out_dims)
+        return sum(log2(s) for _, s in self._out_dims)
 
-    def _need_in(self, d, op):
+    def _in_bases(self, d, op):
+        """The bases of input dim ``d``; ``op`` refuses a dim the layout lacks."""
         if d not in self.get_in_dim_names():
             raise LayoutError(f"{op}: '{d}' is not an input dim; the input dims are {self.get_in_dim_names()}")
-        return d
+        return dict(self._bases)[d]
 
-    def _need_out(self, d, op):
+    def _out_index(self, d, op):
+        """The position of output dim ``d``; ``op`` refuses a dim the layout lacks."""
         if d not in self.get_out_dim_names():
             raise LayoutError(f"{op}: '{d}' is not an output dim; the output dims are {self.get_out_dim_names()}")
-        return d
+        return self.get_out_dim_names().index(d)
 
     # ------------------------------------------------------------------ matrix view
+    def _columns(self) -> list[int]:
+        """Each input bit's image as one int (out dims stacked, first least significant): the columns of M."""
+        if not self._out_dims:
+            return [0] * self.total_in_dim_size_log2()
+        return [v[0] for _, vs in self.flatten_outs()._bases for v in vs]
+
     def _matrix_rows(self) -> list[int]:
         """Rows = output bits (out dims in order, LSB first); bit c of a row = input bit c."""
-        rows = []
-        for k, (_, osize) in enumerate(self._out_dims):
-            for j in range(_log2(osize)):
-                row, c = 0, 0
-                for _, vs in self._bases:
-                    for v in vs:
-                        row |= ((v[k] >> j) & 1) << c
-                        c += 1
-                rows.append(row)
-        return rows
+        return cols_to_rows(self._columns(), self.total_out_dim_size_log2())
+
+    def _bases_over(self, out_names, shifts=None):
+        """``{in_dim: bases}`` with each basis spread over ``out_names`` (0 for an out-dim the layout lacks) and
+        shifted left by ``shifts[out_dim]`` bits."""
+        pos, shifts = {o: k for k, o in enumerate(self.get_out_dim_names())}, shifts or {}
+        return {d: [[v[pos[o]] << shifts.get(o, 0) if o in pos else 0 for o in out_names] for v in vs]
+                for d, vs in self._bases}
 
     def _matrix_rank(self) -> int:
         """rank M over F2, computed once (a layout is immutable)."""
@@ -327,29 +309,18 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.identity_1d(4, "i", "o").is_invertible()
         True
         """
-        return self.is_surjective() and self.total_in_dim_size_log2() == self.total_out_dim_size_log2()
+        return self.is_surjective() and self.is_injective()
 
     def free_variable_masks(self) -> dict:
-        """Per input dim, a bit mask of the *free* input bits: those that are not pivots of RREF(M).
-
-        A free bit's basis is a combination of earlier bits' bases, so flipping it (together with
-        those bits) revisits data already held: the layout *broadcasts* along it.  Triton's
-        ``getFreeVariableMasks``.  A warp bit with basis 0 is free:
+        """Per input dim, a bit mask of the *free* input bits, those not pivots of RREF(M): their bases are
+        combinations of earlier ones, so the layout broadcasts along them (Triton's ``getFreeVariableMasks``).
 
         >>> LinearLayout.from_bases([("lane", [[1]]), ("warp", [[0]])], ["dim0"]).free_variable_masks()
         {'lane': 0, 'warp': 1}
         """
-        rows = rref_f2(self._matrix_rows(), self.total_in_dim_size_log2())
-        pivots = {(r & -r).bit_length() - 1 for r in rows if r}
-        out, c = {}, 0
-        for d, vs in self._bases:
-            mask = 0
-            for i in range(len(vs)):
-                if c not in pivots:
-                    mask |= 1 << i
-                c += 1
-            out[d] = mask
-        return out
+        pivots = pivot_columns(self._matrix_rows(), self.total_in_dim_size_log2())
+        return {d: sum(1 << i for i in range(len(vs)) if c + i not in pivots)
+                for (d, vs), c in zip(self._bases, bit_offsets(s for _, s in self.in_dims))}
 
     def get_num_consecutive_in_out(self) -> int:
         """How many consecutive values of the first in-dim land on consecutive values of the first out-dim
@@ -360,23 +331,16 @@ class LinearLayout(DimensionOps):
         """
         if not self._bases or not self._out_dims:
             return 1
-        first = self._bases[0][1]
-        consec = 0
+        first, consec = self._bases[0][1], 0
         while consec < len(first) and first[consec][0] == 1 << consec and not any(first[consec][1:]):
             consec += 1
-        other = 0
-        for k, (_, vs) in enumerate(self._bases):
-            for i, v in enumerate(vs):
-                if k or i >= consec:
-                    other |= v[0]
-        trailing_zeros = (other & -other).bit_length() - 1 if other else 31
-        return 1 << min(consec, trailing_zeros)
+        other = reduce(or_, (v[0] for k, (_, vs) in enumerate(self._bases) for v in vs[0 if k else consec:]), 0)
+        return min(1 << consec, other & -other or 1 << 31)    # the lowest bit the other bases touch
 
     # ------------------------------------------------------------------ evaluation
     def apply(self, inputs: dict) -> dict:
-        """L(x): XOR of the bases of the set bits of each input dim; returns ``{out_dim: value}``.
-
-        Every input dim must be given, and each value must be below its dim's size.
+        """L(x), the XOR of the bases of the set input bits, as ``{out_dim: value}``; every input dim must be
+        given a value below its size.
 
         >>> LinearLayout.identity_1d(8, "i", "o").apply({"i": 5})
         {'o': 5}
@@ -386,11 +350,9 @@ class LinearLayout(DimensionOps):
             raise LayoutError(f"apply: got input dims {sorted(inputs)}, the layout's input dims are {names}; "
                               f"give a value for each")
         for d, vs in self._bases:
-            x = int(inputs[d])
-            if x < 0 or x >= (1 << len(vs)):
-                raise LayoutError(f"apply: value {x} for input dim '{d}' is outside [0, {1 << len(vs)})")
-        out = self._apply_vec([(d, int(inputs[d])) for d in names])
-        return {n: o for (n, _), o in zip(self._out_dims, out)}
+            if not 0 <= int(inputs[d]) < 1 << len(vs):
+                raise LayoutError(f"apply: value {int(inputs[d])} for input dim '{d}' is outside [0, {1 << len(vs)})")
+        return dict(zip(self.get_out_dim_names(), self._apply_vec((d, int(inputs[d])) for d in names)))
 
     def __call__(self, **inputs) -> dict:
         """``L(register=3, lane=9)`` is ``L.apply({"register": 3, "lane": 9})``.
@@ -402,19 +364,14 @@ class LinearLayout(DimensionOps):
 
     def _apply_vec(self, named: list) -> tuple:
         """Apply to [(in_dim, value)] where dims may be missing (treated as 0) - internal."""
-        out = [0] * len(self._out_dims)
         table = dict(self._bases)
-        for d, x in named:
-            for i, v in enumerate(table.get(d, ())):
-                if (x >> i) & 1:
-                    out = [a ^ b for a, b in zip(out, v)]
-        return tuple(out)
+        hits = [v for d, x in named for i, v in enumerate(table.get(d, ())) if (x >> i) & 1]
+        return tuple(reduce(xor, (v[k] for v in hits), 0) for k in range(len(self._out_dims)))
 
     # ------------------------------------------------------------------ algebra
     def compose(self, outer: "LinearLayout") -> "LinearLayout":
-        """``A.compose(B)`` is B∘A: apply A first, then B (matrix product M_B M_A).
-
-        A's output dims must be B's input dims (any order), each A out-size <= the B in-size.
+        """``A.compose(B)`` is B∘A, the matrix product M_B M_A: A's output dims must be B's input dims (any
+        order), each A out-size <= the B in-size.
 
         >>> LinearLayout.identity_1d(4, "i", "o").compose(LinearLayout.strided_1d(4, 2, "o", "p")).bases
         [('i', [[2], [4]])]
@@ -428,65 +385,38 @@ class LinearLayout(DimensionOps):
                 raise LayoutError(f"compose: A's out-dim '{d}' has size {s} but B's in-dim '{d}' only "
                                   f"{outer.get_in_dim_size(d)}; B must accept every output of A")
         names = self.get_out_dim_names()
-        return LinearLayout._make([(d, [outer._apply_vec(list(zip(names, v))) for v in vs]) for d, vs in self._bases],
+        return LinearLayout._make([(d, [outer._apply_vec(zip(names, v)) for v in vs]) for d, vs in self._bases],
                                   outer._out_dims)
 
     def __mul__(self, outer: "LinearLayout") -> "LinearLayout":
-        """Direct-sum product ``A * B``: A's bits are minor, B's are stacked above them.
-
-        In-dims (and out-dims) shared by A and B concatenate A's bits then B's; B's images in a
-        shared out-dim are shifted left by A's out-size.  Common dims must appear in the same
-        relative order in both.
+        """Direct-sum product ``A * B``: in a dim both share, A's bits come first and B's images are shifted left by
+        A's out-size.  Common dims must appear in the same relative order in both.
 
         >>> (LinearLayout.identity_1d(4, "r", "d0") * LinearLayout.identity_1d(2, "r", "d0")).bases
         [('r', [[1], [2], [4]])]
         """
-        inner = self
         # dims merge in an order consistent with both operands (the "supremum" of the two orders)
-        out_log = dict.fromkeys(supremum(inner.get_out_dim_names(), outer.get_out_dim_names(), "operator*: output dims"), 0)
-        in_log = dict.fromkeys(supremum(inner.get_in_dim_names(), outer.get_in_dim_names(), "operator*: input dims"), 0)
-        for lay in (inner, outer):
-            for d, vs in lay._bases:
-                in_log[d] += len(vs)
-            for d, s in lay._out_dims:
-                out_log[d] += _log2(s)
-        out_names = list(out_log)
-        inner_in, outer_in = dict(inner._bases), dict(outer._bases)
-        inner_out = dict(inner._out_dims)
-        inner_idx = {o: k for k, o in enumerate(inner.get_out_dim_names())}
-        outer_idx = {o: k for k, o in enumerate(outer.get_out_dim_names())}
-        new = []
-        for d, n in in_log.items():
-            vecs = [[0] * len(out_names) for _ in range(n)]
-            ib = inner_in.get(d, ())
-            for k, o in enumerate(out_names):
-                if o in inner_idx:
-                    for i, v in enumerate(ib):
-                        vecs[i][k] = v[inner_idx[o]]
-                if o in outer_idx:
-                    shift = _log2(inner_out[o]) if o in inner_out else 0
-                    for i, v in enumerate(outer_in.get(d, ())):
-                        vecs[len(ib) + i][k] = v[outer_idx[o]] << shift
-            new.append((d, vecs))
-        return LinearLayout._make(new, [(o, 1 << out_log[o]) for o in out_names])
+        outs = supremum(self.get_out_dim_names(), outer.get_out_dim_names(), "operator*: output dims")
+        ins = supremum(self.get_in_dim_names(), outer.get_in_dim_names(), "operator*: input dims")
+        minor, major = self._bases_over(outs), outer._bases_over(outs, {o: log2(s) for o, s in self._out_dims})
+        sizes = dict.fromkeys(outs, 1)
+        for o, s in self._out_dims + outer._out_dims:
+            sizes[o] *= s
+        return LinearLayout._make([(d, minor.get(d, []) + major.get(d, [])) for d in ins], list(sizes.items()))
 
     def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
         """``A.invert_and_compose(B)`` = C with A(x) = B(C(x)) for all x (C = B⁻¹∘A).
 
-        A and B must have the same output dims and sizes and B must be surjective.  Where B is
-        not injective, Triton's choice is reproduced: the minimal-norm least-squares solution
-        (free variables of B set to zero - broadcast data is read from one place).
+        A and B must have the same output dims and sizes and B must be surjective.  Where B is not injective,
+        Triton's choice: the minimal-norm least-squares solution (broadcast data is read from one place).
 
         >>> LinearLayout.identity_1d(8, "i", "o").invert_and_compose(LinearLayout.strided_1d(8, 1, "j", "o")).bases
         [('i', [[1], [2], [4]])]
 
-        Why: a layout conversion (``layout_conversion``) asks, for each destination location x, where
-        the element A(x) lives in B.  Solving B C = A directly would map an input dim that both layouts
-        share *and* use identically (say two layouts that both broadcast over warps) to wherever the
-        least-squares solution puts it - the zero warp - and the conversion would move data that need not
-        move.  So such dims are kept as the identity and only the rest is solved.  Unlike Triton, a shared
-        dim whose image meets the span of B's other dims is solved with the rest: kept apart, the reduced
-        system could have no solution (Triton then trips an assertion).  A missing solution is refused.
+        Why: solving B C = A directly would send an input dim both layouts share *and* use alike (say, both
+        broadcast over warps) to the zero warp, moving data that need not move; such dims stay the identity.  Unlike
+        Triton, a shared dim whose image meets the span of B's other dims is solved with the rest (apart, the
+        reduced system could have no solution: Triton trips an assertion).  A missing solution is refused.
         """
         A = self                        # the layout whose values we look up...
         out_names = A.get_out_dim_names()
@@ -494,25 +424,25 @@ class LinearLayout(DimensionOps):
             raise LayoutError(f"invert_and_compose: A's output dims {out_names} and B's "
                               f"{outer.get_out_dim_names()} must be the same")
         B = outer.transpose_outs(out_names)   # ...in B, whose (pseudo)inverse we apply
-        for d in out_names:
-            if A.get_out_dim_size(d) != B.get_out_dim_size(d):
-                raise LayoutError(f"invert_and_compose: out-dim '{d}' has size {A.get_out_dim_size(d)} in A "
-                                  f"but {B.get_out_dim_size(d)} in B; a conversion keeps the tensor's shape")
+        for (d, a), (_, b) in zip(A._out_dims, B._out_dims):
+            if a != b:
+                raise LayoutError(f"invert_and_compose: out-dim '{d}' has size {a} in A but {b} in B; a conversion "
+                                  f"keeps the tensor's shape")
         if not B.is_surjective():
             raise LayoutError("invert_and_compose: B is not surjective, so some values of A have no "
                               f"preimage under B; B must reach every output:{outer}")
+
+        def part(L, dims):
+            return L.sublayout(dims, out_names)
+
+        a_ins, b_ins = A.get_in_dim_names(), B.get_in_dim_names()
         # shared dims mapped alike (and not overlapping the rest of B) convert as the identity
-        identity_dims = [d for d in B.get_in_dim_names()
-                         if d in A.get_in_dim_names()
-                         and B.sublayout([d], out_names) == A.sublayout([d], out_names)
-                         and not _spans_meet(B.sublayout([d], out_names),
-                                             B.sublayout([e for e in B.get_in_dim_names() if e != d], out_names))]
-        b_rest = [d for d in B.get_in_dim_names() if d not in identity_dims]
-        a_rest = [d for d in A.get_in_dim_names() if d not in identity_dims]
-        ret = _solve(B.sublayout(b_rest, out_names), A.sublayout(a_rest, out_names))
-        for d in identity_dims:
-            ret = ret * LinearLayout.identity_1d(B.get_in_dim_size(d), d, d)
-        return ret.transpose_ins(A.get_in_dim_names()).transpose_outs(B.get_in_dim_names())
+        same = [d for d in b_ins if d in a_ins and part(B, [d]) == part(A, [d])
+                and not spans_meet(part(B, [d])._columns(), part(B, [e for e in b_ins if e != d])._columns(),
+                                   B.total_out_dim_size_log2())]
+        ret = _solve(part(B, [d for d in b_ins if d not in same]), part(A, [d for d in a_ins if d not in same]))
+        ret = ret * LinearLayout._identity([(d, B.get_in_dim_size(d)) for d in same])
+        return ret.transpose_ins(a_ins).transpose_outs(b_ins)
 
     def pseudoinvert(self) -> "LinearLayout":
         """A right inverse P of a surjective L: L(P(y)) = y; free variables chosen zero.
@@ -523,10 +453,12 @@ class LinearLayout(DimensionOps):
         """
         if not self.is_surjective():
             raise LayoutError(f"pseudoinvert: the layout is not surjective, so no right inverse exists:{self}")
-        ident = LinearLayout.empty()
-        for d, s in self._out_dims:
-            ident = ident * LinearLayout.identity_1d(s, d, d)
-        return ident.invert_and_compose(self)
+        return LinearLayout._identity(self._out_dims).invert_and_compose(self)
+
+    @staticmethod
+    def _identity(dims) -> "LinearLayout":
+        """x -> x on ``[(dim, size), ...]``, each dim onto itself."""
+        return reduce(mul, (LinearLayout.identity_1d(s, d, d) for d, s in dims), LinearLayout.empty())
 
     def invert(self) -> "LinearLayout":
         """L⁻¹ for a bijective layout (square full-rank matrix): L⁻¹(L(x)) = x.
@@ -543,8 +475,7 @@ class LinearLayout(DimensionOps):
 
     # ------------------------------------------------------------------ printing / equality
     def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
-        """Same dims in the same order and the same bases, whatever the declared out-dim sizes
-        (Triton's ``equalIgnoringOutDimSizes``).
+        """Same dims in the same order and the same bases, whatever the out-dim sizes (``equalIgnoringOutDimSizes``).
 
         >>> wide = LinearLayout.from_bases([("i", [[1], [2]])], ["o"], [8], require_surjective=False)
         >>> LinearLayout.identity_1d(4, "i", "o").equal_ignoring_out_dim_sizes(wide)
@@ -554,8 +485,7 @@ class LinearLayout(DimensionOps):
                 and self.get_out_dim_names() == other.get_out_dim_names())
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, LinearLayout) and self._bases == other._bases
-                and self._out_dims == other._out_dims)
+        return self.equal_ignoring_out_dim_sizes(other) and self._out_dims == other._out_dims
 
     def __hash__(self) -> int:
         return hash((self._bases, self._out_dims))
@@ -563,15 +493,10 @@ class LinearLayout(DimensionOps):
     def __str__(self) -> str:
         out = "[" + ", ".join(f"{n} (size {s})" for n, s in self._out_dims) + "]"
         if not self._bases:
-            return "\n(empty layout)" if not self._out_dims else f"\n(empty layout with out-dims {out})"
-        text = "\n"
-        for d, vs in self._bases:
-            if not vs:
-                text += f" - {d} is a size 1 dimension\n"
-                continue
-            text += " - " + "\n   ".join(
-                f"{d}={1 << i} -> (" + ", ".join(str(x) for x in v) + ")" for i, v in enumerate(vs)) + "\n"
-        return text + "where out dims are: " + out
+            return f"\n(empty layout with out-dims {out})" if self._out_dims else "\n(empty layout)"
+        dims = ["\n   ".join(f"{d}={1 << i} -> ({', '.join(map(str, v))})" for i, v in enumerate(vs))
+                or f"{d} is a size 1 dimension" for d, vs in self._bases]
+        return "\n" + "".join(f" - {text}\n" for text in dims) + "where out dims are: " + out
 
     def __repr__(self) -> str:
         return f"LinearLayout.from_bases({self.bases!r}, {self.get_out_dim_names()!r}, " \
@@ -579,16 +504,6 @@ class LinearLayout(DimensionOps):
 
 
 # ---------------------------------------------------------------------- F2 solving
-def _columns(L: LinearLayout) -> list[int]:
-    """Each input bit's image as one int (out dims stacked, first least significant)."""
-    return [v[0] for _, vs in L.flatten_outs()._bases for v in vs] if L._out_dims else [0] * L.total_in_dim_size_log2()
-
-
-def _spans_meet(X: LinearLayout, Y: LinearLayout) -> bool:
-    """Whether the column spans of X and Y (same out dims) share a nonzero vector."""
-    return spans_meet(_columns(X), _columns(Y), X.total_out_dim_size_log2())
-
-
 def _solve(B: LinearLayout, A: LinearLayout) -> LinearLayout:
     """The minimal-norm X with B X = A over F2, as a layout A.in -> B.in."""
     num_b = B.total_in_dim_size_log2()

@@ -1,129 +1,67 @@
-"""Functions over linear layouts from Triton's ``LayoutUtils`` (and its free functions ``divideLeft`` /
-``divideRight``), in snake case: factoring a layout (``divide_left``, ``factor_maximal_identity_prefix``,
-``get_reps``), reading bit masks and strides off its bases (``get_basis_mask``, ``get_integer_strides``),
-renaming and resizing its dims, and ``ColumnAction`` (reorder or drop the bases of one input dim).
-
-Where Triton answers ``std::optional`` (a factor that may not exist) these return ``None``.
+"""Triton's ``LayoutUtils`` (and ``divideLeft`` / ``divideRight``) in snake case: factoring a linear layout, reading
+masks and strides off its bases, renaming and resizing its dims, ``ColumnAction``.  Where Triton answers
+``std::optional`` these return ``None``.
 """
 
 from __future__ import annotations
 
+from functools import reduce
+from operator import or_
 from typing import NamedTuple
 
 from .errors import LayoutError
-from .linear_f2 import column_rank, is_pow2 as _is_pow2, log2 as _log2
-from .linear_layout import LinearLayout, _columns
+from .linear_f2 import is_pow2, log2, rank_f2
+from .linear_layout import LinearLayout
 
-__all__ = [
-    "divide_left",
-    "divide_right",
-    "get_basis_mask",
-    "get_input_basis_mask",
-    "IntegerStride",
-    "get_integer_strides",
-    "factor_maximal_identity_prefix",
-    "square_sublayout_is_identity",
-    "rename_linear_layout_dims",
-    "is_linear_layout_image_subset",
-    "get_reps",
-    "ensure_layout_not_smaller_than",
-    "ColumnAction",
-]
+__all__ = ["divide_left", "divide_right", "get_basis_mask", "get_input_basis_mask", "IntegerStride",
+           "get_integer_strides", "factor_maximal_identity_prefix", "square_sublayout_is_identity",
+           "rename_linear_layout_dims", "is_linear_layout_image_subset", "get_reps", "ensure_layout_not_smaller_than",
+           "ColumnAction"]
 
 
-def _dims_contained(A: LinearLayout, B: LinearLayout) -> bool:
-    """B's dims are among A's and in A's relative order (else no product of B with a factor keeping A's dims
-    can be A)."""
-    def within(small, big):
-        return set(small) <= set(big) and [d for d in big if d in small] == list(small)
-    return (within(B.get_in_dim_names(), A.get_in_dim_names())
-            and within(B.get_out_dim_names(), A.get_out_dim_names()))
-
-
-def _basis(L: LinearLayout, in_dim: str, i: int, out_dim: str) -> int:
-    """Triton's ``getBasis``, reading 0 for an out-dim the layout lacks."""
-    if out_dim not in L.get_out_dim_names():
-        return 0
-    return dict(L._bases)[in_dim][i][L.get_out_dim_names().index(out_dim)]
+def _divide(A: LinearLayout, B: LinearLayout, left: bool) -> LinearLayout | None:
+    """The C with ``B * C == A`` (``left``) or ``C * B == A``, or ``None``: A less B's bases in each in-dim (the
+    first ones if ``left``), kept if it rebuilds A (a basis of A that mixes B's bits with C's is no product)."""
+    pairs = ((A.get_in_dim_names(), B.get_in_dim_names()), (A.get_out_dim_names(), B.get_out_dim_names()))
+    if any([d for d in a if d in b] != b for a, b in pairs):     # B's dims must be among A's, in A's order
+        return None
+    n_b = {d: log2(dict(B.in_dims).get(d, 1)) for d in A.get_in_dim_names()}
+    scale = [dict(B.out_dims).get(o, 1) for o in A.get_out_dim_names()]     # B's size in each out-dim of A
+    if any(len(vs) < n_b[d] for d, vs in A._bases) or any(s < k for (_, s), k in zip(A._out_dims, scale)):
+        return None
+    c_out = [(o, s // k) for (o, s), k in zip(A._out_dims, scale)]
+    if left:
+        c_bases = [(d, [[x // k for x, k in zip(v, scale)] for v in vs[n_b[d]:]]) for d, vs in A._bases]
+    else:
+        c_bases = [(d, vs[:len(vs) - n_b[d]]) for d, vs in A._bases]
+    if any(x >= s for _, vs in c_bases for v in vs for x, (_, s) in zip(v, c_out)):
+        return None
+    C = LinearLayout._make(c_bases, c_out)
+    return C if (B * C if left else C * B) == A else None
 
 
 def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
-    """C with ``B * C == A`` (B the minor factor), or ``None`` when A does not start with B.
+    """C with ``B * C == A`` (B the minor factor), or ``None`` when A does not start with B (``divideLeft``).
 
-    Math: as a block matrix, A must be [[B, 0], [0, C]] on every in/out dim pair B has; C keeps A's
-    dims (a dim B lacks counts as size 1).  Triton's ``divideLeft``.
+    Math: A = [[B, 0], [0, C]] as a block matrix on every in/out dim pair B has; C keeps A's dims.
 
     >>> A = LinearLayout.identity_1d(8, "in", "out") * LinearLayout.zeros_1d(4, "in", "out")
     >>> divide_left(A, LinearLayout.identity_1d(8, "in", "out")) == LinearLayout.zeros_1d(4, "in", "out")
     True
     """
-    if not _dims_contained(A, B):
-        return None
-    b_out = dict(B.out_dims)
-    c_out = []
-    for o, size in A.out_dims:
-        if size % b_out.get(o, 1):
-            return None
-        c_out.append((o, size // b_out.get(o, 1)))
-    b_in = dict(B.in_dims)
-    c_bases = []
-    for d, vs in A._bases:
-        n_b = _log2(b_in.get(d, 1))
-        if n_b > len(vs):
-            return None
-        for i in range(n_b):
-            if any(v != _basis(B, d, i, o) for v, o in zip(vs[i], A.get_out_dim_names())):
-                return None
-        rest = []
-        for v in vs[n_b:]:
-            if any(x % b_out.get(o, 1) for x, o in zip(v, A.get_out_dim_names())):
-                return None
-            rest.append([x // b_out.get(o, 1) for x, o in zip(v, A.get_out_dim_names())])
-        c_bases.append((d, rest))
-    return _checked_factor(A, lambda C: B * C, c_bases, c_out)
+    return _divide(A, B, left=True)
 
 
 def divide_right(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
-    """C with ``C * B == A`` (B the major factor), or ``None`` when A does not end with B.
+    """C with ``C * B == A`` (B the major factor), or ``None`` when A does not end with B (``divideRight``).
 
-    Math: as a block matrix, A must be [[C, 0], [0, B]]; B's bases sit above C's, scaled by C's out
-    sizes.  Triton's ``divideRight``.
+    Math: A = [[C, 0], [0, B]] as a block matrix; B's bases sit above C's, scaled by C's out sizes.
 
     >>> A = LinearLayout.identity_1d(8, "in", "out") * LinearLayout.zeros_1d(4, "in", "out")
     >>> divide_right(A, LinearLayout.zeros_1d(4, "in", "out")) == LinearLayout.identity_1d(8, "in", "out")
     True
     """
-    if not _dims_contained(A, B):
-        return None
-    b_out = dict(B.out_dims)
-    c_size = {}
-    for o, size in A.out_dims:
-        if size % b_out.get(o, 1):
-            return None
-        c_size[o] = size // b_out.get(o, 1)
-    b_in = dict(B.in_dims)
-    c_bases = []
-    for d, vs in A._bases:
-        n_c = len(vs) - _log2(b_in.get(d, 1))
-        if n_c < 0:
-            return None
-        for j, v in enumerate(vs[n_c:]):
-            for x, o in zip(v, A.get_out_dim_names()):
-                if o in b_out and (x % c_size[o] or x // c_size[o] != _basis(B, d, j, o)):
-                    return None
-        c_bases.append((d, [list(v) for v in vs[:n_c]]))
-    return _checked_factor(A, lambda C: C * B, c_bases, list(c_size.items()))
-
-
-def _checked_factor(A, rebuild, c_bases, c_out):
-    """The candidate factor C, if its bases fit its out sizes and rebuilding A from it gives A back (a
-    basis of A that mixes B's bits with C's is no product)."""
-    for _, vs in c_bases:
-        for v in vs:
-            if any(x >= s for x, (_, s) in zip(v, c_out)):
-                return None
-    C = LinearLayout._make(c_bases, c_out)
-    return C if rebuild(C) == A else None
+    return _divide(A, B, left=False)
 
 
 def get_basis_mask(layout: LinearLayout, in_dims, out_dim: str) -> int:
@@ -133,13 +71,8 @@ def get_basis_mask(layout: LinearLayout, in_dims, out_dim: str) -> int:
     >>> bin(get_basis_mask(L, ["x", "y"], "out0"))
     '0b111'
     """
-    k = layout.get_out_dim_names().index(layout._need_out(out_dim, "get_basis_mask"))
-    table = dict(layout._bases)
-    mask = 0
-    for d in in_dims:
-        for v in table[layout._need_in(d, "get_basis_mask")]:
-            mask |= v[k]
-    return mask
+    k = layout._out_index(out_dim, "get_basis_mask")
+    return reduce(or_, (v[k] for d in in_dims for v in layout._in_bases(d, "get_basis_mask")), 0)
 
 
 def get_input_basis_mask(layout: LinearLayout, in_dim: str, out_dims) -> int:
@@ -149,8 +82,8 @@ def get_input_basis_mask(layout: LinearLayout, in_dim: str, out_dims) -> int:
     >>> bin(get_input_basis_mask(L, "x", ["out1"]))
     '0b1010'
     """
-    ks = [layout.get_out_dim_names().index(layout._need_out(o, "get_input_basis_mask")) for o in out_dims]
-    vs = dict(layout._bases)[layout._need_in(in_dim, "get_input_basis_mask")]
+    ks = [layout._out_index(o, "get_input_basis_mask") for o in out_dims]
+    vs = layout._in_bases(in_dim, "get_input_basis_mask")
     return sum(1 << i for i, v in enumerate(vs) if any(v[k] for k in ks))
 
 
@@ -165,30 +98,22 @@ class IntegerStride(NamedTuple):
 
 
 def get_integer_strides(layout: LinearLayout, out_dim: str, in_dims) -> dict | None:
-    """``{in_dim: IntegerStride}`` when each of ``in_dims`` acts on ``out_dim`` as an integer stride (basis i =
-    stride * 2^i) and their bits overlap neither each other nor the other dims' bits - so XOR is addition;
-    ``None`` otherwise (Triton's ``getIntegerStrides``).
+    """``{in_dim: IntegerStride}`` when each of ``in_dims`` acts on ``out_dim`` as a stride (basis i = stride * 2^i)
+    touching bits no other dim touches, so XOR is addition; ``None`` otherwise (Triton's ``getIntegerStrides``).
 
     >>> L = LinearLayout.from_bases([("x", [[2], [4]]), ("y", [[1]])], ["out"])
     >>> get_integer_strides(L, "out", ["x"])
     {'x': IntegerStride(stride=2, basis_mask=6)}
     """
-    k = layout.get_out_dim_names().index(layout._need_out(out_dim, "get_integer_strides"))
+    k = layout._out_index(out_dim, "get_integer_strides")
     if len(set(in_dims)) != len(in_dims):
         raise LayoutError(f"get_integer_strides: in_dims {list(in_dims)} repeat a dim")
-    table = dict(layout._bases)
     result, selected = {}, 0
     for d in in_dims:
-        vs = table[layout._need_in(d, "get_integer_strides")]
+        vs = layout._in_bases(d, "get_integer_strides")
         stride = vs[0][k] if vs else 0
-        if stride and not _is_pow2(stride):
-            return None
-        if any(v[k] != stride << i for i, v in enumerate(vs)):
-            return None
-        mask = 0
-        for v in vs:
-            mask |= v[k]
-        if selected & mask:
+        mask = get_basis_mask(layout, [d], out_dim)
+        if stride and not is_pow2(stride) or any(v[k] != stride << i for i, v in enumerate(vs)) or selected & mask:
             return None
         selected |= mask
         result[d] = IntegerStride(stride, mask)
@@ -205,18 +130,13 @@ def factor_maximal_identity_prefix(layout: LinearLayout, in_dim: str, out_dim: s
     >>> factor_maximal_identity_prefix(L, "x", "out", 8)[0]
     4
     """
-    layout._need_in(in_dim, "factor_maximal_identity_prefix")
-    layout._need_out(out_dim, "factor_maximal_identity_prefix")
-    if not _is_pow2(max_size):
+    layout._in_bases(in_dim, "factor_maximal_identity_prefix")
+    layout._out_index(out_dim, "factor_maximal_identity_prefix")
+    if not is_pow2(max_size):
         raise LayoutError(f"factor_maximal_identity_prefix: max_size {max_size} is not a power of two")
-    best = (1, layout)
-    size = 2
-    while size <= max_size:
-        q = divide_left(layout, LinearLayout.identity_1d(size, in_dim, out_dim))
-        if q is None:
-            break
-        best = (size, q)
-        size *= 2
+    best, size = (1, layout), 2
+    while size <= max_size and (q := divide_left(layout, LinearLayout.identity_1d(size, in_dim, out_dim))) is not None:
+        best, size = (size, q), size * 2
     return best
 
 
@@ -227,11 +147,8 @@ def square_sublayout_is_identity(layout: LinearLayout, dim_names) -> bool:
     >>> square_sublayout_is_identity(LinearLayout.identity_1d(4, "in", "in"), ["in"])
     True
     """
-    if not dim_names:
-        return True
-    if any(layout.get_in_dim_size(d) != layout.get_out_dim_size(d) for d in dim_names):
-        return False
-    return layout.sublayout_is_identity(dim_names, dim_names)
+    return (all(layout.get_in_dim_size(d) == layout.get_out_dim_size(d) for d in dim_names)
+            and layout.sublayout_is_identity(dim_names, dim_names))
 
 
 def rename_linear_layout_dims(layout: LinearLayout, in_renames=(), out_renames=()) -> LinearLayout:
@@ -271,12 +188,9 @@ def is_linear_layout_image_subset(subset: LinearLayout, superset: LinearLayout) 
     sup_out = dict(superset.out_dims)
     if any(o not in sup_out or s > sup_out[o] for o, s in subset.out_dims):
         return False
-    names = superset.get_out_dim_names()
-    widened = LinearLayout._make(
-        [(d, [[dict(zip(subset.get_out_dim_names(), v)).get(o, 0) for o in names] for v in vs])
-         for d, vs in subset._bases], superset.out_dims)
-    cols_sup, n = _columns(superset), superset.total_out_dim_size_log2()
-    return column_rank(cols_sup + _columns(widened), n) == column_rank(cols_sup, n)
+    widened = LinearLayout._make(subset._bases_over(superset.get_out_dim_names()).items(), superset.out_dims)
+    cols_sup, n = superset._columns(), superset.total_out_dim_size_log2()
+    return rank_f2(cols_sup + widened._columns(), n) == rank_f2(cols_sup, n)     # columns as rows: rank(M^T) = rank(M)
 
 
 def get_reps(cvt: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
@@ -288,20 +202,16 @@ def get_reps(cvt: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
     [('in', [[0, 0], [0, 1]])]
     """
     for o in tile.get_out_dim_names():
-        cvt._need_out(o, "get_reps")
+        cvt._out_index(o, "get_reps")
     outs = cvt.get_out_dim_names()
-    tile_ins = tile.get_in_dim_names()
-    mask = {o: get_basis_mask(tile, tile_ins, o) if o in tile.get_out_dim_names() else 0 for o in outs}
+    tile_bases = tile._bases_over(outs)
+    mask = [reduce(or_, col, 0) for col in zip(*(v for vs in tile_bases.values() for v in vs))]
     bases = []
     for d, vs in cvt._bases:
-        n_tile = tile.get_in_dim_size(d).bit_length() - 1 if d in tile_ins else 0
-        if n_tile > len(vs):
+        head = tile_bases.get(d, [])
+        if [list(v) for v in vs[:len(head)]] != head or any(x & m for v in vs[len(head):] for x, m in zip(v, mask)):
             return None
-        if any(vs[i][k] != _basis(tile, d, i, o) for i in range(n_tile) for k, o in enumerate(outs)):
-            return None
-        if any(vs[i][k] & mask[o] for i in range(n_tile, len(vs)) for k, o in enumerate(outs)):
-            return None
-        bases.append((d, [[0] * len(outs)] * n_tile + [list(v) for v in vs[n_tile:]]))
+        bases.append((d, [[0] * len(outs)] * len(head) + list(vs[len(head):])))
     return LinearLayout._make(bases, cvt.out_dims)
 
 
@@ -329,9 +239,8 @@ def ensure_layout_not_smaller_than(layout: LinearLayout, shape: dict) -> LinearL
 
 
 class ColumnAction:
-    """Reorder (or drop) the bases of one input dim: new basis i is old basis ``action[i]`` (Triton's
-    ``ColumnAction``, how a conversion permutes or skips registers).  ``apply`` acts on a layout or on the
-    list of values indexed by that dim (``2 ** in_size_log2`` of them).
+    """Reorder (or drop) the bases of one input dim: new basis i is old basis ``action[i]`` (Triton's ``ColumnAction``,
+    how a conversion permutes or skips registers), on a layout or on the ``2 ** in_size_log2`` values of that dim.
 
     >>> ColumnAction([2, 0, 1], "register", 3).apply([1, 2, 3, 4, 5, 6, 7, 8])
     [1, 5, 2, 6, 3, 7, 4, 8]
