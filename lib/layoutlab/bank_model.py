@@ -15,7 +15,11 @@ __all__ = ["NUM_BANKS", "BANK_BYTES", "BankConflicts", "bank_of", "bank_conflict
 
 NUM_BANKS = 32
 BANK_BYTES = 4
-_ACCESS_BYTES = (1, 2, 4, 8, 16)
+
+
+def _check_access_bytes(op: str, name: str, value) -> None:
+    if value not in (1, 2, 4, 8, 16):
+        raise LayoutError(f"{op}: {name}={value}; shared memory is read and written in 1, 2, 4, 8 or 16 bytes")
 
 
 def bank_of(address: int) -> int:
@@ -50,10 +54,9 @@ class BankConflicts:
         return self.wavefronts == self.ideal_wavefronts
 
 
-def _phases(bytes_per_access: int, n_threads: int, threads_per_phase: int | None):
-    if threads_per_phase is None:
-        threads_per_phase = {8: 16, 16: 8}.get(bytes_per_access, 32)
-    return [list(range(s, min(s + threads_per_phase, n_threads))) for s in range(0, n_threads, threads_per_phase)]
+def _threads_per_phase(bytes_per_access: int) -> int:
+    """Threads served together: 32, or 16 / 8 for 8- / 16-byte accesses (half / quarter warps)."""
+    return {8: 16, 16: 8}.get(bytes_per_access, 32)
 
 
 def bank_conflicts(addresses, bytes_per_access: int = 4, threads_per_phase: int | None = None) -> BankConflicts:
@@ -73,39 +76,27 @@ def bank_conflicts(addresses, bytes_per_access: int = 4, threads_per_phase: int 
         32
     """
     op = "bank_conflicts"
-    if bytes_per_access not in _ACCESS_BYTES:
-        raise LayoutError(f"{op}: bytes_per_access={bytes_per_access}; shared-memory accesses are 1, 2, 4, 8 or 16 bytes")
+    _check_access_bytes(op, "bytes_per_access", bytes_per_access)
     addresses = list(addresses)
     if not 0 < len(addresses) <= 32:
         raise LayoutError(f"{op}: got {len(addresses)} addresses; a warp has 1 to 32 threads")
     for t, a in enumerate(addresses):
-        if a is None:
-            continue
-        if int(a) != a or a < 0:
+        if a is not None and (int(a) != a or a < 0):
             raise LayoutError(f"{op}: lane {t} has address {a!r}; addresses are non-negative byte offsets")
-        if a % bytes_per_access:
+        if a is not None and a % bytes_per_access:
             raise LayoutError(f"{op}: lane {t} address {a} is not a multiple of the {bytes_per_access}-byte access "
                               f"size; misaligned shared-memory accesses fault on the GPU")
-    words_per_access = max(1, bytes_per_access // BANK_BYTES)
+    n_words = max(1, bytes_per_access // BANK_BYTES)
+    step = _threads_per_phase(bytes_per_access) if threads_per_phase is None else threads_per_phase
     phase_w, bank_words = [], []
-    for phase in _phases(bytes_per_access, len(addresses), threads_per_phase):
-        words = set()
-        for t in phase:
-            a = addresses[t]
-            if a is None:
-                continue
-            w0 = int(a) // BANK_BYTES
-            words.update(range(w0, w0 + words_per_access))
+    for s in range(0, len(addresses), step):
+        words = {int(a) // BANK_BYTES + k for a in addresses[s:s + step] if a is not None for k in range(n_words)}
         per_bank = [0] * NUM_BANKS
         for w in words:
             per_bank[w % NUM_BANKS] += 1
-        phase_w.append(max(per_bank) if words else 0)
+        phase_w.append(max(per_bank))
         bank_words.append(tuple(per_bank))
-    active = [w for w in phase_w]
-    ideal = sum(1 for w in active if w > 0)
-    return BankConflicts(sum(phase_w), ideal, max(phase_w), tuple(phase_w), tuple(bank_words))
-
-
+    return BankConflicts(sum(phase_w), sum(1 for w in phase_w if w), max(phase_w), tuple(phase_w), tuple(bank_words))
 
 
 def layout_bank_conflicts(thread_to_element, smem_layout, element_bytes: int, vector: int = 1,
@@ -130,31 +121,23 @@ def layout_bank_conflicts(thread_to_element, smem_layout, element_bytes: int, ve
         (32, 4)
     """
     op = "layout_bank_conflicts"
-    if element_bytes not in (1, 2, 4, 8, 16):
-        raise LayoutError(f"{op}: element_bytes={element_bytes}; shared-memory elements are 1, 2, 4, 8 or 16 bytes")
+    _check_access_bytes(op, "element_bytes", element_bytes)
     access = element_bytes * vector
-    if access not in _ACCESS_BYTES:
+    if access not in (1, 2, 4, 8, 16):
         raise LayoutError(f"{op}: {vector} x {element_bytes}-byte elements = {access} bytes per access; "
                           f"the widest shared-memory access is 16 bytes")
-
-    def byte_addr(e):
-        return _byte_address(smem_layout, e, element_bytes)
-
     addrs = []
     for t in range(num_threads):
         e = thread_to_element(t)
-        first = byte_addr(e)
-        if vector > 1:
-            idx = e if isinstance(e, int) else None
-            if idx is None:
-                raise LayoutError(f"{op}: vector > 1 needs thread_to_element to give 1-D element indices")
-            for v in range(1, vector):
-                if byte_addr(idx + v) != first + v * element_bytes:
-                    raise LayoutError(
-                        f"{op}: lane {t}'s {vector} elements from index {idx} are not contiguous in shared memory "
-                        f"(element {idx + v} is at byte {byte_addr(idx + v)}, not {first + v * element_bytes}); "
-                        f"this vector width cannot be one access")
-        addrs.append(first)
+        addrs.append(_byte_address(smem_layout, e, element_bytes))
+        if vector > 1 and not isinstance(e, int):
+            raise LayoutError(f"{op}: vector > 1 needs thread_to_element to give 1-D element indices")
+        for v in range(1, vector):
+            at, want = _byte_address(smem_layout, e + v, element_bytes), addrs[-1] + v * element_bytes
+            if at != want:
+                raise LayoutError(f"{op}: lane {t}'s {vector} elements from index {e} are not contiguous in shared "
+                                  f"memory (element {e + v} is at byte {at}, not {want}); this vector width cannot "
+                                  f"be one access")
     return bank_conflicts(addrs, access)
 
 
@@ -173,12 +156,8 @@ def ldmatrix_row_addresses(smem_layout, element_bytes: int, row0: int, col0: int
     if num_matrices not in (1, 2, 4):
         raise LayoutError(f"ldmatrix_row_addresses: num_matrices={num_matrices}; ldmatrix loads .x1, .x2 or .x4")
     step = 16 // element_bytes
-    out = []
-    for j in range(num_matrices):
-        for r in range(8):
-            crd = (row0 + 8 * j + r, col0) if matrices_along == "rows" else (row0 + r, col0 + j * step)
-            out.append(_byte_address(smem_layout, crd, element_bytes))
-    return out
+    return [_byte_address(smem_layout, (row0 + 8 * j + r, col0) if matrices_along == "rows" else
+                          (row0 + r, col0 + j * step), element_bytes) for j in range(num_matrices) for r in range(8)]
 
 
 def _byte_address(smem_layout, crd, element_bytes):
@@ -215,19 +194,17 @@ def classic_patterns() -> dict:
     >>> bank_conflicts(*classic_patterns()["4B 8-way"]).conflict_degree
     8
     """
-    p = {}
-    for k in (1, 2, 4, 8, 16, 32):  # 4-byte, k-way: lanes in groups hit the same bank, different words
-        p[f"4B {k}-way"] = ([(t % (32 // k)) * 4 + (t // (32 // k)) * 128 for t in range(32)], 4)
+    lanes, plain = range(32), Swizzle(0, 0, 0)
+    p = {f"4B {k}-way": ([(t % (32 // k)) * 4 + (t // (32 // k)) * 128 for t in lanes], 4)
+         for k in (1, 2, 4, 8, 16, 32)}        # k groups of lanes on the same banks, each a 128-byte row lower
     p["4B broadcast (all lanes one word)"] = ([0] * 32, 4)
-    p["4B 8 words x 4 lanes broadcast"] = ([(t // 4) * 4 for t in range(32)], 4)
-    p["4B column of 32x32 fp32"] = ([t * 128 for t in range(32)], 4)
-    p["4B column of 32x33 fp32 (padded)"] = ([t * 132 for t in range(32)], 4)
-    p["4B column, 32x32 fp32 swizzled S<5,2,5>"] = ([(t * 128) ^ (((t * 128) >> 5) & 0x7C) for t in range(32)], 4)
-    p["8B contiguous"] = ([8 * t for t in range(32)], 8)
-    p["8B stride 16 B (2-way)"] = ([16 * t for t in range(32)], 8)
-    p["8B stride 256 B"] = ([256 * t for t in range(32)], 8)
-    p["16B contiguous"] = ([16 * t for t in range(32)], 16)
-    p["16B stride 32 B (2-way)"] = ([32 * t for t in range(32)], 16)
-    p["16B ldmatrix rows, 128 B pitch (8-way)"] = ([128 * t for t in range(32)], 16)
-    p["16B ldmatrix rows, 128 B pitch, S<3,4,3>"] = ([(128 * t) ^ (((128 * t) >> 3) & 0x70) for t in range(32)], 16)
+    p["4B 8 words x 4 lanes broadcast"] = ([(t // 4) * 4 for t in lanes], 4)
+    for name, stride, nbytes, swizzle in [
+            ("4B column of 32x32 fp32", 128, 4, plain), ("4B column of 32x33 fp32 (padded)", 132, 4, plain),
+            ("4B column, 32x32 fp32 swizzled S<5,2,5>", 128, 4, Swizzle(5, 2, 5)), ("8B contiguous", 8, 8, plain),
+            ("8B stride 16 B (2-way)", 16, 8, plain), ("8B stride 256 B", 256, 8, plain),
+            ("16B contiguous", 16, 16, plain), ("16B stride 32 B (2-way)", 32, 16, plain),
+            ("16B ldmatrix rows, 128 B pitch (8-way)", 128, 16, plain),
+            ("16B ldmatrix rows, 128 B pitch, S<3,4,3>", 128, 16, Swizzle(3, 4, 3))]:
+        p[name] = ([swizzle(stride * t) for t in lanes], nbytes)
     return p

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .bank_model import bank_conflicts
+from .bank_model import _check_access_bytes, _threads_per_phase, bank_conflicts
 from .errors import LayoutError
 from .linear import LinearLayout
+from .linear_f2 import is_pow2, log2, rank_f2
 from .swizzle import Swizzle
 
 __all__ = ["SwizzleChoice", "find_swizzle"]
@@ -44,44 +45,26 @@ class SwizzleChoice:
         return self.wavefronts == self.ideal_wavefronts
 
 
-def _access_instructions(ll, tile_shape, element_bytes, row_major, max_vector_bytes=16):
-    """Split a distributed layout into warp instructions: (vector_elems, [(m, n) per lane], lane bases)."""
-    regs = dict(ll.bases).get("register", [])
-    fast = 1 if row_major else 0
+def _access_instructions(ll, element_bytes, row_major, max_vector_bytes):
+    """Split a distributed layout into warp instructions: ([(vector_elems, [(m, n) per lane])], vector bits,
+    lane bases)."""
+    bases, names = dict(ll.bases), ll.get_in_dim_names()
+    regs, fast = bases.get("register", []), 1 if row_major else 0
     # leading register bits that walk the contiguous dim by 1, 2, 4, ... form the vector
     vec_bits = 0
     while vec_bits < len(regs) and regs[vec_bits][fast] == (1 << vec_bits) and regs[vec_bits][1 - fast] == 0:
         vec_bits += 1
     while vec_bits and (1 << vec_bits) * element_bytes > max_vector_bytes:
         vec_bits -= 1
-    vec = 1 << vec_bits
-    lanes = dict(ll.in_dims).get("lane", 1)
-    n_regs = 1 << len(regs)
     instrs = []
-    for r0 in range(0, n_regs, vec):
-        crds = []
-        for lane in range(lanes):
-            ins = {d: 0 for d in ll.get_in_dim_names()}
-            ins.update({"register": r0, "lane": lane})
-            ins = {k: v for k, v in ins.items() if k in ll.get_in_dim_names()}
-            o = ll.apply(ins)
-            crds.append((o["dim0"], o["dim1"]))
-        instrs.append((vec, crds))
-    return instrs, vec_bits, [tuple(v) for v in dict(ll.bases).get("lane", [])]
+    for r0 in range(0, 1 << len(regs), 1 << vec_bits):
+        outs = [ll.apply({d: {"register": r0, "lane": lane}.get(d, 0) for d in names})
+                for lane in range(dict(ll.in_dims).get("lane", 1))]
+        instrs.append((1 << vec_bits, [(o["dim0"], o["dim1"]) for o in outs]))
+    return instrs, vec_bits, [tuple(v) for v in bases.get("lane", [])]
 
 
-def _span_rank(vectors) -> int:
-    rows, basis = 0, []
-    for v in vectors:
-        for b in basis:
-            v = min(v, v ^ b)
-        if v:
-            basis.append(v)
-            rows += 1
-    return rows
-
-
-def _f2_layout(accesses_info, n_bits, log_eb, vec_bits):
+def _f2_layout(phase_spans, n_bits, log_eb, vec_bits):
     """Greedy F2 construction of the smem layout (offset bit j -> logical index vector).
 
     Offset columns: the vector bits first (kept contiguous), then *bank* columns (element-offset bits
@@ -90,46 +73,34 @@ def _f2_layout(accesses_info, n_bits, log_eb, vec_bits):
     the same-word part; so the row columns are chosen one by one to keep each phase's lane span as
     disjoint from them as possible; the bank columns complete the basis.
     """
-    unit = lambda k: 1 << k  # noqa: E731
-    cols = [unit(k) for k in range(vec_bits)]  # logical bits 0..vec-1 of the contiguous dim
+    def rank(vectors):
+        return rank_f2(vectors, max(vectors, default=0).bit_length())
+    cols = [1 << k for k in range(vec_bits)]  # logical bits 0..vec-1 of the contiguous dim
     while len(cols) + log_eb < 2 and len(cols) < n_bits:  # rest of a 4-byte word: plain next bits
-        cols.append(unit(len(cols)))
-    same_word = list(cols[:max(0, 2 - log_eb)])
+        cols.append(1 << len(cols))
+    same_word = cols[:max(0, 2 - log_eb)]
     n_bank = max(0, min(n_bits, 7 - log_eb) - len(cols))
-    n_row = n_bits - len(cols) - n_bank
-    phases = [p for p in accesses_info if p]
-    low = len(cols)  # candidates avoid the vector/word bits so every vector stays aligned and contiguous
-    cands = sorted({unit(i) for i in range(low, n_bits)} |
-                   {unit(i) ^ unit(j) for i in range(low, n_bits) for j in range(low, i)},
+    phases = [p for p in phase_spans if p]
+    # candidates avoid the vector/word bits so every vector stays aligned and contiguous
+    cands = sorted({1 << i for i in range(len(cols), n_bits)} |
+                   {(1 << i) ^ (1 << j) for i in range(len(cols), n_bits) for j in range(len(cols), i)},
                    key=lambda v: (bin(v).count("1"), v))
+    shared = [rank(ph + same_word) - rank(same_word) for ph in phases]
 
     def excess(extra):
-        out = []
-        base = same_word
-        for ph in phases:
-            w = base + extra
-            inter = len(ph) + _span_rank(w) - _span_rank(ph + w)
-            inter0 = len(ph) + _span_rank(base) - _span_rank(ph + base)
-            out.append(inter - inter0)
-        return (max(out) if out else 0, sum(out))
+        """Per phase: how many more lane differences span(same_word + extra) holds than span(same_word)."""
+        w = same_word + extra
+        out = [rank(w) - rank(ph + w) + s for ph, s in zip(phases, shared)]
+        return max(out, default=0), sum(out)
 
     rows = []
-    for _ in range(n_row):
-        have = cols + rows
-        r0 = _span_rank(have)
-        best = None
-        for c in cands:
-            if _span_rank(have + [c]) == r0:
-                continue
-            score = excess(rows + [c]) + (bin(c).count("1"),)
-            if best is None or score < best[0]:
-                best = (score, c)
-        rows.append(best[1])
+    for _ in range(n_bits - len(cols) - n_bank):
+        have = rank(cols + rows)
+        rows.append(min((excess(rows + [c]) + (bin(c).count("1"),), c) for c in cands
+                        if rank(cols + rows + [c]) > have)[1])
     bank = []
     for c in cands:
-        if len(bank) == n_bank:
-            break
-        if _span_rank(cols + rows + bank + [c]) > len(cols) + len(rows) + len(bank):
+        if len(bank) < n_bank and rank(cols + rows + bank + [c]) > len(cols) + len(rows) + len(bank):
             bank.append(c)
     return cols + bank + rows
 
@@ -167,99 +138,52 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
     """
     M, N = (int(x) for x in tile_shape)
     op = "find_swizzle"
-    if element_bytes not in (1, 2, 4, 8, 16):
-        raise LayoutError(f"{op}: element_bytes={element_bytes} must be 1, 2, 4, 8 or 16")
+    _check_access_bytes(op, "element_bytes", element_bytes)
     for what, x in (("M", M), ("N", N)):
-        if x <= 0 or x & (x - 1):
+        if not is_pow2(x):
             raise LayoutError(f"{op}: tile extent {what}={x} is not a power of two; F2 swizzles need 2^k extents")
-    instrs, phase_spans, vec_bits_all = [], [], []
-    n_bits = (M * N).bit_length() - 1
+    n_bits, log_eb = log2(M * N), log2(element_bytes)
+    total_bits = n_bits + log_eb
 
     def logical(m, n):
         return m * N + n if row_major else m + n * M
 
+    instrs, phase_spans, vec_bits_all = [], [], []
     for ll in accesses:
-        ins, vb, lane_bases = _access_instructions(ll, (M, N), element_bytes, row_major, max_vector_bytes)
+        ins, vb, lane_bases = _access_instructions(ll, element_bytes, row_major, max_vector_bytes)
         instrs += ins
         vec_bits_all.append(vb)
-        access = (1 << vb) * element_bytes
-        per_phase = max(1, min(32, 128 // max(access, 4))) if access >= 8 else 32
-        k = per_phase.bit_length() - 1
+        k = log2(_threads_per_phase((1 << vb) * element_bytes))      # lane bits of one phase
         phase_spans.append([logical(*lb) for lb in lane_bases[:k] if logical(*lb)])
     vec_bits = max(vec_bits_all)
-    vec_bytes = (1 << vec_bits) * element_bytes
-    log_eb = element_bytes.bit_length() - 1
 
     def cost(addr_of):
-        per, tot, ideal = [], 0, 0
-        for vec, crds in instrs:
-            bc = bank_conflicts([addr_of(logical(m, n)) for m, n in crds], vec * element_bytes)
-            per.append(bc.wavefronts)
-            tot += bc.wavefronts
-            ideal += bc.ideal_wavefronts
-        return tot, ideal, tuple(per)
+        bcs = [bank_conflicts([addr_of(logical(m, n)) for m, n in crds], vec * element_bytes) for vec, crds in instrs]
+        return sum(b.wavefronts for b in bcs), sum(b.ideal_wavefronts for b in bcs), tuple(b.wavefronts for b in bcs)
 
-    plain = cost(lambda e: e * element_bytes)
-    best_sw, best_cost, best_b = Swizzle(0, 0, 0), plain, 0
-    total_bits = n_bits + log_eb
-    for b in range(1, max_bits + 1):
-        for m in range(max(vec_bytes.bit_length() - 1, log_eb), total_bits):
-            for s in range(b, total_bits - m - b + 1):
-                sw = Swizzle(b, m, s)
-                c = cost(lambda e, sw=sw: sw(e * element_bytes))
-                if (c[0], b) < (best_cost[0], best_b):
-                    best_sw, best_cost, best_b = sw, c, b
-    # the general F2 construction
-    cols = _f2_layout(phase_spans, n_bits, log_eb, vec_bits)
-    f2_offset = _invert_columns(cols, n_bits)   # logical vector -> offset, as a function
-    f2_cost = cost(lambda e: f2_offset(e) * element_bytes)
-    names = ["dim0", "dim1"]
+    def swizzled(sw):
+        return lambda e: sw(e * element_bytes)
+    # every CuTe swizzle on byte addresses (the first of the cheapest wins, so fewer XOR bits), then the F2 one
+    cute = [Swizzle(b, m, s) for b in range(1, max_bits + 1) for m in range(vec_bits + log_eb, total_bits)
+            for s in range(b, total_bits - m - b + 1)]
+    plain = cost(swizzled(Swizzle(0, 0, 0)))
+    best_cost, swizzle = min([(plain, Swizzle(0, 0, 0))] + [(cost(swizzled(sw)), sw) for sw in cute],
+                             key=lambda t: t[0][0])
+    addr_of = swizzled(swizzle)
+    f2 = LinearLayout([("offset", [[c] for c in _f2_layout(phase_spans, n_bits, log_eb, vec_bits)])],
+                      [("logical", 1 << n_bits)]).invert()        # logical index -> offset
+
+    def f2_addr(e):
+        return f2.apply({"logical": e})["offset"] * element_bytes
+    f2_cost = cost(f2_addr)
     if f2_cost[0] < best_cost[0]:
-        swizzle, (tot, ideal, per) = None, f2_cost
-        offset_of = f2_offset
-    else:
-        swizzle, (tot, ideal, per) = best_sw, best_cost
-        offset_of = lambda e, sw=best_sw: sw(e * element_bytes) // element_bytes  # noqa: E731
-    bases = []
-    for d, extent in ((0, M), (1, N)):
-        vecs, k = [], 1
-        while k < extent:
-            e = logical(k, 0) if d == 0 else logical(0, k)
-            vecs.append([offset_of(e)])
-            k *= 2
-        bases.append((names[d], vecs))
-    smem = LinearLayout(bases, [("offset", M * N)], require_surjective=False)
+        swizzle, best_cost, addr_of = None, f2_cost, f2_addr
+    smem = LinearLayout([("dim0", [[addr_of(logical(1 << k, 0)) // element_bytes] for k in range(log2(M))]),
+                         ("dim1", [[addr_of(logical(0, 1 << k)) // element_bytes] for k in range(log2(N))])],
+                        [("offset", M * N)], require_surjective=False)
     # the plain tile's byte address is element index * eb, so the swizzle on bytes keeps the low log2(eb)
-    # bits and sends index bit k to offset_of(2^k) * eb
-    byte_bases = [[1 << i] for i in range(log_eb)] + [[offset_of(1 << k) * element_bytes] for k in range(n_bits)]
+    # bits and sends index bit k to addr_of(2^k)
+    byte_bases = [[1 << i] for i in range(log_eb)] + [[addr_of(1 << k)] for k in range(n_bits)]
     sw_matrix = LinearLayout([("offset", byte_bases)], [("offset", 1 << total_bits)])
-    return SwizzleChoice(swizzle, sw_matrix, smem, tot, ideal, plain[0], vec_bytes, per)
-
-
-def _invert_columns(cols, n_bits):
-    """Given S (offset bit j -> logical vector cols[j]), return F = S^-1 as a function on ints."""
-    # Gauss-Jordan on the augmented rows [S | I] written as (logical vector, offset vector) pairs
-    pairs = [(c, 1 << j) for j, c in enumerate(cols)]
-    basis = {}
-    for v, o in pairs:
-        for bit, (bv, bo) in basis.items():
-            if v >> bit & 1:
-                v ^= bv
-                o ^= bo
-        if v == 0:
-            raise LayoutError("find_swizzle: internal error, the constructed layout is not invertible")
-        low = (v & -v).bit_length() - 1
-        for bit in list(basis):
-            bv, bo = basis[bit]
-            if bv >> low & 1:
-                basis[bit] = (bv ^ v, bo ^ o)
-        basis[low] = (v, o)
-    unit_image = [basis[k][1] for k in range(n_bits)]
-
-    def offset(e):
-        out = 0
-        for k in range(n_bits):
-            if e >> k & 1:
-                out ^= unit_image[k]
-        return out
-    return offset
+    return SwizzleChoice(swizzle, sw_matrix, smem, *best_cost[:2], plain[0], (1 << vec_bits) * element_bytes,
+                         best_cost[2])
