@@ -1,10 +1,17 @@
-"""The bank model of one warp's shared-memory access: banks, phases, wavefronts, ldmatrix rows.
+"""The bank model of one warp's shared-memory access (NVIDIA, Volta through Hopper); re-exported by
+:mod:`layoutlab.banks`.
 
-:mod:`layoutlab.banks` explains the model and re-exports everything here.
+32 banks of 4 bytes: byte address a is in bank ``(a // 4) % 32``; one *wavefront* serves at most one 4-byte word
+per bank (128 bytes).  A warp's request is split into *phases* served separately: one of 32 threads for 1/2/4-byte
+accesses, half-warps for 8 bytes, quarter-warps of 8 threads for 16 bytes (``ldmatrix`` too: 8 row addresses of
+16 bytes per matrix).  Threads reading the same word share it (broadcast), so a phase needs
+``max over banks of (distinct words it touches in that bank)`` wavefronts and the request the sum over phases;
+the *conflict degree* ("n-way") is the worst phase's count, ``ideal_wavefronts`` the number of phases.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .errors import LayoutError
@@ -88,15 +95,13 @@ def bank_conflicts(addresses, bytes_per_access: int = 4, threads_per_phase: int 
                               f"size; misaligned shared-memory accesses fault on the GPU")
     n_words = max(1, bytes_per_access // BANK_BYTES)
     step = _threads_per_phase(bytes_per_access) if threads_per_phase is None else threads_per_phase
-    phase_w, bank_words = [], []
+    bank_words = []
     for s in range(0, len(addresses), step):
         words = {int(a) // BANK_BYTES + k for a in addresses[s:s + step] if a is not None for k in range(n_words)}
-        per_bank = [0] * NUM_BANKS
-        for w in words:
-            per_bank[w % NUM_BANKS] += 1
-        phase_w.append(max(per_bank))
-        bank_words.append(tuple(per_bank))
-    return BankConflicts(sum(phase_w), sum(1 for w in phase_w if w), max(phase_w), tuple(phase_w), tuple(bank_words))
+        per_bank = Counter(w % NUM_BANKS for w in words)
+        bank_words.append(tuple(per_bank[b] for b in range(NUM_BANKS)))
+    phase_w = tuple(map(max, bank_words))
+    return BankConflicts(sum(phase_w), sum(map(bool, phase_w)), max(phase_w), phase_w, tuple(bank_words))
 
 
 def layout_bank_conflicts(thread_to_element, smem_layout, element_bytes: int, vector: int = 1,

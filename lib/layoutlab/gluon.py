@@ -43,6 +43,11 @@ def _check_shape(shape, rank, op):
     return _pow2_list("shape", shape, op)
 
 
+def _order(first, second):
+    """Dims ``first, second`` (the two minor ones, in either order), then the batch dims, outermost last."""
+    return [first, second] + list(range(min(first, second) - 1, -1, -1))
+
+
 def _identity_nd(in_dim, sizes, order, zero_dim=None):
     """Identity from ``in_dim`` onto the dims, most minor (``order[0]``) first; ``zero_dim`` is broadcast (zeros)."""
     ll = LinearLayout.empty()
@@ -53,26 +58,23 @@ def _identity_nd(in_dim, sizes, order, zero_dim=None):
 
 
 def _fit_to_shape(ll, shape, broadcast_registers=False):
-    """Repeat a too-small ``ll`` through registers; shrink each too-large out-dim: its biggest bases go - register
-    bases are dropped (or, with ``broadcast_registers``, zeroed as Triton does for MMA layouts), lane/warp bases
-    zeroed.  The out-dims come back in order ``dim0, dim1, ...``."""
+    """Repeat a too-small ``ll`` through registers; shrink each too-large out-dim: its biggest bases are zeroed
+    and, unless ``broadcast_registers`` (Triton's MMA layouts), the zeroed register bases dropped (each register
+    basis here walks one dim, so a cut one is all zero).  The out-dims come back in order ``dim0, dim1, ...``."""
     want = dict(zip(_dims(len(shape)), shape))
     ll = ensure_layout_not_smaller_than(ll, want)
-    bases = {d: [list(v) for v in vs] for d, vs in ll.bases}
-    names = ll.get_out_dim_names()
-    dropped = set()
-    for k, name in enumerate(names):
-        found = sorted(((v[k], d, i) for d, vs in bases.items() for i, v in enumerate(vs) if v[k]), key=lambda t: -t[0])
-        for _, d, i in found[:max(0, log2(ll.get_out_dim_size(name)) - log2(want[name]))]:
-            if d == "register" and not broadcast_registers:
-                dropped.add(i)
-            else:
-                bases[d][i][k] = 0
-    if "register" in bases:
-        bases["register"] = [v for i, v in enumerate(bases["register"]) if i not in dropped]
-    ll = LinearLayout([(d, bases[d]) for d in ll.get_in_dim_names()],
-                      [(n, min(ll.get_out_dim_size(n), want[n])) for n in names], require_surjective=False)
+    bases = [(d, [list(v) for v in vs]) for d, vs in ll.bases]
+    for k, (name, size) in enumerate(ll.out_dims):
+        biggest = sorted((v for _, vs in bases for v in vs if v[k]), key=lambda v: -v[k])
+        for v in biggest[:max(0, log2(size) - log2(want[name]))]:
+            v[k] = 0
+    ll = LinearLayout(bases if broadcast_registers else _without_zero_registers(bases),
+                      [(n, min(s, want[n])) for n, s in ll.out_dims], require_surjective=False)
     return ll.transpose_outs(list(want))
+
+
+def _without_zero_registers(bases):
+    return [(d, [v for v in vs if any(v)] if d == "register" else vs) for d, vs in bases]
 
 
 def _mma_layout(mma, shape, tile, k_width, order, k_dim=None):
@@ -154,8 +156,7 @@ class SliceLayout:
         parent = self.parent.to_linear_layout(shape[:self.dim] + [1] + shape[self.dim:])
         keep = [n for k, n in enumerate(parent.get_out_dim_names()) if k != self.dim]
         sub = parent.sublayout(parent.get_in_dim_names(), keep)
-        bases = [(d, [v for v in vs if any(v)] if d == "register" else vs) for d, vs in sub.bases]
-        return LinearLayout(bases, [(f"dim{k}", sub.get_out_dim_size(n)) for k, n in enumerate(keep)],
+        return LinearLayout(_without_zero_registers(sub.bases), [(f"dim{k}", sub.get_out_dim_size(n)) for k, n in enumerate(keep)],
                             require_surjective=False)
 
 
@@ -190,13 +191,13 @@ class NVMMADistributedLayout:
 
     def _warp_order(self):
         r = self.rank
-        return [r - 2, r - 1] + list(range(r - 3, -1, -1)) if self.is_hopper else list(range(r - 1, -1, -1))
+        return _order(r - 2, r - 1) if self.is_hopper else _order(r - 1, r - 2)
 
     def to_linear_layout(self, shape) -> LinearLayout:
         r = self.rank
         shape = _check_shape(shape, r, "NVMMADistributedLayout")
         tile = [1] * (r - 2) + [16, self.instr_shape[1] if self.is_hopper else 8]
-        return _mma_layout(self, shape, tile, 2, list(range(r - 1, -1, -1)))
+        return _mma_layout(self, shape, tile, 2, _order(r - 1, r - 2))
 
 
 @dataclass(frozen=True)
@@ -234,8 +235,7 @@ class DotOperandLayout:
         k_dim, mn_dim = (r - 1, r - 2) if self.operand_index == 0 else (r - 2, r - 1)
         tile = [1] * r
         tile[k_dim], tile[mn_dim] = self.k_width * 8, 16 if self.operand_index == 0 else 8
-        order = [k_dim, mn_dim] + list(range(r - 3, -1, -1))
-        return _mma_layout(self.parent, shape, tile, self.k_width, order, k_dim)
+        return _mma_layout(self.parent, shape, tile, self.k_width, _order(k_dim, mn_dim), k_dim)
 
 
 def _swizzle_rows(vec, per_phase, max_phase, n):
@@ -306,6 +306,7 @@ class NVMMASharedLayout:
         r = self.rank
         shape = _check_shape(shape, r, "NVMMASharedLayout")
         names, box = _dims(r), self._tma_box(shape)
+        want = dict(zip(names, shape))
         if not self.swizzle_byte_width:
             if self.transposed and r > 2:
                 raise LayoutError(f"NVMMASharedLayout: an unswizzled transposed layout of rank {r} is refused: Triton "
@@ -313,7 +314,7 @@ class NVMMASharedLayout:
                                   f"dim is not dim 0; use rank 2, a swizzle, or transposed=False")
             contig = 0 if self.transposed else r - 1
             ll = _identity_nd("offset", box, [contig] + [d for d in range(r - 1, -1, -1) if d != contig])
-            return ensure_layout_not_smaller_than(ll, dict(zip(names, shape))).transpose_outs(names)
+            return ensure_layout_not_smaller_than(ll, want).transpose_outs(names)
         # the outer dims collapse into rows of the core-matrix tile, which repeats over the box
         rows, cols = (box[-1], math.prod(box[:-1])) if self.transposed else (math.prod(box[:-1]), box[-1])
         tile = self._core_matrix()
@@ -327,7 +328,7 @@ class NVMMASharedLayout:
         ll = ll.transpose_outs(names)
         if self.transposed:         # dim 0 is contiguous: the last box dim becomes dim 0
             ll = LinearLayout.from_bases([(d, [[v[-1]] + v[:-1] for v in vs]) for d, vs in ll.bases], names)
-        return ensure_layout_not_smaller_than(ll, dict(zip(names, shape)))
+        return ensure_layout_not_smaller_than(ll, want)
 
 
 @dataclass(frozen=True)
@@ -361,13 +362,9 @@ class SwizzledSharedLayout:
         r = self.rank
         shape = _check_shape(shape, r, "SwizzledSharedLayout")
         col_dim, row_dim = self.order[0], self.order[1]
-
-        def basis(row, col):
-            v = [0] * r
-            v[row_dim], v[col_dim] = row, col % shape[col_dim]
-            return v
-        bases = [basis(0, 1 << k) for k in range(log2(shape[col_dim]))]
-        bases += [basis(*rc) for rc in _swizzle_rows(self.vec, self.per_phase, self.max_phase, shape[row_dim])]
-        sizes = [shape[i] if i in (col_dim, row_dim) else 1 for i in range(r)]
-        ll = LinearLayout([("offset", bases)], list(zip(_dims(r), sizes)), require_surjective=False)
+        n_cols, n_rows = shape[col_dim], shape[row_dim]
+        bases = [[1 << k, 0] for k in range(log2(n_cols))]
+        bases += [[c % n_cols, x] for x, c in _swizzle_rows(self.vec, self.per_phase, self.max_phase, n_rows)]
+        ll = LinearLayout([("offset", bases)], [(f"dim{col_dim}", n_cols), (f"dim{row_dim}", n_rows)],
+                          require_surjective=False)
         return (ll * _identity_nd("offset", shape, self.order[2:])).transpose_outs(_dims(r))

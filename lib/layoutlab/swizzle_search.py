@@ -5,6 +5,7 @@ access of a tile conflict-free, the linear-layout "optimal swizzle" idea.  Re-ex
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 
 from .bank_model import _check_access_bytes, _threads_per_phase, bank_conflicts
 from .errors import LayoutError
@@ -82,9 +83,8 @@ def _f2_layout(phase_spans, n_bits, log_eb, vec_bits):
     n_bank = max(0, min(n_bits, 7 - log_eb) - len(cols))
     phases = [p for p in phase_spans if p]
     # candidates avoid the vector/word bits so every vector stays aligned and contiguous
-    cands = sorted({1 << i for i in range(len(cols), n_bits)} |
-                   {(1 << i) ^ (1 << j) for i in range(len(cols), n_bits) for j in range(len(cols), i)},
-                   key=lambda v: (bin(v).count("1"), v))
+    cands = sorted((sum(1 << i for i in bits) for n in (1, 2) for bits in combinations(range(len(cols), n_bits), n)),
+                   key=lambda v: (v.bit_count(), v))
     shared = [rank(ph + same_word) - rank(same_word) for ph in phases]
 
     def excess(extra):
@@ -96,7 +96,7 @@ def _f2_layout(phase_spans, n_bits, log_eb, vec_bits):
     rows = []
     for _ in range(n_bits - len(cols) - n_bank):
         have = rank(cols + rows)
-        rows.append(min((excess(rows + [c]) + (bin(c).count("1"),), c) for c in cands
+        rows.append(min((excess(rows + [c]) + (c.bit_count(),), c) for c in cands
                         if rank(cols + rows + [c]) > have)[1])
     bank = []
     for c in cands:
@@ -139,7 +139,7 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
     M, N = (int(x) for x in tile_shape)
     op = "find_swizzle"
     _check_access_bytes(op, "element_bytes", element_bytes)
-    for what, x in (("M", M), ("N", N)):
+    for what, x in zip("MN", (M, N)):
         if not is_pow2(x):
             raise LayoutError(f"{op}: tile extent {what}={x} is not a power of two; F2 swizzles need 2^k extents")
     n_bits, log_eb = log2(M * N), log2(element_bytes)
@@ -163,12 +163,11 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
 
     def swizzled(sw):
         return lambda e: sw(e * element_bytes)
-    # every CuTe swizzle on byte addresses (the first of the cheapest wins, so fewer XOR bits), then the F2 one
-    cute = [Swizzle(b, m, s) for b in range(1, max_bits + 1) for m in range(vec_bits + log_eb, total_bits)
-            for s in range(b, total_bits - m - b + 1)]
-    plain = cost(swizzled(Swizzle(0, 0, 0)))
-    best_cost, swizzle = min([(plain, Swizzle(0, 0, 0))] + [(cost(swizzled(sw)), sw) for sw in cute],
-                             key=lambda t: t[0][0])
+    # no swizzle, then every CuTe swizzle on byte addresses (the first of the cheapest wins: fewer XOR bits)
+    cute = [Swizzle(0, 0, 0)] + [Swizzle(b, m, s) for b in range(1, max_bits + 1)
+                                 for m in range(vec_bits + log_eb, total_bits) for s in range(b, total_bits - m - b + 1)]
+    costs = [cost(swizzled(sw)) for sw in cute]
+    best_cost, swizzle = min(zip(costs, cute), key=lambda t: t[0][0])
     addr_of = swizzled(swizzle)
     f2 = LinearLayout([("offset", [[c] for c in _f2_layout(phase_spans, n_bits, log_eb, vec_bits)])],
                       [("logical", 1 << n_bits)]).invert()        # logical index -> offset
@@ -185,5 +184,5 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
     # bits and sends index bit k to addr_of(2^k)
     byte_bases = [[1 << i] for i in range(log_eb)] + [[addr_of(1 << k)] for k in range(n_bits)]
     sw_matrix = LinearLayout([("offset", byte_bases)], [("offset", 1 << total_bits)])
-    return SwizzleChoice(swizzle, sw_matrix, smem, *best_cost[:2], plain[0], (1 << vec_bits) * element_bytes,
+    return SwizzleChoice(swizzle, sw_matrix, smem, *best_cost[:2], costs[0][0], (1 << vec_bits) * element_bytes,
                          best_cost[2])
