@@ -42,10 +42,10 @@ def bank_of(address: int) -> int:
 class BankConflicts:
     """Result of :func:`bank_conflicts` for one warp-wide shared-memory instruction.
 
-    ``wavefronts``: total 128-byte wavefronts (cycles of the shared-memory pipe);
-    ``ideal_wavefronts``: the number of phases (what a conflict-free access costs);
-    ``conflict_degree``: the worst phase's wavefronts (n-way conflict; 1 = none);
-    ``phase_wavefronts``: per phase; ``bank_words``: per phase, distinct words per bank (32 ints).
+    ``wavefronts``: total 128-byte wavefronts (cycles of the shared-memory pipe); ``ideal_wavefronts``: the
+    number of phases (what a conflict-free access costs); ``conflict_degree``: the worst phase's wavefronts
+    (n-way conflict; 1 = none); ``phase_wavefronts``: per phase; ``bank_words``: per phase, distinct words per
+    bank (32 ints).
 
     >>> bank_conflicts([8 * t for t in range(32)], 8)       # 8-byte loads: two half-warp phases
     BankConflicts(wavefronts=2, ideal_wavefronts=2, conflict_degree=1, phase_wavefronts=(1, 1))
@@ -76,8 +76,7 @@ def bank_conflicts(addresses, bytes_per_access: int = 4, threads_per_phase: int 
 
     Math: wavefronts = sum over phases p of max over banks b of |{a // 4 : a in p, bank(a) = b}|.
 
-    Example: 32 threads reading a column of a 32x32 fp32 row-major tile (stride 128 B) all hit bank
-    0 with 32 distinct words::
+    A column of a 32x32 fp32 row-major tile (stride 128 B): 32 distinct words in bank 0::
 
         >>> bank_conflicts([128 * t for t in range(32)]).conflict_degree
         32
@@ -114,9 +113,8 @@ def layout_bank_conflicts(thread_to_element, smem_layout, element_bytes: int, ve
     a shared-memory pointer - swizzles the *byte* address.  The ``vector`` elements of one access must
     be contiguous in shared memory (checked).
 
-    Example: reading a column of a 32x32 fp32 row-major tile is a 32-way conflict; with the
-    128-byte swizzle it is still 4-way (only 8 distinct 16-byte chunks get remapped) - see
-    :func:`find_swizzle` for a choice that is conflict-free::
+    A column of a 32x32 fp32 row-major tile is 32-way; the 128-byte swizzle remaps only 8 distinct 16-byte
+    chunks, so it is still 4-way (:func:`find_swizzle` finds a conflict-free one)::
 
         >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
         >>> tile = make_layout((32, 32), stride=(32, 1))
@@ -175,9 +173,8 @@ def _byte_address(smem_layout, crd, element_bytes):
 def ldmatrix_bank_conflicts(row_addresses) -> BankConflicts:
     """Phase analysis of one ``ldmatrix``: each matrix (8 row addresses of 16 bytes) is one phase.
 
-    A conflict-free matrix touches all 32 banks once (8 rows x 4 words); rows that share banks
-    serialise.  Example: 8 rows of a 128-byte-pitch K-major fp16 tile at the same column share the same
-    4 banks -> 8-way; under ``S<3,4,3>`` the rows' 16-byte chunks spread out -> conflict-free::
+    A conflict-free matrix touches all 32 banks once (8 rows x 4 words).  8 rows of a 128-byte-pitch K-major
+    fp16 tile share 4 banks -> 8-way; ``S<3,4,3>`` spreads the rows' 16-byte chunks -> conflict-free::
 
         >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
         >>> tile = make_layout((64, 64), stride=(64, 1))
@@ -192,9 +189,8 @@ def ldmatrix_bank_conflicts(row_addresses) -> BankConflicts:
 
 
 def classic_patterns() -> dict:
-    """Named warp access patterns with known answers, for the chapter and the GPU check.
-
-    Each value is ``(byte addresses of lanes 0..31, bytes_per_access)``.
+    """Named warp access patterns with known answers, for the chapter and the GPU check: each value is
+    ``(byte addresses of lanes 0..31, bytes_per_access)``.
 
     >>> bank_conflicts(*classic_patterns()["4B 8-way"]).conflict_degree
     8

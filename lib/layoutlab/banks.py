@@ -60,11 +60,10 @@ def measure_shared_load_cycles(addresses, bytes_per_access: int, warps: int = 16
                                repeats: int = 5) -> float:
     """Measured shared-memory cycles per warp-wide load of the given pattern (needs a GPU and cupy).
 
-    One block of ``warps`` warps, every warp issuing ``16 * iters`` volatile ``ld.shared`` of the same
-    per-lane addresses; cycles (``clock64``) between two barriers divided by the loads of all warps.
-    Since the shared-memory pipe serves one 128-byte wavefront per cycle, this tracks the predicted
-    ``wavefronts`` once enough warps keep it busy.  Returns the median over ``repeats`` launches.  The
-    arguments are checked before any GPU work::
+    One block of ``warps`` warps, each issuing ``16 * iters`` volatile ``ld.shared`` of the same per-lane
+    addresses; ``clock64`` cycles between two barriers / loads of all warps, the median of ``repeats`` launches.
+    The pipe serves one 128-byte wavefront per cycle, so this tracks the predicted ``wavefronts`` once enough
+    warps keep it busy.  The arguments are checked before any GPU work::
 
         >>> measure_shared_load_cycles([0] * 32, 2)
         Traceback (most recent call last):

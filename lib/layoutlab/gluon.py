@@ -1,14 +1,11 @@
 """Gluon's layout classes (``triton.experimental.gluon.language``) and their linear layouts.
 
-Same class names and keyword parameters as Gluon, so code moves between the two; each has
-``.to_linear_layout(shape)`` giving the same bases Gluon's own ``to_linear_layout`` gives
-(checked against Gluon on the CPU in ``tests/test_gluon.py``).  Distributed layouts map
-``register, lane, warp`` -> ``dim0, dim1, ...``; shared layouts map ``offset`` -> ``dim0, ...``.
-
-How a layout meets a tensor shape (Triton's ``combineCtaCgaWithShape``): if the layout's tile is
-smaller than the tensor it repeats through extra *register* bits; if larger, the biggest bases
-along the too-large dim are dropped (registers) or zeroed (lanes/warps: those threads then hold
-copies of the same element - a broadcast, seen by ``free_variable_masks``).
+Same class names and keyword parameters as Gluon; each ``.to_linear_layout(shape)`` gives the bases Gluon's own
+gives (checked against Gluon in ``tests/test_gluon.py``).  Distributed layouts map ``register, lane, warp`` ->
+``dim0, dim1, ...``; shared layouts map ``offset`` -> ``dim0, ...``.  How a layout meets a tensor shape
+(Triton's ``combineCtaCgaWithShape``): a tile smaller than the tensor repeats through extra *register* bits;
+a larger one loses the biggest bases along the too-large dim: registers are dropped, lanes/warps zeroed
+(those threads hold copies of the same element - a broadcast, seen by ``free_variable_masks``).
 """
 
 from __future__ import annotations
@@ -58,9 +55,8 @@ def _identity_nd(in_dim, sizes, order, zero_dim=None):
 
 
 def _fit_to_shape(ll, shape, broadcast_registers=False):
-    """Repeat a too-small ``ll`` through registers; shrink each too-large out-dim: its biggest bases are zeroed
-    and, unless ``broadcast_registers`` (Triton's MMA layouts), the zeroed register bases dropped (each register
-    basis here walks one dim, so a cut one is all zero).  The out-dims come back in order ``dim0, dim1, ...``."""
+    """Fit ``ll`` to ``shape`` (module docstring); with ``broadcast_registers`` (MMA layouts) cut register bases
+    are zeroed, not dropped (each basis here walks one dim, so a cut one is all zero).  Out-dims ``dim0, ...``."""
     want = dict(zip(_dims(len(shape)), shape))
     ll = ensure_layout_not_smaller_than(ll, want)
     bases = [(d, [list(v) for v in vs]) for d, vs in ll.bases]
@@ -97,8 +93,7 @@ class BlockedLayout:
     tile the tensor; ``order`` lists dims from most to least contiguous.
 
     Math: L = I_reg(size_per_thread) * I_lane(threads_per_warp) * I_warp(warps_per_cta), each identity
-    taking the dims in ``order`` (minor first), then fitted to the shape.
-    A 16x16 tile over 2 warps:
+    taking the dims in ``order`` (minor first), then fitted to the shape.  A 16x16 tile over 2 warps:
 
     >>> BlockedLayout([2, 2], [4, 8], [2, 1], [1, 0]).to_linear_layout([16, 16]).bases
     [('register', [[0, 1], [1, 0]]), ('lane', [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ('warp', [[8, 0]])]
@@ -203,10 +198,9 @@ class NVMMADistributedLayout:
 @dataclass(frozen=True)
 class DotOperandLayout:
     """The register layout of an MMA operand: ``operand_index`` 0 (A, M x K) or 1 (B, K x N) of an
-    ``NVMMADistributedLayout`` parent; ``k_width`` consecutive K elements per register group (32 bits /
-    element width for mma.sync).  Warps along K are broadcast (zero bases).  Hopper takes B from
-    shared memory, so operand 1 of a v3 parent is refused.  A tile wider than the tensor keeps its register
-    bases, zeroed (a broadcast), as Triton does:
+    ``NVMMADistributedLayout`` parent; ``k_width`` consecutive K elements per register group (32 bits / element
+    width for mma.sync).  Warps along K are broadcast (zero bases).  Hopper takes B from shared memory, so
+    operand 1 of a v3 parent is refused.  A tile wider than the tensor keeps its register bases, zeroed:
 
     >>> mma = NVMMADistributedLayout([2, 0], [1, 1], [16, 8])
     >>> DotOperandLayout(0, mma, 2).to_linear_layout([16, 8]).bases[0]       # K = 8 < 8 * k_width
@@ -250,12 +244,11 @@ class NVMMASharedLayout:
     ``fp4_padded`` (128-byte swizzle, 8-bit) stores packed fp4 pairs in the first 8 bytes of each 16-byte
     chunk, the other 8 being padding.
 
-    Math (offset -> (row, col), non-transposed, e = element bytes, vec = 16/e, W = row width in
-    elements): offset bits below W walk the columns; row bit r adds (2^r, vec * ((2^r / per_phase) %
-    max_phase)) with per_phase = 128/width, max_phase = width/16 - the inverse of the CuTe atom.  The
-    tile is one TMA box (each dim at most 256 elements, the contiguous one exactly a swizzle row); the
-    outer dims collapse into rows, and the tensor repeats the box.  Without swizzle the box rows are
-    plain, up to 256 elements long, whatever their bytes (Triton's ``getTMABlockShape``).
+    Math (offset -> (row, col), non-transposed, vec = 16 bytes in elements, W = row width in elements): offset
+    bits below W walk the columns; row bit r adds (2^r, vec * ((2^r / per_phase) % max_phase)) with per_phase =
+    128/width, max_phase = width/16 - the inverse of the CuTe atom.  The tile is one TMA box (Triton's
+    ``getTMABlockShape``: each dim at most 256 elements, the contiguous one exactly a swizzle row, or plain rows
+    without swizzle); the outer dims collapse into rows, and the tensor repeats the box.
 
     >>> NVMMASharedLayout(128, 16).to_linear_layout([16, 64]).apply({"offset": 64})
     {'dim0': 1, 'dim1': 8}
@@ -312,8 +305,7 @@ class NVMMASharedLayout:
                 raise LayoutError(f"NVMMASharedLayout: an unswizzled transposed layout of rank {r} is refused: Triton "
                                   f"3.9 builds one whose offsets repeat elements (not injective) and whose contiguous "
                                   f"dim is not dim 0; use rank 2, a swizzle, or transposed=False")
-            contig = 0 if self.transposed else r - 1
-            ll = _identity_nd("offset", box, [contig] + [d for d in range(r - 1, -1, -1) if d != contig])
+            ll = _identity_nd("offset", box, list(range(r)) if self.transposed else list(range(r - 1, -1, -1)))
             return ensure_layout_not_smaller_than(ll, want).transpose_outs(names)
         # the outer dims collapse into rows of the core-matrix tile, which repeats over the box
         rows, cols = (box[-1], math.prod(box[:-1])) if self.transposed else (math.prod(box[:-1]), box[-1])
@@ -333,13 +325,11 @@ class NVMMASharedLayout:
 
 @dataclass(frozen=True)
 class SwizzledSharedLayout:
-    """The classic XOR-swizzled shared layout: ``vec`` elements stay together; every ``per_phase`` rows
-    the phase advances, up to ``max_phase``; row r's vectors are XORed with ``(r / per_phase) % max_phase``.
-    ``order`` gives the contiguous dim first.
+    """The classic XOR-swizzled shared layout: ``vec`` elements stay together; ``order`` gives the contiguous
+    dim first; row r's vectors are XORed with ``(r / per_phase) % max_phase``.
 
     Math: offset bits walk the contiguous dim, then row bit r maps to (2^r, vec * ((2^r / per_phase) %
-    max_phase) mod cols).  vec=1, per_phase=1, max_phase=32 on a 32x32 fp32 tile is the
-    transpose-friendly swizzle (row r XORs the column by r):
+    max_phase) mod cols).  vec=1, per_phase=1, max_phase=32 on 32x32 fp32 is the transpose-friendly swizzle:
 
     >>> SwizzledSharedLayout(1, 1, 32, [1, 0]).to_linear_layout([32, 32]).apply({"offset": 32 * 3 + 5})
     {'dim0': 3, 'dim1': 6}

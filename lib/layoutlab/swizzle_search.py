@@ -18,16 +18,12 @@ __all__ = ["SwizzleChoice", "find_swizzle"]
 
 @dataclass(frozen=True)
 class SwizzleChoice:
-    """What :func:`find_swizzle` picked.
-
-    ``linear_layout``: the swizzle as an F2 matrix on byte-address bits (``offset -> offset``), i.e. the
-    chosen address of each byte of the plain row-/column-major tile - for a CuTe answer exactly
-    ``linear.swizzle_to_linear_layout(swizzle)``; ``smem_layout``: the resulting map (dim0, dim1) -> element ``offset``;
-    ``swizzle``: the map as a CuTe ``Sw<B,M,S>`` on byte addresses when it is one (else ``None``, a general
-    F2 swizzle); ``wavefronts`` / ``ideal_wavefronts`` / ``unswizzled_wavefronts``:
-    total over all warp instructions of warp 0; ``vector_bytes``: the widest access kept; ``per_access``:
-    wavefronts of each instruction.  ``conflict_free`` when every access costs only its phases
-    (an example is in :func:`find_swizzle`)::
+    """What :func:`find_swizzle` picked: ``swizzle``, a CuTe ``Sw<B,M,S>`` on byte addresses (``None`` for a
+    general F2 swizzle); ``linear_layout``, the swizzle as an F2 matrix on byte-address bits (``offset -> offset``;
+    for a CuTe answer ``swizzle_to_linear_layout(swizzle)``); ``smem_layout``, (dim0, dim1) -> element ``offset``;
+    wavefronts (``wavefronts``, ``ideal_wavefronts``, ``unswizzled_wavefronts``) summed over warp 0's
+    instructions, ``per_access`` per instruction; ``vector_bytes``, the widest access kept.  ``conflict_free``
+    when every access costs only its phases::
 
         >>> SwizzleChoice(None, None, None, 64, 64, 1056, 4, (32, 32)).conflict_free
         True
@@ -51,12 +47,10 @@ def _access_instructions(ll, element_bytes, row_major, max_vector_bytes):
     lane bases)."""
     bases, names = dict(ll.bases), ll.get_in_dim_names()
     regs, fast = bases.get("register", []), 1 if row_major else 0
-    # leading register bits that walk the contiguous dim by 1, 2, 4, ... form the vector
-    vec_bits = 0
-    while vec_bits < len(regs) and regs[vec_bits][fast] == (1 << vec_bits) and regs[vec_bits][1 - fast] == 0:
+    vec_bits = 0  # leading register bits that walk the contiguous dim by 1, 2, 4, ... form the vector
+    while (vec_bits < len(regs) and (2 << vec_bits) * element_bytes <= max_vector_bytes
+           and regs[vec_bits][fast] == (1 << vec_bits) and regs[vec_bits][1 - fast] == 0):
         vec_bits += 1
-    while vec_bits and (1 << vec_bits) * element_bytes > max_vector_bytes:
-        vec_bits -= 1
     instrs = []
     for r0 in range(0, 1 << len(regs), 1 << vec_bits):
         outs = [ll.apply({d: {"register": r0, "lane": lane}.get(d, 0) for d in names})
@@ -68,36 +62,32 @@ def _access_instructions(ll, element_bytes, row_major, max_vector_bytes):
 def _f2_layout(phase_spans, n_bits, log_eb, vec_bits):
     """Greedy F2 construction of the smem layout (offset bit j -> logical index vector).
 
-    Offset columns: the vector bits first (kept contiguous), then *bank* columns (element-offset bits
-    that pick the 4-byte bank inside a 128-byte line), then *row* columns.  Two lanes of a phase
-    conflict when their logical difference lies in span(row columns) (+ same-word columns) but not in
-    the same-word part; so the row columns are chosen one by one to keep each phase's lane span as
-    disjoint from them as possible; the bank columns complete the basis.
+    Offset columns: the vector bits first (kept contiguous), then *bank* columns (element-offset bits that pick
+    the 4-byte bank inside a 128-byte line), then *row* columns.  Two lanes of a phase conflict when their
+    logical difference lies in span(row + same-word columns) but not in the same-word part; so the row columns
+    are chosen one by one to keep each phase's lane span as disjoint from them as possible.
     """
     def rank(vectors):
         return rank_f2(vectors, max(vectors, default=0).bit_length())
-    cols = [1 << k for k in range(vec_bits)]  # logical bits 0..vec-1 of the contiguous dim
-    while len(cols) + log_eb < 2 and len(cols) < n_bits:  # rest of a 4-byte word: plain next bits
-        cols.append(1 << len(cols))
+    # the vector's logical bits (of the contiguous dim), at least a 4-byte word's: plain low bits
+    cols = [1 << k for k in range(max(vec_bits, min(2 - log_eb, n_bits)))]
     same_word = cols[:max(0, 2 - log_eb)]
     n_bank = max(0, min(n_bits, 7 - log_eb) - len(cols))
-    phases = [p for p in phase_spans if p]
     # candidates avoid the vector/word bits so every vector stays aligned and contiguous
     cands = sorted((sum(1 << i for i in bits) for n in (1, 2) for bits in combinations(range(len(cols), n_bits), n)),
                    key=lambda v: (v.bit_count(), v))
-    shared = [rank(ph + same_word) - rank(same_word) for ph in phases]
+    shared = [rank(ph + same_word) - rank(same_word) for ph in phase_spans]
 
     def excess(extra):
         """Per phase: how many more lane differences span(same_word + extra) holds than span(same_word)."""
         w = same_word + extra
-        out = [rank(w) - rank(ph + w) + s for ph, s in zip(phases, shared)]
+        out = [rank(w) - rank(ph + w) + s for ph, s in zip(phase_spans, shared)]
         return max(out, default=0), sum(out)
 
     rows = []
     for _ in range(n_bits - len(cols) - n_bank):
-        have = rank(cols + rows)
         rows.append(min((excess(rows + [c]) + (c.bit_count(),), c) for c in cands
-                        if rank(cols + rows + [c]) > have)[1])
+                        if rank(cols + rows + [c]) > len(cols) + len(rows))[1])
     bank = []
     for c in cands:
         if len(bank) < n_bank and rank(cols + rows + bank + [c]) > len(cols) + len(rows) + len(bank):
@@ -107,21 +97,20 @@ def _f2_layout(phase_spans, n_bits, log_eb, vec_bits):
 
 def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = True,
                  max_bits: int = 5, max_vector_bytes: int = 16) -> SwizzleChoice:
-    """Choose the shared-memory layout that minimises bank conflicts of all ``accesses`` while keeping
-    their vector width - the linear-layout "optimal swizzle" idea.
+    """Choose the shared-memory layout that minimises bank conflicts of all ``accesses`` while keeping their
+    vector width - the linear-layout "optimal swizzle" idea.
 
-    ``accesses``: distributed layouts (``LinearLayout`` register/lane[/warp] -> dim0, dim1) that write or
-    read the ``tile_shape`` = (M, N) tile, stored row-major (``row_major``, dim1 contiguous) or
-    column-major.  Each warp instruction moves, per lane, the vector of register elements that are
-    contiguous along the stored-contiguous dim (up to ``max_vector_bytes``, at most 16).
+    ``accesses``: distributed layouts (``LinearLayout`` register/lane[/warp] -> dim0, dim1) that write or read
+    the ``tile_shape`` = (M, N) tile, stored row-major (``row_major``, dim1 contiguous) or column-major.  Each
+    warp instruction moves, per lane, the register elements contiguous along the stored-contiguous dim (up to
+    ``max_vector_bytes``, at most 16).
 
-    Math: the smem layout is an invertible F2 matrix F (logical index bits -> offset bits) whose low
-    columns are the vector bits (so every vector stays one access).  A phase of an access is
-    conflict-free when no nonzero difference of its lanes' logical indices maps into the *row* offset
-    bits only (same bank, other word).  Two candidates are scored with the bank model and the better
-    kept: (1) a greedy F2 construction choosing the row columns to avoid every phase's lane span,
-    (2) every CuTe ``Sw<B,M,S>`` (B <= ``max_bits``, 2^M >= the widest vector in bytes) on byte addresses
-    over the plain tile; ties go to the CuTe swizzle (then fewer XOR bits).
+    Math: the smem layout is an invertible F2 matrix F (logical index bits -> offset bits) whose low columns
+    are the vector bits (every vector stays one access).  A phase is conflict-free when no nonzero difference
+    of its lanes' logical indices maps into the *row* offset bits only (same bank, other word).  Scored with
+    the bank model: every CuTe ``Sw<B,M,S>`` on byte addresses (B <= ``max_bits``, 2^M >= the widest vector in
+    bytes; ties: fewer XOR bits), then a greedy F2 construction choosing the row columns to avoid every
+    phase's lane span, kept only when strictly better.
 
     Example (the classic transpose): a 32x32 fp32 tile written by rows and read by columns is 32-way
     conflicted unswizzled; with scalar accesses ``find_swizzle`` returns ``S<5,2,5>`` (row r's words
