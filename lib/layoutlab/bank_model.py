@@ -107,11 +107,10 @@ def layout_bank_conflicts(thread_to_element, smem_layout, element_bytes: int, ve
                           num_threads: int = 32) -> BankConflicts:
     """Bank conflicts of a warp whose lane t accesses elements ``thread_to_element(t) + 0..vector-1``.
 
-    ``thread_to_element`` is a CuTe Layout (or any callable) from lane to a 1-D element index (or
-    coordinate) of ``smem_layout``'s domain; ``smem_layout`` maps that to the element offset in shared
-    memory: a Layout, or a ``ComposedLayout`` with a Swizzle, which - as when the CuTe DSL puts it on
-    a shared-memory pointer - swizzles the *byte* address.  The ``vector`` elements of one access must
-    be contiguous in shared memory (checked).
+    ``thread_to_element`` is a CuTe Layout (or any callable) from lane to a 1-D element index (or coordinate)
+    of ``smem_layout``'s domain; ``smem_layout`` maps that to the element offset in shared memory: a Layout, or
+    a ``ComposedLayout`` with a Swizzle, which swizzles the *byte* address (as the CuTe DSL does on a
+    shared-memory pointer).  The ``vector`` elements of one access must be contiguous there (checked).
 
     A column of a 32x32 fp32 row-major tile is 32-way; the 128-byte swizzle remaps only 8 distinct 16-byte
     chunks, so it is still 4-way (:func:`find_swizzle` finds a conflict-free one)::

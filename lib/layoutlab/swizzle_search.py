@@ -150,22 +150,17 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
         bcs = [bank_conflicts([addr_of(logical(m, n)) for m, n in crds], vec * element_bytes) for vec, crds in instrs]
         return sum(b.wavefronts for b in bcs), sum(b.ideal_wavefronts for b in bcs), tuple(b.wavefronts for b in bcs)
 
-    def swizzled(sw):
-        return lambda e: sw(e * element_bytes)
-    # no swizzle, then every CuTe swizzle on byte addresses (the first of the cheapest wins: fewer XOR bits)
-    cute = [Swizzle(0, 0, 0)] + [Swizzle(b, m, s) for b in range(1, max_bits + 1)
-                                 for m in range(vec_bits + log_eb, total_bits) for s in range(b, total_bits - m - b + 1)]
-    costs = [cost(swizzled(sw)) for sw in cute]
-    best_cost, swizzle = min(zip(costs, cute), key=lambda t: t[0][0])
-    addr_of = swizzled(swizzle)
     f2 = LinearLayout([("offset", [[c] for c in _f2_layout(phase_spans, n_bits, log_eb, vec_bits)])],
                       [("logical", 1 << n_bits)]).invert()        # logical index -> offset
-
-    def f2_addr(e):
-        return f2.apply({"logical": e})["offset"] * element_bytes
-    f2_cost = cost(f2_addr)
-    if f2_cost[0] < best_cost[0]:
-        swizzle, best_cost, addr_of = None, f2_cost, f2_addr
+    # candidates, the first of the cheapest wins: no swizzle, every CuTe swizzle on byte addresses (fewer XOR bits
+    # first), the greedy F2 layout (None)
+    cute = [Swizzle(0, 0, 0)] + [Swizzle(b, m, s) for b in range(1, max_bits + 1)
+                                 for m in range(vec_bits + log_eb, total_bits) for s in range(b, total_bits - m - b + 1)]
+    addrs = {sw: (lambda e, sw=sw: sw(e * element_bytes)) for sw in cute}
+    addrs[None] = lambda e: f2.apply({"logical": e})["offset"] * element_bytes
+    costs = {sw: cost(addr_of) for sw, addr_of in addrs.items()}
+    swizzle = min(costs, key=lambda sw: costs[sw][0])
+    addr_of, best_cost = addrs[swizzle], costs[swizzle]
     smem = LinearLayout([("dim0", [[addr_of(logical(1 << k, 0)) // element_bytes] for k in range(log2(M))]),
                          ("dim1", [[addr_of(logical(0, 1 << k)) // element_bytes] for k in range(log2(N))])],
                         [("offset", M * N)], require_surjective=False)
@@ -173,5 +168,5 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
     # bits and sends index bit k to addr_of(2^k)
     byte_bases = [[1 << i] for i in range(log_eb)] + [[addr_of(1 << k)] for k in range(n_bits)]
     sw_matrix = LinearLayout([("offset", byte_bases)], [("offset", 1 << total_bits)])
-    return SwizzleChoice(swizzle, sw_matrix, smem, *best_cost[:2], costs[0][0], (1 << vec_bits) * element_bytes,
+    return SwizzleChoice(swizzle, sw_matrix, smem, *best_cost[:2], costs[cute[0]][0], (1 << vec_bits) * element_bytes,
                          best_cost[2])
