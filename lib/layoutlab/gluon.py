@@ -151,8 +151,8 @@ class SliceLayout:
         parent = self.parent.to_linear_layout(shape[:self.dim] + [1] + shape[self.dim:])
         keep = [n for k, n in enumerate(parent.get_out_dim_names()) if k != self.dim]
         sub = parent.sublayout(parent.get_in_dim_names(), keep)
-        return LinearLayout(_without_zero_registers(sub.bases), [(f"dim{k}", sub.get_out_dim_size(n)) for k, n in enumerate(keep)],
-                            require_surjective=False)
+        sizes = [(f"dim{k}", sub.get_out_dim_size(n)) for k, n in enumerate(keep)]
+        return LinearLayout(_without_zero_registers(sub.bases), sizes, require_surjective=False)
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,8 @@ class DotOperandLayout:
         if not isinstance(self.parent, NVMMADistributedLayout):
             raise LayoutError("DotOperandLayout: only an NVMMADistributedLayout parent is modelled here")
         if self.operand_index == 1 and self.parent.is_hopper:
-            raise LayoutError("DotOperandLayout: wgmma reads B from shared memory; a v3 parent has no B register layout")
+            raise LayoutError("DotOperandLayout: wgmma reads B from shared memory; a v3 parent has no B register "
+                              "layout")
         _pow2_list("k_width", [self.k_width], "DotOperandLayout")
 
     @property
@@ -280,9 +281,9 @@ class NVMMASharedLayout:
         if self.swizzle_byte_width:
             row = 8 * self.swizzle_byte_width // self.element_bitwidth
             if box[contig] < row:
-                raise LayoutError(f"NVMMASharedLayout: shape {shape} is smaller than one {self.swizzle_byte_width}-byte "
-                                  f"swizzle row of {row} {self.element_bitwidth}-bit elements along its contiguous dim "
-                                  f"{contig} (it has {shape[contig] * pack}); Gluon aborts here")
+                raise LayoutError(f"NVMMASharedLayout: shape {shape} is smaller than one {self.swizzle_byte_width}-"
+                                  f"byte swizzle row of {row} {self.element_bitwidth}-bit elements along its "
+                                  f"contiguous dim {contig} (it has {shape[contig] * pack}); Gluon aborts here")
             box[contig] = row
         box[contig] //= pack
         return box

@@ -155,7 +155,8 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
     # candidates, the first of the cheapest wins: no swizzle, every CuTe swizzle on byte addresses (fewer XOR bits
     # first), the greedy F2 layout (None)
     cute = [Swizzle(0, 0, 0)] + [Swizzle(b, m, s) for b in range(1, max_bits + 1)
-                                 for m in range(vec_bits + log_eb, total_bits) for s in range(b, total_bits - m - b + 1)]
+                                 for m in range(vec_bits + log_eb, total_bits)
+                                 for s in range(b, total_bits - m - b + 1)]
     addrs = {sw: (lambda e, sw=sw: sw(e * element_bytes)) for sw in cute}
     addrs[None] = lambda e: f2.apply({"logical": e})["offset"] * element_bytes
     costs = {sw: cost(addr_of) for sw, addr_of in addrs.items()}
