@@ -147,9 +147,9 @@ def ldmatrix_row_addresses(smem_layout, element_bytes: int, row0: int, col0: int
                            matrices_along: str = "rows") -> list:
     """The 8 x ``num_matrices`` row addresses ldmatrix reads from a 2-D smem tile (rows = M or N, cols = K).
 
-    Matrix j is 8 rows x 16 bytes starting at (row0 + 8j, col0) (``matrices_along="rows"``) or at
-    (row0, col0 + j * 16/element_bytes) (``"cols"``); lane 8j + r supplies the address of row r of
-    matrix j.  ``smem_layout`` maps (row, col) to an element offset (Layout or swizzled ComposedLayout).
+    Matrix j is 8 rows x 16 bytes starting at (row0 + 8j, col0) (``matrices_along="rows"``) or at (row0, col0 +
+    j * 16/element_bytes) (``"cols"``); lane 8j + r supplies the address of row r of matrix j.  ``smem_layout``
+    maps (row, col) to an element offset (Layout or swizzled ComposedLayout).
 
     >>> from layoutlab import make_layout
     >>> ldmatrix_row_addresses(make_layout((64, 64), stride=(64, 1)), 2, 0, 0, num_matrices=1)

@@ -104,8 +104,7 @@ def record_bank_measurements(path: str, warps: int = 16) -> dict:
     import platform
 
     import cupy as cp
-    dev = cp.cuda.Device()
-    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     rows = []
     for name, (addrs, nbytes) in classic_patterns().items():
         pred = bank_conflicts(addrs, nbytes)
