@@ -1,10 +1,17 @@
-"""The bank model of one warp's shared-memory access: banks, phases, wavefronts, ldmatrix rows.
+"""The bank model of one warp's shared-memory access (NVIDIA, Volta through Hopper); re-exported by
+:mod:`layoutlab.banks`.
 
-:mod:`layoutlab.banks` explains the model and re-exports everything here.
+32 banks of 4 bytes: byte address a is in bank ``(a // 4) % 32``; one *wavefront* serves at most one 4-byte word
+per bank (128 bytes).  A warp's request is split into *phases* served separately: one of 32 threads for 1/2/4-byte
+accesses, half-warps for 8 bytes, quarter-warps of 8 threads for 16 bytes (``ldmatrix`` too: 8 row addresses of
+16 bytes per matrix).  Threads reading the same word share it (broadcast), so a phase needs
+``max over banks of (distinct words it touches in that bank)`` wavefronts and the request the sum over phases;
+the *conflict degree* ("n-way") is the worst phase's count, ``ideal_wavefronts`` the number of phases.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .errors import LayoutError
@@ -15,7 +22,11 @@ __all__ = ["NUM_BANKS", "BANK_BYTES", "BankConflicts", "bank_of", "bank_conflict
 
 NUM_BANKS = 32
 BANK_BYTES = 4
-_ACCESS_BYTES = (1, 2, 4, 8, 16)
+
+
+def _check_access_bytes(op: str, name: str, value) -> None:
+    if value not in (1, 2, 4, 8, 16):
+        raise LayoutError(f"{op}: {name}={value}; shared memory is read and written in 1, 2, 4, 8 or 16 bytes")
 
 
 def bank_of(address: int) -> int:
@@ -31,10 +42,10 @@ def bank_of(address: int) -> int:
 class BankConflicts:
     """Result of :func:`bank_conflicts` for one warp-wide shared-memory instruction.
 
-    ``wavefronts``: total 128-byte wavefronts (cycles of the shared-memory pipe);
-    ``ideal_wavefronts``: the number of phases (what a conflict-free access costs);
-    ``conflict_degree``: the worst phase's wavefronts (n-way conflict; 1 = none);
-    ``phase_wavefronts``: per phase; ``bank_words``: per phase, distinct words per bank (32 ints).
+    ``wavefronts``: total 128-byte wavefronts (cycles of the shared-memory pipe); ``ideal_wavefronts``: the
+    number of phases (what a conflict-free access costs); ``conflict_degree``: the worst phase's wavefronts
+    (n-way conflict; 1 = none); ``phase_wavefronts``: per phase; ``bank_words``: per phase, distinct words per
+    bank (32 ints).
 
     >>> bank_conflicts([8 * t for t in range(32)], 8)       # 8-byte loads: two half-warp phases
     BankConflicts(wavefronts=2, ideal_wavefronts=2, conflict_degree=1, phase_wavefronts=(1, 1))
@@ -50,10 +61,9 @@ class BankConflicts:
         return self.wavefronts == self.ideal_wavefronts
 
 
-def _phases(bytes_per_access: int, n_threads: int, threads_per_phase: int | None):
-    if threads_per_phase is None:
-        threads_per_phase = {8: 16, 16: 8}.get(bytes_per_access, 32)
-    return [list(range(s, min(s + threads_per_phase, n_threads))) for s in range(0, n_threads, threads_per_phase)]
+def _threads_per_phase(bytes_per_access: int) -> int:
+    """Threads served together: 32, or 16 / 8 for 8- / 16-byte accesses (half / quarter warps)."""
+    return {8: 16, 16: 8}.get(bytes_per_access, 32)
 
 
 def bank_conflicts(addresses, bytes_per_access: int = 4, threads_per_phase: int | None = None) -> BankConflicts:
@@ -66,61 +76,44 @@ def bank_conflicts(addresses, bytes_per_access: int = 4, threads_per_phase: int 
 
     Math: wavefronts = sum over phases p of max over banks b of |{a // 4 : a in p, bank(a) = b}|.
 
-    Example: 32 threads reading a column of a 32x32 fp32 row-major tile (stride 128 B) all hit bank
-    0 with 32 distinct words::
+    A column of a 32x32 fp32 row-major tile (stride 128 B): 32 distinct words in bank 0::
 
         >>> bank_conflicts([128 * t for t in range(32)]).conflict_degree
         32
     """
     op = "bank_conflicts"
-    if bytes_per_access not in _ACCESS_BYTES:
-        raise LayoutError(f"{op}: bytes_per_access={bytes_per_access}; shared-memory accesses are 1, 2, 4, 8 or 16 bytes")
+    _check_access_bytes(op, "bytes_per_access", bytes_per_access)
     addresses = list(addresses)
     if not 0 < len(addresses) <= 32:
         raise LayoutError(f"{op}: got {len(addresses)} addresses; a warp has 1 to 32 threads")
     for t, a in enumerate(addresses):
-        if a is None:
-            continue
-        if int(a) != a or a < 0:
+        if a is not None and (int(a) != a or a < 0):
             raise LayoutError(f"{op}: lane {t} has address {a!r}; addresses are non-negative byte offsets")
-        if a % bytes_per_access:
+        if a is not None and a % bytes_per_access:
             raise LayoutError(f"{op}: lane {t} address {a} is not a multiple of the {bytes_per_access}-byte access "
                               f"size; misaligned shared-memory accesses fault on the GPU")
-    words_per_access = max(1, bytes_per_access // BANK_BYTES)
-    phase_w, bank_words = [], []
-    for phase in _phases(bytes_per_access, len(addresses), threads_per_phase):
-        words = set()
-        for t in phase:
-            a = addresses[t]
-            if a is None:
-                continue
-            w0 = int(a) // BANK_BYTES
-            words.update(range(w0, w0 + words_per_access))
-        per_bank = [0] * NUM_BANKS
-        for w in words:
-            per_bank[w % NUM_BANKS] += 1
-        phase_w.append(max(per_bank) if words else 0)
-        bank_words.append(tuple(per_bank))
-    active = [w for w in phase_w]
-    ideal = sum(1 for w in active if w > 0)
-    return BankConflicts(sum(phase_w), ideal, max(phase_w), tuple(phase_w), tuple(bank_words))
-
-
+    n_words = max(1, bytes_per_access // BANK_BYTES)
+    step = _threads_per_phase(bytes_per_access) if threads_per_phase is None else threads_per_phase
+    bank_words = []
+    for s in range(0, len(addresses), step):
+        words = {int(a) // BANK_BYTES + k for a in addresses[s:s + step] if a is not None for k in range(n_words)}
+        per_bank = Counter(w % NUM_BANKS for w in words)
+        bank_words.append(tuple(per_bank[b] for b in range(NUM_BANKS)))
+    phase_w = tuple(map(max, bank_words))
+    return BankConflicts(sum(phase_w), sum(map(bool, phase_w)), max(phase_w), phase_w, tuple(bank_words))
 
 
 def layout_bank_conflicts(thread_to_element, smem_layout, element_bytes: int, vector: int = 1,
                           num_threads: int = 32) -> BankConflicts:
     """Bank conflicts of a warp whose lane t accesses elements ``thread_to_element(t) + 0..vector-1``.
 
-    ``thread_to_element`` is a CuTe Layout (or any callable) from lane to a 1-D element index (or
-    coordinate) of ``smem_layout``'s domain; ``smem_layout`` maps that to the element offset in shared
-    memory: a Layout, or a ``ComposedLayout`` with a Swizzle, which - as when the CuTe DSL puts it on
-    a shared-memory pointer - swizzles the *byte* address.  The ``vector`` elements of one access must
-    be contiguous in shared memory (checked).
+    ``thread_to_element`` is a CuTe Layout (or any callable) from lane to a 1-D element index (or coordinate)
+    of ``smem_layout``'s domain; ``smem_layout`` maps that to the element offset in shared memory: a Layout, or
+    a ``ComposedLayout`` with a Swizzle, which swizzles the *byte* address (as the CuTe DSL does on a
+    shared-memory pointer).  The ``vector`` elements of one access must be contiguous there (checked).
 
-    Example: reading a column of a 32x32 fp32 row-major tile is a 32-way conflict; with the
-    128-byte swizzle it is still 4-way (only 8 distinct 16-byte chunks get remapped) - see
-    :func:`find_swizzle` for a choice that is conflict-free::
+    A column of a 32x32 fp32 row-major tile is 32-way; the 128-byte swizzle remaps only 8 distinct 16-byte
+    chunks, so it is still 4-way (:func:`find_swizzle` finds a conflict-free one)::
 
         >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
         >>> tile = make_layout((32, 32), stride=(32, 1))
@@ -130,31 +123,23 @@ def layout_bank_conflicts(thread_to_element, smem_layout, element_bytes: int, ve
         (32, 4)
     """
     op = "layout_bank_conflicts"
-    if element_bytes not in (1, 2, 4, 8, 16):
-        raise LayoutError(f"{op}: element_bytes={element_bytes}; shared-memory elements are 1, 2, 4, 8 or 16 bytes")
+    _check_access_bytes(op, "element_bytes", element_bytes)
     access = element_bytes * vector
-    if access not in _ACCESS_BYTES:
+    if access not in (1, 2, 4, 8, 16):
         raise LayoutError(f"{op}: {vector} x {element_bytes}-byte elements = {access} bytes per access; "
                           f"the widest shared-memory access is 16 bytes")
-
-    def byte_addr(e):
-        return _byte_address(smem_layout, e, element_bytes)
-
     addrs = []
     for t in range(num_threads):
         e = thread_to_element(t)
-        first = byte_addr(e)
-        if vector > 1:
-            idx = e if isinstance(e, int) else None
-            if idx is None:
-                raise LayoutError(f"{op}: vector > 1 needs thread_to_element to give 1-D element indices")
-            for v in range(1, vector):
-                if byte_addr(idx + v) != first + v * element_bytes:
-                    raise LayoutError(
-                        f"{op}: lane {t}'s {vector} elements from index {idx} are not contiguous in shared memory "
-                        f"(element {idx + v} is at byte {byte_addr(idx + v)}, not {first + v * element_bytes}); "
-                        f"this vector width cannot be one access")
-        addrs.append(first)
+        addrs.append(_byte_address(smem_layout, e, element_bytes))
+        if vector > 1 and not isinstance(e, int):
+            raise LayoutError(f"{op}: vector > 1 needs thread_to_element to give 1-D element indices")
+        for v in range(1, vector):
+            at, want = _byte_address(smem_layout, e + v, element_bytes), addrs[-1] + v * element_bytes
+            if at != want:
+                raise LayoutError(f"{op}: lane {t}'s {vector} elements from index {e} are not contiguous in shared "
+                                  f"memory (element {e + v} is at byte {at}, not {want}); this vector width cannot "
+                                  f"be one access")
     return bank_conflicts(addrs, access)
 
 
@@ -162,9 +147,9 @@ def ldmatrix_row_addresses(smem_layout, element_bytes: int, row0: int, col0: int
                            matrices_along: str = "rows") -> list:
     """The 8 x ``num_matrices`` row addresses ldmatrix reads from a 2-D smem tile (rows = M or N, cols = K).
 
-    Matrix j is 8 rows x 16 bytes starting at (row0 + 8j, col0) (``matrices_along="rows"``) or at
-    (row0, col0 + j * 16/element_bytes) (``"cols"``); lane 8j + r supplies the address of row r of
-    matrix j.  ``smem_layout`` maps (row, col) to an element offset (Layout or swizzled ComposedLayout).
+    Matrix j is 8 rows x 16 bytes starting at (row0 + 8j, col0) (``matrices_along="rows"``) or at (row0, col0 +
+    j * 16/element_bytes) (``"cols"``); lane 8j + r supplies the address of row r of matrix j.  ``smem_layout``
+    maps (row, col) to an element offset (Layout or swizzled ComposedLayout).
 
     >>> from layoutlab import make_layout
     >>> ldmatrix_row_addresses(make_layout((64, 64), stride=(64, 1)), 2, 0, 0, num_matrices=1)
@@ -173,12 +158,8 @@ def ldmatrix_row_addresses(smem_layout, element_bytes: int, row0: int, col0: int
     if num_matrices not in (1, 2, 4):
         raise LayoutError(f"ldmatrix_row_addresses: num_matrices={num_matrices}; ldmatrix loads .x1, .x2 or .x4")
     step = 16 // element_bytes
-    out = []
-    for j in range(num_matrices):
-        for r in range(8):
-            crd = (row0 + 8 * j + r, col0) if matrices_along == "rows" else (row0 + r, col0 + j * step)
-            out.append(_byte_address(smem_layout, crd, element_bytes))
-    return out
+    return [_byte_address(smem_layout, (row0 + 8 * j + r, col0) if matrices_along == "rows" else
+                          (row0 + r, col0 + j * step), element_bytes) for j in range(num_matrices) for r in range(8)]
 
 
 def _byte_address(smem_layout, crd, element_bytes):
@@ -191,9 +172,8 @@ def _byte_address(smem_layout, crd, element_bytes):
 def ldmatrix_bank_conflicts(row_addresses) -> BankConflicts:
     """Phase analysis of one ``ldmatrix``: each matrix (8 row addresses of 16 bytes) is one phase.
 
-    A conflict-free matrix touches all 32 banks once (8 rows x 4 words); rows that share banks
-    serialise.  Example: 8 rows of a 128-byte-pitch K-major fp16 tile at the same column share the same
-    4 banks -> 8-way; under ``S<3,4,3>`` the rows' 16-byte chunks spread out -> conflict-free::
+    A conflict-free matrix touches all 32 banks once (8 rows x 4 words).  8 rows of a 128-byte-pitch K-major
+    fp16 tile share 4 banks -> 8-way; ``S<3,4,3>`` spreads the rows' 16-byte chunks -> conflict-free::
 
         >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
         >>> tile = make_layout((64, 64), stride=(64, 1))
@@ -208,26 +188,23 @@ def ldmatrix_bank_conflicts(row_addresses) -> BankConflicts:
 
 
 def classic_patterns() -> dict:
-    """Named warp access patterns with known answers, for the chapter and the GPU check.
-
-    Each value is ``(byte addresses of lanes 0..31, bytes_per_access)``.
+    """Named warp access patterns with known answers, for the chapter and the GPU check: each value is
+    ``(byte addresses of lanes 0..31, bytes_per_access)``.
 
     >>> bank_conflicts(*classic_patterns()["4B 8-way"]).conflict_degree
     8
     """
-    p = {}
-    for k in (1, 2, 4, 8, 16, 32):  # 4-byte, k-way: lanes in groups hit the same bank, different words
-        p[f"4B {k}-way"] = ([(t % (32 // k)) * 4 + (t // (32 // k)) * 128 for t in range(32)], 4)
+    lanes, plain = range(32), Swizzle(0, 0, 0)
+    p = {f"4B {k}-way": ([(t % (32 // k)) * 4 + (t // (32 // k)) * 128 for t in lanes], 4)
+         for k in (1, 2, 4, 8, 16, 32)}        # k groups of lanes on the same banks, each a 128-byte row lower
     p["4B broadcast (all lanes one word)"] = ([0] * 32, 4)
-    p["4B 8 words x 4 lanes broadcast"] = ([(t // 4) * 4 for t in range(32)], 4)
-    p["4B column of 32x32 fp32"] = ([t * 128 for t in range(32)], 4)
-    p["4B column of 32x33 fp32 (padded)"] = ([t * 132 for t in range(32)], 4)
-    p["4B column, 32x32 fp32 swizzled S<5,2,5>"] = ([(t * 128) ^ (((t * 128) >> 5) & 0x7C) for t in range(32)], 4)
-    p["8B contiguous"] = ([8 * t for t in range(32)], 8)
-    p["8B stride 16 B (2-way)"] = ([16 * t for t in range(32)], 8)
-    p["8B stride 256 B"] = ([256 * t for t in range(32)], 8)
-    p["16B contiguous"] = ([16 * t for t in range(32)], 16)
-    p["16B stride 32 B (2-way)"] = ([32 * t for t in range(32)], 16)
-    p["16B ldmatrix rows, 128 B pitch (8-way)"] = ([128 * t for t in range(32)], 16)
-    p["16B ldmatrix rows, 128 B pitch, S<3,4,3>"] = ([(128 * t) ^ (((128 * t) >> 3) & 0x70) for t in range(32)], 16)
+    p["4B 8 words x 4 lanes broadcast"] = ([(t // 4) * 4 for t in lanes], 4)
+    for name, stride, nbytes, swizzle in [
+            ("4B column of 32x32 fp32", 128, 4, plain), ("4B column of 32x33 fp32 (padded)", 132, 4, plain),
+            ("4B column, 32x32 fp32 swizzled S<5,2,5>", 128, 4, Swizzle(5, 2, 5)), ("8B contiguous", 8, 8, plain),
+            ("8B stride 16 B (2-way)", 16, 8, plain), ("8B stride 256 B", 256, 8, plain),
+            ("16B contiguous", 16, 16, plain), ("16B stride 32 B (2-way)", 32, 16, plain),
+            ("16B ldmatrix rows, 128 B pitch (8-way)", 128, 16, plain),
+            ("16B ldmatrix rows, 128 B pitch, S<3,4,3>", 128, 16, Swizzle(3, 4, 3))]:
+        p[name] = ([swizzle(stride * t) for t in lanes], nbytes)
     return p

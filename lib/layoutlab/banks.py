@@ -1,31 +1,12 @@
-"""Shared-memory bank conflicts: a model of one warp's access, ldmatrix phases, swizzle search, GPU check.
-
-The model (NVIDIA, Volta through Hopper): shared memory has 32 banks, each 4 bytes wide; bank of byte
-address a is ``(a // 4) % 32``.  One *wavefront* delivers at most one 4-byte word per bank (128 bytes).
-A warp's request is split into *phases* that are served separately:
-
-* 1/2/4-byte accesses: one phase of 32 threads;
-* 8-byte accesses: two phases (half-warps, threads 0-15 and 16-31);
-* 16-byte accesses: four phases (quarter-warps of 8 threads).  ``ldmatrix`` is the same: each 8x8
-  matrix is 8 row addresses of 16 bytes, one phase per matrix.
-
-Inside a phase, threads reading the *same* word are served together (broadcast), so the phase needs
-
-    wavefronts(phase) = max over banks of (number of distinct 4-byte words that phase touches in that bank)
-
-and the request needs the sum over phases.  The *conflict degree* is the worst phase's count: an
-"n-way bank conflict" (1 = conflict-free).  ``ideal_wavefronts`` is the number of phases.
-
-:func:`measure_shared_load_cycles` times such patterns on a GPU (cupy, ``clock64``) so the chapter can
-show measured cycles tracking the predicted wavefronts; the H100 record lives in
-``results/banks_h100.json``.
-
-The model lives in :mod:`layoutlab.bank_model`, the swizzle search (:func:`find_swizzle`) in
-:mod:`layoutlab.swizzle_search`; this module re-exports both and holds the GPU measurement.
+"""Shared-memory bank conflicts: the model of one warp's access and ldmatrix phases (:mod:`layoutlab.bank_model`),
+the swizzle search (:mod:`layoutlab.swizzle_search`), both re-exported here, and the GPU check:
+:func:`measure_shared_load_cycles` times such patterns on a GPU (cupy, ``clock64``) so the chapter can show
+measured cycles tracking the predicted wavefronts; the H100 record lives in ``results/banks_h100.json``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 
 from . import bank_model, swizzle_search
@@ -79,11 +60,10 @@ def measure_shared_load_cycles(addresses, bytes_per_access: int, warps: int = 16
                                repeats: int = 5) -> float:
     """Measured shared-memory cycles per warp-wide load of the given pattern (needs a GPU and cupy).
 
-    One block of ``warps`` warps, every warp issuing ``16 * iters`` volatile ``ld.shared`` of the same
-    per-lane addresses; cycles (``clock64``) between two barriers divided by the loads of all warps.
-    Since the shared-memory pipe serves one 128-byte wavefront per cycle, this tracks the predicted
-    ``wavefronts`` once enough warps keep it busy.  Returns the median over ``repeats`` launches.  The
-    arguments are checked before any GPU work::
+    One block of ``warps`` warps, each issuing ``16 * iters`` volatile ``ld.shared`` of the same per-lane
+    addresses; ``clock64`` cycles between two barriers / loads of all warps, the median of ``repeats`` launches.
+    The pipe serves one 128-byte wavefront per cycle, so this tracks the predicted ``wavefronts`` once enough
+    warps keep it busy.  The arguments are checked before any GPU work::
 
         >>> measure_shared_load_cycles([0] * 32, 2)
         Traceback (most recent call last):
@@ -96,26 +76,26 @@ def measure_shared_load_cycles(addresses, bytes_per_access: int, warps: int = 16
     if len(offs) != 32 or max(offs) + bytes_per_access > 48 * 1024:
         raise LayoutError("measure_shared_load_cycles: need 32 addresses inside the 48 KiB probe buffer")
     import cupy as cp  # GPU-only dependency
-    key = bytes_per_access
-    kern = _KERNEL_CACHE.get(key)
-    if kern is None:
-        kern = cp.RawKernel(_KERNEL, "smem_probe", options=(f"-DBYTES={bytes_per_access}",))
-        _KERNEL_CACHE[key] = kern
+    kern = _probe_kernel(bytes_per_access)
     d_off = cp.asarray(offs, dtype=cp.uint32)
     cycles = cp.zeros(1, dtype=cp.int64)
     sink = cp.zeros(32 * warps, dtype=cp.uint32)
-    kern((1,), (32 * warps,), (d_off, cp.int32(2), cp.int32(0), cycles, sink))  # warm-up / compile
-    cp.cuda.Device().synchronize()
+
+    def launch(n_iters):
+        kern((1,), (32 * warps,), (d_off, cp.int32(n_iters), cp.int32(0), cycles, sink))
+        cp.cuda.Device().synchronize()
+    launch(2)  # warm-up / compile
     vals = []
     for _ in range(repeats):
-        kern((1,), (32 * warps,), (d_off, cp.int32(iters), cp.int32(0), cycles, sink))
-        cp.cuda.Device().synchronize()
+        launch(iters)
         vals.append(int(cycles.get()[0]) / (iters * 16 * warps))
-    vals.sort()
-    return vals[len(vals) // 2]
+    return sorted(vals)[len(vals) // 2]
 
 
-_KERNEL_CACHE: dict = {}
+@functools.cache
+def _probe_kernel(bytes_per_access: int):
+    import cupy as cp
+    return cp.RawKernel(_KERNEL, "smem_probe", options=(f"-DBYTES={bytes_per_access}",))
 
 
 def record_bank_measurements(path: str, warps: int = 16) -> dict:
@@ -124,8 +104,7 @@ def record_bank_measurements(path: str, warps: int = 16) -> dict:
     import platform
 
     import cupy as cp
-    dev = cp.cuda.Device()
-    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     rows = []
     for name, (addrs, nbytes) in classic_patterns().items():
         pred = bank_conflicts(addrs, nbytes)

@@ -39,10 +39,7 @@ def tmem_alloc_columns(columns: int) -> int:
     if not isinstance(columns, int) or not 1 <= columns <= TMEM_COLUMNS:
         raise LayoutError(f"tmem_alloc_columns: {columns!r} columns; tensor memory has {TMEM_COLUMNS} columns per "
                           f"CTA: ask for 1..{TMEM_COLUMNS} (split a wider accumulator over several tiles)")
-    n = 32
-    while n < columns:
-        n *= 2
-    return n
+    return max(32, 1 << (columns - 1).bit_length())
 
 
 def tmem_ld_32x32b_tv(n: int) -> Layout:

@@ -1,31 +1,24 @@
 """Gluon's layout classes (``triton.experimental.gluon.language``) and their linear layouts.
 
-Same class names and keyword parameters as Gluon, so code moves between the two; each has
-``.to_linear_layout(shape)`` giving the same bases Gluon's own ``to_linear_layout`` gives
-(checked against Gluon on the CPU in ``tests/test_gluon.py``).  Distributed layouts map
-``register, lane, warp`` -> ``dim0, dim1, ...``; shared layouts map ``offset`` -> ``dim0, ...``.
-
-How a layout meets a tensor shape (Triton's ``combineCtaCgaWithShape``): if the layout's tile is
-smaller than the tensor it repeats through extra *register* bits; if larger, the biggest bases
-along the too-large dim are dropped (registers) or zeroed (lanes/warps: those threads then hold
-copies of the same element - a broadcast, seen by ``free_variable_masks``).
+Same class names and keyword parameters as Gluon; each ``.to_linear_layout(shape)`` gives the bases Gluon's own
+gives (checked against Gluon in ``tests/test_gluon.py``).  Distributed layouts map ``register, lane, warp`` ->
+``dim0, dim1, ...``; shared layouts map ``offset`` -> ``dim0, ...``.  How a layout meets a tensor shape
+(Triton's ``combineCtaCgaWithShape``): a tile smaller than the tensor repeats through extra *register* bits;
+a larger one loses the biggest bases along the too-large dim: registers are dropped, lanes/warps zeroed
+(those threads hold copies of the same element - a broadcast, seen by ``free_variable_masks``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .errors import LayoutError
 from .linear import LinearLayout, ensure_layout_not_smaller_than
+from .linear_f2 import is_pow2, log2
 
-__all__ = [
-    "BlockedLayout",
-    "SliceLayout",
-    "NVMMADistributedLayout",
-    "DotOperandLayout",
-    "NVMMASharedLayout",
-    "SwizzledSharedLayout",
-]
+__all__ = ["BlockedLayout", "SliceLayout", "NVMMADistributedLayout", "DotOperandLayout", "NVMMASharedLayout",
+           "SwizzledSharedLayout"]
 
 
 def _dims(rank):
@@ -35,7 +28,7 @@ def _dims(rank):
 def _pow2_list(name, xs, op):
     xs = [int(x) for x in xs]
     for x in xs:
-        if x <= 0 or x & (x - 1):
+        if not is_pow2(x):
             raise LayoutError(f"{op}: {name}={xs} has {x}, not a power of two")
     return xs
 
@@ -44,77 +37,54 @@ def _check_shape(shape, rank, op):
     shape = [int(s) for s in shape]
     if len(shape) != rank:
         raise LayoutError(f"{op}.to_linear_layout: shape {shape} has rank {len(shape)}, the layout has rank {rank}")
-    _pow2_list("shape", shape, op)
-    return shape
+    return _pow2_list("shape", shape, op)
 
 
-def _identity_nd(in_dim, sizes, order, rank):
-    """Identity from ``in_dim`` onto the dims, most minor (``order[0]``) first."""
-    names = _dims(rank)
-    ll = LinearLayout.empty()
-    for d in order:
-        ll = ll * LinearLayout.identity_1d(sizes[d], in_dim, names[d])
-    return ll
+def _order(first, second):
+    """Dims ``first, second`` (the two minor ones, in either order), then the batch dims, outermost last."""
+    return [first, second] + list(range(min(first, second) - 1, -1, -1))
 
 
-def _broadcast_nd(in_dim, sizes, order, rank, zero_dim):
-    names = _dims(rank)
+def _identity_nd(in_dim, sizes, order, zero_dim=None):
+    """Identity from ``in_dim`` onto the dims, most minor (``order[0]``) first; ``zero_dim`` is broadcast (zeros)."""
     ll = LinearLayout.empty()
     for d in order:
         f = LinearLayout.zeros_1d if d == zero_dim else LinearLayout.identity_1d
-        ll = ll * f(sizes[d], in_dim, names[d])
+        ll = ll * f(sizes[d], in_dim, f"dim{d}")
     return ll
 
 
-def _not_larger(ll, shape, broadcast_registers=False):
-    """Shrink each out-dim to ``shape``: the biggest bases along a too-large dim go - register bases are
-    dropped (or, with ``broadcast_registers``, zeroed as Triton does for MMA layouts), lane/warp bases zeroed."""
-    bases = {d: [list(v) for v in vs] for d, vs in ll.bases}
-    names = ll.get_out_dim_names()
-    dropped = set()
-    for k, name in enumerate(names):
-        have, want = ll.get_out_dim_size(name), shape[name]
-        if have <= want:
-            continue
-        found = [(v[k], d, i) for d, vs in bases.items() for i, v in enumerate(vs) if v[k] != 0]
-        found.sort(key=lambda t: -t[0])
-        for _, d, i in found:
-            if have <= want:
-                break
-            if d == "register" and not broadcast_registers:
-                dropped.add(i)
-            else:
-                bases[d][i][k] = 0
-            have //= 2
-    if "register" in bases:
-        bases["register"] = [v for i, v in enumerate(bases["register"]) if i not in dropped]
-    sizes = [min(ll.get_out_dim_size(n), shape[n]) for n in names]
-    return LinearLayout([(d, bases[d]) for d in ll.get_in_dim_names()], list(zip(names, sizes)),
-                        require_surjective=False)
-
-
-def _fit_to_shape(ll, shape, rank, broadcast_registers=False):
-    names = _dims(rank)
-    want = dict(zip(names, shape))
+def _fit_to_shape(ll, shape, broadcast_registers=False):
+    """Fit ``ll`` to ``shape`` (module docstring); with ``broadcast_registers`` (MMA layouts) cut register bases
+    are zeroed, not dropped (each basis here walks one dim, so a cut one is all zero).  Out-dims ``dim0, ...``."""
+    want = dict(zip(_dims(len(shape)), shape))
     ll = ensure_layout_not_smaller_than(ll, want)
-    ll = _not_larger(ll, want, broadcast_registers)
-    return ll.transpose_outs(names)
+    bases = [(d, [list(v) for v in vs]) for d, vs in ll.bases]
+    for k, (name, size) in enumerate(ll.out_dims):
+        biggest = sorted((v for _, vs in bases for v in vs if v[k]), key=lambda v: -v[k])
+        for v in biggest[:max(0, log2(size) - log2(want[name]))]:
+            v[k] = 0
+    ll = LinearLayout(bases if broadcast_registers else _without_zero_registers(bases),
+                      [(n, min(s, want[n])) for n, s in ll.out_dims], require_surjective=False)
+    return ll.transpose_outs(list(want))
 
 
-def _mma_tile(tile_shape, k_width, order, rank):
-    """Triton's nvidiaMmaTile: kWidth regs, 4 lanes (inner); 8 lanes, repeats (outer); repeats (inner)."""
-    names = _dims(rank)
-    inner, outer = order[0], order[1]
-    m, n = tile_shape[outer], tile_shape[inner]
-    batch = LinearLayout.empty()         # size-1 batch dims, so a rank-3 tile names every dim
-    for d in order[2:]:
-        batch = batch * LinearLayout.identity_1d(1, "register", names[d])
-    return (LinearLayout.identity_1d(k_width, "register", names[inner])
-            * LinearLayout.identity_1d(4, "lane", names[inner])
-            * LinearLayout.identity_1d(8, "lane", names[outer])
-            * LinearLayout.identity_1d(m // 8, "register", names[outer])
-            * LinearLayout.identity_1d(n // (k_width * 4), "register", names[inner])
-            * batch)
+def _without_zero_registers(bases):
+    return [(d, [v for v in vs if any(v)] if d == "register" else vs) for d, vs in bases]
+
+
+def _mma_layout(mma, shape, tile, k_width, order, k_dim=None):
+    """Triton's nvidiaMmaTile (kWidth regs, 4 lanes (inner); 8 lanes, repeats (outer); repeats (inner)) times
+    the warps of the ``mma`` parent (broadcast along ``k_dim``), fitted to ``shape``."""
+    inner, outer = f"dim{order[0]}", f"dim{order[1]}"
+    ll = (LinearLayout.identity_1d(k_width, "register", inner)
+          * LinearLayout.identity_1d(4, "lane", inner)
+          * LinearLayout.identity_1d(8, "lane", outer)
+          * LinearLayout.identity_1d(tile[order[1]] // 8, "register", outer)
+          * LinearLayout.identity_1d(tile[order[0]] // (k_width * 4), "register", inner)
+          * _identity_nd("register", tile, order[2:]))      # size-1 batch dims, so a rank-3 tile names every dim
+    warps = _identity_nd("warp", mma.warps_per_cta, mma._warp_order(), k_dim)
+    return _fit_to_shape(ll * warps.transpose_outs(ll.get_out_dim_names()), shape, broadcast_registers=True)
 
 
 @dataclass(frozen=True)
@@ -123,8 +93,7 @@ class BlockedLayout:
     tile the tensor; ``order`` lists dims from most to least contiguous.
 
     Math: L = I_reg(size_per_thread) * I_lane(threads_per_warp) * I_warp(warps_per_cta), each identity
-    taking the dims in ``order`` (minor first), then fitted to the shape.
-    A 16x16 tile over 2 warps:
+    taking the dims in ``order`` (minor first), then fitted to the shape.  A 16x16 tile over 2 warps:
 
     >>> BlockedLayout([2, 2], [4, 8], [2, 1], [1, 0]).to_linear_layout([16, 16]).bases
     [('register', [[0, 1], [1, 0]]), ('lane', [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ('warp', [[8, 0]])]
@@ -135,8 +104,7 @@ class BlockedLayout:
     order: list
 
     def __post_init__(self):
-        op = "BlockedLayout"
-        r = len(self.size_per_thread)
+        op, r = "BlockedLayout", len(self.size_per_thread)
         if not (len(self.threads_per_warp) == len(self.warps_per_cta) == len(self.order) == r):
             raise LayoutError(f"{op}: size_per_thread, threads_per_warp, warps_per_cta and order must have the same "
                               f"length (the rank), got {r}, {len(self.threads_per_warp)}, {len(self.warps_per_cta)}, "
@@ -152,11 +120,10 @@ class BlockedLayout:
 
     def to_linear_layout(self, shape) -> LinearLayout:
         shape = _check_shape(shape, self.rank, "BlockedLayout")
-        o = list(self.order)
-        ll = (_identity_nd("register", self.size_per_thread, o, self.rank)
-              * _identity_nd("lane", self.threads_per_warp, o, self.rank)
-              * _identity_nd("warp", self.warps_per_cta, o, self.rank))
-        return _fit_to_shape(ll, shape, self.rank)
+        ll = (_identity_nd("register", self.size_per_thread, self.order)
+              * _identity_nd("lane", self.threads_per_warp, self.order)
+              * _identity_nd("warp", self.warps_per_cta, self.order))
+        return _fit_to_shape(ll, shape)
 
 
 @dataclass(frozen=True)
@@ -181,17 +148,11 @@ class SliceLayout:
         shape = [int(s) for s in shape]
         if not 0 <= self.dim <= len(shape):
             raise LayoutError(f"SliceLayout: dim {self.dim} out of range for parent rank {self.parent.rank}")
-        pshape = shape[:self.dim] + [1] + shape[self.dim:]
-        parent = self.parent.to_linear_layout(pshape)
-        names = _dims(len(shape))
+        parent = self.parent.to_linear_layout(shape[:self.dim] + [1] + shape[self.dim:])
         keep = [n for k, n in enumerate(parent.get_out_dim_names()) if k != self.dim]
         sub = parent.sublayout(parent.get_in_dim_names(), keep)
-        bases = []
-        for d, vs in sub.bases:
-            if d == "register":
-                vs = [v for v in vs if any(v)]
-            bases.append((d, vs))
-        return LinearLayout(bases, list(zip(names, [sub.get_out_dim_size(k) for k in keep])), require_surjective=False)
+        sizes = [(f"dim{k}", sub.get_out_dim_size(n)) for k, n in enumerate(keep)]
+        return LinearLayout(_without_zero_registers(sub.bases), sizes, require_surjective=False)
 
 
 @dataclass(frozen=True)
@@ -223,32 +184,23 @@ class NVMMADistributedLayout:
     def is_hopper(self):
         return list(self.version)[0] == 3
 
-    def _tile(self):
-        r = self.rank
-        t = [1] * r
-        t[r - 2], t[r - 1] = 16, (self.instr_shape[1] if self.is_hopper else 8)
-        return t
-
     def _warp_order(self):
         r = self.rank
-        return list(range(r - 1, -1, -1)) if not self.is_hopper else [r - 2, r - 1] + list(range(r - 3, -1, -1))
+        return _order(r - 2, r - 1) if self.is_hopper else _order(r - 1, r - 2)
 
     def to_linear_layout(self, shape) -> LinearLayout:
-        shape = _check_shape(shape, self.rank, "NVMMADistributedLayout")
         r = self.rank
-        order = list(range(r - 1, -1, -1))
-        ll = _mma_tile(self._tile(), 2, order, r)
-        ll = ll * _identity_nd("warp", self.warps_per_cta, self._warp_order(), r).transpose_outs(ll.get_out_dim_names())
-        return _fit_to_shape(ll, shape, r, broadcast_registers=True)
+        shape = _check_shape(shape, r, "NVMMADistributedLayout")
+        tile = [1] * (r - 2) + [16, self.instr_shape[1] if self.is_hopper else 8]
+        return _mma_layout(self, shape, tile, 2, _order(r - 1, r - 2))
 
 
 @dataclass(frozen=True)
 class DotOperandLayout:
     """The register layout of an MMA operand: ``operand_index`` 0 (A, M x K) or 1 (B, K x N) of an
-    ``NVMMADistributedLayout`` parent; ``k_width`` consecutive K elements per register group (32 bits /
-    element width for mma.sync).  Warps along K are broadcast (zero bases).  Hopper takes B from
-    shared memory, so operand 1 of a v3 parent is refused.  A tile wider than the tensor keeps its register
-    bases, zeroed (a broadcast), as Triton does:
+    ``NVMMADistributedLayout`` parent; ``k_width`` consecutive K elements per register group (32 bits / element
+    width for mma.sync).  Warps along K are broadcast (zero bases).  Hopper takes B from shared memory, so
+    operand 1 of a v3 parent is refused.  A tile wider than the tensor keeps its register bases, zeroed:
 
     >>> mma = NVMMADistributedLayout([2, 0], [1, 1], [16, 8])
     >>> DotOperandLayout(0, mma, 2).to_linear_layout([16, 8]).bases[0]       # K = 8 < 8 * k_width
@@ -264,7 +216,8 @@ class DotOperandLayout:
         if not isinstance(self.parent, NVMMADistributedLayout):
             raise LayoutError("DotOperandLayout: only an NVMMADistributedLayout parent is modelled here")
         if self.operand_index == 1 and self.parent.is_hopper:
-            raise LayoutError("DotOperandLayout: wgmma reads B from shared memory; a v3 parent has no B register layout")
+            raise LayoutError("DotOperandLayout: wgmma reads B from shared memory; a v3 parent has no B register "
+                              "layout")
         _pow2_list("k_width", [self.k_width], "DotOperandLayout")
 
     @property
@@ -274,19 +227,15 @@ class DotOperandLayout:
     def to_linear_layout(self, shape) -> LinearLayout:
         r = self.rank
         shape = _check_shape(shape, r, "DotOperandLayout")
-        is_a = self.operand_index == 0
+        k_dim, mn_dim = (r - 1, r - 2) if self.operand_index == 0 else (r - 2, r - 1)
         tile = [1] * r
-        if is_a:
-            tile[r - 2], tile[r - 1] = 16, self.k_width * 8
-            order = [r - 1, r - 2] + list(range(r - 3, -1, -1))
-        else:
-            tile[r - 2], tile[r - 1] = self.k_width * 8, 8
-            order = [r - 2, r - 1] + list(range(r - 3, -1, -1))
-        ll = _mma_tile(tile, self.k_width, order, r)
-        k_dim = r - 1 if is_a else r - 2
-        warps = _broadcast_nd("warp", self.parent.warps_per_cta, self.parent._warp_order(), r, k_dim)
-        ll = ll * warps.transpose_outs(ll.get_out_dim_names())
-        return _fit_to_shape(ll, shape, r, broadcast_registers=True)
+        tile[k_dim], tile[mn_dim] = self.k_width * 8, 16 if self.operand_index == 0 else 8
+        return _mma_layout(self.parent, shape, tile, self.k_width, _order(k_dim, mn_dim), k_dim)
+
+
+def _swizzle_rows(vec, per_phase, max_phase, n):
+    """Column offsets of rows 1, 2, 4, ... (< ``n``) of an XOR swizzle: ``vec * ((row / per_phase) % max_phase)``."""
+    return [(1 << k, vec * (((1 << k) // per_phase) % max_phase)) for k in range(log2(n))]
 
 
 @dataclass(frozen=True)
@@ -296,12 +245,11 @@ class NVMMASharedLayout:
     ``fp4_padded`` (128-byte swizzle, 8-bit) stores packed fp4 pairs in the first 8 bytes of each 16-byte
     chunk, the other 8 being padding.
 
-    Math (offset -> (row, col), non-transposed, e = element bytes, vec = 16/e, W = row width in
-    elements): offset bits below W walk the columns; row bit r adds (2^r, vec * ((2^r / per_phase) %
-    max_phase)) with per_phase = 128/width, max_phase = width/16 - the inverse of the CuTe atom.  The
-    tile is one TMA box (each dim at most 256 elements, the contiguous one exactly a swizzle row); the
-    outer dims collapse into rows, and the tensor repeats the box.  Without swizzle the box rows are
-    plain, up to 256 elements long, whatever their bytes (Triton's ``getTMABlockShape``).
+    Math (offset -> (row, col), non-transposed, vec = 16 bytes in elements, W = row width in elements): offset
+    bits below W walk the columns; row bit r adds (2^r, vec * ((2^r / per_phase) % max_phase)) with per_phase =
+    128/width, max_phase = width/16 - the inverse of the CuTe atom.  The tile is one TMA box (Triton's
+    ``getTMABlockShape``: each dim at most 256 elements, the contiguous one exactly a swizzle row, or plain rows
+    without swizzle); the outer dims collapse into rows, and the tensor repeats the box.
 
     >>> NVMMASharedLayout(128, 16).to_linear_layout([16, 64]).apply({"offset": 64})
     {'dim0': 1, 'dim1': 8}
@@ -313,15 +261,15 @@ class NVMMASharedLayout:
     fp4_padded: bool = False
 
     def __post_init__(self):
-        op = "NVMMASharedLayout"
-        if self.swizzle_byte_width not in (0, 32, 64, 128):
-            raise LayoutError(f"{op}: swizzle_byte_width={self.swizzle_byte_width}; must be 0, 32, 64 or 128")
-        if self.element_bitwidth not in (8, 16, 32, 64):
-            raise LayoutError(f"{op}: element_bitwidth={self.element_bitwidth}; must be 8, 16, 32 or 64")
-        if self.fp4_padded and (self.swizzle_byte_width, self.element_bitwidth) != (128, 8):
+        op, width, bits = "NVMMASharedLayout", self.swizzle_byte_width, self.element_bitwidth
+        if width not in (0, 32, 64, 128):
+            raise LayoutError(f"{op}: swizzle_byte_width={width}; must be 0, 32, 64 or 128")
+        if bits not in (8, 16, 32, 64):
+            raise LayoutError(f"{op}: element_bitwidth={bits}; must be 8, 16, 32 or 64")
+        if self.fp4_padded and (width, bits) != (128, 8):
             raise LayoutError(f"{op}: fp4_padded needs swizzle_byte_width=128 and element_bitwidth=8 (packed fp4 "
-                              f"pairs), got {self.swizzle_byte_width} and {self.element_bitwidth}")
-        if self.rank < (2 if self.swizzle_byte_width else 1):
+                              f"pairs), got {width} and {bits}")
+        if self.rank < (2 if width else 1):
             raise LayoutError(f"{op}: rank {self.rank}; a swizzled layout needs rank >= 2 (rows and columns)")
 
     def _tma_box(self, shape):
@@ -333,9 +281,9 @@ class NVMMASharedLayout:
         if self.swizzle_byte_width:
             row = 8 * self.swizzle_byte_width // self.element_bitwidth
             if box[contig] < row:
-                raise LayoutError(f"NVMMASharedLayout: shape {shape} is smaller than one {self.swizzle_byte_width}-byte "
-                                  f"swizzle row of {row} {self.element_bitwidth}-bit elements along its contiguous dim "
-                                  f"{contig} (it has {shape[contig] * pack}); Gluon aborts here")
+                raise LayoutError(f"NVMMASharedLayout: shape {shape} is smaller than one {self.swizzle_byte_width}-"
+                                  f"byte swizzle row of {row} {self.element_bitwidth}-bit elements along its "
+                                  f"contiguous dim {contig} (it has {shape[contig] * pack}); Gluon aborts here")
             box[contig] = row
         box[contig] //= pack
         return box
@@ -343,31 +291,25 @@ class NVMMASharedLayout:
     def _core_matrix(self):
         """8 rows of one swizzle row each (offset -> (row, col)); fp4 padding bytes share their data's coordinates."""
         bits, width = self.element_bitwidth, self.swizzle_byte_width
-        vec, per_phase, max_phase = 128 // bits, 128 // width, width // 16
         packed = (lambda c: c // 16 * 8 + c % 8) if self.fp4_padded else (lambda c: c)  # noqa: E731
-        cols = [[0, packed(1 << k)] for k in range((8 * width // bits).bit_length() - 1)]
-        rows = [[1 << k, packed(vec * (((1 << k) // per_phase) % max_phase))] for k in range(3)]
+        cols = [[0, packed(1 << k)] for k in range(log2(8 * width // bits))]
+        rows = [[r, packed(c)] for r, c in _swizzle_rows(128 // bits, 128 // width, width // 16, 8)]
         return LinearLayout.from_bases([("offset", cols + rows)], ["dim0", "dim1"])
 
     def to_linear_layout(self, shape) -> LinearLayout:
         r = self.rank
         shape = _check_shape(shape, r, "NVMMASharedLayout")
         names, box = _dims(r), self._tma_box(shape)
+        want = dict(zip(names, shape))
         if not self.swizzle_byte_width:
             if self.transposed and r > 2:
                 raise LayoutError(f"NVMMASharedLayout: an unswizzled transposed layout of rank {r} is refused: Triton "
                                   f"3.9 builds one whose offsets repeat elements (not injective) and whose contiguous "
                                   f"dim is not dim 0; use rank 2, a swizzle, or transposed=False")
-            contig = 0 if self.transposed else r - 1
-            ll = LinearLayout.empty()
-            for d in [contig] + [d for d in range(r - 1, -1, -1) if d != contig]:
-                ll = ll * LinearLayout.identity_1d(box[d], "offset", names[d])
-            return ensure_layout_not_smaller_than(ll, dict(zip(names, shape))).transpose_outs(names)
+            ll = _identity_nd("offset", box, list(range(r)) if self.transposed else list(range(r - 1, -1, -1)))
+            return ensure_layout_not_smaller_than(ll, want).transpose_outs(names)
         # the outer dims collapse into rows of the core-matrix tile, which repeats over the box
-        outer = 1
-        for b in box[:-1]:
-            outer *= b
-        rows, cols = (box[-1], outer) if self.transposed else (outer, box[-1])
+        rows, cols = (box[-1], math.prod(box[:-1])) if self.transposed else (math.prod(box[:-1]), box[-1])
         tile = self._core_matrix()
         if rows < 8 or cols < tile.get_out_dim_size("dim1"):
             raise LayoutError(f"NVMMASharedLayout: shape {shape} gives a {rows}x{cols} box, smaller than one 8x"
@@ -379,18 +321,16 @@ class NVMMASharedLayout:
         ll = ll.transpose_outs(names)
         if self.transposed:         # dim 0 is contiguous: the last box dim becomes dim 0
             ll = LinearLayout.from_bases([(d, [[v[-1]] + v[:-1] for v in vs]) for d, vs in ll.bases], names)
-        return ensure_layout_not_smaller_than(ll, dict(zip(names, shape)))
+        return ensure_layout_not_smaller_than(ll, want)
 
 
 @dataclass(frozen=True)
 class SwizzledSharedLayout:
-    """The classic XOR-swizzled shared layout: ``vec`` elements stay together; every ``per_phase`` rows
-    the phase advances, up to ``max_phase``; row r's vectors are XORed with ``(r / per_phase) % max_phase``.
-    ``order`` gives the contiguous dim first.
+    """The classic XOR-swizzled shared layout: ``vec`` elements stay together; ``order`` gives the contiguous
+    dim first; row r's vectors are XORed with ``(r / per_phase) % max_phase``.
 
     Math: offset bits walk the contiguous dim, then row bit r maps to (2^r, vec * ((2^r / per_phase) %
-    max_phase) mod cols).  vec=1, per_phase=1, max_phase=32 on a 32x32 fp32 tile is the
-    transpose-friendly swizzle (row r XORs the column by r):
+    max_phase) mod cols).  vec=1, per_phase=1, max_phase=32 on 32x32 fp32 is the transpose-friendly swizzle:
 
     >>> SwizzledSharedLayout(1, 1, 32, [1, 0]).to_linear_layout([32, 32]).apply({"offset": 32 * 3 + 5})
     {'dim0': 3, 'dim1': 6}
@@ -412,25 +352,10 @@ class SwizzledSharedLayout:
     def to_linear_layout(self, shape) -> LinearLayout:
         r = self.rank
         shape = _check_shape(shape, r, "SwizzledSharedLayout")
-        names = _dims(r)
         col_dim, row_dim = self.order[0], self.order[1]
         n_cols, n_rows = shape[col_dim], shape[row_dim]
-        bases = []
-        c = 1
-        while c < n_cols:
-            v = [0] * r
-            v[col_dim] = c
-            bases.append(v)
-            c *= 2
-        row = 1
-        while row < n_rows:
-            v = [0] * r
-            v[row_dim] = row
-            v[col_dim] = (self.vec * ((row // self.per_phase) % self.max_phase)) % n_cols
-            bases.append(v)
-            row *= 2
-        sizes = [shape[i] if i in (col_dim, row_dim) else 1 for i in range(r)]
-        ll = LinearLayout([("offset", bases)], list(zip(names, sizes)), require_surjective=False)
-        for d in self.order[2:]:
-            ll = ll * LinearLayout.identity_1d(shape[d], "offset", names[d])
-        return ll.transpose_outs(names)
+        bases = [[1 << k, 0] for k in range(log2(n_cols))]
+        bases += [[c % n_cols, x] for x, c in _swizzle_rows(self.vec, self.per_phase, self.max_phase, n_rows)]
+        ll = LinearLayout([("offset", bases)], [(f"dim{col_dim}", n_cols), (f"dim{row_dim}", n_rows)],
+                          require_surjective=False)
+        return (ll * _identity_nd("offset", shape, self.order[2:])).transpose_outs(_dims(r))
