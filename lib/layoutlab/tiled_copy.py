@@ -6,10 +6,11 @@ See :mod:`layoutlab.tiled`, which re-exports everything here.
 from .algebra import coalesce, composition, logical_product, right_inverse, upcast, zipped_divide
 from .atoms import CopyAtom
 from .errors import LayoutError
-from .inttuple import format_tree, is_int, is_tuple, product, product_each
+from .inttuple import format_tree, is_tuple, product, product_each
 from .layout import Layout, make_layout, slice_and_offset
+from .mma_atoms import _table
 from .tensor import make_layout_tv
-from .tiled_mma import TiledMMA, _as_tensor_result, _integral_strides, _layout_of
+from .tiled_mma import _OPERANDS, TiledMMA, _as_tensor_result, _integral_strides, _layout_of, _slice_as, _thread
 
 __all__ = ["TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_tv", "make_tiled_copy_A",
            "make_tiled_copy_B", "make_tiled_copy_C"]
@@ -35,15 +36,13 @@ class TiledCopy:
         self.atom = atom
         self.layout_tv_tiled = layout_tv
         self.tiler_mn = tuple(t if isinstance(t, Layout) else make_layout(int(t)) for t in tiler_mn)
-        atom_thr = atom.thr_id.size()
-        atom_val = atom.num_val
         n_thr, n_val = layout_tv[0].size(), layout_tv[1].size()
-        if n_thr % atom_thr:
+        if n_thr % atom.thr_id.size():
             raise LayoutError(f"{op}: TiledCopy uses too few thrs for selected CopyAtom: the tiled layout "
-                              f"{layout_tv} has {n_thr} threads, not a multiple of {atom.name}'s {atom_thr}")
-        if n_val % atom_val:
+                              f"{layout_tv} has {n_thr} threads, not a multiple of {atom.name}'s {atom.thr_id.size()}")
+        if n_val % atom.num_val:
             raise LayoutError(f"{op}: TiledCopy uses too few vals for selected CopyAtom: each thread owns {n_val} "
-                              f"values of the tile ({layout_tv}) but one {atom.name} moves {atom_val} per thread; "
+                              f"values of the tile ({layout_tv}) but one {atom.name} moves {atom.num_val} per thread; "
                               f"pick an atom that moves a divisor of {n_val} values (e.g. fewer matrices)")
 
     thr_id = property(lambda self: self.atom.thr_id)
@@ -55,31 +54,26 @@ class TiledCopy:
     def size(self):
         return self.layout_tv_tiled[0].size()
 
-    def _tile2thrfrg(self, layout, ref2trg):
-        """((TileM,TileN),(RestM,RestN)) -> ((thr,val),(RestM,RestN)) through the atom's ref -> trg map."""
-        atom_tv = zipped_divide(self.layout_tv_tiled, (Layout._new(self.atom.thr_id.size(), 1), Layout._new(self.atom.num_val, 1)))
-        trg = composition(atom_tv, (ref2trg, None))
-        thrval2mn = coalesce(_zip2(trg), (1, (1, 1)))
+    def _tile2thrfrg(self, layout, trg):
+        """((TileM,TileN),(RestM,RestN,...)) -> ((thr,val),(RestM,RestN,...)), the atom's values read as ``trg``."""
+        ref2trg = composition(right_inverse(self.atom.layout_ref_tv), trg)
+        atom_tv = zipped_divide(self.layout_tv_tiled, (self.atom.thr_id.size(), self.atom.num_val))
+        thrval2mn = coalesce(_zip2(composition(atom_tv, (ref2trg, None))), (1, (1, 1)))
         return composition(layout, (thrval2mn, None))
-
-    def _ref2(self, trg):
-        return composition(right_inverse(self.atom.layout_ref_tv), trg)
 
     def tidfrg_S(self, layout):
         """(M,N,...) -> ((thr,val),(RestM,RestN,...)) for the source side."""
-        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self._ref2(self.atom.layout_src_tv))
+        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self.atom.layout_src_tv)
 
     def tidfrg_D(self, layout):
         """(M,N,...) -> ((thr,val),(RestM,RestN,...)) for the destination side."""
-        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self._ref2(self.atom.layout_dst_tv))
+        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self.atom.layout_dst_tv)
 
     def _side(self, trg):
         # the tile itself as ((TileM,TileN),1): one "rest" coordinate, dropped at the end
-        ref = make_layout(tuple(t.size() for t in self.tiler_mn))
-        ref = Layout._new((ref.shape, 1), (ref.stride, 0))
-        tv = self._tile2thrfrg(ref, self._ref2(trg))
-        sub, _ = slice_and_offset(((None, None), 0), tv)
-        return sub
+        tile = make_layout(tuple(t.size() for t in self.tiler_mn))
+        tv = self._tile2thrfrg(Layout._new((tile.shape, 1), (tile.stride, 0)), trg)
+        return slice_and_offset(((None, None), 0), tv)[0]
 
     @property
     def layout_src_tv_tiled(self):
@@ -92,9 +86,7 @@ class TiledCopy:
         return self._side(self.atom.layout_dst_tv)
 
     def get_slice(self, thr_idx):
-        if not is_int(thr_idx) or not 0 <= thr_idx < self.size:
-            raise LayoutError(f"TiledCopy.get_slice: thread {thr_idx!r} is outside 0..{self.size - 1}")
-        return ThrCopy(self, thr_idx)
+        return ThrCopy(self, _thread(thr_idx, self.size, "TiledCopy"))
 
     def retile(self, x):
         """The copy's view of a register fragment made for another partitioning (DSL:
@@ -119,11 +111,9 @@ class TiledCopy:
             raise LayoutError(f"{op}: {layout} is not a thread's fragment (V, Rest...); retile the result of "
                               f"partition_fragment_A/B/C or partition_S/D")
         _integral_strides(layout, op)
-        r = len(layout.shape)
         v = product(layout.shape[0])
-        tiler_shape = tuple(t.size() for t in self.tiler_mn)
         try:
-            inv = composition(right_inverse(self.layout_tv_tiled), make_layout(tiler_shape))
+            inv = composition(right_inverse(self.layout_tv_tiled), make_layout(tuple(t.size() for t in self.tiler_mn)))
             frg_mn = upcast(inv, self.size * v)                        # (m,n) -> which block of V values
             frg_v = zipped_divide(logical_product(make_layout(v), right_inverse(frg_mn)),
                                   make_layout(self.atom.num_val))      # (atom_vals, rest_vals) -> (v, m, n)
@@ -131,7 +121,7 @@ class TiledCopy:
             tv = composition(t, (frg_v, None))
         except LayoutError as err:
             raise LayoutError(f"{op}: {layout} does not fit the copy {self!r}: {err}") from None
-        sub, offset = slice_and_offset((None, (0,) + (None,) * (r - 1)), tv)
+        sub, offset = slice_and_offset((None, (0,) + (None,) * (len(layout.shape) - 1)), tv)
         if sub.size() != layout.size():
             raise LayoutError(f"{op}: the copy's view {sub} has {sub.size()} values but the fragment {layout} has "
                               f"{layout.size()}: a thread owns {v} values per tile and one {self.atom.name} moves "
@@ -139,9 +129,8 @@ class TiledCopy:
         return _as_tensor_result(x, offset, sub)
 
     def __str__(self):
-        head = ["Tiled Copy", f"  Tiler MN:        {format_tree(self.tiler_mn)}",
-                f"  TV Layout tiled: {self.layout_tv_tiled}", "Copy Atom"]
-        return "\n".join(head) + "\n" + self.atom._body(17)
+        head = [("Tiler MN", format_tree(self.tiler_mn)), ("TV Layout tiled", self.layout_tv_tiled)]
+        return _table(17, ("Tiled Copy", head), ("Copy Atom", self.atom._rows()))
 
     def __repr__(self):
         return f"TiledCopy({self.atom.name}, {self.layout_tv_tiled})"
@@ -164,12 +153,9 @@ class ThrCopy:
         self.thr_idx = thr_idx
 
     def _partition(self, x, tidfrg, op):
-        layout = _layout_of(x, op)
-        t = tidfrg(layout)
+        t = tidfrg(_layout_of(x, op))
         rest = t.shape[1]
-        crd = ((self.thr_idx, None), tuple(None for _ in rest) if is_tuple(rest) else None)
-        sub, offset = slice_and_offset(crd, t)
-        return _as_tensor_result(x, offset, sub)
+        return _slice_as(x, t, ((self.thr_idx, None), (None,) * len(rest) if is_tuple(rest) else None))
 
     def partition_S(self, tensor):
         """Thread's share of the source tensor: (CPY, CPY_M, CPY_N, ...)."""
@@ -220,10 +206,9 @@ def make_tiled_copy_tv(atom, thr_layout, val_layout) -> TiledCopy:
 def _tiled_copy_from_mma(atom, tiled_mma, which, op):
     if not isinstance(tiled_mma, TiledMMA):
         raise LayoutError(f"{op}: expected a TiledMMA (make_tiled_mma(...)), got {type(tiled_mma).__name__}")
-    tm, tn, tk = tiled_mma.tile_size_mnk
-    layout = {"A": tiled_mma.tv_layout_A_tiled, "B": tiled_mma.tv_layout_B_tiled, "C": tiled_mma.tv_layout_C_tiled}[which]
-    tiler = {"A": (tm, tk), "B": (tn, tk), "C": (tm, tn)}[which]
-    return TiledCopy(atom, layout, tiler)
+    mi, mj, _ = _OPERANDS[which]
+    tiler = (tiled_mma.get_tile_size(mi), tiled_mma.get_tile_size(mj))
+    return TiledCopy(atom, getattr(tiled_mma, f"tv_layout_{which}_tiled"), tiler)
 
 
 def make_tiled_copy_A(atom, tiled_mma) -> TiledCopy:
