@@ -15,14 +15,10 @@ __all__ = ["CopyAtom", "make_copy_atom", "LdMatrix8x8x16bOp", "StMatrix8x8x16bOp
 
 
 class CopyAtom:
-    """One copy instruction as layouts, in units of ``value_type`` (see the module docstring).
-
-    Attributes: ``op``, ``name`` (CuTe C++ name), ``value_type`` (DSL short name), ``thr_id``,
-    ``layout_src_tv``, ``layout_dst_tv``, ``layout_ref_tv`` (the reference order: the register side),
-    ``num_val`` (values per thread), ``layout_src_tv_bits`` / ``layout_dst_tv_bits`` (in bits, as CuTe
-    C++ writes them).
-
-    Example::
+    """One copy instruction as layouts, in units of ``value_type``: ``op``, ``name`` (CuTe C++ name), ``value_type``
+    (DSL short name), ``thr_id``, ``layout_src_tv``, ``layout_dst_tv``, ``layout_ref_tv`` (the reference order:
+    the register side), ``num_val`` (values per thread), ``layout_src_tv_bits`` / ``layout_dst_tv_bits`` (in bits,
+    as CuTe C++ writes them).
 
         >>> print(make_copy_atom(LdMatrix8x8x16bOp(False, 4), "f16"))
         Copy Atom

@@ -16,12 +16,12 @@ __all__ = ["MmaAtom", "make_mma_atom", "MmaF16BF16Op", "MmaTF32Op", "MmaFP8Op", 
 # "f8E4M3FN"); names are matched without regard to case.
 _DTYPES = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64, "i8": 8, "u8": 8, "i16": 16, "u16": 16,
            "i32": 32, "u32": 32, "i64": 64, "u64": 64, "f8E4M3FN": 8, "f8E5M2": 8}
-_CANONICAL = {name.lower(): name for name in _DTYPES}
-_ALIASES = {"float16": "f16", "half": "f16", "bfloat16": "bf16", "float32": "f32", "float": "f32",
-            "tfloat32": "tf32", "float64": "f64", "int8": "i8", "uint8": "u8", "int16": "i16", "uint16": "u16",
-            "int32": "i32", "uint32": "u32", "int64": "i64", "uint64": "u64",
-            "float8e4m3fn": "f8E4M3FN", "float8e4m3": "f8E4M3FN", "f8e4m3": "f8E4M3FN", "e4m3": "f8E4M3FN",
-            "float8e5m2": "f8E5M2", "e5m2": "f8E5M2"}
+# lower-case name -> DSL print name: the print names and the DSL's (and numpy's) long names
+_NAMES = {**{name.lower(): name for name in _DTYPES},
+          "float16": "f16", "half": "f16", "bfloat16": "bf16", "float32": "f32", "float": "f32", "tfloat32": "tf32",
+          "float64": "f64", "int8": "i8", "uint8": "u8", "int16": "i16", "uint16": "u16", "int32": "i32",
+          "uint32": "u32", "int64": "i64", "uint64": "u64", "float8e4m3fn": "f8E4M3FN", "float8e4m3": "f8E4M3FN",
+          "f8e4m3": "f8E4M3FN", "e4m3": "f8E4M3FN", "float8e5m2": "f8E5M2", "e5m2": "f8E5M2"}
 
 
 def dtype_name(dtype) -> str:
@@ -31,8 +31,7 @@ def dtype_name(dtype) -> str:
     >>> dtype_name("BFloat16")
     'bf16'
     """
-    raw = dtype if isinstance(dtype, str) else getattr(dtype, "__name__", None) or str(dtype)
-    key = _ALIASES.get(raw.lower(), _CANONICAL.get(raw.lower()))
+    key = _NAMES.get((getattr(dtype, "__name__", None) or str(dtype)).lower())
     if key not in _DTYPES:
         raise LayoutError(f"dtype: unknown element type {dtype!r}; known: {', '.join(sorted(_DTYPES))} "
                           f"(or their DSL names Float16, BFloat16, Float32, TFloat32, Int8, Float8E4M3FN ...)")
@@ -64,6 +63,21 @@ def _freeze(op, **fields):
     """Store the checked, normalised fields of a frozen op dataclass."""
     for f, v in fields.items():
         object.__setattr__(op, f, v)
+
+
+def _check_fields(op, what, **rules):
+    """Check each field ``f`` of a frozen op against ``rules[f] = (allowed, rule)`` (see :func:`_check`) and store
+    it normalised: element types by their DSL name, shapes as tuples."""
+    for f, (allowed, rule) in rules.items():
+        value = dtype_name(getattr(op, f)) if f.endswith("dtype") else _tuple(getattr(op, f))
+        _freeze(op, **{f: _check(f"{what}: {f}", value, allowed, rule)})
+
+
+def _acc16(ab, instr):
+    """(allowed, rule) of the accumulator for 16-bit inputs ``ab``: f16 or f32, but f32 only for bf16."""
+    if ab == "f16":
+        return ("f16", "f32"), "f16 or f32"
+    return ("f32",), f"f32: {instr} accumulates bf16 inputs in f32 only"
 
 
 # The atom tables' layouts are written out here, so they are built without re-validation.
@@ -161,15 +175,10 @@ class MmaF16BF16Op:
     shape_mnk: tuple
 
     def __post_init__(self):
-        what = "MmaF16BF16Op:"
-        ab = _check(f"{what} ab_dtype", dtype_name(self.ab_dtype), ("f16", "bf16"),
-                    "f16 or bf16 (use MmaTF32Op for tf32)")
-        acc = _check(f"{what} acc_dtype", dtype_name(self.acc_dtype), ("f16", "f32"), "f16 or f32")
-        if ab == "bf16" and acc != "f32":
-            raise LayoutError("MmaF16BF16Op: bf16 inputs accumulate in f32 only (mma.sync has no bf16 accumulator)")
-        shape = _check(f"{what} shape_mnk", _tuple(self.shape_mnk), ((16, 8, 8), (16, 8, 16)),
-                       "an mma.sync shape for 16-bit inputs; use (16,8,8) or (16,8,16)")
-        _freeze(self, ab_dtype=ab, acc_dtype=acc, shape_mnk=shape)
+        _check_fields(self, "MmaF16BF16Op", ab_dtype=(("f16", "bf16"), "f16 or bf16 (use MmaTF32Op for tf32)"))
+        _check_fields(self, "MmaF16BF16Op", acc_dtype=_acc16(self.ab_dtype, "mma.sync"),
+                      shape_mnk=(((16, 8, 8), (16, 8, 16)),
+                                 "an mma.sync shape for 16-bit inputs; use (16,8,8) or (16,8,16)"))
 
     def _make_atom(self):
         ab, acc = self.ab_dtype.upper(), self.acc_dtype.upper()
@@ -188,8 +197,8 @@ class MmaTF32Op:
     shape_mnk: tuple
 
     def __post_init__(self):
-        _freeze(self, shape_mnk=_check("MmaTF32Op: shape_mnk", _tuple(self.shape_mnk), ((16, 8, 4), (16, 8, 8)),
-                                       "a tf32 mma.sync shape; use (16,8,4) or (16,8,8)"))
+        _check_fields(self, "MmaTF32Op",
+                      shape_mnk=(((16, 8, 4), (16, 8, 8)), "a tf32 mma.sync shape; use (16,8,4) or (16,8,8)"))
 
     def _make_atom(self):
         return _warp_atom(self, "tf32", 80, "F32TF32TF32F32")
@@ -216,11 +225,9 @@ class MmaFP8Op:
     shape_mnk: tuple
 
     def __post_init__(self):
-        what = "MmaFP8Op:"
-        _freeze(self, ab_dtype=_check(f"{what} ab_dtype", dtype_name(self.ab_dtype), _FP8,
-                                      _FP8_RULE + " (MmaF16BF16Op for 16-bit inputs)"),
-                acc_dtype=_check(f"{what} acc_dtype", dtype_name(self.acc_dtype), ("f16", "f32"), "f16 or f32"),
-                shape_mnk=_check(f"{what} shape_mnk", _tuple(self.shape_mnk), ((16, 8, 16), (16, 8, 32)),
+        _check_fields(self, "MmaFP8Op", ab_dtype=(_FP8, _FP8_RULE + " (MmaF16BF16Op for 16-bit inputs)"),
+                      acc_dtype=(("f16", "f32"), "f16 or f32"),
+                      shape_mnk=(((16, 8, 16), (16, 8, 32)),
                                  "an mma.sync shape for fp8 inputs; use (16,8,16) or (16,8,32)"))
 
     def _make_atom(self):
@@ -235,18 +242,15 @@ WGMMA_N_VALUES = tuple(range(8, 257, 8))
 class _WarpgroupOp:
     """What the warpgroup ops share: the shape, operand source and majors checks, and the atom."""
 
-    def _shape_and_modes(self, k):
-        """The checked ``shape_mnk``, ``a_src`` and majors; ``k`` is the instruction's K."""
-        what = f"warpgroup.{self._DSL_NAME}"
-        shape = _tuple(self.shape_mnk)
-        if isinstance(shape, tuple) and len(shape) == 2:       # the DSL completes (64, N) with the instruction's K
-            shape += (k,)
-        shape = _check(f"{what}: shape_mnk", shape, tuple((64, n, k) for n in WGMMA_N_VALUES),
-                       f"a wgmma shape for these inputs; use (64,N,{k}) with N a multiple of 8 in [8,256]")
-        src = _dsl_enum(self.a_src, f"{what} a_src", ("smem", "rmem"))
-        am, bm = (_dsl_enum(getattr(self, f), f"{what} {f}", ("k", "mn")).upper()
-                  for f in ("a_major_mode", "b_major_mode"))
-        return shape, src, am, bm
+    def _check_wgmma(self, what, k):
+        """Check and store ``shape_mnk`` (``k`` is the instruction's K), ``a_src`` and the majors ("K" or "MN")."""
+        if isinstance(self.shape_mnk, (tuple, list)) and len(self.shape_mnk) == 2:   # the DSL completes (64, N)
+            _freeze(self, shape_mnk=(*self.shape_mnk, k))
+        rule = f"a wgmma shape for these inputs; use (64,N,{k}) with N a multiple of 8 in [8,256]"
+        _check_fields(self, what, shape_mnk=([(64, n, k) for n in WGMMA_N_VALUES], rule))
+        _freeze(self, a_src=_dsl_enum(self.a_src, f"{what} a_src", ("smem", "rmem")))
+        for f in ("a_major_mode", "b_major_mode"):
+            _freeze(self, **{f: _dsl_enum(getattr(self, f), f"{what} {f}", ("k", "mn")).upper()})
 
     def _atom(self, a_rmem, types):
         """A read from registers (``a_rmem``) or, as B always, seen whole by every thread from shared memory."""
@@ -288,19 +292,15 @@ class WarpgroupMmaF16BF16Op(_WarpgroupOp):
     a_src: object = "smem"
     a_major_mode: object = "K"
     b_major_mode: object = "K"
-    _DSL_NAME = "MmaF16BF16Op"
 
     def __post_init__(self):
-        ab = _check("warpgroup.MmaF16BF16Op: ab_dtype", dtype_name(self.ab_dtype), ("f16", "bf16"), "f16 or bf16")
-        acc = dtype_name(self.acc_dtype)
-        if acc not in ("f32", "f16") or (ab == "bf16" and acc != "f32"):
-            raise LayoutError(f"warpgroup.MmaF16BF16Op: acc_dtype {acc} with {ab} inputs; wgmma accumulates "
-                              f"f16 inputs in f16 or f32 and bf16 inputs in f32 only")
-        shape, src, am, bm = self._shape_and_modes(16)
-        if src == "rmem" and am != "K":
-            raise LayoutError("warpgroup.MmaF16BF16Op: A from registers is always K-major (wgmma has no "
-                              "imm-trans-a for register A); use a_major_mode='K' or a_src='smem'")
-        _freeze(self, ab_dtype=ab, acc_dtype=acc, shape_mnk=shape, a_src=src, a_major_mode=am, b_major_mode=bm)
+        what = "warpgroup.MmaF16BF16Op"
+        _check_fields(self, what, ab_dtype=(("f16", "bf16"), "f16 or bf16"))
+        _check_fields(self, what, acc_dtype=_acc16(self.ab_dtype, "wgmma"))
+        self._check_wgmma(what, 16)
+        if self.a_src == "rmem" and self.a_major_mode != "K":
+            raise LayoutError(f"{what}: A from registers is always K-major (wgmma has no imm-trans-a for register "
+                              f"A); use a_major_mode='K' or a_src='smem'")
 
     def _make_atom(self):
         ab, acc = self.ab_dtype.upper(), self.acc_dtype.upper()
@@ -329,18 +329,16 @@ class WarpgroupMmaF8Op(_WarpgroupOp):
     a_src: object = "smem"
     a_major_mode: object = "K"
     b_major_mode: object = "K"
-    _DSL_NAME = "MmaF8Op"
 
     def __post_init__(self):
-        what = "warpgroup.MmaF8Op:"
-        a, b = (_check(f"{what} {f}", dtype_name(getattr(self, f)), _FP8, _FP8_RULE) for f in ("a_dtype", "b_dtype"))
-        acc = _check(f"{what} acc_dtype", dtype_name(self.acc_dtype), ("f16", "f32"), "f16 or f32")
-        shape, src, am, bm = self._shape_and_modes(32)
-        if "MN" in (am, bm):
-            raise LayoutError(f"{what} fp8 operands must be K-major (wgmma's imm-trans-a/b exist only "
+        what = "warpgroup.MmaF8Op"
+        _check_fields(self, what, a_dtype=(_FP8, _FP8_RULE), b_dtype=(_FP8, _FP8_RULE),
+                      acc_dtype=(("f16", "f32"), "f16 or f32"))
+        self._check_wgmma(what, 32)
+        if "MN" in (self.a_major_mode, self.b_major_mode):
+            raise LayoutError(f"{what}: fp8 operands must be K-major (wgmma's imm-trans-a/b exist only "
                               f"for 16-bit inputs); use a_major_mode='K' and b_major_mode='K'. The CuTe DSL "
                               f"accepts MN-major here and builds an atom no instruction implements")
-        _freeze(self, a_dtype=a, b_dtype=b, acc_dtype=acc, shape_mnk=shape, a_src=src, a_major_mode=am, b_major_mode=bm)
 
     def _make_atom(self):
         types = f"{self.acc_dtype.upper()}{_FP8[self.a_dtype]}{_FP8[self.b_dtype]}"

@@ -1,7 +1,5 @@
-"""TiledCopy: a copy atom repeated over threads and values, and each thread's share of a tensor.
-
-See :mod:`layoutlab.tiled`, which re-exports everything here.
-"""
+"""TiledCopy: a copy atom repeated over threads and values, and each thread's share of a tensor (see
+:mod:`layoutlab.tiled`, which re-exports everything here)."""
 
 from .algebra import coalesce, composition, logical_product, right_inverse, upcast, zipped_divide
 from .atoms import CopyAtom
@@ -10,7 +8,7 @@ from .inttuple import format_tree, is_tuple, product, product_each
 from .layout import Layout, make_layout, slice_and_offset
 from .mma_atoms import _table
 from .tensor import make_layout_tv
-from .tiled_mma import _OPERANDS, TiledMMA, _as_tensor_result, _integral_strides, _layout_of, _slice_as, _thread
+from .tiled_mma import _OPERANDS, TiledMMA, _atom_attr, _integral_strides, _layout_of, _slice_as, _thread
 
 __all__ = ["TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_tv", "make_tiled_copy_A",
            "make_tiled_copy_B", "make_tiled_copy_C"]
@@ -45,10 +43,10 @@ class TiledCopy:
                               f"values of the tile ({layout_tv}) but one {atom.name} moves {atom.num_val} per thread; "
                               f"pick an atom that moves a divisor of {n_val} values (e.g. fewer matrices)")
 
-    thr_id = property(lambda self: self.atom.thr_id)
-    layout_src_tv = property(lambda self: self.atom.layout_src_tv)
-    layout_dst_tv = property(lambda self: self.atom.layout_dst_tv)
-    value_type = property(lambda self: self.atom.value_type)
+    thr_id = _atom_attr("thr_id")
+    layout_src_tv = _atom_attr("layout_src_tv")
+    layout_dst_tv = _atom_attr("layout_dst_tv")
+    value_type = _atom_attr("value_type")
 
     @property
     def size(self):
@@ -89,14 +87,11 @@ class TiledCopy:
         return ThrCopy(self, _thread(thr_idx, self.size, "TiledCopy"))
 
     def retile(self, x):
-        """The copy's view of a register fragment made for another partitioning (DSL:
-        ``tiled_copy.retile(tCrA)``; CuTe C++: ``thr_copy.retile_D(tCrA)`` / ``retile_S``).
-
-        ``x`` is a thread's fragment ``(V, Rest...)`` -- e.g. ``thr_mma.partition_fragment_A(sA)``, whose mode 0
-        holds the MMA atom's values. The result groups the *same registers* as the copy wants them:
-        ``((AtomVal, RestVal), Rest...)``, one ``AtomVal`` block per copy instruction. CuTe's construction: the
-        copy's ``(m,n) -> value`` order (right inverse of ``layout_tv_tiled``, upcast by threads x V) tells
-        which fragment values belong to one atom.
+        """The copy's view of a thread's register fragment ``x`` ``(V, Rest...)`` made for another partitioning
+        (e.g. ``thr_mma.partition_fragment_A(sA)``): the *same registers* as ``((AtomVal, RestVal), Rest...)``, one
+        ``AtomVal`` block per copy instruction (DSL ``tiled_copy.retile(tCrA)``; CuTe C++ ``retile_D``/``retile_S``).
+        CuTe's construction: the copy's ``(m,n) -> value`` order (right inverse of ``layout_tv_tiled``, upcast by
+        threads x V) tells which fragment values belong to one atom.
 
         >>> from layoutlab import nvgpu, make_copy_atom, make_tiled_mma, make_tiled_copy_A
         >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
@@ -121,12 +116,13 @@ class TiledCopy:
             tv = composition(t, (frg_v, None))
         except LayoutError as err:
             raise LayoutError(f"{op}: {layout} does not fit the copy {self!r}: {err}") from None
-        sub, offset = slice_and_offset((None, (0,) + (None,) * (len(layout.shape) - 1)), tv)
-        if sub.size() != layout.size():
-            raise LayoutError(f"{op}: the copy's view {sub} has {sub.size()} values but the fragment {layout} has "
-                              f"{layout.size()}: a thread owns {v} values per tile and one {self.atom.name} moves "
-                              f"{self.atom.num_val}; use a copy atom that moves a divisor of {v}")
-        return _as_tensor_result(x, offset, sub)
+        out = _slice_as(x, tv, (None, (0,) + (None,) * (len(layout.shape) - 1)))
+        if out.layout.size() != layout.size():
+            raise LayoutError(f"{op}: the copy's view {out.layout} has {out.layout.size()} values but the fragment "
+                              f"{layout} has {layout.size()}: a thread owns {v} values per tile and one "
+                              f"{self.atom.name} moves {self.atom.num_val}; use a copy atom that moves a divisor "
+                              f"of {v}")
+        return out
 
     def __str__(self):
         head = [("Tiler MN", format_tree(self.tiler_mn)), ("TV Layout tiled", self.layout_tv_tiled)]
@@ -137,9 +133,8 @@ class TiledCopy:
 
 
 class ThrCopy:
-    """Thread ``thr_idx``'s view of a :class:`TiledCopy` (``tiled_copy.get_slice(thr_idx)``).
-
-    4 threads x 4 fp32 per row of an 8x16 row-major tile; thread 5 copies row 1, columns 4..7:
+    """Thread ``thr_idx``'s view of a :class:`TiledCopy` (``tiled_copy.get_slice(thr_idx)``). With 4 threads x 4 fp32
+    per row of an 8x16 row-major tile, thread 5 copies row 1, columns 4..7:
 
     >>> from layoutlab import CopyUniversalOp, make_copy_atom
     >>> tc = make_tiled_copy_tv(make_copy_atom(CopyUniversalOp(), "f32", num_bits_per_copy=128),
@@ -186,9 +181,8 @@ def make_tiled_copy(atom, layout_tv, tiler_mn) -> TiledCopy:
 
 
 def make_tiled_copy_tv(atom, thr_layout, val_layout) -> TiledCopy:
-    """Threads laid out by ``thr_layout`` (m, n) -> thr, each moving a ``val_layout`` block of values
-    (DSL: ``cute.make_tiled_copy_tv``). The (m, n) -> (thr, val) map is ``raked_product(thr, val)``; its
-    right inverse, shaped (threads, values), is the TV layout, and the tile is its shape.
+    """Threads laid out by ``thr_layout`` (m, n) -> thr, each moving a ``val_layout`` block (DSL:
+    ``cute.make_tiled_copy_tv``): the TV layout is the right inverse of ``raked_product(thr, val)``, the tile its shape.
 
     >>> from layoutlab import make_copy_atom, CopyUniversalOp
     >>> tc = make_tiled_copy_tv(make_copy_atom(CopyUniversalOp(), "f16", num_bits_per_copy=128),
@@ -203,9 +197,10 @@ def make_tiled_copy_tv(atom, thr_layout, val_layout) -> TiledCopy:
     return TiledCopy(atom, layout_tv, tiler)
 
 
-def _tiled_copy_from_mma(atom, tiled_mma, which, op):
+def _tiled_copy_from_mma(atom, tiled_mma, which):
     if not isinstance(tiled_mma, TiledMMA):
-        raise LayoutError(f"{op}: expected a TiledMMA (make_tiled_mma(...)), got {type(tiled_mma).__name__}")
+        raise LayoutError(f"make_tiled_copy_{which}: expected a TiledMMA (make_tiled_mma(...)), got "
+                          f"{type(tiled_mma).__name__}")
     mi, mj, _ = _OPERANDS[which]
     tiler = (tiled_mma.get_tile_size(mi), tiled_mma.get_tile_size(mj))
     return TiledCopy(atom, getattr(tiled_mma, f"tv_layout_{which}_tiled"), tiler)
@@ -219,7 +214,7 @@ def make_tiled_copy_A(atom, tiled_mma) -> TiledCopy:
     >>> make_tiled_copy_A(make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(False, 4), "f16"), tm).layout_tv_tiled
     ((4,8),((2,2,2),(1,1))):((32,1),((16,8,128),(0,0)))
     """
-    return _tiled_copy_from_mma(atom, tiled_mma, "A", "make_tiled_copy_A")
+    return _tiled_copy_from_mma(atom, tiled_mma, "A")
 
 
 def make_tiled_copy_B(atom, tiled_mma) -> TiledCopy:
@@ -230,7 +225,7 @@ def make_tiled_copy_B(atom, tiled_mma) -> TiledCopy:
     >>> make_tiled_copy_B(make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(True, 4), "f16"), tm).tiler_mn
     (16:1, 16:1)
     """
-    return _tiled_copy_from_mma(atom, tiled_mma, "B", "make_tiled_copy_B")
+    return _tiled_copy_from_mma(atom, tiled_mma, "B")
 
 
 def make_tiled_copy_C(atom, tiled_mma) -> TiledCopy:
@@ -241,4 +236,4 @@ def make_tiled_copy_C(atom, tiled_mma) -> TiledCopy:
     >>> make_tiled_copy_C(make_copy_atom(CopyUniversalOp(), "f32", num_bits_per_copy=64), tm).layout_tv_tiled
     ((4,8),((2,2),(1,2))):((32,1),((16,8),(0,128)))
     """
-    return _tiled_copy_from_mma(atom, tiled_mma, "C", "make_tiled_copy_C")
+    return _tiled_copy_from_mma(atom, tiled_mma, "C")

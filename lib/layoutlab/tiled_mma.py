@@ -1,8 +1,6 @@
-"""TiledMMA: an MMA atom repeated over threads and values, and each thread's share of A, B and C.
-
-The construction and the register fragments are explained in :mod:`layoutlab.tiled`, which re-exports
-everything here; the helpers shared with :mod:`layoutlab.tiled_copy` (``Partition``, the fragment layouts)
-live here too.
+"""TiledMMA: an MMA atom repeated over threads and values, and each thread's share of A, B and C
+(:mod:`layoutlab.tiled` explains the construction and re-exports everything here). ``Partition`` and the
+fragment layouts serve :mod:`layoutlab.tiled_copy` too.
 """
 
 import math
@@ -23,9 +21,8 @@ _OPERANDS = {"A": (0, 2, "layout_a_tv"), "B": (1, 2, "layout_b_tv"), "C": (0, 1,
 
 
 class Partition:
-    """What ``partition_*`` returns for a plain :class:`Layout` input (a :class:`~layoutlab.tensor.Tensor`
-    input gives a Tensor): the thread's ``offset`` in the partitioned layout's codomain and its ``layout``. Printed
-    like a DSL tensor: ``tensor<(1,2) o ((2,2),2,4):((1@1,8@0),32@0,16@1)>``.
+    """What ``partition_*`` returns for a :class:`Layout` (a Tensor gives a Tensor): the thread's ``offset`` in the
+    layout's codomain and its ``layout``, printed like a DSL tensor (``tensor<(1,2) o ((2,2),2):((1@1,8@0),32@0)>``).
 
     >>> from layoutlab import nvgpu
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
@@ -46,8 +43,10 @@ class Partition:
     __repr__ = __str__
 
 
-def _as_tensor_result(x, offset, layout):
-    """A layoutlab Tensor in gives a Tensor out (its iterator moved by ``offset``); a Layout gives a Partition."""
+def _slice_as(x, t, crd):
+    """``t`` (``x``'s layout, partitioned) sliced at ``crd``: for a layoutlab Tensor ``x`` a Tensor (its iterator
+    moved by the slice's offset), for a Layout a Partition."""
+    layout, offset = slice_and_offset(crd, t)
     if isinstance(x, Tensor):
         return Tensor(x.engine if x.engine is not None else 0, layout, iterator=_add(x.iterator, offset))
     return Partition(offset, layout, _coord_rank(_layout_of(x, "partition")))
@@ -66,6 +65,11 @@ def _layout_of(x, op):
     if isinstance(layout, Layout):
         return layout
     raise LayoutError(f"{op}: expected a Layout or a Tensor, got {type(x).__name__}")
+
+
+def _atom_attr(name):
+    """The atom's attribute ``name``, read through a tiled atom (the DSL's tiled atoms are atoms too)."""
+    return property(lambda self: getattr(self.atom, name))
 
 
 def _thread(thr_idx, size, what):
@@ -116,13 +120,10 @@ def _fragment_layout(layout, op="make_fragment_like"):
 
 
 def make_fragment_like(x):
-    """A register fragment shaped like ``x`` (DSL: ``cute.make_fragment_like``).
-
-    * a :class:`Layout` gives CuTe's fragment layout: mode 0 compact column-major, the other modes compact
-      after it in the order of their strides;
-    * a :class:`~layoutlab.tensor.Tensor` gives a register tensor ``tensor<0 o layout>`` (offset = register
-      index) whose layout is compact with *all* leaves in the order of the tensor's strides (the DSL's
-      ``make_rmem_tensor_like``).
+    """A register fragment shaped like ``x`` (DSL: ``cute.make_fragment_like``): for a :class:`Layout`, mode 0
+    compact column-major and the other modes compact after it in the order of their strides; for a
+    :class:`~layoutlab.tensor.Tensor`, ``tensor<0 o layout>`` (offset = register index) with *all* leaves compact
+    in the order of its strides (the DSL's ``make_rmem_tensor_like``).
 
     >>> print(make_fragment_like(Layout(((2,2,2),2,4), ((1,512,8),1024,16))))     # a thread's A of a row-major tile
     ((2,2,2),2,4):((1,2,4),32,8)
@@ -152,13 +153,10 @@ def _as_perm(p, i, op):
 
 
 class TiledMMA:
-    """An MMA atom tiled over threads and values (see the module docstring).
-
-    Attributes (DSL names): ``atom``, ``thr_layout_vmnk``, ``permutation_mnk`` (tuple of Layout or None),
-    ``thr_id`` / ``shape_mnk`` / ``tv_layout_A/B/C`` (the atom's), ``tv_layout_A_tiled`` /
-    ``tv_layout_B_tiled`` / ``tv_layout_C_tiled`` (``(thr_idx, val) -> (m,k)/(n,k)/(m,n)`` over the tile),
-    ``size`` (threads), ``tile_size_mnk``; ``get_tile_size(i)``, ``get_slice(thr)``,
-    ``partition_shape_A/B/C(shape)``.
+    """An MMA atom tiled over threads and values (see :mod:`layoutlab.tiled`), with the DSL's attributes:
+    ``atom``, ``thr_layout_vmnk``, ``permutation_mnk`` (Layouts or None), the atom's ``thr_id`` / ``shape_mnk`` /
+    ``tv_layout_A/B/C``, ``tv_layout_A/B/C_tiled`` (``(thr_idx, val) ->`` element of the tile), ``size``
+    (threads), ``tile_size_mnk``, ``get_tile_size(i)``, ``get_slice(thr)``, ``partition_shape_A/B/C(shape)``.
     """
 
     def __init__(self, atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):
@@ -191,11 +189,11 @@ class TiledMMA:
                     f"the atoms would not tile the MMA")
 
     # the atom's view, as the DSL's TiledMma (a subclass of MmaAtom) offers it
-    thr_id = property(lambda self: self.atom.thr_id)
-    shape_mnk = property(lambda self: self.atom.shape_mnk)
-    tv_layout_A = property(lambda self: self.atom.layout_a_tv)
-    tv_layout_B = property(lambda self: self.atom.layout_b_tv)
-    tv_layout_C = property(lambda self: self.atom.layout_c_tv)
+    thr_id = _atom_attr("thr_id")
+    shape_mnk = _atom_attr("shape_mnk")
+    tv_layout_A = _atom_attr("layout_a_tv")
+    tv_layout_B = _atom_attr("layout_b_tv")
+    tv_layout_C = _atom_attr("layout_c_tv")
 
     @property
     def size(self):
@@ -294,8 +292,6 @@ class TiledMMA:
     def partition_shape_C(self, shape_mn):
         return self._partition_shape(tuple(shape_mn), "C")
 
-    # ---- register fragments: DSL tiled_mma.make_fragment_A/B/C, CuTe C++ make_fragment_A/B/C --------------
-
     def _make_fragment(self, x, which):
         op = f"make_fragment_{which}"
         mi, mj, atom_tv = _OPERANDS[which]
@@ -318,11 +314,9 @@ class TiledMMA:
         return make_tensor(0, make_layout(layout.shape) if which == "C" or from_shape else _fragment_layout(layout, op))
 
     def make_fragment_A(self, x):
-        """The registers of a thread's A fragment, as ``tensor<0 o layout>`` (offset = register index).
-
-        ``x`` is a thread's partition ``(FrgV,RestM,RestK,...)`` (a Tensor or Layout from ``partition_A``,
-        whose stride order the fragment follows: mode 0 compact, then the rest in the order of its strides)
-        or such a shape (compact column-major). DSL: ``tiled_mma.make_fragment_A(thr_mma.partition_A(sA))``.
+        """The registers of a thread's A fragment, ``tensor<0 o layout>`` (offset = register index), for its
+        partition ``x`` ``(FrgV,RestM,RestK,...)`` (from ``partition_A``: the fragment follows its stride order as
+        :func:`make_fragment_like` does) or such a shape (compact). DSL: ``tiled_mma.make_fragment_A(...)``.
 
         >>> from layoutlab import nvgpu
         >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)))
@@ -336,8 +330,8 @@ class TiledMMA:
         return self._make_fragment(x, "B")
 
     def make_fragment_C(self, x):
-        """The accumulator registers of a thread: always compact column-major over the partition's shape
-        (CuTe never follows the C tensor's order for accumulators).
+        """The accumulator registers of a thread: compact column-major over the partition's shape (CuTe never
+        follows the C tensor's order for accumulators).
 
         >>> from layoutlab import nvgpu
         >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
@@ -352,12 +346,6 @@ class TiledMMA:
 
     def __repr__(self):
         return f"TiledMMA({self.atom.name}, {self.atom_layout_mnk}, {format_tree(self.permutation_mnk)})"
-
-
-def _slice_as(x, t, crd):
-    """``t`` sliced at ``crd``, as a Tensor for a Tensor ``x`` or a Partition for a Layout (a thread's share)."""
-    sub, offset = slice_and_offset(crd, t)
-    return _as_tensor_result(x, offset, sub)
 
 
 class ThrMMA:
@@ -395,10 +383,8 @@ class ThrMMA:
         return tm._make_fragment(part, which)
 
     def partition_fragment_A(self, tensor_mk):
-        """The registers this thread needs for its A values of ``tensor_mk``: ``make_fragment_A(partition_A(t))``
-        (CuTe C++ ``thr_mma.partition_fragment_A(sA)``; the DSL spells it out as
-        ``tiled_mma.make_fragment_A(thr_mma.partition_A(sA))``). A shape ``(M,K)`` gives the compact fragment
-        of ``partition_shape_A``.
+        """This thread's A registers for ``tensor_mk``: ``make_fragment_A(partition_A(tensor_mk))`` (CuTe C++
+        ``thr_mma.partition_fragment_A(sA)``); a shape ``(M,K)`` gives the compact fragment of ``partition_shape_A``.
 
         >>> from layoutlab import nvgpu
         >>> thr = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1)).get_slice(37)
@@ -463,9 +449,8 @@ def partition_fragment_C(mma, x):
 def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None) -> TiledMMA:
     """Tile an MMA atom (DSL: ``cute.make_tiled_mma(op_or_atom, atom_layout_mnk, permutation_mnk)``).
 
-    ``atom_layout_mnk``: how many atoms (warps / warpgroups) along M, N, K, as a tuple or Layout.
-    ``permutation_mnk``: per mode None (tile = atom x atoms), an int tile size (32 -> ``32:1``: the extra
-    factor is repeated values, the "ValLayoutMNK" of older CuTe), or a permuting Layout.
+    ``atom_layout_mnk``: atoms (warps, warpgroups) along M, N, K, a tuple or Layout. ``permutation_mnk``: per
+    mode None (atom x atoms), an int tile size (repeated values, older CuTe's "ValLayoutMNK") or a Layout.
 
     >>> from layoutlab import nvgpu
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
