@@ -79,6 +79,12 @@ _LDSM8_16x16_REG = {1: _L(((4, 8), (8, 4, 2)), ((512, 8), (1, 128, 64))),
                     2: _L(((4, 8), (8, 4, 2, 2)), ((512, 8), (1, 128, 64, 2048)))}
 
 
+def _alternatives(values):
+    """``(1, 2, 4)`` -> ``"1, 2 or 4"`` (for error messages)."""
+    *first, last = map(str, values)
+    return f"{', '.join(first)} or {last}" if first else last
+
+
 @dataclass(frozen=True)
 class _MatrixOp:
     """The DSL's warp matrix copy operations: ``(transpose, num_matrices, unpack_bits)``, checked per op.
@@ -106,12 +112,12 @@ class _MatrixOp:
             raise LayoutError(f"{cls}: transpose={self.transpose} is not available; this op "
                               f"{'always transposes' if self.transpose is False else 'never transposes'}")
         if self.num_matrices not in self._NUM:
-            raise LayoutError(f"{cls}: num_matrices {self.num_matrices!r} is not "
-                              f"{', '.join(map(str, self._NUM[:-1]))} or {self._NUM[-1]} (the .x1/.x2/.x4 forms)")
+            raise LayoutError(f"{cls}: num_matrices {self.num_matrices!r} is not {_alternatives(self._NUM)} (the "
+                              f".x1/.x2/.x4 forms)")
         if self.unpack_bits not in self._UNPACK:
-            allowed = " or ".join(map(str, self._UNPACK))
-            raise LayoutError(f"{cls}: unpack_bits {self.unpack_bits!r} is not available; use {allowed} "
-                              f"(4 and 6 read packed 4-/6-bit elements into 8-bit containers)")
+            raise LayoutError(f"{cls}: unpack_bits {self.unpack_bits!r} is not available; use "
+                              f"{_alternatives(self._UNPACK)} (4 and 6 read packed 4-/6-bit elements into 8-bit "
+                              f"containers)")
 
     @property
     def name(self):
@@ -294,7 +300,7 @@ class CopyUniversalOp:
         if nb is None:
             lay = _L((1, 1), (0, 0))
             return CopyAtom(self, f"UniversalCopy<{vt}>", vt, _L(1, 0), lay, lay, raw_units=True)
-        if not isinstance(nb, int) or nb <= 0 or nb % bits or nb > 256 or (nb & (nb - 1)):
+        if not isinstance(nb, int) or nb not in (8, 16, 32, 64, 128, 256) or nb % bits:
             raise LayoutError(f"make_copy_atom: a universal copy moves a power-of-two number of whole {vt} "
                               f"values up to 256 bits; num_bits_per_copy={nb!r} is not that "
                               f"(use a multiple of {bits})")

@@ -59,18 +59,12 @@ def _check(what, value, allowed, rule):
     return value
 
 
-def _freeze(op, **fields):
-    """Store the checked, normalised fields of a frozen op dataclass."""
-    for f, v in fields.items():
-        object.__setattr__(op, f, v)
-
-
 def _check_fields(op, what, **rules):
     """Check each field ``f`` of a frozen op against ``rules[f] = (allowed, rule)`` (see :func:`_check`) and store
     it normalised: element types by their DSL name, shapes as tuples."""
     for f, (allowed, rule) in rules.items():
         value = dtype_name(getattr(op, f)) if f.endswith("dtype") else _tuple(getattr(op, f))
-        _freeze(op, **{f: _check(f"{what}: {f}", value, allowed, rule)})
+        object.__setattr__(op, f, _check(f"{what}: {f}", value, allowed, rule))
 
 
 def _acc16(ab, instr):
@@ -245,12 +239,12 @@ class _WarpgroupOp:
     def _check_wgmma(self, what, k):
         """Check and store ``shape_mnk`` (``k`` is the instruction's K), ``a_src`` and the majors ("K" or "MN")."""
         if isinstance(self.shape_mnk, (tuple, list)) and len(self.shape_mnk) == 2:   # the DSL completes (64, N)
-            _freeze(self, shape_mnk=(*self.shape_mnk, k))
+            object.__setattr__(self, "shape_mnk", (*self.shape_mnk, k))
         rule = f"a wgmma shape for these inputs; use (64,N,{k}) with N a multiple of 8 in [8,256]"
         _check_fields(self, what, shape_mnk=([(64, n, k) for n in WGMMA_N_VALUES], rule))
-        _freeze(self, a_src=_dsl_enum(self.a_src, f"{what} a_src", ("smem", "rmem")))
+        object.__setattr__(self, "a_src", _dsl_enum(self.a_src, f"{what} a_src", ("smem", "rmem")))
         for f in ("a_major_mode", "b_major_mode"):
-            _freeze(self, **{f: _dsl_enum(getattr(self, f), f"{what} {f}", ("k", "mn")).upper()})
+            object.__setattr__(self, f, _dsl_enum(getattr(self, f), f"{what} {f}", ("k", "mn")).upper())
 
     def _atom(self, a_rmem, types):
         """A read from registers (``a_rmem``) or, as B always, seen whole by every thread from shared memory."""

@@ -8,7 +8,7 @@ from .inttuple import format_tree, is_tuple, product, product_each
 from .layout import Layout, make_layout, slice_and_offset
 from .mma_atoms import _table
 from .tensor import make_layout_tv
-from .tiled_mma import _OPERANDS, TiledMMA, _atom_attr, _integral_strides, _layout_of, _slice_as, _thread
+from .tiled_mma import TiledMMA, _atom_attr, _integral_strides, _layout_of, _slice_as, _thread
 
 __all__ = ["TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_tv", "make_tiled_copy_A",
            "make_tiled_copy_B", "make_tiled_copy_C"]
@@ -102,7 +102,7 @@ class TiledCopy:
         """
         op = "retile"
         layout = _layout_of(x, op)
-        if not is_tuple(layout.shape) or len(layout.shape) < 2:
+        if layout.rank() < 2:
             raise LayoutError(f"{op}: {layout} is not a thread's fragment (V, Rest...); retile the result of "
                               f"partition_fragment_A/B/C or partition_S/D")
         _integral_strides(layout, op)
@@ -116,7 +116,7 @@ class TiledCopy:
             tv = composition(t, (frg_v, None))
         except LayoutError as err:
             raise LayoutError(f"{op}: {layout} does not fit the copy {self!r}: {err}") from None
-        out = _slice_as(x, tv, (None, (0,) + (None,) * (len(layout.shape) - 1)))
+        out = _slice_as(x, tv, (None, (0,) + (None,) * (layout.rank() - 1)))
         if out.layout.size() != layout.size():
             raise LayoutError(f"{op}: the copy's view {out.layout} has {out.layout.size()} values but the fragment "
                               f"{layout} has {layout.size()}: a thread owns {v} values per tile and one "
@@ -201,9 +201,7 @@ def _tiled_copy_from_mma(atom, tiled_mma, which):
     if not isinstance(tiled_mma, TiledMMA):
         raise LayoutError(f"make_tiled_copy_{which}: expected a TiledMMA (make_tiled_mma(...)), got "
                           f"{type(tiled_mma).__name__}")
-    mi, mj, _ = _OPERANDS[which]
-    tiler = (tiled_mma.get_tile_size(mi), tiled_mma.get_tile_size(mj))
-    return TiledCopy(atom, getattr(tiled_mma, f"tv_layout_{which}_tiled"), tiler)
+    return TiledCopy(atom, tiled_mma._tiled(which), tiled_mma._tile(which))
 
 
 def make_tiled_copy_A(atom, tiled_mma) -> TiledCopy:

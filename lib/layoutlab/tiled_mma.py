@@ -17,7 +17,7 @@ __all__ = ["TiledMMA", "ThrMMA", "Partition", "make_tiled_mma", "make_fragment_l
            "partition_fragment_B", "partition_fragment_C"]
 
 # operand -> its two modes among M, N, K (0, 1, 2) and the atom's TV layout of it
-_OPERANDS = {"A": (0, 2, "layout_a_tv"), "B": (1, 2, "layout_b_tv"), "C": (0, 1, "layout_c_tv")}
+_OPERANDS = {"A": ((0, 2), "layout_a_tv"), "B": ((1, 2), "layout_b_tv"), "C": ((0, 1), "layout_c_tv")}
 
 
 class Partition:
@@ -107,7 +107,7 @@ def _fragment_layout(layout, op="make_fragment_like"):
     """CuTe's ``make_fragment_like(Layout)``: mode 0 (a thread's values) compact column-major, stride-0
     leaves kept at 0 (a broadcast stays a broadcast); the other modes compact after it, in the order of
     their strides (so the loop a kernel runs over the fragment walks memory in the tensor's own order)."""
-    if not is_tuple(layout.shape) or len(layout.shape) == 1:
+    if layout.rank() == 1:
         return make_layout(layout.shape)
     _integral_strides(layout, op)
     s0 = layout.shape[0]
@@ -142,12 +142,12 @@ def make_fragment_like(x):
     raise LayoutError(f"{op}: expected a Layout or a Tensor, got {type(x).__name__}")
 
 
-def _as_perm(p, i, op):
+def _as_perm(p, i):
     if p is None or isinstance(p, Layout):
         return p
     if is_int(p):
         return Layout(int(p), 1)
-    raise LayoutError(f"{op}: permutation mode {'MNK'[i]} is {p!r}; give None (_), an int tile size or a "
+    raise LayoutError(f"make_tiled_mma: permutation mode {'MNK'[i]} is {p!r}; give None (_), an int tile size or a "
                       f"Layout (e.g. make_layout((8,2),(2,1)) to interleave); nested int tuples are not a "
                       f"permutation (the DSL prints garbage strides 'x' for them)")
 
@@ -167,7 +167,7 @@ class TiledMMA:
         if not isinstance(atom_layout_mnk, Layout):
             raise LayoutError(f"{op}: atom_layout_mnk {atom_layout_mnk!r} must be a rank-3 tuple like (2,2,1) or a "
                               f"Layout")
-        if atom_layout_mnk.rank() != 3 or not is_tuple(atom_layout_mnk.shape):
+        if atom_layout_mnk.rank() != 3:
             raise LayoutError(f"{op}: atom_layout_mnk {atom_layout_mnk} must have rank 3 (M, N, K); e.g. (2,2,1)")
         self.atom_layout_mnk = atom_layout_mnk
         self.thr_layout_vmnk = tiled_product(atom.thr_id, atom_layout_mnk)
@@ -179,7 +179,7 @@ class TiledMMA:
         perm = (None, None, None) if permutation_mnk is None else tuple(permutation_mnk)
         if len(perm) != 3:
             raise LayoutError(f"{op}: permutation_mnk {permutation_mnk!r} must have three entries (M, N, K)")
-        self.permutation_mnk = tuple(_as_perm(p, i, op) for i, p in enumerate(perm))
+        self.permutation_mnk = tuple(_as_perm(p, i) for i, p in enumerate(perm))
         for i in range(3):
             need, have = self._atoms_tile(i), self.get_tile_size(i)
             if have % need:
@@ -213,20 +213,24 @@ class TiledMMA:
     def tile_size_mnk(self):
         return tuple(map(self.get_tile_size, range(3)))
 
+    def _tile(self, which):
+        """The extents of operand ``which``'s tile: (tile_M, tile_K) for A, (tile_N, tile_K) for B, ..."""
+        return tuple(map(self.get_tile_size, _OPERANDS[which][0]))
+
     def _thrfrg(self, layout, which):
         """(I,J,...) -> ((ThrV,(ThrI,ThrJ)),(FrgV,(RestI,RestJ,...))) for operand ``which``'s modes I, J."""
-        if layout.rank() < 2 or not is_tuple(layout.shape):
+        if layout.rank() < 2:
             raise LayoutError(f"TiledMMA partition: the tensor layout {layout} needs at least two modes")
-        mi, mj, atom_tv = _OPERANDS[which]
-        t_tile = (self.permutation_mnk[mi], self.permutation_mnk[mj])
-        t = logical_divide(layout, t_tile) if any(x is not None for x in t_tile) else layout
-        for k, m in enumerate((mi, mj)):
-            if product(t.shape[k]) % self.atom.shape_mnk[m]:
+        modes, atom_tv = _OPERANDS[which]
+        perm = tuple(self.permutation_mnk[m] for m in modes)
+        t = layout if perm == (None, None) else logical_divide(layout, perm)
+        atom = tuple(self.atom.shape_mnk[m] for m in modes)
+        for k, m in enumerate(modes):
+            if product(t.shape[k]) % atom[k]:
                 raise LayoutError(f"TiledMMA partition: mode {k} of {layout} (size {product(t.shape[k])}) is not a "
-                                  f"multiple of the atom's {'MNK'[m]} = {self.atom.shape_mnk[m]}")
-        tv = composition(zipped_divide(t, (self.atom.shape_mnk[mi], self.atom.shape_mnk[mj])),
-                         (getattr(self.atom, atom_tv), None))
-        return zipped_divide(tv, (None, (self.thr_layout_vmnk[mi + 1].size(), self.thr_layout_vmnk[mj + 1].size())))
+                                  f"multiple of the atom's {'MNK'[m]} = {atom[k]}")
+        tv = composition(zipped_divide(t, atom), (getattr(self.atom, atom_tv), None))
+        return zipped_divide(tv, (None, tuple(self.thr_layout_vmnk[m + 1].size() for m in modes)))
 
     def thrfrg_A(self, layout):
         """(M,K,...) -> ((ThrV,(ThrM,ThrK)),(FrgV,(RestM,RestK,...)))."""
@@ -241,8 +245,7 @@ class TiledMMA:
         return self._thrfrg(layout, "C")
 
     def _tiled(self, which):
-        mi, mj, _ = _OPERANDS[which]
-        tv = self._thrfrg(make_layout((self.get_tile_size(mi), self.get_tile_size(mj))), which)
+        tv = self._thrfrg(make_layout(self._tile(which)), which)
         if which != "C":
             # (ThrV,(ThrM|N,ThrK)) -> (ThrV,(ThrM,ThrN,ThrK)): threads along N see the same A values (along M, B)
             v = self.thr_layout_vmnk
@@ -270,11 +273,11 @@ class TiledMMA:
         return ThrMMA(self, _thread(thr_idx, self.size, "TiledMMA"))
 
     def _partition_shape(self, shape, which):
-        if not is_tuple(shape) or len(shape) < 2:
+        if len(shape) < 2:
             raise LayoutError(f"partition_shape: shape {shape!r} needs at least two modes")
-        mi, mj, atom_tv = _OPERANDS[which]
+        modes, atom_tv = _OPERANDS[which]
         out = [getattr(self.atom, atom_tv)[1].shape]
-        for k, m in enumerate((mi, mj)):
+        for k, m in enumerate(modes):
             per = self._atoms_tile(m)
             if product(shape[k]) % per:
                 raise LayoutError(f"partition_shape: mode {k} of {shape} is not a multiple of {per} "
@@ -294,7 +297,7 @@ class TiledMMA:
 
     def _make_fragment(self, x, which):
         op = f"make_fragment_{which}"
-        mi, mj, atom_tv = _OPERANDS[which]
+        (mi, mj), atom_tv = _OPERANDS[which]
         atom_tv = getattr(self.atom, atom_tv)
         if which != "C" and atom_tv[0].stride == 0:
             raise LayoutError(f"{op}: operand {which} of {self.atom.name} is read from shared memory through a "
@@ -303,7 +306,7 @@ class TiledMMA:
         from_shape = isinstance(x, (tuple, list))
         layout = make_layout(tuple(x)) if from_shape else _layout_of(x, op)
         v = atom_tv[1].size()
-        if not is_tuple(layout.shape) or len(layout.shape) < 3 or product(layout.shape[0]) != v:
+        if layout.rank() < 3 or product(layout.shape[0]) != v:
             raise LayoutError(
                 f"{op}: {layout} is not a thread's partition (FrgV,Rest{'MNK'[mi]},Rest{'MNK'[mj]},...): "
                 f"{self.atom.name} gives each thread {v} values of {which} (mode 0 must have size {v}, and there "
@@ -360,10 +363,9 @@ class ThrMMA:
 
     def _partition(self, x, which):
         t = self.tiled_mma._thrfrg(_layout_of(x, f"partition_{which}"), which)
-        mi, mj, _ = _OPERANDS[which]
         v, rest = self.thr_vmnk, t.shape[1][1]
         rest = (None,) * len(rest) if is_tuple(rest) else None
-        return _slice_as(x, t, ((v[0], (v[mi + 1], v[mj + 1])), (None, rest)))
+        return _slice_as(x, t, ((v[0], tuple(v[m + 1] for m in _OPERANDS[which][0])), (None, rest)))
 
     def partition_A(self, tensor_mk):
         """Thread's values of an (M, K, ...) tensor: shape (FrgV, RestM, RestK, ...)."""
