@@ -1,16 +1,11 @@
-"""MMA and copy atoms: single tensor-core and copy instructions as (thread, value) -> element layouts.
-
-An MMA atom of shape ``(M, N, K)`` has ``thr_id`` (the threads taking part: ``32:1`` a warp, ``128:1`` a
-warpgroup) and ``layout_a_tv`` / ``layout_b_tv`` / ``layout_c_tv``: ``(thread, value) ->`` the column-major
-index ``m + M*k`` / ``n + N*k`` / ``m + M*n`` into the ``M x K`` tile A, the ``N x K`` tile B (CuTe keeps B as
-N x K) and the ``M x N`` accumulator. A copy atom's ``layout_src_tv`` / ``layout_dst_tv`` map ``(thread, value)``
-to the element in the atom's reference order (the register side's), defined in bits as in CuTe and shown in
-units of ``value_type``. Names, arguments and printing follow the CuTe DSL (``cute.nvgpu.warp``,
-``cute.nvgpu.warpgroup``, ``cute.nvgpu.cpasync``); each atom carries its CuTe C++ name. Where the DSL accepts
-what no instruction can do (a 2-byte ``cp.async``, ``ldmatrix.trans`` of 32-bit values, MN-major fp8 ``wgmma``)
-we refuse with a :class:`~layoutlab.errors.LayoutError`. Sources: PTX ISA "Matrix Fragments for mma.m16n8k*",
-"wgmma.mma_async" and "ldmatrix"; the MMA atoms live in :mod:`layoutlab.mma_atoms`, the copy atoms in
-:mod:`layoutlab.copy_atoms`.
+"""MMA and copy atoms: single tensor-core and copy instructions as (thread, value) -> element layouts, named,
+built and printed as the CuTe DSL's ``cute.nvgpu`` operations (parts: :mod:`layoutlab.mma_atoms`,
+:mod:`layoutlab.copy_atoms`). An MMA atom's ``layout_a_tv`` / ``layout_b_tv`` / ``layout_c_tv`` map
+``(thread, value)`` to the column-major index ``m + M*k`` / ``n + N*k`` / ``m + M*n`` into the ``M x K`` tile A,
+the ``N x K`` tile B and the ``M x N`` accumulator; a copy atom's ``layout_src_tv`` / ``layout_dst_tv`` map it to
+the element in the register side's order, in units of ``value_type``. What the DSL accepts but no instruction does
+(a 2-byte ``cp.async``, ``ldmatrix.trans`` of 32-bit values, MN-major fp8 ``wgmma``) raises a ``LayoutError``.
+Sources: PTX ISA "Matrix Fragments for mma.m16n8k*", "wgmma.mma_async", "ldmatrix"; CuTe ``mma_traits_sm*.hpp``.
 
 Example (the Hopper accumulator of ``wgmma.m64n64k16``)::
 

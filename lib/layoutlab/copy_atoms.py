@@ -87,11 +87,9 @@ def _alternatives(values):
 
 @dataclass(frozen=True)
 class _MatrixOp:
-    """The DSL's warp matrix copy operations: ``(transpose, num_matrices, unpack_bits)``, checked per op.
-
-    Per op: ``_FORMS`` maps each allowed ``transpose`` to (CuTe's name, formatted with ``n`` = num_matrices,
-    ``n2`` = 2n, ``n4`` = 4n; the register-side layouts by num_matrices); ``_ADDR`` the address-side layouts.
-    """
+    """The DSL's warp matrix copy operations ``(transpose, num_matrices, unpack_bits)``. Per op, ``_FORMS`` maps
+    each allowed ``transpose`` to CuTe's name (``n`` = num_matrices, ``n2`` = 2n, ``n4`` = 4n) and the register-side
+    layouts by num_matrices; ``_ADDR`` holds the address-side layouts."""
 
     transpose: bool = False
     num_matrices: int = 1
@@ -150,7 +148,6 @@ class LdMatrix8x8x16bOp(_MatrixOp):
     """``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` (DSL:
     ``cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices)``): a warp loads 1, 2 or 4 8x8 matrices
     of 16-bit elements from shared memory; lanes give row addresses, and ``.trans`` transposes each matrix.
-
     CuTe names: ``SM75_U32x{n}_LDSM_N`` and ``SM75_U16x{2n}_LDSM_T``.
 
     >>> make_copy_atom(LdMatrix8x8x16bOp(True, 4), "f16").name
@@ -162,9 +159,8 @@ class LdMatrix8x8x16bOp(_MatrixOp):
 class StMatrix8x8x16bOp(_MatrixOp):
     """``stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` (sm_90; DSL:
     ``cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices)``): the mirror image of ldmatrix, with
-    registers as the source and row addresses as the destination.
-
-    CuTe names: ``SM90_U32x{n}_STSM_N`` and ``SM90_U16x{2n}_STSM_T``.
+    registers as the source and row addresses as the destination. CuTe names: ``SM90_U32x{n}_STSM_N`` and
+    ``SM90_U16x{2n}_STSM_T``.
 
     >>> make_copy_atom(StMatrix8x8x16bOp(False, 2), "bf16").name
     'SM90_U32x2_STSM_N'
@@ -179,9 +175,8 @@ class LdMatrix8x16x8bOp(_MatrixOp):
     """``ldmatrix.sync.aligned.m8n16.x{1,2,4}.shared.b8x16.b{4,6}x16_p{64,32}`` (sm_100a; DSL:
     ``cute.nvgpu.warp.LdMatrix8x16x8bOp(False, num_matrices, unpack_bits)``): rows of 16 packed 4- or 6-bit
     elements are unpacked into 8-bit containers, 16 bytes a row; without ``unpack_bits`` it is the 16-bit
-    ``ldmatrix`` (same layouts, in bytes).  No transpose.
-
-    CuTe names: ``SM100_SU{4,6}_DU8x16_x{n}_LDSM_N`` (``SM75_U32x{n}_LDSM_N`` without unpacking).
+    ``ldmatrix`` (same layouts, in bytes).  No transpose. CuTe names: ``SM100_SU{4,6}_DU8x16_x{n}_LDSM_N``
+    (``SM75_U32x{n}_LDSM_N`` without unpacking).
 
     >>> print(make_copy_atom(LdMatrix8x16x8bOp(False, 4, 4), "i8").layout_dst_tv)
     (32,(4,4)):(4,(1,128))
@@ -203,9 +198,7 @@ class LdMatrix16x8x8bOp(_MatrixOp):
     """8-bit transposing load matched to ``stmatrix.m16n8.trans.b8`` (sm_100a; DSL:
     ``cute.nvgpu.warp.LdMatrix16x8x8bOp(True, num_matrices, unpack_bits)``, ``num_matrices`` 2 or 4): it
     runs ``ldmatrix.m16n16.trans.b8`` and permutes addresses and bytes so each lane holds exactly what
-    :class:`StMatrix16x8x8bOp` stores from it.
-
-    CuTe names: ``SM100_U8x8_LDSM_T`` (x2) and ``SM100_U8x16_LDSM_T`` (x4).
+    :class:`StMatrix16x8x8bOp` stores from it. CuTe names: ``SM100_U8x8_LDSM_T`` (x2), ``SM100_U8x16_LDSM_T`` (x4).
 
     >>> print(make_copy_atom(LdMatrix16x8x8bOp(True, 2), "f8E4M3FN").layout_dst_tv)
     ((4,8),(1,2,2,2)):((32,1),(1,16,8,128))
@@ -239,9 +232,7 @@ class LdMatrix16x16x8bOp(_MatrixOp):
 class StMatrix16x8x8bOp(_MatrixOp):
     """``stmatrix.sync.aligned.m16n8.x{1,2,4}.trans.shared.b8`` (sm_100a; DSL:
     ``cute.nvgpu.warp.StMatrix16x8x8bOp(True, num_matrices)``): a warp stores 1, 2 or 4 16x8 byte matrices,
-    transposed, from registers to rows given by lane addresses.
-
-    CuTe names: ``SM100_U8x{4,8,16}_STSM_T``.
+    transposed, from registers to rows given by lane addresses. CuTe names: ``SM100_U8x{4,8,16}_STSM_T``.
 
     >>> print(make_copy_atom(StMatrix16x8x8bOp(True, 1), "i8").layout_src_tv)
     ((4,8),(1,2,2)):((32,1),(1,16,8))

@@ -86,13 +86,9 @@ def _table(width, *sections):
 
 @dataclass(eq=False)
 class MmaAtom:
-    """One MMA instruction as layouts (see the module docstring for what each layout maps).
-
-    Attributes (DSL names in brackets): ``op``, ``name`` (CuTe C++ name), ``thr_id`` [``thr_id``],
-    ``shape_mnk`` [``shape_mnk``], ``layout_a_tv`` / ``layout_b_tv`` / ``layout_c_tv``
-    [``tv_layout_A`` / ``tv_layout_B`` / ``tv_layout_C``, also accepted here].
-
-    Example::
+    """One MMA instruction as layouts (:mod:`layoutlab.atoms` says what each maps): ``op``, ``name`` (CuTe C++
+    name), ``thr_id``, ``shape_mnk``, ``layout_a_tv`` / ``layout_b_tv`` / ``layout_c_tv`` (the DSL's ``tv_layout_A``
+    / ``tv_layout_B`` / ``tv_layout_C``, also accepted here).
 
         >>> print(make_mma_atom(MmaF16BF16Op("f16", "f32", (16, 8, 8))))
         MMA Atom

@@ -49,15 +49,9 @@ def _slice_as(x, t, crd):
     layout, offset = slice_and_offset(crd, t)
     if isinstance(x, Tensor):
         return Tensor(x.engine if x.engine is not None else 0, layout, iterator=_add(x.iterator, offset))
-    return Partition(offset, layout, _coord_rank(_layout_of(x, "partition")))
-
-
-def _coord_rank(layout):
-    """Rank of the coordinates an identity layout produces (its basis strides' largest mode + 1), else None."""
-    if not isinstance(layout, Layout) or layout.is_integral:
-        return None
-    modes = [d.mode[0] for d in leaves(layout.stride) if isinstance(d, ScaledBasis)]   # the top-level mode
-    return max(modes) + 1 if modes else None
+    # an identity layout produces coordinates of rank (its basis strides' largest top-level mode + 1)
+    modes = [d.mode[0] for d in leaves(_layout_of(x, "partition").stride) if isinstance(d, ScaledBasis)]
+    return Partition(offset, layout, max(modes) + 1 if modes else None)
 
 
 def _layout_of(x, op):
