@@ -73,15 +73,10 @@ class TiledCopy:
         tv = self._tile2thrfrg(Layout._new((tile.shape, 1), (tile.stride, 0)), trg)
         return slice_and_offset(((None, None), 0), tv)[0]
 
-    @property
-    def layout_src_tv_tiled(self):
-        """(thr_idx, val) -> element of the tile, as the source is read."""
-        return self._side(self.atom.layout_src_tv)
-
-    @property
-    def layout_dst_tv_tiled(self):
-        """(thr_idx, val) -> element of the tile, as the destination is written."""
-        return self._side(self.atom.layout_dst_tv)
+    layout_src_tv_tiled = property(lambda self: self._side(self.atom.layout_src_tv),
+                                   doc="(thr_idx, val) -> element of the tile, as the source is read")
+    layout_dst_tv_tiled = property(lambda self: self._side(self.atom.layout_dst_tv),
+                                   doc="(thr_idx, val) -> element of the tile, as the destination is written")
 
     def get_slice(self, thr_idx):
         return ThrCopy(self, _thread(thr_idx, self.size, "TiledCopy"))

@@ -4,6 +4,7 @@ fragment layouts serve :mod:`layoutlab.tiled_copy` too.
 """
 
 import math
+from functools import partialmethod
 
 from .algebra import composition, logical_divide, right_inverse, tiled_product, zipped_divide
 from .atoms import MmaAtom, make_mma_atom
@@ -84,7 +85,8 @@ def _ordered(shape, order, scale, layout, op):
     """Strides of a compact layout of ``shape`` whose leaves are ordered by ``order`` (CuTe's compact_order:
     a leaf's stride is the product of the sizes of the leaves of smaller order, times ``scale``; size-1
     leaves get stride 0 as in the DSL). Equal orders would give equal strides -- aliasing registers -- so
-    two leaves of size > 1 with the same order are refused."""
+    two leaves of size > 1 with the same order are refused, as are coordinate strides in ``layout``."""
+    _integral_strides(layout, op)
     fs, fo = leaves(shape), leaves(order)
     big = [o for sz, o in zip(fs, fo) if sz > 1]
     same = [o for i, o in enumerate(big) if o in big[:i]]
@@ -97,13 +99,12 @@ def _ordered(shape, order, scale, layout, op):
                            for sz, oi in zip(fs, fo)), shape)
 
 
-def _fragment_layout(layout, op="make_fragment_like"):
+def _fragment_layout(layout, op):
     """CuTe's ``make_fragment_like(Layout)``: mode 0 (a thread's values) compact column-major, stride-0
     leaves kept at 0 (a broadcast stays a broadcast); the other modes compact after it, in the order of
     their strides (so the loop a kernel runs over the fragment walks memory in the tensor's own order)."""
     if layout.rank() == 1:
         return make_layout(layout.shape)
-    _integral_strides(layout, op)
     s0 = layout.shape[0]
     cur, st0 = 1, []
     for sz, d in zip(leaves(s0), leaves(layout.stride[0])):
@@ -129,7 +130,6 @@ def make_fragment_like(x):
         lay = x.layout
         if not is_tuple(lay.shape):
             return Tensor(0, make_layout(lay.shape))
-        _integral_strides(lay, op)
         return Tensor(0, Layout._new(lay.shape, _ordered(lay.shape, lay.stride, 1, lay, op)))
     if isinstance(x, Layout):
         return _fragment_layout(x, op)
@@ -226,17 +226,9 @@ class TiledMMA:
         tv = composition(zipped_divide(t, atom), (getattr(self.atom, atom_tv), None))
         return zipped_divide(tv, (None, tuple(self.thr_layout_vmnk[m + 1].size() for m in modes)))
 
-    def thrfrg_A(self, layout):
-        """(M,K,...) -> ((ThrV,(ThrM,ThrK)),(FrgV,(RestM,RestK,...)))."""
-        return self._thrfrg(layout, "A")
-
-    def thrfrg_B(self, layout):
-        """(N,K,...) -> ((ThrV,(ThrN,ThrK)),(FrgV,(RestN,RestK,...)))."""
-        return self._thrfrg(layout, "B")
-
-    def thrfrg_C(self, layout):
-        """(M,N,...) -> ((ThrV,(ThrM,ThrN)),(FrgV,(RestM,RestN,...)))."""
-        return self._thrfrg(layout, "C")
+    thrfrg_A = partialmethod(_thrfrg, which="A")    # (M,K,...) -> ((ThrV,(ThrM,ThrK)),(FrgV,(RestM,RestK,...)))
+    thrfrg_B = partialmethod(_thrfrg, which="B")    # (N,K,...) -> ((ThrV,(ThrN,ThrK)),(FrgV,(RestN,RestK,...)))
+    thrfrg_C = partialmethod(_thrfrg, which="C")    # (M,N,...) -> ((ThrV,(ThrM,ThrN)),(FrgV,(RestM,RestN,...)))
 
     def _tiled(self, which):
         tv = self._thrfrg(make_layout(self._tile(which)), which)
@@ -247,20 +239,9 @@ class TiledMMA:
             tv = composition(tv, ((None, (spread, None)), None))
         return composition(tv, (self._thr_inv, None))
 
-    @property
-    def tv_layout_A_tiled(self):
-        """(thr_idx, val) -> m + tile_M * k over the tile_M x tile_K tile of A."""
-        return self._tiled("A")
-
-    @property
-    def tv_layout_B_tiled(self):
-        """(thr_idx, val) -> n + tile_N * k over the tile_N x tile_K tile of B."""
-        return self._tiled("B")
-
-    @property
-    def tv_layout_C_tiled(self):
-        """(thr_idx, val) -> m + tile_M * n over the tile_M x tile_N tile of C."""
-        return self._tiled("C")
+    tv_layout_A_tiled = property(lambda self: self._tiled("A"), doc="(thr_idx, val) -> m + tile_M * k (tile of A)")
+    tv_layout_B_tiled = property(lambda self: self._tiled("B"), doc="(thr_idx, val) -> n + tile_N * k (tile of B)")
+    tv_layout_C_tiled = property(lambda self: self._tiled("C"), doc="(thr_idx, val) -> m + tile_M * n (tile of C)")
 
     def get_slice(self, thr_idx):
         """The view of thread ``thr_idx`` (0 <= thr_idx < size)."""
@@ -322,9 +303,7 @@ class TiledMMA:
         """
         return self._make_fragment(x, "A")
 
-    def make_fragment_B(self, x):
-        """The registers of a thread's B fragment (see :meth:`make_fragment_A`); ``x`` is ``(FrgV,RestN,RestK,...)``."""
-        return self._make_fragment(x, "B")
+    make_fragment_B = partialmethod(_make_fragment, which="B")   # as make_fragment_A, for x = (FrgV,RestN,RestK,...)
 
     def make_fragment_C(self, x):
         """The accumulator registers of a thread: compact column-major over the partition's shape (CuTe never
