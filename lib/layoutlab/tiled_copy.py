@@ -1,6 +1,8 @@
 """TiledCopy: a copy atom repeated over threads and values, and each thread's share of a tensor (see
 :mod:`layoutlab.tiled`, which re-exports everything here)."""
 
+from functools import partialmethod
+
 from .algebra import coalesce, composition, logical_product, right_inverse, upcast, zipped_divide
 from .atoms import CopyAtom
 from .errors import LayoutError
@@ -52,31 +54,29 @@ class TiledCopy:
     def size(self):
         return self.layout_tv_tiled[0].size()
 
-    def _tile2thrfrg(self, layout, trg):
-        """((TileM,TileN),(RestM,RestN,...)) -> ((thr,val),(RestM,RestN,...)), the atom's values read as ``trg``."""
+    def _tile2thrfrg(self, layout, side):
+        """((TileM,TileN),(RestM,RestN,...)) -> ((thr,val),(RestM,RestN,...)) for the source (``side`` "S") or the
+        destination ("D"): the atom's values in the reference order, read as that side's."""
+        trg = self.atom.layout_src_tv if side == "S" else self.atom.layout_dst_tv
         ref2trg = composition(right_inverse(self.atom.layout_ref_tv), trg)
         atom_tv = zipped_divide(self.layout_tv_tiled, (self.atom.thr_id.size(), self.atom.num_val))
         thrval2mn = coalesce(_zip2(composition(atom_tv, (ref2trg, None))), (1, (1, 1)))
         return composition(layout, (thrval2mn, None))
 
-    def tidfrg_S(self, layout):
-        """(M,N,...) -> ((thr,val),(RestM,RestN,...)) for the source side."""
-        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self.atom.layout_src_tv)
+    def _tidfrg(self, layout, side):
+        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), side)
 
-    def tidfrg_D(self, layout):
-        """(M,N,...) -> ((thr,val),(RestM,RestN,...)) for the destination side."""
-        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self.atom.layout_dst_tv)
+    tidfrg_S = partialmethod(_tidfrg, side="S")     # (M,N,...) -> ((thr,val),(RestM,RestN,...)) for the source
+    tidfrg_D = partialmethod(_tidfrg, side="D")     # ... for the destination
 
-    def _side(self, trg):
+    def _tv_tiled(self, side):
         # the tile itself as ((TileM,TileN),1): one "rest" coordinate, dropped at the end
         tile = make_layout(tuple(t.size() for t in self.tiler_mn))
-        tv = self._tile2thrfrg(Layout._new((tile.shape, 1), (tile.stride, 0)), trg)
+        tv = self._tile2thrfrg(Layout._new((tile.shape, 1), (tile.stride, 0)), side)
         return slice_and_offset(((None, None), 0), tv)[0]
 
-    layout_src_tv_tiled = property(lambda self: self._side(self.atom.layout_src_tv),
-                                   doc="(thr_idx, val) -> element of the tile, as the source is read")
-    layout_dst_tv_tiled = property(lambda self: self._side(self.atom.layout_dst_tv),
-                                   doc="(thr_idx, val) -> element of the tile, as the destination is written")
+    layout_src_tv_tiled = property(lambda self: self._tv_tiled("S"), doc="(thr_idx, val) -> tile element, as read")
+    layout_dst_tv_tiled = property(lambda self: self._tv_tiled("D"), doc="(thr_idx, val) -> tile element, as written")
 
     def get_slice(self, thr_idx):
         return ThrCopy(self, _thread(thr_idx, self.size, "TiledCopy"))
@@ -142,18 +142,13 @@ class ThrCopy:
         self.tiled_copy = tiled_copy
         self.thr_idx = thr_idx
 
-    def _partition(self, x, tidfrg, op):
-        t = tidfrg(_layout_of(x, op))
+    def _partition(self, tensor, side):
+        t = self.tiled_copy._tidfrg(_layout_of(tensor, f"partition_{side}"), side)
         rest = t.shape[1]
-        return _slice_as(x, t, ((self.thr_idx, None), (None,) * len(rest) if is_tuple(rest) else None))
+        return _slice_as(tensor, t, ((self.thr_idx, None), (None,) * len(rest) if is_tuple(rest) else None))
 
-    def partition_S(self, tensor):
-        """Thread's share of the source tensor: (CPY, CPY_M, CPY_N, ...)."""
-        return self._partition(tensor, self.tiled_copy.tidfrg_S, "partition_S")
-
-    def partition_D(self, tensor):
-        """Thread's share of the destination tensor: (CPY, CPY_M, CPY_N, ...)."""
-        return self._partition(tensor, self.tiled_copy.tidfrg_D, "partition_D")
+    partition_S = partialmethod(_partition, side="S")   # the thread's share of the source: (CPY, CPY_M, CPY_N, ...)
+    partition_D = partialmethod(_partition, side="D")   # ... of the destination
 
     def retile(self, x):
         """:meth:`TiledCopy.retile` (the DSL's ThrCopy inherits it; it does not depend on the thread)."""
