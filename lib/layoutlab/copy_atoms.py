@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .algebra import recast_layout
 from .errors import LayoutError
-from .mma_atoms import _DTYPES, _L, _dsl_enum, _table, dtype_bits, dtype_name
+from .mma_atoms import _DTYPES, _L, _check, _dsl_enum, _table, dtype_bits, dtype_name
 
 __all__ = ["CopyAtom", "make_copy_atom", "LdMatrix8x8x16bOp", "StMatrix8x8x16bOp", "LdMatrix8x16x8bOp",
            "LdMatrix16x8x8bOp", "LdMatrix16x16x8bOp", "StMatrix16x8x8bOp", "CopyG2SOp", "CopyUniversalOp"]
@@ -106,16 +106,11 @@ class _MatrixOp:
         cls = type(self).__name__
         if not isinstance(self.transpose, bool):
             raise LayoutError(f"{cls}: transpose must be a bool, got {self.transpose!r}")
-        if self.transpose not in self._FORMS:
-            raise LayoutError(f"{cls}: transpose={self.transpose} is not available; this op "
-                              f"{'always transposes' if self.transpose is False else 'never transposes'}")
-        if self.num_matrices not in self._NUM:
-            raise LayoutError(f"{cls}: num_matrices {self.num_matrices!r} is not {_alternatives(self._NUM)} (the "
-                              f".x1/.x2/.x4 forms)")
-        if self.unpack_bits not in self._UNPACK:
-            raise LayoutError(f"{cls}: unpack_bits {self.unpack_bits!r} is not available; use "
-                              f"{_alternatives(self._UNPACK)} (4 and 6 read packed 4-/6-bit elements into 8-bit "
-                              f"containers)")
+        _check(f"{cls}: transpose", self.transpose, self._FORMS,
+               f"available: this op {'never' if self.transpose else 'always'} transposes")
+        _check(f"{cls}: num_matrices", self.num_matrices, self._NUM, f"{_alternatives(self._NUM)} (.x1/.x2/.x4)")
+        _check(f"{cls}: unpack_bits", self.unpack_bits, self._UNPACK,
+               f"{_alternatives(self._UNPACK)} (4 and 6 read packed 4-/6-bit elements into 8-bit containers)")
 
     @property
     def name(self):
@@ -244,9 +239,9 @@ class StMatrix16x8x8bOp(_MatrixOp):
 
 
 def _thread_copy(op, name, vt, nb):
-    """The atom of one thread moving ``nb`` contiguous bits."""
-    lay = _L((1, nb), (0, 1))
-    return CopyAtom(op, name, vt, _L(1, 0), lay, lay)
+    """The atom of one thread moving ``nb`` contiguous bits (``None``: one value, the DSL's auto-vectorising copy)."""
+    lay = _L((1, 1), (0, 0)) if nb is None else _L((1, nb), (0, 1))
+    return CopyAtom(op, name, vt, _L(1, 0), lay, lay, raw_units=nb is None)
 
 
 @dataclass(frozen=True)
@@ -266,9 +261,8 @@ class CopyG2SOp:
         object.__setattr__(self, "cache_mode", _dsl_enum(self.cache_mode, "CopyG2SOp cache_mode", ("always", "global")))
 
     def _make_atom(self, vt, bits, nb):
-        if nb not in (32, 64, 128):
-            raise LayoutError(f"make_copy_atom: cp.async copies 4, 8 or 16 bytes per thread; num_bits_per_copy "
-                              f"must be 32, 64 or 128, not {nb!r}")
+        _check("make_copy_atom: num_bits_per_copy", nb, (32, 64, 128),
+               "32, 64 or 128: cp.async copies 4, 8 or 16 bytes per thread")
         if self.cache_mode == "global" and nb != 128:
             raise LayoutError("make_copy_atom: cp.async.cg (cache_mode='global') copies 16 bytes only; "
                               "use num_bits_per_copy=128 or cache_mode='always'")
@@ -289,8 +283,7 @@ class CopyUniversalOp:
 
     def _make_atom(self, vt, bits, nb):
         if nb is None:
-            lay = _L((1, 1), (0, 0))
-            return CopyAtom(self, f"UniversalCopy<{vt}>", vt, _L(1, 0), lay, lay, raw_units=True)
+            return _thread_copy(self, f"UniversalCopy<{vt}>", vt, None)
         if not isinstance(nb, int) or nb not in (8, 16, 32, 64, 128, 256) or nb % bits:
             raise LayoutError(f"make_copy_atom: a universal copy moves a power-of-two number of whole {vt} "
                               f"values up to 256 bits; num_bits_per_copy={nb!r} is not that "

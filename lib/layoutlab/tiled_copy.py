@@ -57,9 +57,10 @@ class TiledCopy:
     def _tile2thrfrg(self, layout, side):
         """((TileM,TileN),(RestM,RestN,...)) -> ((thr,val),(RestM,RestN,...)) for the source (``side`` "S") or the
         destination ("D"): the atom's values in the reference order, read as that side's."""
-        trg = self.atom.layout_src_tv if side == "S" else self.atom.layout_dst_tv
-        ref2trg = composition(right_inverse(self.atom.layout_ref_tv), trg)
-        atom_tv = zipped_divide(self.layout_tv_tiled, (self.atom.thr_id.size(), self.atom.num_val))
+        atom = self.atom
+        trg = atom.layout_src_tv if side == "S" else atom.layout_dst_tv
+        ref2trg = composition(right_inverse(atom.layout_ref_tv), trg)
+        atom_tv = zipped_divide(self.layout_tv_tiled, (atom.thr_id.size(), atom.num_val))
         thrval2mn = coalesce(_zip2(composition(atom_tv, (ref2trg, None))), (1, (1, 1)))
         return composition(layout, (thrval2mn, None))
 

@@ -33,7 +33,7 @@ class Partition:
 
     def __init__(self, offset, layout, coord_rank=None):
         # an identity (coordinate) tensor's offset is a coordinate; at the origin it is all zeros
-        if coord_rank and not isinstance(offset, tuple) and offset == 0:
+        if coord_rank and offset == 0:
             offset = (0,) * coord_rank
         self.offset = offset
         self.layout = layout
@@ -170,7 +170,7 @@ class TiledMMA:
             raise LayoutError(f"{op}: the atom layout {atom_layout_mnk} does not number the {self.size} threads "
                               f"0..{self.size - 1} exactly once (thread layout {self.thr_layout_vmnk}); use a compact "
                               f"layout such as make_layout((2,2,1))")
-        perm = (None, None, None) if permutation_mnk is None else tuple(permutation_mnk)
+        perm = (None,) * 3 if permutation_mnk is None else tuple(permutation_mnk)
         if len(perm) != 3:
             raise LayoutError(f"{op}: permutation_mnk {permutation_mnk!r} must have three entries (M, N, K)")
         self.permutation_mnk = tuple(_as_perm(p, i) for i, p in enumerate(perm))
