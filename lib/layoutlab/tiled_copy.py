@@ -6,7 +6,7 @@ from functools import partialmethod
 from .algebra import coalesce, composition, logical_product, right_inverse, upcast, zipped_divide
 from .atoms import CopyAtom
 from .errors import LayoutError
-from .inttuple import format_tree, is_tuple, product, product_each
+from .inttuple import format_tree, product, product_each
 from .layout import Layout, make_layout, slice_and_offset
 from .mma_atoms import _table
 from .tensor import make_layout_tv
@@ -107,8 +107,8 @@ class TiledCopy:
             inv = composition(right_inverse(self.layout_tv_tiled), make_layout(tuple(t.size() for t in self.tiler_mn)))
             frg_mn = upcast(inv, self.size * v)                        # (m,n) -> which block of V values
             frg_v = zipped_divide(logical_product(make_layout(v), right_inverse(frg_mn)),
-                                  make_layout(self.atom.num_val))      # (atom_vals, rest_vals) -> (v, m, n)
-            t = zipped_divide(layout, (v,) + tuple(product_each(frg_mn.shape)))
+                                  self.atom.num_val)                   # (atom_vals, rest_vals) -> (v, m, n)
+            t = zipped_divide(layout, (v, *product_each(frg_mn.shape)))
             tv = composition(t, (frg_v, None))
         except LayoutError as err:
             raise LayoutError(f"{op}: {layout} does not fit the copy {self!r}: {err}") from None
@@ -145,8 +145,7 @@ class ThrCopy:
 
     def _partition(self, tensor, side):
         t = self.tiled_copy._tidfrg(_layout_of(tensor, f"partition_{side}"), side)
-        rest = t.shape[1]
-        return _slice_as(tensor, t, ((self.thr_idx, None), (None,) * len(rest) if is_tuple(rest) else None))
+        return _slice_as(tensor, t, ((self.thr_idx, None), (None,) * len(t.shape[1])))      # keep every Rest mode
 
     partition_S = partialmethod(_partition, side="S")   # the thread's share of the source: (CPY, CPY_M, CPY_N, ...)
     partition_D = partialmethod(_partition, side="D")   # ... of the destination

@@ -7,7 +7,7 @@ import math
 from functools import partialmethod
 
 from .algebra import composition, logical_divide, right_inverse, tiled_product, zipped_divide
-from .atoms import MmaAtom, make_mma_atom
+from .atoms import make_mma_atom
 from .errors import LayoutError
 from .inttuple import ScaledBasis, _add, format_tree, is_int, is_tuple, leaves, product, unflatten
 from .layout import Layout, make_layout, slice_and_offset
@@ -336,8 +336,7 @@ class ThrMMA:
 
     def _partition(self, x, which):
         t = self.tiled_mma._thrfrg(_layout_of(x, f"partition_{which}"), which)
-        v, rest = self.thr_vmnk, t.shape[1][1]
-        rest = (None,) * len(rest) if is_tuple(rest) else None
+        v, rest = self.thr_vmnk, (None,) * len(t.shape[1][1])      # keep every Rest mode
         return _slice_as(x, t, ((v[0], tuple(v[m + 1] for m in _OPERANDS[which][0])), (None, rest)))
 
     def partition_A(self, tensor_mk):
@@ -432,5 +431,4 @@ def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None) 
     >>> print(tm.tv_layout_C_tiled)
     ((4,8,2,2),((2,2),(1,1))):((64,1,16,256),((32,8),(0,0)))
     """
-    atom = op_or_atom if isinstance(op_or_atom, MmaAtom) else make_mma_atom(op_or_atom)
-    return TiledMMA(atom, atom_layout_mnk, permutation_mnk)
+    return TiledMMA(make_mma_atom(op_or_atom), atom_layout_mnk, permutation_mnk)
