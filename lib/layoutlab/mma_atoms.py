@@ -1,7 +1,5 @@
-"""MMA atoms as data: the (thread, value) -> element maps of single tensor-core instructions, and the element
-types atoms are made for.  :mod:`layoutlab.atoms` explains what each layout maps; names, arguments and printing
-follow the CuTe DSL's ``cute.nvgpu.warp`` / ``cute.nvgpu.warpgroup`` MMA operations.
-"""
+"""MMA atoms (``cute.nvgpu.warp`` / ``cute.nvgpu.warpgroup`` MMA operations of the CuTe DSL) and the element
+types atoms are made for; :mod:`layoutlab.atoms` explains what each layout maps."""
 
 from dataclasses import dataclass
 
@@ -152,9 +150,8 @@ def _warp_atom(op, inputs, sm, types):
 @dataclass(frozen=True)
 class MmaF16BF16Op:
     """SM80 warp MMA ``mma.sync.aligned.m16n8k{8,16}.row.col`` with f16/bf16 inputs (DSL:
-    ``cute.nvgpu.warp.MmaF16BF16Op(ab_dtype, acc_dtype, shape_mnk)``).
-
-    Allowed: ab f16 with acc f16 or f32; ab bf16 with acc f32; shape (16,8,8) or (16,8,16).
+    ``cute.nvgpu.warp.MmaF16BF16Op(ab_dtype, acc_dtype, shape_mnk)``): ab f16 with acc f16 or f32, ab bf16 with
+    acc f32; shape (16,8,8) or (16,8,16).
 
     >>> make_mma_atom(MmaF16BF16Op("f16", "f32", (16, 8, 16))).name
     'SM80_16x8x16_F32F16F16F32_TN'
@@ -201,10 +198,8 @@ _FP8_RULE = "an fp8 type; use Float8E4M3FN or Float8E5M2"
 @dataclass(frozen=True)
 class MmaFP8Op:
     """SM89 warp MMA ``mma.sync.aligned.m16n8k{16,32}.row.col`` with e4m3/e5m2 inputs (DSL:
-    ``cute.nvgpu.warp.MmaFP8Op(ab_dtype, acc_dtype, shape_mnk)``).
-
-    Each 32-bit register packs four K-neighbours, so a thread holds ``k = 4*t0 + (0..3)`` of rows
-    ``t1`` and ``t1 + 8`` (t0 = lane % 4, t1 = lane / 4); C is the 16-bit MMA's accumulator.
+    ``cute.nvgpu.warp.MmaFP8Op(ab_dtype, acc_dtype, shape_mnk)``). Each 32-bit register packs four K-neighbours:
+    a thread holds ``k = 4*t0 + (0..3)`` of rows ``t1`` and ``t1 + 8`` (t0 = lane % 4, t1 = lane / 4).
 
     >>> print(make_mma_atom(MmaFP8Op("f8E4M3FN", "f32", (16, 8, 32))).layout_a_tv)
     ((4,8),(4,2,2)):((64,1),(16,8,256))
@@ -243,23 +238,17 @@ class _WarpgroupOp:
             object.__setattr__(self, f, _dsl_enum(getattr(self, f), f"{what} {f}", ("k", "mn")).upper())
 
     def _atom(self, a_rmem, types):
-        """A read from registers (``a_rmem``) or, as B always, seen whole by every thread from shared memory."""
+        """The atom: A read from registers (``a_rmem``) or, as B always, seen whole by every thread from shared
+        memory. C: warpgroup thread t = t0 + 4*t1 + 32*w (t0 in a quad, t1 the row in a warp's 8-row slab, w the
+        warp) starts at column 2*t0, row t1 + 16*w; its values step to the next column (64 = one column of the
+        64-row tile), 8 rows down, and 8 columns right; the DSL drops the size-1 mode of N = 8."""
         m, n, k = self.shape_mnk
         rs = self.a_src == "rmem"
         a = a_rmem if rs else _L((128, (m, k)), (0, (1, m)))
+        c = (_L(((4, 8, 4), (2, 2)), ((128, 1, 16), (64, 8))) if n == 8 else
+             _L(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512))))
         return MmaAtom(self, f"SM90_{m}x{n}x{k}_{types}_{'RS' if rs else 'SS'}", _L(128, 1), self.shape_mnk,
-                       a, _L((128, (n, k)), (0, (1, n))), _wgmma_accumulator(n))
-
-
-def _wgmma_accumulator(n):
-    """C of ``wgmma.m64nN``: ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512)); the DSL drops the size-1 mode of N = 8.
-
-    Warpgroup thread t = t0 + 4*t1 + 32*w (t0 in a quad, t1 the row in a warp's 8-row slab, w the warp) starts
-    at column 2*t0, row t1 + 16*w; its values step to the next column (64 = one column of the 64-row tile), 8 rows
-    down, and 8 columns right."""
-    if n == 8:
-        return _L(((4, 8, 4), (2, 2)), ((128, 1, 16), (64, 8)))
-    return _L(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
+                       a, _L((128, (n, k)), (0, (1, n))), c)
 
 
 @dataclass(frozen=True)
@@ -302,11 +291,8 @@ class WarpgroupMmaF16BF16Op(_WarpgroupOp):
 class WarpgroupMmaF8Op(_WarpgroupOp):
     """SM90 warpgroup MMA ``wgmma.mma_async.m64nNk32`` with e4m3/e5m2 inputs (DSL:
     ``cute.nvgpu.warpgroup.MmaF8Op(a_dtype, b_dtype, acc_dtype, shape_mnk, a_src, a_major_mode, b_major_mode)``;
-    A and B may be different fp8 types).
-
-    wgmma transposes only 16-bit operands, so both operands must be K-major (the DSL accepts MN-major here
-    and builds an atom no instruction implements; we refuse).  A from registers: each register packs four
-    K-neighbours, ``((4,8,4),(4,2,2)):((256,1,16),(64,8,1024))``; C is the 16-bit wgmma's accumulator.
+    A and B may be different fp8 types). wgmma transposes only 16-bit operands, so both must be K-major (the DSL
+    accepts MN-major and builds an atom no instruction implements; we refuse). A register packs four K-neighbours.
 
     >>> make_mma_atom(WarpgroupMmaF8Op("f8E4M3FN", "f8E5M2", "f32", (64, 128, 32))).name
     'SM90_64x128x32_F32E4M3E5M2_SS'

@@ -16,18 +16,10 @@ __all__ = ["TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_tv", "mak
            "make_tiled_copy_B", "make_tiled_copy_C"]
 
 
-def _zip2(layout):
-    """((a,b),(c,d)) -> ((a,c),(b,d)) (CuTe's zip on a rank-2 of rank-2 layout)."""
-    l0, l1 = layout[0], layout[1]
-    return make_layout(make_layout(l0[0], l1[0]), make_layout(l0[1], l1[1]))
-
-
 class TiledCopy:
-    """A copy atom tiled over threads and values: ``layout_tv_tiled`` maps ``(thr_idx, val)`` into the
-    ``tiler_mn`` tile (see :func:`make_tiled_copy`). DSL attributes: ``layout_tv_tiled``, ``tiler_mn``,
-    ``layout_src_tv_tiled``, ``layout_dst_tv_tiled``, ``size``, ``get_slice(thr)``; plus the atom's
-    ``thr_id``, ``layout_src_tv``, ``layout_dst_tv``, ``value_type``.
-    """
+    """A copy atom tiled over threads and values: ``layout_tv_tiled`` maps ``(thr_idx, val)`` into the ``tiler_mn``
+    tile. DSL attributes: those, ``layout_src/dst_tv_tiled``, ``size``, ``get_slice(thr)``, the atom's ``thr_id``,
+    ``layout_src_tv``, ``layout_dst_tv``, ``value_type``."""
 
     def __init__(self, atom, layout_tv, tiler_mn):
         op = "make_tiled_copy"
@@ -61,7 +53,9 @@ class TiledCopy:
         trg = atom.layout_src_tv if side == "S" else atom.layout_dst_tv
         ref2trg = composition(right_inverse(atom.layout_ref_tv), trg)
         atom_tv = zipped_divide(self.layout_tv_tiled, (atom.thr_id.size(), atom.num_val))
-        thrval2mn = coalesce(_zip2(composition(atom_tv, (ref2trg, None))), (1, (1, 1)))
+        t = composition(atom_tv, (ref2trg, None))                                          # ((thr,val),(Rest...))
+        zipped = make_layout(make_layout(t[0][0], t[1][0]), make_layout(t[0][1], t[1][1]))    # CuTe's zip
+        thrval2mn = coalesce(zipped, (1, (1, 1)))
         return composition(layout, (thrval2mn, None))
 
     def _tidfrg(self, layout, side):

@@ -82,10 +82,9 @@ def _integral_strides(layout, op):
 
 
 def _ordered(shape, order, scale, layout, op):
-    """Strides of a compact layout of ``shape`` whose leaves are ordered by ``order`` (CuTe's compact_order:
-    a leaf's stride is the product of the sizes of the leaves of smaller order, times ``scale``; size-1
-    leaves get stride 0 as in the DSL). Equal orders would give equal strides -- aliasing registers -- so
-    two leaves of size > 1 with the same order are refused, as are coordinate strides in ``layout``."""
+    """Strides of a compact layout of ``shape`` with leaves ordered by ``order`` (CuTe's compact_order: the product
+    of the sizes of the leaves of smaller order, times ``scale``; size-1 leaves get 0 as in the DSL). Equal orders
+    of leaves of size > 1 would alias registers and are refused, as are coordinate strides in ``layout``."""
     _integral_strides(layout, op)
     fs, fo = leaves(shape), leaves(order)
     big = [o for sz, o in zip(fs, fo) if sz > 1]
@@ -100,9 +99,8 @@ def _ordered(shape, order, scale, layout, op):
 
 
 def _fragment_layout(layout, op):
-    """CuTe's ``make_fragment_like(Layout)``: mode 0 (a thread's values) compact column-major, stride-0
-    leaves kept at 0 (a broadcast stays a broadcast); the other modes compact after it, in the order of
-    their strides (so the loop a kernel runs over the fragment walks memory in the tensor's own order)."""
+    """CuTe's ``make_fragment_like(Layout)``: mode 0 (a thread's values) compact column-major, a broadcast (stride
+    0) staying one; the other modes compact after it in the order of their strides (the tensor's memory order)."""
     if layout.rank() == 1:
         return make_layout(layout.shape)
     s0 = layout.shape[0]
@@ -116,9 +114,8 @@ def _fragment_layout(layout, op):
 
 def make_fragment_like(x):
     """A register fragment shaped like ``x`` (DSL: ``cute.make_fragment_like``): for a :class:`Layout`, mode 0
-    compact column-major and the other modes compact after it in the order of their strides; for a
-    :class:`~layoutlab.tensor.Tensor`, ``tensor<0 o layout>`` (offset = register index) with *all* leaves compact
-    in the order of its strides (the DSL's ``make_rmem_tensor_like``).
+    compact column-major, the other modes compact after it in the order of their strides; for a Tensor,
+    ``tensor<0 o layout>`` with *all* leaves compact in the order of its strides (``make_rmem_tensor_like``).
 
     >>> print(make_fragment_like(Layout(((2,2,2),2,4), ((1,512,8),1024,16))))     # a thread's A of a row-major tile
     ((2,2,2),2,4):((1,2,4),32,8)
@@ -147,11 +144,9 @@ def _as_perm(p, i):
 
 
 class TiledMMA:
-    """An MMA atom tiled over threads and values (see :mod:`layoutlab.tiled`), with the DSL's attributes:
-    ``atom``, ``thr_layout_vmnk``, ``permutation_mnk`` (Layouts or None), the atom's ``thr_id`` / ``shape_mnk`` /
-    ``tv_layout_A/B/C``, ``tv_layout_A/B/C_tiled`` (``(thr_idx, val) ->`` element of the tile), ``size``
-    (threads), ``tile_size_mnk``, ``get_tile_size(i)``, ``get_slice(thr)``, ``partition_shape_A/B/C(shape)``.
-    """
+    """An MMA atom tiled over threads and values (see :mod:`layoutlab.tiled`) with the DSL's attributes: ``atom``,
+    ``thr_layout_vmnk``, ``permutation_mnk``, the atom's ``thr_id`` / ``shape_mnk`` / ``tv_layout_A/B/C``,
+    ``tv_layout_A/B/C_tiled``, ``size``, ``tile_size_mnk``, ``get_tile_size(i)``, ``get_slice(thr)``, ..."""
 
     def __init__(self, atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):
         op = "make_tiled_mma"
