@@ -1,11 +1,10 @@
-"""MMA and copy atoms: single tensor-core and copy instructions as (thread, value) -> element layouts, named,
-built and printed as the CuTe DSL's ``cute.nvgpu`` operations (parts: :mod:`layoutlab.mma_atoms`,
-:mod:`layoutlab.copy_atoms`). An MMA atom's ``layout_a_tv`` / ``layout_b_tv`` / ``layout_c_tv`` map
-``(thread, value)`` to the column-major index ``m + M*k`` / ``n + N*k`` / ``m + M*n`` into the ``M x K`` tile A,
-the ``N x K`` tile B and the ``M x N`` accumulator; a copy atom's ``layout_src_tv`` / ``layout_dst_tv`` map it to
-the element in the register side's order, in units of ``value_type``. What the DSL accepts but no instruction does
-(a 2-byte ``cp.async``, ``ldmatrix.trans`` of 32-bit values, MN-major fp8 ``wgmma``) raises a ``LayoutError``.
-Sources: PTX ISA "Matrix Fragments for mma.m16n8k*", "wgmma.mma_async", "ldmatrix"; CuTe ``mma_traits_sm*.hpp``.
+"""MMA and copy atoms (:mod:`layoutlab.mma_atoms`, :mod:`layoutlab.copy_atoms`) as the CuTe DSL's ``cute.nvgpu``
+operations. An MMA atom's ``layout_a_tv`` / ``layout_b_tv`` / ``layout_c_tv`` map ``(thread, value)`` to the
+column-major index ``m + M*k`` / ``n + N*k`` / ``m + M*n`` into A (``M x K``), B (``N x K``) and C (``M x N``); a
+copy atom's ``layout_src_tv`` / ``layout_dst_tv`` map it to the element in the register side's order, in units of
+``value_type``. What the DSL accepts but no instruction does (a 2-byte ``cp.async``, ``ldmatrix.trans`` of 32-bit
+values, MN-major fp8 ``wgmma``) raises a ``LayoutError``. Sources: PTX ISA "Matrix Fragments for mma.m16n8k*",
+"wgmma.mma_async", "ldmatrix"; CuTe ``mma_traits_sm*.hpp``.
 
 Example (the Hopper accumulator of ``wgmma.m64n64k16``)::
 

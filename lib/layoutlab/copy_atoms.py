@@ -1,8 +1,5 @@
-"""Copy atoms as data: the (thread, value) -> element maps of single copy instructions (``ldmatrix``,
-``stmatrix``, ``cp.async``, plain loads and stores).  :mod:`layoutlab.atoms` explains the layouts; names,
-arguments and printing follow the CuTe DSL's ``cute.nvgpu`` copy operations.  The layouts are defined in bits,
-as in CuTe, and shown in units of ``value_type``.
-"""
+"""Copy atoms (``ldmatrix``, ``stmatrix``, ``cp.async``, plain loads and stores) as the CuTe DSL's ``cute.nvgpu``
+copy operations: layouts defined in bits as in CuTe, shown in units of ``value_type`` (see :mod:`layoutlab.atoms`)."""
 
 from dataclasses import dataclass
 
@@ -123,9 +120,8 @@ class _MatrixOp:
             raise LayoutError(f"make_copy_atom: {kind} moves fixed matrices; num_bits_per_copy does not apply")
         if self._BYTES and bits != 8:
             raise LayoutError(f"make_copy_atom: {type(self).__name__} moves 8-bit elements, so value_type must be 8 "
-                              f"bits wide, not {vt} ({bits} bits); use LdMatrix8x8x16bOp/StMatrix8x8x16bOp for "
-                              f"16-bit values (the DSL accepts this and builds a layout over the wrong number of "
-                              f"threads)")
+                              f"bits wide, not {vt} ({bits} bits); use LdMatrix8x8x16bOp/StMatrix8x8x16bOp for 16-bit "
+                              f"values (the DSL accepts this and builds a layout over the wrong number of threads)")
         if not self._BYTES and self.transpose and bits != 16:
             raise LayoutError(f"make_copy_atom: {kind}.trans transposes 16-bit elements, so value_type must be "
                               f"16 bits wide, not {vt} ({bits} bits); the DSL accepts this and builds a "
@@ -246,10 +242,9 @@ def _thread_copy(op, name, vt, nb):
 
 @dataclass(frozen=True)
 class CopyG2SOp:
-    """``cp.async.ca/.cg.shared.global`` (sm_80): one thread copies 4, 8 or 16 bytes from global to shared
-    memory without passing through registers (DSL: ``cute.nvgpu.cpasync.CopyG2SOp(cache_mode)``, with
-    ``num_bits_per_copy`` given to :func:`make_copy_atom`). ``cache_mode`` is ``"always"`` (.ca) or
-    ``"global"`` (.cg, 16 bytes only).
+    """``cp.async.ca/.cg.shared.global`` (sm_80): one thread copies 4, 8 or 16 bytes (``num_bits_per_copy`` of
+    :func:`make_copy_atom`) from global to shared memory, past the registers (DSL:
+    ``cute.nvgpu.cpasync.CopyG2SOp(cache_mode)``); ``cache_mode`` ``"always"`` (.ca) or ``"global"`` (.cg, 16 B).
 
     >>> make_copy_atom(CopyG2SOp("global"), "f16", num_bits_per_copy=128).name
     'SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>'

@@ -10,8 +10,7 @@ from .layout import Layout
 __all__ = ["MmaAtom", "make_mma_atom", "MmaF16BF16Op", "MmaTF32Op", "MmaFP8Op", "WarpgroupMmaF16BF16Op",
            "WarpgroupMmaF8Op", "dtype_name", "dtype_bits", "WGMMA_N_VALUES"]
 
-# DSL print name -> width in bits. The DSL prints value types in this short MLIR form ("f16", "bf16",
-# "f8E4M3FN"); names are matched without regard to case.
+# DSL print name (the short MLIR form: "f16", "bf16", "f8E4M3FN") -> width in bits; matched regardless of case.
 _DTYPES = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64, "i8": 8, "u8": 8, "i16": 16, "u16": 16,
            "i32": 32, "u32": 32, "i64": 64, "u64": 64, "f8E4M3FN": 8, "f8E5M2": 8}
 # lower-case name -> DSL print name: the print names and the DSL's (and numpy's) long names
@@ -61,7 +60,9 @@ def _check_fields(op, what, **rules):
     """Check each field ``f`` of a frozen op against ``rules[f] = (allowed, rule)`` (see :func:`_check`) and store
     it normalised: element types by their DSL name, shapes as tuples."""
     for f, (allowed, rule) in rules.items():
-        value = dtype_name(getattr(op, f)) if f.endswith("dtype") else _tuple(getattr(op, f))
+        value = getattr(op, f)
+        value = dtype_name(value) if f.endswith("dtype") else value
+        value = tuple(value) if isinstance(value, list) else value
         object.__setattr__(op, f, _check(f"{what}: {f}", value, allowed, rule))
 
 
@@ -105,7 +106,6 @@ class MmaAtom:
     layout_b_tv: Layout
     layout_c_tv: Layout
 
-    # DSL spellings
     tv_layout_A = property(lambda self: self.layout_a_tv)
     tv_layout_B = property(lambda self: self.layout_b_tv)
     tv_layout_C = property(lambda self: self.layout_c_tv)
@@ -121,14 +121,10 @@ class MmaAtom:
         return f"MmaAtom({self.name})"
 
 
-def _tuple(shape):
-    return tuple(shape) if isinstance(shape, (tuple, list)) else shape
-
-
 # TV layouts of the warp-wide mma.sync family (PTX "Matrix Fragments for mma.m16n8k*"), keyed by (inputs, K).
-# Lane l = t0 + 4*t1 (t0 = l % 4 'thread in group', t1 = l / 4 'group'). C/D: group t1 owns rows t1 and t1 + 8,
-# the thread in group owns columns 2*t0 and 2*t0 + 1. A 32-bit register packs two 16-bit or four 8-bit
-# K-neighbours (tf32: one); the larger K adds a second block of K columns.
+# Lane l = t0 + 4*t1 (t0 = l % 4 'thread in group', t1 = l / 4 'group'). C/D: group t1 owns rows t1 and t1 + 8, the
+# thread in group columns 2*t0 and 2*t0 + 1. A 32-bit register packs two 16-bit or four 8-bit K-neighbours (tf32:
+# one); the larger K adds a second block of K columns.
 _WARP_C = _L(((4, 8), (2, 2)), ((32, 1), (16, 8)))
 _WARP_AB = {
     ("f16", 8): (_WARP_C, _L(((4, 8), 2), ((16, 1), 8))),          # rows t1, t1+8; k = 2*t0 + (0,1); n = t1

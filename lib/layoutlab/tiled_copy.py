@@ -42,9 +42,7 @@ class TiledCopy:
     layout_dst_tv = _atom_attr("layout_dst_tv")
     value_type = _atom_attr("value_type")
 
-    @property
-    def size(self):
-        return self.layout_tv_tiled[0].size()
+    size = property(lambda self: self.layout_tv_tiled[0].size(), doc="Number of threads.")
 
     def _tile2thrfrg(self, layout, side):
         """((TileM,TileN),(RestM,RestN,...)) -> ((thr,val),(RestM,RestN,...)) for the source (``side`` "S") or the
@@ -79,9 +77,8 @@ class TiledCopy:
     def retile(self, x):
         """The copy's view of a thread's register fragment ``x`` ``(V, Rest...)`` made for another partitioning
         (e.g. ``thr_mma.partition_fragment_A(sA)``): the *same registers* as ``((AtomVal, RestVal), Rest...)``, one
-        ``AtomVal`` block per copy instruction (DSL ``tiled_copy.retile(tCrA)``; CuTe C++ ``retile_D``/``retile_S``).
-        CuTe's construction: the copy's ``(m,n) -> value`` order (right inverse of ``layout_tv_tiled``, upcast by
-        threads x V) tells which fragment values belong to one atom.
+        ``AtomVal`` per copy instruction, found from the copy's ``(m,n) -> value`` order (right inverse of
+        ``layout_tv_tiled``, upcast by threads x V), as CuTe's ``retile_D``/``retile_S`` (DSL ``tiled_copy.retile``).
 
         >>> from layoutlab import nvgpu, make_copy_atom, make_tiled_mma, make_tiled_copy_A
         >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
@@ -110,8 +107,7 @@ class TiledCopy:
         if out.layout.size() != layout.size():
             raise LayoutError(f"{op}: the copy's view {out.layout} has {out.layout.size()} values but the fragment "
                               f"{layout} has {layout.size()}: a thread owns {v} values per tile and one "
-                              f"{self.atom.name} moves {self.atom.num_val}; use a copy atom that moves a divisor "
-                              f"of {v}")
+                              f"{self.atom.name} moves {self.atom.num_val}; use an atom that moves a divisor of {v}")
         return out
 
     def __str__(self):

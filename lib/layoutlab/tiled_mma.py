@@ -90,10 +90,9 @@ def _ordered(shape, order, scale, layout, op):
     big = [o for sz, o in zip(fs, fo) if sz > 1]
     same = [o for i, o in enumerate(big) if o in big[:i]]
     if same:
-        raise LayoutError(
-            f"{op}: two modes of {layout} have the same stride {same[0]}: the fragment orders its modes by stride, "
-            f"so both would get one register stride and alias each other (the CuTe DSL builds that aliasing "
-            f"fragment silently); give every mode its own stride, or build the fragment from a shape")
+        raise LayoutError(f"{op}: two modes of {layout} have the same stride {same[0]}: the fragment orders its modes "
+                          f"by stride, so both would get one register stride and alias each other (the CuTe DSL builds "
+                          f"that aliasing fragment silently); give every mode its own stride, or build it from a shape")
     return unflatten(tuple(0 if sz == 1 else scale * math.prod(s for s, o in zip(fs, fo) if o < oi)
                            for sz, oi in zip(fs, fo)), shape)
 
@@ -172,10 +171,9 @@ class TiledMMA:
         for i in range(3):
             need, have = self._atoms_tile(i), self.get_tile_size(i)
             if have % need:
-                raise LayoutError(
-                    f"{op}: the {'MNK'[i]} tile {have} (permutation {self.permutation_mnk[i]}) is not a multiple of "
-                    f"atom {'MNK'[i]} {atom.shape_mnk[i]} x {self.thr_layout_vmnk[i + 1].size()} atoms = {need}; "
-                    f"the atoms would not tile the MMA")
+                raise LayoutError(f"{op}: the {'MNK'[i]} tile {have} (permutation {self.permutation_mnk[i]}) is not a "
+                                  f"multiple of atom {'MNK'[i]} {atom.shape_mnk[i]} x "
+                                  f"{self.thr_layout_vmnk[i + 1].size()} atoms = {need}; the atoms would not tile it")
 
     # the atom's view, as the DSL's TiledMma (a subclass of MmaAtom) offers it
     thr_id = _atom_attr("thr_id")
@@ -184,10 +182,7 @@ class TiledMMA:
     tv_layout_B = _atom_attr("layout_b_tv")
     tv_layout_C = _atom_attr("layout_c_tv")
 
-    @property
-    def size(self):
-        """Number of threads."""
-        return self.thr_layout_vmnk.size()
+    size = property(lambda self: self.thr_layout_vmnk.size(), doc="Number of threads.")
 
     def _atoms_tile(self, i):
         """Extent of mode i (M, N, K) covered by the atoms alone: atom size x atoms along it."""
@@ -198,9 +193,7 @@ class TiledMMA:
         p = self.permutation_mnk[mode_idx]
         return self._atoms_tile(mode_idx) if p is None else p.size()
 
-    @property
-    def tile_size_mnk(self):
-        return tuple(map(self.get_tile_size, range(3)))
+    tile_size_mnk = property(lambda self: tuple(map(self.get_tile_size, range(3))))
 
     def _tile(self, which):
         """The extents of operand ``which``'s tile: (tile_M, tile_K) for A, (tile_N, tile_K) for B, ..."""
@@ -243,6 +236,7 @@ class TiledMMA:
         return ThrMMA(self, _thread(thr_idx, self.size, "TiledMMA"))
 
     def _partition_shape(self, shape, which):
+        shape = tuple(shape)
         if len(shape) < 2:
             raise LayoutError(f"partition_shape: shape {shape!r} needs at least two modes")
         modes, atom_tv = _OPERANDS[which]
@@ -257,13 +251,13 @@ class TiledMMA:
 
     def partition_shape_A(self, shape_mk):
         """(FrgV, RestM, RestK, ...) of a thread's share of an M x K tensor (CuTe's ``partition_shape_A``)."""
-        return self._partition_shape(tuple(shape_mk), "A")
+        return self._partition_shape(shape_mk, "A")
 
     def partition_shape_B(self, shape_nk):
-        return self._partition_shape(tuple(shape_nk), "B")
+        return self._partition_shape(shape_nk, "B")
 
     def partition_shape_C(self, shape_mn):
-        return self._partition_shape(tuple(shape_mn), "C")
+        return self._partition_shape(shape_mn, "C")
 
     def _make_fragment(self, x, which):
         op = f"make_fragment_{which}"
@@ -277,12 +271,11 @@ class TiledMMA:
         layout = make_layout(tuple(x)) if from_shape else _layout_of(x, op)
         v = atom_tv[1].size()
         if layout.rank() < 3 or product(layout.shape[0]) != v:
-            raise LayoutError(
-                f"{op}: {layout} is not a thread's partition (FrgV,Rest{'MNK'[mi]},Rest{'MNK'[mj]},...): "
-                f"{self.atom.name} gives each thread {v} values of {which} (mode 0 must have size {v}, and there "
-                f"must be at least 3 modes); partition first -- thr_mma.partition_{which}(tensor) or "
-                f"tiled_mma.partition_shape_{which}(shape) (the CuTe DSL accepts anything here and returns a "
-                f"fragment the MMA cannot use)")
+            raise LayoutError(f"{op}: {layout} is not a thread's partition (FrgV,Rest{'MNK'[mi]},Rest{'MNK'[mj]},...): "
+                              f"{self.atom.name} gives each thread {v} values of {which} (mode 0 must have size {v}, "
+                              f"and there must be at least 3 modes); partition first -- thr_mma.partition_{which}"
+                              f"(tensor) or tiled_mma.partition_shape_{which}(shape) (the CuTe DSL accepts anything "
+                              f"here and returns a fragment the MMA cannot use)")
         # accumulators never follow the input's order (CuTe's make_fragment_C)
         return make_tensor(0, make_layout(layout.shape) if which == "C" or from_shape else _fragment_layout(layout, op))
 
@@ -325,8 +318,7 @@ class ThrMMA:
     def __init__(self, tiled_mma, thr_idx):
         self.tiled_mma = tiled_mma
         self.thr_idx = thr_idx
-        # the (V, M, N, K) coordinate at which the thread layout *produces* thr_idx (CuTe's get_flat_coord:
-        # read through the strides, so warps numbered along N first land in the right place)
+        # the (V, M, N, K) coordinate where the thread layout *produces* thr_idx (warps numbered along N too)
         self.thr_vmnk = get_flat_coord(tiled_mma.thr_layout_vmnk, thr_idx)
 
     def _partition(self, x, which):
@@ -348,7 +340,7 @@ class ThrMMA:
 
     def _partition_fragment(self, x, which):
         tm = self.tiled_mma
-        part = tm._partition_shape(tuple(x), which) if isinstance(x, (tuple, list)) else self._partition(x, which)
+        part = tm._partition_shape(x, which) if isinstance(x, (tuple, list)) else self._partition(x, which)
         return tm._make_fragment(part, which)
 
     def partition_fragment_A(self, tensor_mk):
