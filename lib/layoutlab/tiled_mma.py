@@ -205,7 +205,7 @@ class TiledMMA:
             raise LayoutError(f"TiledMMA partition: the tensor layout {layout} needs at least two modes")
         modes, atom_tv = _OPERANDS[which]
         perm = tuple(self.permutation_mnk[m] for m in modes)
-        t = layout if perm == (None, None) else logical_divide(layout, perm)
+        t = logical_divide(layout, perm) if any(p is not None for p in perm) else layout
         atom = tuple(self.atom.shape_mnk[m] for m in modes)
         for k, m in enumerate(modes):
             if product(t.shape[k]) % atom[k]:
