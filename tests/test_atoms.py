@@ -182,3 +182,10 @@ def test_fp8_type_names_print_as_the_dsl():
     assert [atoms.dtype_name(x) for x in ("Float8E4M3FN", "f8e4m3", "e5m2", "FLOAT8E5M2")] == \
         ["f8E4M3FN", "f8E4M3FN", "f8E5M2", "f8E5M2"]
     assert atoms.make_copy_atom(nvgpu.warp.LdMatrix16x16x8bOp(True, 2), "e4m3").value_type == "f8E4M3FN"
+
+
+def test_wgmma_shape_without_k_is_completed_for_both_input_kinds():
+    """The DSL completes shape_mnk (64, N) with the instruction's K for 16-bit inputs as for fp8 (one shared check
+    since session 15; 16-bit inputs refused it before)."""
+    op = nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 64))
+    assert op.shape_mnk == (64, 64, 16) and str(atoms.make_mma_atom(op)).splitlines()[2].endswith("(64,64,16)")

@@ -1,28 +1,21 @@
-"""Copy atoms as data: the (thread, value) -> element maps of single copy instructions (``ldmatrix``,
-``stmatrix``, ``cp.async``, plain loads and stores).  :mod:`layoutlab.atoms` explains the layouts; names,
-arguments and printing follow the CuTe DSL's ``cute.nvgpu`` copy operations.  The layouts are defined in bits,
-as in CuTe, and shown in units of ``value_type``.
-"""
+"""Copy atoms (``ldmatrix``, ``stmatrix``, ``cp.async``, plain loads and stores) as the CuTe DSL's ``cute.nvgpu``
+copy operations: layouts defined in bits as in CuTe, shown in units of ``value_type`` (see :mod:`layoutlab.atoms`)."""
 
 from dataclasses import dataclass
 
 from .algebra import recast_layout
 from .errors import LayoutError
-from .mma_atoms import _DTYPES, _L, _dsl_enum, dtype_bits, dtype_name
+from .mma_atoms import _DTYPES, _L, _check, _dsl_enum, _table, dtype_bits, dtype_name
 
 __all__ = ["CopyAtom", "make_copy_atom", "LdMatrix8x8x16bOp", "StMatrix8x8x16bOp", "LdMatrix8x16x8bOp",
            "LdMatrix16x8x8bOp", "LdMatrix16x16x8bOp", "StMatrix16x8x8bOp", "CopyG2SOp", "CopyUniversalOp"]
 
 
 class CopyAtom:
-    """One copy instruction as layouts, in units of ``value_type`` (see the module docstring).
-
-    Attributes: ``op``, ``name`` (CuTe C++ name), ``value_type`` (DSL short name), ``thr_id``,
-    ``layout_src_tv``, ``layout_dst_tv``, ``layout_ref_tv`` (the reference order: the register side),
-    ``num_val`` (values per thread), ``layout_src_tv_bits`` / ``layout_dst_tv_bits`` (in bits, as CuTe
-    C++ writes them).
-
-    Example::
+    """One copy instruction as layouts, in units of ``value_type``: ``op``, ``name`` (CuTe C++ name), ``value_type``
+    (DSL short name), ``thr_id``, ``layout_src_tv``, ``layout_dst_tv``, ``layout_ref_tv`` (the reference order:
+    the register side), ``num_val`` (values per thread), ``layout_src_tv_bits`` / ``layout_dst_tv_bits`` (in bits,
+    as CuTe C++ writes them).
 
         >>> print(make_copy_atom(LdMatrix8x8x16bOp(False, 4), "f16"))
         Copy Atom
@@ -33,30 +26,22 @@ class CopyAtom:
     """
 
     def __init__(self, op, name, value_type, thr_id, src_bits, dst_bits, raw_units=False, ref="dst"):
-        self.op = op
-        self.name = name
-        self.value_type = value_type
-        self.thr_id = thr_id
-        self.layout_src_tv_bits = src_bits
-        self.layout_dst_tv_bits = dst_bits
-        if raw_units:  # already in value units (the DSL's "auto-vectorising" universal copy)
-            self.layout_src_tv, self.layout_dst_tv = src_bits, dst_bits
-        else:
-            bits = dtype_bits(value_type)
-            self.layout_src_tv = recast_layout(bits, 1, src_bits)
-            self.layout_dst_tv = recast_layout(bits, 1, dst_bits)
+        self.op, self.name, self.value_type, self.thr_id = op, name, value_type, thr_id
+        self.layout_src_tv_bits, self.layout_dst_tv_bits = src_bits, dst_bits
+        # raw_units: already in value units (the DSL's "auto-vectorising" universal copy)
+        bits = 1 if raw_units else dtype_bits(value_type)
+        self.layout_src_tv, self.layout_dst_tv = (recast_layout(bits, 1, x) for x in (src_bits, dst_bits))
         # CuTe's RefLayout: the side whose (thread, value) order a TiledCopy follows -- the registers
         # (ldmatrix's destination, stmatrix's source); for copies with one TV layout it does not matter
         self.layout_ref_tv = self.layout_src_tv if ref == "src" else self.layout_dst_tv
         self.num_val = self.layout_ref_tv[1].size()
 
-    def _body(self, width):
-        rows = [("ThrID:", self.thr_id), ("TV Layout Src:", self.layout_src_tv),
-                ("TV Layout Dst:", self.layout_dst_tv), ("Value type:", self.value_type)]
-        return "\n".join(f"  {k:<{width}}{v}" for k, v in rows)
+    def _rows(self):
+        return [("ThrID", self.thr_id), ("TV Layout Src", self.layout_src_tv), ("TV Layout Dst", self.layout_dst_tv),
+                ("Value type", self.value_type)]
 
     def __str__(self):
-        return "Copy Atom\n" + self._body(15)
+        return _table(15, ("Copy Atom", self._rows()))
 
     def __repr__(self):
         return f"CopyAtom({self.name}, {self.value_type})"
@@ -91,50 +76,62 @@ _LDSM8_16x16_REG = {1: _L(((4, 8), (8, 4, 2)), ((512, 8), (1, 128, 64))),
                     2: _L(((4, 8), (8, 4, 2, 2)), ((512, 8), (1, 128, 64, 2048)))}
 
 
+def _alternatives(values):
+    """``(1, 2, 4)`` -> ``"1, 2 or 4"`` (for error messages)."""
+    *first, last = map(str, values)
+    return f"{', '.join(first)} or {last}" if first else last
+
+
 @dataclass(frozen=True)
 class _MatrixOp:
-    """The DSL's warp matrix copy operations: ``(transpose, num_matrices, unpack_bits)``, checked per op."""
+    """The DSL's warp matrix copy operations ``(transpose, num_matrices, unpack_bits)``. Per op, ``_FORMS`` maps
+    each allowed ``transpose`` to CuTe's name (``n`` = num_matrices, ``n2`` = 2n, ``n4`` = 4n) and the register-side
+    layouts by num_matrices; ``_ADDR`` holds the address-side layouts."""
 
     transpose: bool = False
     num_matrices: int = 1
     unpack_bits: object = None
 
-    _TRANSPOSE = (False, True)    # allowed values, per op
+    _FORMS = {False: ("SM75_U32x{n}_LDSM_N", _LDSM_REG_N), True: ("SM75_U16x{n2}_LDSM_T", _LDSM_REG_T)}
+    _ADDR = _LDSM_ADDR
     _NUM = (1, 2, 4)
     _UNPACK = (None,)
-    _ELEMENT_BITS = (8, 16, 32)   # value types it moves
+    _BYTES = False                # moves 8-bit elements only (else 8, 16 or 32 bits)
     is_load = True                # ldmatrix (registers are the destination) or stmatrix
 
     def __post_init__(self):
         cls = type(self).__name__
         if not isinstance(self.transpose, bool):
             raise LayoutError(f"{cls}: transpose must be a bool, got {self.transpose!r}")
-        if self.transpose not in self._TRANSPOSE:
-            raise LayoutError(f"{cls}: transpose={self.transpose} is not available; this op "
-                              f"{'always transposes' if self._TRANSPOSE == (True,) else 'never transposes'}")
-        if self.num_matrices not in self._NUM:
-            raise LayoutError(f"{cls}: num_matrices {self.num_matrices!r} is not "
-                              f"{', '.join(map(str, self._NUM[:-1]))} or {self._NUM[-1]} (the .x1/.x2/.x4 forms)")
-        if self.unpack_bits not in self._UNPACK:
-            allowed = " or ".join(map(str, self._UNPACK))
-            raise LayoutError(f"{cls}: unpack_bits {self.unpack_bits!r} is not available; use {allowed} "
-                              f"(4 and 6 read packed 4-/6-bit elements into 8-bit containers)")
+        _check(f"{cls}: transpose", self.transpose, self._FORMS,
+               f"available: this op {'never' if self.transpose else 'always'} transposes")
+        _check(f"{cls}: num_matrices", self.num_matrices, self._NUM, f"{_alternatives(self._NUM)} (.x1/.x2/.x4)")
+        _check(f"{cls}: unpack_bits", self.unpack_bits, self._UNPACK,
+               f"{_alternatives(self._UNPACK)} (4 and 6 read packed 4-/6-bit elements into 8-bit containers)")
 
-    def _check_value_type(self, vt, bits):
+    @property
+    def name(self):
+        n = self.num_matrices
+        return self._FORMS[self.transpose][0].format(n=n, n2=2 * n, n4=4 * n)
+
+    def _make_atom(self, vt, bits, num_bits_per_copy):
         kind = "ldmatrix" if self.is_load else "stmatrix"
-        cls = type(self).__name__
-        if self._ELEMENT_BITS == (8,):
-            if bits != 8:
-                raise LayoutError(f"make_copy_atom: {cls} moves 8-bit elements, so value_type must be 8 bits wide, "
-                                  f"not {vt} ({bits} bits); use LdMatrix8x8x16bOp/StMatrix8x8x16bOp for 16-bit "
-                                  f"values (the DSL accepts this and builds a layout over the wrong number of threads)")
-        elif self.transpose and bits != 16:
+        if num_bits_per_copy is not None:
+            raise LayoutError(f"make_copy_atom: {kind} moves fixed matrices; num_bits_per_copy does not apply")
+        if self._BYTES and bits != 8:
+            raise LayoutError(f"make_copy_atom: {type(self).__name__} moves 8-bit elements, so value_type must be 8 "
+                              f"bits wide, not {vt} ({bits} bits); use LdMatrix8x8x16bOp/StMatrix8x8x16bOp for 16-bit "
+                              f"values (the DSL accepts this and builds a layout over the wrong number of threads)")
+        if not self._BYTES and self.transpose and bits != 16:
             raise LayoutError(f"make_copy_atom: {kind}.trans transposes 16-bit elements, so value_type must be "
                               f"16 bits wide, not {vt} ({bits} bits); the DSL accepts this and builds a "
                               f"layout over the wrong number of threads")
-        elif bits not in self._ELEMENT_BITS:
+        if bits not in (8, 16, 32):
             raise LayoutError(f"make_copy_atom: {kind} moves 32 bits per lane and matrix; value_type {vt} "
                               f"({bits} bits) must be 8, 16 or 32 bits wide")
+        addr, reg = self._ADDR[self.num_matrices], self._FORMS[self.transpose][1][self.num_matrices]
+        src, dst = (addr, reg) if self.is_load else (reg, addr)
+        return CopyAtom(self, self.name, vt, _L(32, 1), src, dst, ref="dst" if self.is_load else "src")
 
 
 @dataclass(frozen=True)
@@ -142,45 +139,26 @@ class LdMatrix8x8x16bOp(_MatrixOp):
     """``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` (DSL:
     ``cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices)``): a warp loads 1, 2 or 4 8x8 matrices
     of 16-bit elements from shared memory; lanes give row addresses, and ``.trans`` transposes each matrix.
-
     CuTe names: ``SM75_U32x{n}_LDSM_N`` and ``SM75_U16x{2n}_LDSM_T``.
 
     >>> make_copy_atom(LdMatrix8x8x16bOp(True, 4), "f16").name
     'SM75_U16x8_LDSM_T'
     """
 
-    @property
-    def name(self):
-        n = self.num_matrices
-        return f"SM75_U16x{2 * n}_LDSM_T" if self.transpose else f"SM75_U32x{n}_LDSM_N"
-
-    def _layouts(self):
-        reg = (_LDSM_REG_T if self.transpose else _LDSM_REG_N)[self.num_matrices]
-        return _LDSM_ADDR[self.num_matrices], reg
-
 
 @dataclass(frozen=True)
 class StMatrix8x8x16bOp(_MatrixOp):
     """``stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` (sm_90; DSL:
     ``cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices)``): the mirror image of ldmatrix, with
-    registers as the source and row addresses as the destination.
-
-    CuTe names: ``SM90_U32x{n}_STSM_N`` and ``SM90_U16x{2n}_STSM_T``.
+    registers as the source and row addresses as the destination. CuTe names: ``SM90_U32x{n}_STSM_N`` and
+    ``SM90_U16x{2n}_STSM_T``.
 
     >>> make_copy_atom(StMatrix8x8x16bOp(False, 2), "bf16").name
     'SM90_U32x2_STSM_N'
     """
 
+    _FORMS = {False: ("SM90_U32x{n}_STSM_N", _LDSM_REG_N), True: ("SM90_U16x{n2}_STSM_T", _LDSM_REG_T)}
     is_load = False
-
-    @property
-    def name(self):
-        n = self.num_matrices
-        return f"SM90_U16x{2 * n}_STSM_T" if self.transpose else f"SM90_U32x{n}_STSM_N"
-
-    def _layouts(self):
-        reg = (_LDSM_REG_T if self.transpose else _LDSM_REG_N)[self.num_matrices]
-        return reg, _LDSM_ADDR[self.num_matrices]
 
 
 @dataclass(frozen=True)
@@ -188,25 +166,22 @@ class LdMatrix8x16x8bOp(_MatrixOp):
     """``ldmatrix.sync.aligned.m8n16.x{1,2,4}.shared.b8x16.b{4,6}x16_p{64,32}`` (sm_100a; DSL:
     ``cute.nvgpu.warp.LdMatrix8x16x8bOp(False, num_matrices, unpack_bits)``): rows of 16 packed 4- or 6-bit
     elements are unpacked into 8-bit containers, 16 bytes a row; without ``unpack_bits`` it is the 16-bit
-    ``ldmatrix`` (same layouts, in bytes).  No transpose.
-
-    CuTe names: ``SM100_SU{4,6}_DU8x16_x{n}_LDSM_N`` (``SM75_U32x{n}_LDSM_N`` without unpacking).
+    ``ldmatrix`` (same layouts, in bytes).  No transpose. CuTe names: ``SM100_SU{4,6}_DU8x16_x{n}_LDSM_N``
+    (``SM75_U32x{n}_LDSM_N`` without unpacking).
 
     >>> print(make_copy_atom(LdMatrix8x16x8bOp(False, 4, 4), "i8").layout_dst_tv)
     (32,(4,4)):(4,(1,128))
     """
 
-    _TRANSPOSE = (False,)
+    _FORMS = {False: ("SM75_U32x{n}_LDSM_N", _LDSM_REG_N)}
     _UNPACK = (None, 4, 6)
-    _ELEMENT_BITS = (8,)
+    _BYTES = True
 
     @property
     def name(self):
-        n = self.num_matrices
-        return f"SM75_U32x{n}_LDSM_N" if self.unpack_bits is None else f"SM100_SU{self.unpack_bits}_DU8x16_x{n}_LDSM_N"
-
-    def _layouts(self):
-        return _LDSM_ADDR[self.num_matrices], _LDSM_REG_N[self.num_matrices]
+        if self.unpack_bits is None:
+            return super().name
+        return f"SM100_SU{self.unpack_bits}_DU8x16_x{self.num_matrices}_LDSM_N"
 
 
 @dataclass(frozen=True)
@@ -214,25 +189,17 @@ class LdMatrix16x8x8bOp(_MatrixOp):
     """8-bit transposing load matched to ``stmatrix.m16n8.trans.b8`` (sm_100a; DSL:
     ``cute.nvgpu.warp.LdMatrix16x8x8bOp(True, num_matrices, unpack_bits)``, ``num_matrices`` 2 or 4): it
     runs ``ldmatrix.m16n16.trans.b8`` and permutes addresses and bytes so each lane holds exactly what
-    :class:`StMatrix16x8x8bOp` stores from it.
-
-    CuTe names: ``SM100_U8x8_LDSM_T`` (x2) and ``SM100_U8x16_LDSM_T`` (x4).
+    :class:`StMatrix16x8x8bOp` stores from it. CuTe names: ``SM100_U8x8_LDSM_T`` (x2), ``SM100_U8x16_LDSM_T`` (x4).
 
     >>> print(make_copy_atom(LdMatrix16x8x8bOp(True, 2), "f8E4M3FN").layout_dst_tv)
     ((4,8),(1,2,2,2)):((32,1),(1,16,8,128))
     """
 
-    _TRANSPOSE = (True,)
+    _FORMS = {True: ("SM100_U8x{n4}_LDSM_T", _STSM8_REG)}
+    _ADDR = _LDSM8_16x8_ADDR
     _NUM = (2, 4)
     _UNPACK = (None, 4, 6)
-    _ELEMENT_BITS = (8,)
-
-    @property
-    def name(self):
-        return f"SM100_U8x{4 * self.num_matrices}_LDSM_T"
-
-    def _layouts(self):
-        return _LDSM8_16x8_ADDR[self.num_matrices], _STSM8_REG[self.num_matrices]
+    _BYTES = True
 
 
 @dataclass(frozen=True)
@@ -245,49 +212,39 @@ class LdMatrix16x16x8bOp(_MatrixOp):
     ((4,8),(1,4,2)):((64,1),(1,16,8))
     """
 
-    _TRANSPOSE = (True,)
+    _FORMS = {True: ("ldmatrix.m16n16.x{n}.trans.b8", _LDSM8_16x16_REG)}
+    _ADDR = {1: _LDSM_ADDR[2], 2: _LDSM_ADDR[4]}     # 16 (32) row addresses, as ldmatrix .x2 (.x4)
     _NUM = (1, 2)
     _UNPACK = (None, 4, 6)
-    _ELEMENT_BITS = (8,)
-
-    @property
-    def name(self):
-        return f"ldmatrix.m16n16.x{self.num_matrices}.trans.b8"
-
-    def _layouts(self):
-        return _LDSM_ADDR[2 * self.num_matrices], _LDSM8_16x16_REG[self.num_matrices]
+    _BYTES = True
 
 
 @dataclass(frozen=True)
 class StMatrix16x8x8bOp(_MatrixOp):
     """``stmatrix.sync.aligned.m16n8.x{1,2,4}.trans.shared.b8`` (sm_100a; DSL:
     ``cute.nvgpu.warp.StMatrix16x8x8bOp(True, num_matrices)``): a warp stores 1, 2 or 4 16x8 byte matrices,
-    transposed, from registers to rows given by lane addresses.
-
-    CuTe names: ``SM100_U8x{4,8,16}_STSM_T``.
+    transposed, from registers to rows given by lane addresses. CuTe names: ``SM100_U8x{4,8,16}_STSM_T``.
 
     >>> print(make_copy_atom(StMatrix16x8x8bOp(True, 1), "i8").layout_src_tv)
     ((4,8),(1,2,2)):((32,1),(1,16,8))
     """
 
-    _TRANSPOSE = (True,)
-    _ELEMENT_BITS = (8,)
+    _FORMS = {True: ("SM100_U8x{n4}_STSM_T", _STSM8_REG)}
+    _BYTES = True
     is_load = False
 
-    @property
-    def name(self):
-        return f"SM100_U8x{4 * self.num_matrices}_STSM_T"
 
-    def _layouts(self):
-        return _STSM8_REG[self.num_matrices], _LDSM_ADDR[self.num_matrices]
+def _thread_copy(op, name, vt, nb):
+    """The atom of one thread moving ``nb`` contiguous bits (``None``: one value, the DSL's auto-vectorising copy)."""
+    lay = _L((1, 1), (0, 0)) if nb is None else _L((1, nb), (0, 1))
+    return CopyAtom(op, name, vt, _L(1, 0), lay, lay, raw_units=nb is None)
 
 
 @dataclass(frozen=True)
 class CopyG2SOp:
-    """``cp.async.ca/.cg.shared.global`` (sm_80): one thread copies 4, 8 or 16 bytes from global to shared
-    memory without passing through registers (DSL: ``cute.nvgpu.cpasync.CopyG2SOp(cache_mode)``, with
-    ``num_bits_per_copy`` given to :func:`make_copy_atom`). ``cache_mode`` is ``"always"`` (.ca) or
-    ``"global"`` (.cg, 16 bytes only).
+    """``cp.async.ca/.cg.shared.global`` (sm_80): one thread copies 4, 8 or 16 bytes (``num_bits_per_copy`` of
+    :func:`make_copy_atom`) from global to shared memory, past the registers (DSL:
+    ``cute.nvgpu.cpasync.CopyG2SOp(cache_mode)``); ``cache_mode`` ``"always"`` (.ca) or ``"global"`` (.cg, 16 B).
 
     >>> make_copy_atom(CopyG2SOp("global"), "f16", num_bits_per_copy=128).name
     'SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>'
@@ -296,8 +253,17 @@ class CopyG2SOp:
     cache_mode: str = "always"
 
     def __post_init__(self):
-        mode = _dsl_enum(self.cache_mode, "CopyG2SOp cache_mode", ("always", "global"))
-        object.__setattr__(self, "cache_mode", mode)
+        object.__setattr__(self, "cache_mode", _dsl_enum(self.cache_mode, "CopyG2SOp cache_mode", ("always", "global")))
+
+    def _make_atom(self, vt, bits, nb):
+        _check("make_copy_atom: num_bits_per_copy", nb, (32, 64, 128),
+               "32, 64 or 128: cp.async copies 4, 8 or 16 bytes per thread")
+        if self.cache_mode == "global" and nb != 128:
+            raise LayoutError("make_copy_atom: cp.async.cg (cache_mode='global') copies 16 bytes only; "
+                              "use num_bits_per_copy=128 or cache_mode='always'")
+        if nb % bits:
+            raise LayoutError(f"make_copy_atom: {nb} bits per copy is not a whole number of {vt} values ({bits} bits)")
+        return _thread_copy(self, f"SM80_CP_ASYNC_CACHE{self.cache_mode.upper()}<uint{nb}_t>", vt, nb)
 
 
 @dataclass(frozen=True)
@@ -310,6 +276,15 @@ class CopyUniversalOp:
     (1,4):(0,1)
     """
 
+    def _make_atom(self, vt, bits, nb):
+        if nb is None:
+            return _thread_copy(self, f"UniversalCopy<{vt}>", vt, None)
+        if not isinstance(nb, int) or nb not in (8, 16, 32, 64, 128, 256) or nb % bits:
+            raise LayoutError(f"make_copy_atom: a universal copy moves a power-of-two number of whole {vt} "
+                              f"values up to 256 bits; num_bits_per_copy={nb!r} is not that "
+                              f"(use a multiple of {bits})")
+        return _thread_copy(self, f"UniversalCopy<uint{nb}_t>", vt, nb)
+
 
 def make_copy_atom(op, value_type, num_bits_per_copy=None) -> CopyAtom:
     """The copy atom of a copy operation for elements of ``value_type`` (DSL: ``cute.make_copy_atom(op,
@@ -319,37 +294,7 @@ def make_copy_atom(op, value_type, num_bits_per_copy=None) -> CopyAtom:
     (1,8):(0,1)
     """
     vt = dtype_name(value_type)
-    bits = _DTYPES[vt]
-    if isinstance(op, _MatrixOp):
-        if num_bits_per_copy is not None:
-            raise LayoutError(f"make_copy_atom: {'ldmatrix' if op.is_load else 'stmatrix'} moves fixed matrices; "
-                              f"num_bits_per_copy does not apply")
-        op._check_value_type(vt, bits)
-        src, dst = op._layouts()
-        return CopyAtom(op, op.name, vt, _L(32, 1), src, dst, ref="dst" if op.is_load else "src")
-    if isinstance(op, CopyG2SOp):
-        nb = num_bits_per_copy
-        if nb not in (32, 64, 128):
-            raise LayoutError(f"make_copy_atom: cp.async copies 4, 8 or 16 bytes per thread; num_bits_per_copy "
-                              f"must be 32, 64 or 128, not {nb!r}")
-        if op.cache_mode == "global" and nb != 128:
-            raise LayoutError("make_copy_atom: cp.async.cg (cache_mode='global') copies 16 bytes only; "
-                              "use num_bits_per_copy=128 or cache_mode='always'")
-        if nb % bits:
-            raise LayoutError(f"make_copy_atom: {nb} bits per copy is not a whole number of {vt} values ({bits} bits)")
-        mode = "CACHEALWAYS" if op.cache_mode == "always" else "CACHEGLOBAL"
-        lay = _L((1, nb), (0, 1))
-        return CopyAtom(op, f"SM80_CP_ASYNC_{mode}<uint{nb}_t>", vt, _L(1, 0), lay, lay)
-    if isinstance(op, CopyUniversalOp):
-        nb = num_bits_per_copy
-        if nb is None:
-            lay = _L((1, 1), (0, 0))
-            return CopyAtom(op, f"UniversalCopy<{vt}>", vt, _L(1, 0), lay, lay, raw_units=True)
-        if not isinstance(nb, int) or nb <= 0 or nb % bits or nb > 256 or (nb & (nb - 1)):
-            raise LayoutError(f"make_copy_atom: a universal copy moves a power-of-two number of whole {vt} "
-                              f"values up to 256 bits; num_bits_per_copy={nb!r} is not that "
-                              f"(use a multiple of {bits})")
-        lay = _L((1, nb), (0, 1))
-        return CopyAtom(op, f"UniversalCopy<uint{nb}_t>", vt, _L(1, 0), lay, lay)
-    raise LayoutError(f"make_copy_atom: {op!r} is not a copy operation; use an nvgpu.warp LdMatrix/StMatrix op, "
-                      f"nvgpu.cpasync.CopyG2SOp or nvgpu.CopyUniversalOp")
+    if not isinstance(op, (_MatrixOp, CopyG2SOp, CopyUniversalOp)):
+        raise LayoutError(f"make_copy_atom: {op!r} is not a copy operation; use an nvgpu.warp LdMatrix/StMatrix op, "
+                          f"nvgpu.cpasync.CopyG2SOp or nvgpu.CopyUniversalOp")
+    return op._make_atom(vt, _DTYPES[vt], num_bits_per_copy)

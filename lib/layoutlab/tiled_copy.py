@@ -1,32 +1,25 @@
-"""TiledCopy: a copy atom repeated over threads and values, and each thread's share of a tensor.
+"""TiledCopy: a copy atom repeated over threads and values, and each thread's share of a tensor (see
+:mod:`layoutlab.tiled`, which re-exports everything here)."""
 
-See :mod:`layoutlab.tiled`, which re-exports everything here.
-"""
+from functools import partialmethod
 
 from .algebra import coalesce, composition, logical_product, right_inverse, upcast, zipped_divide
 from .atoms import CopyAtom
 from .errors import LayoutError
-from .inttuple import format_tree, is_int, is_tuple, product, product_each
+from .inttuple import format_tree, product, product_each
 from .layout import Layout, make_layout, slice_and_offset
+from .mma_atoms import _table
 from .tensor import make_layout_tv
-from .tiled_mma import TiledMMA, _as_tensor_result, _integral_strides, _layout_of
+from .tiled_mma import TiledMMA, _atom_attr, _integral_strides, _layout_of, _slice_as, _thread
 
 __all__ = ["TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_tv", "make_tiled_copy_A",
            "make_tiled_copy_B", "make_tiled_copy_C"]
 
 
-def _zip2(layout):
-    """((a,b),(c,d)) -> ((a,c),(b,d)) (CuTe's zip on a rank-2 of rank-2 layout)."""
-    l0, l1 = layout[0], layout[1]
-    return make_layout(make_layout(l0[0], l1[0]), make_layout(l0[1], l1[1]))
-
-
 class TiledCopy:
-    """A copy atom tiled over threads and values: ``layout_tv_tiled`` maps ``(thr_idx, val)`` into the
-    ``tiler_mn`` tile (see :func:`make_tiled_copy`). DSL attributes: ``layout_tv_tiled``, ``tiler_mn``,
-    ``layout_src_tv_tiled``, ``layout_dst_tv_tiled``, ``size``, ``get_slice(thr)``; plus the atom's
-    ``thr_id``, ``layout_src_tv``, ``layout_dst_tv``, ``value_type``.
-    """
+    """A copy atom tiled over threads and values: ``layout_tv_tiled`` maps ``(thr_idx, val)`` into the ``tiler_mn``
+    tile. DSL attributes: those, ``layout_src/dst_tv_tiled``, ``size``, ``get_slice(thr)``, the atom's ``thr_id``,
+    ``layout_src_tv``, ``layout_dst_tv``, ``value_type``."""
 
     def __init__(self, atom, layout_tv, tiler_mn):
         op = "make_tiled_copy"
@@ -35,76 +28,57 @@ class TiledCopy:
         self.atom = atom
         self.layout_tv_tiled = layout_tv
         self.tiler_mn = tuple(t if isinstance(t, Layout) else make_layout(int(t)) for t in tiler_mn)
-        atom_thr = atom.thr_id.size()
-        atom_val = atom.num_val
         n_thr, n_val = layout_tv[0].size(), layout_tv[1].size()
-        if n_thr % atom_thr:
+        if n_thr % atom.thr_id.size():
             raise LayoutError(f"{op}: TiledCopy uses too few thrs for selected CopyAtom: the tiled layout "
-                              f"{layout_tv} has {n_thr} threads, not a multiple of {atom.name}'s {atom_thr}")
-        if n_val % atom_val:
+                              f"{layout_tv} has {n_thr} threads, not a multiple of {atom.name}'s {atom.thr_id.size()}")
+        if n_val % atom.num_val:
             raise LayoutError(f"{op}: TiledCopy uses too few vals for selected CopyAtom: each thread owns {n_val} "
-                              f"values of the tile ({layout_tv}) but one {atom.name} moves {atom_val} per thread; "
+                              f"values of the tile ({layout_tv}) but one {atom.name} moves {atom.num_val} per thread; "
                               f"pick an atom that moves a divisor of {n_val} values (e.g. fewer matrices)")
 
-    thr_id = property(lambda self: self.atom.thr_id)
-    layout_src_tv = property(lambda self: self.atom.layout_src_tv)
-    layout_dst_tv = property(lambda self: self.atom.layout_dst_tv)
-    value_type = property(lambda self: self.atom.value_type)
+    thr_id = _atom_attr("thr_id")
+    layout_src_tv = _atom_attr("layout_src_tv")
+    layout_dst_tv = _atom_attr("layout_dst_tv")
+    value_type = _atom_attr("value_type")
 
-    @property
-    def size(self):
-        return self.layout_tv_tiled[0].size()
+    size = property(lambda self: self.layout_tv_tiled[0].size(), doc="Number of threads.")
 
-    def _tile2thrfrg(self, layout, ref2trg):
-        """((TileM,TileN),(RestM,RestN)) -> ((thr,val),(RestM,RestN)) through the atom's ref -> trg map."""
-        atom_tv = zipped_divide(self.layout_tv_tiled, (Layout._new(self.atom.thr_id.size(), 1), Layout._new(self.atom.num_val, 1)))
-        trg = composition(atom_tv, (ref2trg, None))
-        thrval2mn = coalesce(_zip2(trg), (1, (1, 1)))
+    def _tile2thrfrg(self, layout, side):
+        """((TileM,TileN),(RestM,RestN,...)) -> ((thr,val),(RestM,RestN,...)) for the source (``side`` "S") or the
+        destination ("D"): the atom's values in the reference order, read as that side's."""
+        atom = self.atom
+        trg = atom.layout_src_tv if side == "S" else atom.layout_dst_tv
+        ref2trg = composition(right_inverse(atom.layout_ref_tv), trg)
+        atom_tv = zipped_divide(self.layout_tv_tiled, (atom.thr_id.size(), atom.num_val))
+        t = composition(atom_tv, (ref2trg, None))                                          # ((thr,val),(Rest...))
+        zipped = make_layout(make_layout(t[0][0], t[1][0]), make_layout(t[0][1], t[1][1]))    # CuTe's zip
+        thrval2mn = coalesce(zipped, (1, (1, 1)))
         return composition(layout, (thrval2mn, None))
 
-    def _ref2(self, trg):
-        return composition(right_inverse(self.atom.layout_ref_tv), trg)
+    def _tidfrg(self, layout, side):
+        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), side)
 
-    def tidfrg_S(self, layout):
-        """(M,N,...) -> ((thr,val),(RestM,RestN,...)) for the source side."""
-        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self._ref2(self.atom.layout_src_tv))
+    tidfrg_S = partialmethod(_tidfrg, side="S")     # (M,N,...) -> ((thr,val),(RestM,RestN,...)) for the source
+    tidfrg_D = partialmethod(_tidfrg, side="D")     # ... for the destination
 
-    def tidfrg_D(self, layout):
-        """(M,N,...) -> ((thr,val),(RestM,RestN,...)) for the destination side."""
-        return self._tile2thrfrg(zipped_divide(layout, self.tiler_mn), self._ref2(self.atom.layout_dst_tv))
-
-    def _side(self, trg):
+    def _tv_tiled(self, side):
         # the tile itself as ((TileM,TileN),1): one "rest" coordinate, dropped at the end
-        ref = make_layout(tuple(t.size() for t in self.tiler_mn))
-        ref = Layout._new((ref.shape, 1), (ref.stride, 0))
-        tv = self._tile2thrfrg(ref, self._ref2(trg))
-        sub, _ = slice_and_offset(((None, None), 0), tv)
-        return sub
+        tile = make_layout(tuple(t.size() for t in self.tiler_mn))
+        tv = self._tile2thrfrg(Layout._new((tile.shape, 1), (tile.stride, 0)), side)
+        return slice_and_offset(((None, None), 0), tv)[0]
 
-    @property
-    def layout_src_tv_tiled(self):
-        """(thr_idx, val) -> element of the tile, as the source is read."""
-        return self._side(self.atom.layout_src_tv)
-
-    @property
-    def layout_dst_tv_tiled(self):
-        """(thr_idx, val) -> element of the tile, as the destination is written."""
-        return self._side(self.atom.layout_dst_tv)
+    layout_src_tv_tiled = property(lambda self: self._tv_tiled("S"), doc="(thr_idx, val) -> tile element, as read")
+    layout_dst_tv_tiled = property(lambda self: self._tv_tiled("D"), doc="(thr_idx, val) -> tile element, as written")
 
     def get_slice(self, thr_idx):
-        if not is_int(thr_idx) or not 0 <= thr_idx < self.size:
-            raise LayoutError(f"TiledCopy.get_slice: thread {thr_idx!r} is outside 0..{self.size - 1}")
-        return ThrCopy(self, thr_idx)
+        return ThrCopy(self, _thread(thr_idx, self.size, "TiledCopy"))
 
     def retile(self, x):
-        """The copy's view of a register fragment made for another partitioning (DSL:
-        ``tiled_copy.retile(tCrA)``; CuTe C++: ``thr_copy.retile_D(tCrA)`` / ``retile_S``).
-
-        ``x`` is a thread's fragment ``(V, Rest...)`` -- e.g. ``thr_mma.partition_fragment_A(sA)``, whose mode 0
-        holds the MMA atom's values. The result groups the *same registers* as the copy wants them:
-        ``((AtomVal, RestVal), Rest...)``, one ``AtomVal`` block per copy instruction. CuTe's construction: the
-        copy's ``(m,n) -> value`` order (right inverse of ``layout_tv_tiled``, upcast by threads x V) tells
-        which fragment values belong to one atom.
+        """The copy's view of a thread's register fragment ``x`` ``(V, Rest...)`` made for another partitioning
+        (e.g. ``thr_mma.partition_fragment_A(sA)``): the *same registers* as ``((AtomVal, RestVal), Rest...)``, one
+        ``AtomVal`` per copy instruction, found from the copy's ``(m,n) -> value`` order (right inverse of
+        ``layout_tv_tiled``, upcast by threads x V), as CuTe's ``retile_D``/``retile_S`` (DSL ``tiled_copy.retile``).
 
         >>> from layoutlab import nvgpu, make_copy_atom, make_tiled_mma, make_tiled_copy_A
         >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
@@ -115,42 +89,38 @@ class TiledCopy:
         """
         op = "retile"
         layout = _layout_of(x, op)
-        if not is_tuple(layout.shape) or len(layout.shape) < 2:
+        if layout.rank() < 2:
             raise LayoutError(f"{op}: {layout} is not a thread's fragment (V, Rest...); retile the result of "
                               f"partition_fragment_A/B/C or partition_S/D")
         _integral_strides(layout, op)
-        r = len(layout.shape)
         v = product(layout.shape[0])
-        tiler_shape = tuple(t.size() for t in self.tiler_mn)
         try:
-            inv = composition(right_inverse(self.layout_tv_tiled), make_layout(tiler_shape))
+            inv = composition(right_inverse(self.layout_tv_tiled), make_layout(tuple(t.size() for t in self.tiler_mn)))
             frg_mn = upcast(inv, self.size * v)                        # (m,n) -> which block of V values
             frg_v = zipped_divide(logical_product(make_layout(v), right_inverse(frg_mn)),
-                                  make_layout(self.atom.num_val))      # (atom_vals, rest_vals) -> (v, m, n)
-            t = zipped_divide(layout, (v,) + tuple(product_each(frg_mn.shape)))
+                                  self.atom.num_val)                   # (atom_vals, rest_vals) -> (v, m, n)
+            t = zipped_divide(layout, (v, *product_each(frg_mn.shape)))
             tv = composition(t, (frg_v, None))
         except LayoutError as err:
             raise LayoutError(f"{op}: {layout} does not fit the copy {self!r}: {err}") from None
-        sub, offset = slice_and_offset((None, (0,) + (None,) * (r - 1)), tv)
-        if sub.size() != layout.size():
-            raise LayoutError(f"{op}: the copy's view {sub} has {sub.size()} values but the fragment {layout} has "
-                              f"{layout.size()}: a thread owns {v} values per tile and one {self.atom.name} moves "
-                              f"{self.atom.num_val}; use a copy atom that moves a divisor of {v}")
-        return _as_tensor_result(x, offset, sub)
+        out = _slice_as(x, tv, (None, (0,) + (None,) * (layout.rank() - 1)))
+        if out.layout.size() != layout.size():
+            raise LayoutError(f"{op}: the copy's view {out.layout} has {out.layout.size()} values but the fragment "
+                              f"{layout} has {layout.size()}: a thread owns {v} values per tile and one "
+                              f"{self.atom.name} moves {self.atom.num_val}; use an atom that moves a divisor of {v}")
+        return out
 
     def __str__(self):
-        head = ["Tiled Copy", f"  Tiler MN:        {format_tree(self.tiler_mn)}",
-                f"  TV Layout tiled: {self.layout_tv_tiled}", "Copy Atom"]
-        return "\n".join(head) + "\n" + self.atom._body(17)
+        head = [("Tiler MN", format_tree(self.tiler_mn)), ("TV Layout tiled", self.layout_tv_tiled)]
+        return _table(17, ("Tiled Copy", head), ("Copy Atom", self.atom._rows()))
 
     def __repr__(self):
         return f"TiledCopy({self.atom.name}, {self.layout_tv_tiled})"
 
 
 class ThrCopy:
-    """Thread ``thr_idx``'s view of a :class:`TiledCopy` (``tiled_copy.get_slice(thr_idx)``).
-
-    4 threads x 4 fp32 per row of an 8x16 row-major tile; thread 5 copies row 1, columns 4..7:
+    """Thread ``thr_idx``'s view of a :class:`TiledCopy` (``tiled_copy.get_slice(thr_idx)``). With 4 threads x 4 fp32
+    per row of an 8x16 row-major tile, thread 5 copies row 1, columns 4..7:
 
     >>> from layoutlab import CopyUniversalOp, make_copy_atom
     >>> tc = make_tiled_copy_tv(make_copy_atom(CopyUniversalOp(), "f32", num_bits_per_copy=128),
@@ -163,21 +133,12 @@ class ThrCopy:
         self.tiled_copy = tiled_copy
         self.thr_idx = thr_idx
 
-    def _partition(self, x, tidfrg, op):
-        layout = _layout_of(x, op)
-        t = tidfrg(layout)
-        rest = t.shape[1]
-        crd = ((self.thr_idx, None), tuple(None for _ in rest) if is_tuple(rest) else None)
-        sub, offset = slice_and_offset(crd, t)
-        return _as_tensor_result(x, offset, sub)
+    def _partition(self, tensor, side):
+        t = self.tiled_copy._tidfrg(_layout_of(tensor, f"partition_{side}"), side)
+        return _slice_as(tensor, t, ((self.thr_idx, None), (None,) * len(t.shape[1])))      # keep every Rest mode
 
-    def partition_S(self, tensor):
-        """Thread's share of the source tensor: (CPY, CPY_M, CPY_N, ...)."""
-        return self._partition(tensor, self.tiled_copy.tidfrg_S, "partition_S")
-
-    def partition_D(self, tensor):
-        """Thread's share of the destination tensor: (CPY, CPY_M, CPY_N, ...)."""
-        return self._partition(tensor, self.tiled_copy.tidfrg_D, "partition_D")
+    partition_S = partialmethod(_partition, side="S")   # the thread's share of the source: (CPY, CPY_M, CPY_N, ...)
+    partition_D = partialmethod(_partition, side="D")   # ... of the destination
 
     def retile(self, x):
         """:meth:`TiledCopy.retile` (the DSL's ThrCopy inherits it; it does not depend on the thread)."""
@@ -200,9 +161,8 @@ def make_tiled_copy(atom, layout_tv, tiler_mn) -> TiledCopy:
 
 
 def make_tiled_copy_tv(atom, thr_layout, val_layout) -> TiledCopy:
-    """Threads laid out by ``thr_layout`` (m, n) -> thr, each moving a ``val_layout`` block of values
-    (DSL: ``cute.make_tiled_copy_tv``). The (m, n) -> (thr, val) map is ``raked_product(thr, val)``; its
-    right inverse, shaped (threads, values), is the TV layout, and the tile is its shape.
+    """Threads laid out by ``thr_layout`` (m, n) -> thr, each moving a ``val_layout`` block (DSL:
+    ``cute.make_tiled_copy_tv``): the TV layout is the right inverse of ``raked_product(thr, val)``, the tile its shape.
 
     >>> from layoutlab import make_copy_atom, CopyUniversalOp
     >>> tc = make_tiled_copy_tv(make_copy_atom(CopyUniversalOp(), "f16", num_bits_per_copy=128),
@@ -217,13 +177,11 @@ def make_tiled_copy_tv(atom, thr_layout, val_layout) -> TiledCopy:
     return TiledCopy(atom, layout_tv, tiler)
 
 
-def _tiled_copy_from_mma(atom, tiled_mma, which, op):
+def _tiled_copy_from_mma(atom, tiled_mma, which):
     if not isinstance(tiled_mma, TiledMMA):
-        raise LayoutError(f"{op}: expected a TiledMMA (make_tiled_mma(...)), got {type(tiled_mma).__name__}")
-    tm, tn, tk = tiled_mma.tile_size_mnk
-    layout = {"A": tiled_mma.tv_layout_A_tiled, "B": tiled_mma.tv_layout_B_tiled, "C": tiled_mma.tv_layout_C_tiled}[which]
-    tiler = {"A": (tm, tk), "B": (tn, tk), "C": (tm, tn)}[which]
-    return TiledCopy(atom, layout, tiler)
+        raise LayoutError(f"make_tiled_copy_{which}: expected a TiledMMA (make_tiled_mma(...)), got "
+                          f"{type(tiled_mma).__name__}")
+    return TiledCopy(atom, tiled_mma._tiled(which), tiled_mma._tile(which))
 
 
 def make_tiled_copy_A(atom, tiled_mma) -> TiledCopy:
@@ -234,7 +192,7 @@ def make_tiled_copy_A(atom, tiled_mma) -> TiledCopy:
     >>> make_tiled_copy_A(make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(False, 4), "f16"), tm).layout_tv_tiled
     ((4,8),((2,2,2),(1,1))):((32,1),((16,8,128),(0,0)))
     """
-    return _tiled_copy_from_mma(atom, tiled_mma, "A", "make_tiled_copy_A")
+    return _tiled_copy_from_mma(atom, tiled_mma, "A")
 
 
 def make_tiled_copy_B(atom, tiled_mma) -> TiledCopy:
@@ -245,7 +203,7 @@ def make_tiled_copy_B(atom, tiled_mma) -> TiledCopy:
     >>> make_tiled_copy_B(make_copy_atom(nvgpu.warp.LdMatrix8x8x16bOp(True, 4), "f16"), tm).tiler_mn
     (16:1, 16:1)
     """
-    return _tiled_copy_from_mma(atom, tiled_mma, "B", "make_tiled_copy_B")
+    return _tiled_copy_from_mma(atom, tiled_mma, "B")
 
 
 def make_tiled_copy_C(atom, tiled_mma) -> TiledCopy:
@@ -256,4 +214,4 @@ def make_tiled_copy_C(atom, tiled_mma) -> TiledCopy:
     >>> make_tiled_copy_C(make_copy_atom(CopyUniversalOp(), "f32", num_bits_per_copy=64), tm).layout_tv_tiled
     ((4,8),((2,2),(1,2))):((32,1),((16,8),(0,128)))
     """
-    return _tiled_copy_from_mma(atom, tiled_mma, "C", "make_tiled_copy_C")
+    return _tiled_copy_from_mma(atom, tiled_mma, "C")

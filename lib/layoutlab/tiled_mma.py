@@ -1,31 +1,29 @@
-"""TiledMMA: an MMA atom repeated over threads and values, and each thread's share of A, B and C.
-
-The construction and the register fragments are explained in :mod:`layoutlab.tiled`, which re-exports
-everything here; the helpers shared with :mod:`layoutlab.tiled_copy` (``Partition``, the fragment layouts)
-live here too.
+"""TiledMMA: an MMA atom repeated over threads and values, and each thread's share of A, B and C
+(:mod:`layoutlab.tiled` explains the construction and re-exports everything here). ``Partition`` and the
+fragment layouts serve :mod:`layoutlab.tiled_copy` too.
 """
 
 import math
+from functools import partialmethod
 
 from .algebra import composition, logical_divide, right_inverse, tiled_product, zipped_divide
-from .atoms import MmaAtom, make_mma_atom
+from .atoms import make_mma_atom
 from .errors import LayoutError
 from .inttuple import ScaledBasis, _add, format_tree, is_int, is_tuple, leaves, product, unflatten
 from .layout import Layout, make_layout, slice_and_offset
+from .mma_atoms import _table
 from .tensor import Tensor, get_flat_coord, make_tensor
 
 __all__ = ["TiledMMA", "ThrMMA", "Partition", "make_tiled_mma", "make_fragment_like", "partition_fragment_A",
            "partition_fragment_B", "partition_fragment_C"]
 
+# operand -> its two modes among M, N, K (0, 1, 2) and the atom's TV layout of it
+_OPERANDS = {"A": ((0, 2), "layout_a_tv"), "B": ((1, 2), "layout_b_tv"), "C": ((0, 1), "layout_c_tv")}
 
-# --------------------------------------------------------------------------------------------------
-# helpers (shared with tiled_copy)
-# --------------------------------------------------------------------------------------------------
 
 class Partition:
-    """What ``partition_*`` returns for a plain :class:`Layout` input (a :class:`~layoutlab.tensor.Tensor`
-    input gives a Tensor): the thread's ``offset`` in the partitioned layout's codomain and its ``layout``. Printed
-    like a DSL tensor: ``tensor<(1,2) o ((2,2),2,4):((1@1,8@0),32@0,16@1)>``.
+    """What ``partition_*`` returns for a :class:`Layout` (a Tensor gives a Tensor): the thread's ``offset`` in the
+    layout's codomain and its ``layout``, printed like a DSL tensor (``tensor<(1,2) o ((2,2),2):((1@1,8@0),32@0)>``).
 
     >>> from layoutlab import nvgpu
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
@@ -35,7 +33,7 @@ class Partition:
 
     def __init__(self, offset, layout, coord_rank=None):
         # an identity (coordinate) tensor's offset is a coordinate; at the origin it is all zeros
-        if coord_rank and not isinstance(offset, tuple) and offset == 0:
+        if coord_rank and offset == 0:
             offset = (0,) * coord_rank
         self.offset = offset
         self.layout = layout
@@ -46,19 +44,15 @@ class Partition:
     __repr__ = __str__
 
 
-def _as_tensor_result(x, offset, layout):
-    """A layoutlab Tensor in gives a Tensor out (its iterator moved by ``offset``); a Layout gives a Partition."""
+def _slice_as(x, t, crd):
+    """``t`` (``x``'s layout, partitioned) sliced at ``crd``: for a layoutlab Tensor ``x`` a Tensor (its iterator
+    moved by the slice's offset), for a Layout a Partition."""
+    layout, offset = slice_and_offset(crd, t)
     if isinstance(x, Tensor):
         return Tensor(x.engine if x.engine is not None else 0, layout, iterator=_add(x.iterator, offset))
-    return Partition(offset, layout, _coord_rank(_layout_of(x, "partition")))
-
-
-def _coord_rank(layout):
-    """Rank of the coordinates an identity layout produces (its basis strides' largest mode + 1), else None."""
-    if not isinstance(layout, Layout) or layout.is_integral:
-        return None
-    modes = [d.mode[0] for d in leaves(layout.stride) if isinstance(d, ScaledBasis)]   # the top-level mode
-    return max(modes) + 1 if modes else None
+    # an identity layout produces coordinates of rank (its basis strides' largest top-level mode + 1)
+    modes = [d.mode[0] for d in leaves(_layout_of(x, "partition").stride) if isinstance(d, ScaledBasis)]
+    return Partition(offset, layout, max(modes) + 1 if modes else None)
 
 
 def _layout_of(x, op):
@@ -68,9 +62,17 @@ def _layout_of(x, op):
     raise LayoutError(f"{op}: expected a Layout or a Tensor, got {type(x).__name__}")
 
 
-# --------------------------------------------------------------------------------------------------
-# register fragments (CuTe's make_fragment_like)
-# --------------------------------------------------------------------------------------------------
+def _atom_attr(name):
+    """The atom's attribute ``name``, read through a tiled atom (the DSL's tiled atoms are atoms too)."""
+    return property(lambda self: getattr(self.atom, name))
+
+
+def _thread(thr_idx, size, what):
+    """``thr_idx``, checked to be a thread of a tiled atom of ``size`` threads (for ``get_slice``)."""
+    if not is_int(thr_idx) or not 0 <= thr_idx < size:
+        raise LayoutError(f"{what}.get_slice: thread {thr_idx!r} is outside 0..{size - 1}")
+    return thr_idx
+
 
 def _integral_strides(layout, op):
     for d in leaves(layout.stride):
@@ -80,49 +82,39 @@ def _integral_strides(layout, op):
 
 
 def _ordered(shape, order, scale, layout, op):
-    """Strides of a compact layout of ``shape`` whose leaves are ordered by ``order`` (CuTe's compact_order:
-    a leaf's stride is the product of the sizes of the leaves of smaller order, times ``scale``; size-1
-    leaves get stride 0 as in the DSL). Equal orders would give equal strides -- aliasing registers -- so
-    two leaves of size > 1 with the same order are refused."""
-    fs, fo = leaves(shape), leaves(order)
-    seen = {}
-    for sz, o in zip(fs, fo):
-        if sz > 1 and o in seen:
-            raise LayoutError(
-                f"{op}: two modes of {layout} have the same stride {o}: the fragment orders its modes by stride, "
-                f"so both would get one register stride and alias each other (the CuTe DSL builds that aliasing "
-                f"fragment silently); give every mode its own stride, or build the fragment from a shape")
-        if sz > 1:
-            seen[o] = sz
-    out = tuple(0 if sz == 1 else scale * math.prod(s for s, o in zip(fs, fo) if o < oi) for sz, oi in zip(fs, fo))
-    return unflatten(out, shape) if is_tuple(shape) else out[0]
-
-
-def _fragment_layout(layout, op="make_fragment_like"):
-    """CuTe's ``make_fragment_like(Layout)``: mode 0 (a thread's values) compact column-major, stride-0
-    leaves kept at 0 (a broadcast stays a broadcast); the other modes compact after it, in the order of
-    their strides (so the loop a kernel runs over the fragment walks memory in the tensor's own order)."""
-    if not is_tuple(layout.shape) or len(layout.shape) == 1:
-        return make_layout(layout.shape)
+    """Strides of a compact layout of ``shape`` with leaves ordered by ``order`` (CuTe's compact_order: the product
+    of the sizes of the leaves of smaller order, times ``scale``; size-1 leaves get 0 as in the DSL). Equal orders
+    of leaves of size > 1 would alias registers and are refused, as are coordinate strides in ``layout``."""
     _integral_strides(layout, op)
-    s0, d0 = layout.shape[0], layout.stride[0]
+    fs, fo = leaves(shape), leaves(order)
+    big = [o for sz, o in zip(fs, fo) if sz > 1]
+    same = [o for i, o in enumerate(big) if o in big[:i]]
+    if same:
+        raise LayoutError(f"{op}: two modes of {layout} have the same stride {same[0]}: the fragment orders its modes "
+                          f"by stride, so both would get one register stride and alias each other (the CuTe DSL builds "
+                          f"that aliasing fragment silently); give every mode its own stride, or build it from a shape")
+    return unflatten(tuple(0 if sz == 1 else scale * math.prod(s for s, o in zip(fs, fo) if o < oi)
+                           for sz, oi in zip(fs, fo)), shape)
+
+
+def _fragment_layout(layout, op):
+    """CuTe's ``make_fragment_like(Layout)``: mode 0 (a thread's values) compact column-major, a broadcast (stride
+    0) staying one; the other modes compact after it in the order of their strides (the tensor's memory order)."""
+    if layout.rank() == 1:
+        return make_layout(layout.shape)
+    s0 = layout.shape[0]
     cur, st0 = 1, []
-    for sz, d in zip(leaves(s0), leaves(d0)):
+    for sz, d in zip(leaves(s0), leaves(layout.stride[0])):
         st0.append(0 if d == 0 or sz == 1 else cur)
         cur *= 1 if d == 0 else sz
-    st0 = unflatten(tuple(st0), s0) if is_tuple(s0) else st0[0]
     rest = _ordered(layout.shape[1:], layout.stride[1:], cur, layout, op)
-    return Layout._new((s0,) + tuple(layout.shape[1:]), (st0,) + tuple(rest))
+    return Layout._new(layout.shape, (unflatten(tuple(st0), s0),) + rest)
 
 
 def make_fragment_like(x):
-    """A register fragment shaped like ``x`` (DSL: ``cute.make_fragment_like``).
-
-    * a :class:`Layout` gives CuTe's fragment layout: mode 0 compact column-major, the other modes compact
-      after it in the order of their strides;
-    * a :class:`~layoutlab.tensor.Tensor` gives a register tensor ``tensor<0 o layout>`` (offset = register
-      index) whose layout is compact with *all* leaves in the order of the tensor's strides (the DSL's
-      ``make_rmem_tensor_like``).
+    """A register fragment shaped like ``x`` (DSL: ``cute.make_fragment_like``): for a :class:`Layout`, mode 0
+    compact column-major, the other modes compact after it in the order of their strides; for a Tensor,
+    ``tensor<0 o layout>`` with *all* leaves compact in the order of its strides (``make_rmem_tensor_like``).
 
     >>> print(make_fragment_like(Layout(((2,2,2),2,4), ((1,512,8),1024,16))))     # a thread's A of a row-major tile
     ((2,2,2),2,4):((1,2,4),32,8)
@@ -134,189 +126,143 @@ def make_fragment_like(x):
         lay = x.layout
         if not is_tuple(lay.shape):
             return Tensor(0, make_layout(lay.shape))
-        _integral_strides(lay, op)
         return Tensor(0, Layout._new(lay.shape, _ordered(lay.shape, lay.stride, 1, lay, op)))
     if isinstance(x, Layout):
         return _fragment_layout(x, op)
     raise LayoutError(f"{op}: expected a Layout or a Tensor, got {type(x).__name__}")
 
 
-# --------------------------------------------------------------------------------------------------
-# TiledMMA
-# --------------------------------------------------------------------------------------------------
-
-def _as_perm(p, i, op):
-    if p is None:
-        return None
+def _as_perm(p, i):
+    if p is None or isinstance(p, Layout):
+        return p
     if is_int(p):
         return Layout(int(p), 1)
-    if isinstance(p, Layout):
-        return p
-    raise LayoutError(f"{op}: permutation mode {'MNK'[i]} is {p!r}; give None (_), an int tile size or a "
+    raise LayoutError(f"make_tiled_mma: permutation mode {'MNK'[i]} is {p!r}; give None (_), an int tile size or a "
                       f"Layout (e.g. make_layout((8,2),(2,1)) to interleave); nested int tuples are not a "
                       f"permutation (the DSL prints garbage strides 'x' for them)")
 
 
 class TiledMMA:
-    """An MMA atom tiled over threads and values (see the module docstring).
-
-    Attributes (DSL names): ``atom``, ``thr_layout_vmnk``, ``permutation_mnk`` (tuple of Layout or None),
-    ``thr_id`` / ``shape_mnk`` / ``tv_layout_A/B/C`` (the atom's), ``tv_layout_A_tiled`` /
-    ``tv_layout_B_tiled`` / ``tv_layout_C_tiled`` (``(thr_idx, val) -> (m,k)/(n,k)/(m,n)`` over the tile),
-    ``size`` (threads), ``tile_size_mnk``; ``get_tile_size(i)``, ``get_slice(thr)``,
-    ``partition_shape_A/B/C(shape)``.
-    """
+    """An MMA atom tiled over threads and values (see :mod:`layoutlab.tiled`) with the DSL's attributes: ``atom``,
+    ``thr_layout_vmnk``, ``permutation_mnk``, the atom's ``thr_id`` / ``shape_mnk`` / ``tv_layout_A/B/C``,
+    ``tv_layout_A/B/C_tiled``, ``size``, ``tile_size_mnk``, ``get_tile_size(i)``, ``get_slice(thr)``, ..."""
 
     def __init__(self, atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):
         op = "make_tiled_mma"
         self.atom = atom
-        if isinstance(atom_layout_mnk, Layout):
-            atom_layout = atom_layout_mnk
-        elif isinstance(atom_layout_mnk, (tuple, list)):
-            atom_layout = make_layout(tuple(atom_layout_mnk))
-        else:
-            raise LayoutError(f"{op}: atom_layout_mnk {atom_layout_mnk!r} must be a rank-3 tuple like (2,2,1) or a Layout")
-        if atom_layout.rank() != 3 or not is_tuple(atom_layout.shape):
-            raise LayoutError(f"{op}: atom_layout_mnk {atom_layout} must have rank 3 (M, N, K); e.g. (2,2,1)")
-        self.atom_layout_mnk = atom_layout
-        self.thr_layout_vmnk = tiled_product(atom.thr_id, atom_layout)
-        nthr = self.thr_layout_vmnk.size()
-        inv = right_inverse(self.thr_layout_vmnk)
-        if inv.size() != nthr:
-            raise LayoutError(f"{op}: the atom layout {atom_layout} does not number the {nthr} threads 0..{nthr - 1} "
-                              f"exactly once (thread layout {self.thr_layout_vmnk}); use a compact layout such as "
-                              f"make_layout((2,2,1))")
-        self._thr_inv = inv
-        perm = (None, None, None) if permutation_mnk is None else tuple(permutation_mnk)
+        if isinstance(atom_layout_mnk, (tuple, list)):
+            atom_layout_mnk = make_layout(tuple(atom_layout_mnk))
+        if not isinstance(atom_layout_mnk, Layout):
+            raise LayoutError(f"{op}: atom_layout_mnk {atom_layout_mnk!r} must be a rank-3 tuple like (2,2,1) or a "
+                              f"Layout")
+        if atom_layout_mnk.rank() != 3:
+            raise LayoutError(f"{op}: atom_layout_mnk {atom_layout_mnk} must have rank 3 (M, N, K); e.g. (2,2,1)")
+        self.atom_layout_mnk = atom_layout_mnk
+        self.thr_layout_vmnk = tiled_product(atom.thr_id, atom_layout_mnk)
+        self._thr_inv = right_inverse(self.thr_layout_vmnk)
+        if self._thr_inv.size() != self.size:
+            raise LayoutError(f"{op}: the atom layout {atom_layout_mnk} does not number the {self.size} threads "
+                              f"0..{self.size - 1} exactly once (thread layout {self.thr_layout_vmnk}); use a compact "
+                              f"layout such as make_layout((2,2,1))")
+        perm = (None,) * 3 if permutation_mnk is None else tuple(permutation_mnk)
         if len(perm) != 3:
             raise LayoutError(f"{op}: permutation_mnk {permutation_mnk!r} must have three entries (M, N, K)")
-        self.permutation_mnk = tuple(_as_perm(p, i, op) for i, p in enumerate(perm))
+        self.permutation_mnk = tuple(_as_perm(p, i) for i, p in enumerate(perm))
         for i in range(3):
-            need = atom.shape_mnk[i] * self.thr_layout_vmnk[i + 1].size()
-            have = self.get_tile_size(i)
+            need, have = self._atoms_tile(i), self.get_tile_size(i)
             if have % need:
-                raise LayoutError(
-                    f"{op}: the {'MNK'[i]} tile {have} (permutation {self.permutation_mnk[i]}) is not a multiple of "
-                    f"atom {'MNK'[i]} {atom.shape_mnk[i]} x {self.thr_layout_vmnk[i + 1].size()} atoms = {need}; "
-                    f"the atoms would not tile the MMA")
+                raise LayoutError(f"{op}: the {'MNK'[i]} tile {have} (permutation {self.permutation_mnk[i]}) is not a "
+                                  f"multiple of atom {'MNK'[i]} {atom.shape_mnk[i]} x "
+                                  f"{self.thr_layout_vmnk[i + 1].size()} atoms = {need}; the atoms would not tile it")
 
     # the atom's view, as the DSL's TiledMma (a subclass of MmaAtom) offers it
-    thr_id = property(lambda self: self.atom.thr_id)
-    shape_mnk = property(lambda self: self.atom.shape_mnk)
-    tv_layout_A = property(lambda self: self.atom.layout_a_tv)
-    tv_layout_B = property(lambda self: self.atom.layout_b_tv)
-    tv_layout_C = property(lambda self: self.atom.layout_c_tv)
+    thr_id = _atom_attr("thr_id")
+    shape_mnk = _atom_attr("shape_mnk")
+    tv_layout_A = _atom_attr("layout_a_tv")
+    tv_layout_B = _atom_attr("layout_b_tv")
+    tv_layout_C = _atom_attr("layout_c_tv")
 
-    @property
-    def size(self):
-        """Number of threads."""
-        return self.thr_layout_vmnk.size()
+    size = property(lambda self: self.thr_layout_vmnk.size(), doc="Number of threads.")
+
+    def _atoms_tile(self, i):
+        """Extent of mode i (M, N, K) covered by the atoms alone: atom size x atoms along it."""
+        return self.atom.shape_mnk[i] * self.thr_layout_vmnk[i + 1].size()
 
     def get_tile_size(self, mode_idx):
         """Tile extent of mode M (0), N (1) or K (2): the permutation's size, or atom size x atoms in that mode."""
         p = self.permutation_mnk[mode_idx]
-        if p is None:
-            return self.atom.shape_mnk[mode_idx] * self.thr_layout_vmnk[mode_idx + 1].size()
-        return p.size()
+        return self._atoms_tile(mode_idx) if p is None else p.size()
 
-    @property
-    def tile_size_mnk(self):
-        return tuple(self.get_tile_size(i) for i in range(3))
+    tile_size_mnk = property(lambda self: tuple(map(self.get_tile_size, range(3))))
 
-    def _thrfrg(self, layout, mi, mj, atom_tv):
-        """(I,J,...) -> ((ThrV,(ThrI,ThrJ)),(FrgV,(RestI,RestJ,...))) for operand modes (mi, mj) of MNK."""
-        if layout.rank() < 2 or not is_tuple(layout.shape):
+    def _tile(self, which):
+        """The extents of operand ``which``'s tile: (tile_M, tile_K) for A, (tile_N, tile_K) for B, ..."""
+        return tuple(map(self.get_tile_size, _OPERANDS[which][0]))
+
+    def _thrfrg(self, layout, which):
+        """(I,J,...) -> ((ThrV,(ThrI,ThrJ)),(FrgV,(RestI,RestJ,...))) for operand ``which``'s modes I, J."""
+        if layout.rank() < 2:
             raise LayoutError(f"TiledMMA partition: the tensor layout {layout} needs at least two modes")
-        t_tile = (self.permutation_mnk[mi], self.permutation_mnk[mj])
-        t = logical_divide(layout, t_tile) if any(x is not None for x in t_tile) else layout
-        a_tile = (Layout._new(self.atom.shape_mnk[mi], 1), Layout._new(self.atom.shape_mnk[mj], 1))
-        for k, (ext, tile) in enumerate(zip(t.shape[:2], a_tile)):
-            if product(ext) % tile.size():
-                raise LayoutError(f"TiledMMA partition: mode {k} of {layout} (size {product(ext)}) is not a multiple "
-                                  f"of the atom's {'MNK'[(mi, mj)[k]]} = {tile.size()}")
-        a = zipped_divide(t, a_tile)
-        tv = composition(a, (atom_tv, None))
-        thr_tile = (None, (Layout._new(self.thr_layout_vmnk[mi + 1].size(), 1),
-                           Layout._new(self.thr_layout_vmnk[mj + 1].size(), 1)))
-        return zipped_divide(tv, thr_tile)
+        modes, atom_tv = _OPERANDS[which]
+        perm = tuple(self.permutation_mnk[m] for m in modes)
+        t = logical_divide(layout, perm) if any(p is not None for p in perm) else layout
+        atom = tuple(self.atom.shape_mnk[m] for m in modes)
+        for k, m in enumerate(modes):
+            if product(t.shape[k]) % atom[k]:
+                raise LayoutError(f"TiledMMA partition: mode {k} of {layout} (size {product(t.shape[k])}) is not a "
+                                  f"multiple of the atom's {'MNK'[m]} = {atom[k]}")
+        tv = composition(zipped_divide(t, atom), (getattr(self.atom, atom_tv), None))
+        return zipped_divide(tv, (None, tuple(self.thr_layout_vmnk[m + 1].size() for m in modes)))
 
-    def thrfrg_A(self, layout):
-        """(M,K,...) -> ((ThrV,(ThrM,ThrK)),(FrgV,(RestM,RestK,...)))."""
-        return self._thrfrg(layout, 0, 2, self.atom.layout_a_tv)
-
-    def thrfrg_B(self, layout):
-        """(N,K,...) -> ((ThrV,(ThrN,ThrK)),(FrgV,(RestN,RestK,...)))."""
-        return self._thrfrg(layout, 1, 2, self.atom.layout_b_tv)
-
-    def thrfrg_C(self, layout):
-        """(M,N,...) -> ((ThrV,(ThrM,ThrN)),(FrgV,(RestM,RestN,...)))."""
-        return self._thrfrg(layout, 0, 1, self.atom.layout_c_tv)
+    thrfrg_A = partialmethod(_thrfrg, which="A")    # (M,K,...) -> ((ThrV,(ThrM,ThrK)),(FrgV,(RestM,RestK,...)))
+    thrfrg_B = partialmethod(_thrfrg, which="B")    # (N,K,...) -> ((ThrV,(ThrN,ThrK)),(FrgV,(RestN,RestK,...)))
+    thrfrg_C = partialmethod(_thrfrg, which="C")    # (M,N,...) -> ((ThrV,(ThrM,ThrN)),(FrgV,(RestM,RestN,...)))
 
     def _tiled(self, which):
-        tm, tn, tk = self.tile_size_mnk
-        v = self.thr_layout_vmnk
-        if which == "C":
-            tv = self.thrfrg_C(make_layout((tm, tn)))
-            return composition(tv, (self._thr_inv, None))
-        if which == "A":
-            tv = self.thrfrg_A(make_layout((tm, tk)))
-            # (ThrV,(ThrM,ThrK)) -> (ThrV,(ThrM,ThrN,ThrK)): threads along N see the same A values
-            spread = Layout._new((v[1].size(), v[2].size()), (1, 0))
-        else:
-            tv = self.thrfrg_B(make_layout((tn, tk)))
-            spread = Layout._new((v[1].size(), v[2].size()), (0, 1))
-        tv = composition(tv, ((None, (spread, None)), None))
+        tv = self._thrfrg(make_layout(self._tile(which)), which)
+        if which != "C":
+            # (ThrV,(ThrM|N,ThrK)) -> (ThrV,(ThrM,ThrN,ThrK)): threads along N see the same A values (along M, B)
+            v = self.thr_layout_vmnk
+            spread = Layout._new((v[1].size(), v[2].size()), (1, 0) if which == "A" else (0, 1))
+            tv = composition(tv, ((None, (spread, None)), None))
         return composition(tv, (self._thr_inv, None))
 
-    @property
-    def tv_layout_A_tiled(self):
-        """(thr_idx, val) -> m + tile_M * k over the tile_M x tile_K tile of A."""
-        return self._tiled("A")
-
-    @property
-    def tv_layout_B_tiled(self):
-        """(thr_idx, val) -> n + tile_N * k over the tile_N x tile_K tile of B."""
-        return self._tiled("B")
-
-    @property
-    def tv_layout_C_tiled(self):
-        """(thr_idx, val) -> m + tile_M * n over the tile_M x tile_N tile of C."""
-        return self._tiled("C")
+    tv_layout_A_tiled = property(lambda self: self._tiled("A"), doc="(thr_idx, val) -> m + tile_M * k (tile of A)")
+    tv_layout_B_tiled = property(lambda self: self._tiled("B"), doc="(thr_idx, val) -> n + tile_N * k (tile of B)")
+    tv_layout_C_tiled = property(lambda self: self._tiled("C"), doc="(thr_idx, val) -> m + tile_M * n (tile of C)")
 
     def get_slice(self, thr_idx):
         """The view of thread ``thr_idx`` (0 <= thr_idx < size)."""
-        if not is_int(thr_idx) or not 0 <= thr_idx < self.size:
-            raise LayoutError(f"TiledMMA.get_slice: thread {thr_idx!r} is outside 0..{self.size - 1}")
-        return ThrMMA(self, thr_idx)
+        return ThrMMA(self, _thread(thr_idx, self.size, "TiledMMA"))
 
-    def _partition_shape(self, shape, mi, mj, atom_tv):
-        if not is_tuple(shape) or len(shape) < 2:
+    def _partition_shape(self, shape, which):
+        shape = tuple(shape)
+        if len(shape) < 2:
             raise LayoutError(f"partition_shape: shape {shape!r} needs at least two modes")
-        v = atom_tv[1].shape
-        out = [v]
-        for k, m in enumerate((mi, mj)):
-            per = self.atom.shape_mnk[m] * self.thr_layout_vmnk[m + 1].size()
+        modes, atom_tv = _OPERANDS[which]
+        out = [getattr(self.atom, atom_tv)[1].shape]
+        for k, m in enumerate(modes):
+            per = self._atoms_tile(m)
             if product(shape[k]) % per:
                 raise LayoutError(f"partition_shape: mode {k} of {shape} is not a multiple of {per} "
                                   f"(atom {'MNK'[m]} x atoms in {'MNK'[m]})")
             out.append(product(shape[k]) // per)
-        return tuple(out) + tuple(shape[2:])
+        return tuple(out) + shape[2:]
 
     def partition_shape_A(self, shape_mk):
         """(FrgV, RestM, RestK, ...) of a thread's share of an M x K tensor (CuTe's ``partition_shape_A``)."""
-        return self._partition_shape(tuple(shape_mk), 0, 2, self.atom.layout_a_tv)
+        return self._partition_shape(shape_mk, "A")
 
     def partition_shape_B(self, shape_nk):
-        return self._partition_shape(tuple(shape_nk), 1, 2, self.atom.layout_b_tv)
+        return self._partition_shape(shape_nk, "B")
 
     def partition_shape_C(self, shape_mn):
-        return self._partition_shape(tuple(shape_mn), 0, 1, self.atom.layout_c_tv)
-
-    # ---- register fragments: DSL tiled_mma.make_fragment_A/B/C, CuTe C++ make_fragment_A/B/C --------------
+        return self._partition_shape(shape_mn, "C")
 
     def _make_fragment(self, x, which):
         op = f"make_fragment_{which}"
-        atom_tv = {"A": self.atom.layout_a_tv, "B": self.atom.layout_b_tv, "C": self.atom.layout_c_tv}[which]
+        (mi, mj), atom_tv = _OPERANDS[which]
+        atom_tv = getattr(self.atom, atom_tv)
         if which != "C" and atom_tv[0].stride == 0:
             raise LayoutError(f"{op}: operand {which} of {self.atom.name} is read from shared memory through a "
                               f"matrix descriptor (every thread sees the whole tile: {atom_tv}); there is no "
@@ -324,25 +270,19 @@ class TiledMMA:
         from_shape = isinstance(x, (tuple, list))
         layout = make_layout(tuple(x)) if from_shape else _layout_of(x, op)
         v = atom_tv[1].size()
-        what = {"A": "(FrgV,RestM,RestK,...)", "B": "(FrgV,RestN,RestK,...)", "C": "(FrgV,RestM,RestN,...)"}[which]
-        if not is_tuple(layout.shape) or len(layout.shape) < 3 or product(layout.shape[0]) != v:
-            raise LayoutError(
-                f"{op}: {layout} is not a thread's partition {what}: {self.atom.name} gives each thread {v} values "
-                f"of {which} (mode 0 must have size {v}, and there must be at least 3 modes); partition first -- "
-                f"thr_mma.partition_{which}(tensor) or tiled_mma.partition_shape_{which}(shape) (the CuTe DSL "
-                f"accepts anything here and returns a fragment the MMA cannot use)")
-        if which == "C" or from_shape:   # accumulators never follow the input's order (CuTe's make_fragment_C)
-            frag = make_layout(layout.shape)
-        else:
-            frag = _fragment_layout(layout, op)
-        return make_tensor(0, frag)
+        if layout.rank() < 3 or product(layout.shape[0]) != v:
+            raise LayoutError(f"{op}: {layout} is not a thread's partition (FrgV,Rest{'MNK'[mi]},Rest{'MNK'[mj]},...): "
+                              f"{self.atom.name} gives each thread {v} values of {which} (mode 0 must have size {v}, "
+                              f"and there must be at least 3 modes); partition first -- thr_mma.partition_{which}"
+                              f"(tensor) or tiled_mma.partition_shape_{which}(shape) (the CuTe DSL accepts anything "
+                              f"here and returns a fragment the MMA cannot use)")
+        # accumulators never follow the input's order (CuTe's make_fragment_C)
+        return make_tensor(0, make_layout(layout.shape) if which == "C" or from_shape else _fragment_layout(layout, op))
 
     def make_fragment_A(self, x):
-        """The registers of a thread's A fragment, as ``tensor<0 o layout>`` (offset = register index).
-
-        ``x`` is a thread's partition ``(FrgV,RestM,RestK,...)`` (a Tensor or Layout from ``partition_A``,
-        whose stride order the fragment follows: mode 0 compact, then the rest in the order of its strides)
-        or such a shape (compact column-major). DSL: ``tiled_mma.make_fragment_A(thr_mma.partition_A(sA))``.
+        """The registers of a thread's A fragment, ``tensor<0 o layout>`` (offset = register index), for its
+        partition ``x`` ``(FrgV,RestM,RestK,...)`` (from ``partition_A``: the fragment follows its stride order as
+        :func:`make_fragment_like` does) or such a shape (compact). DSL: ``tiled_mma.make_fragment_A(...)``.
 
         >>> from layoutlab import nvgpu
         >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)))
@@ -351,13 +291,11 @@ class TiledMMA:
         """
         return self._make_fragment(x, "A")
 
-    def make_fragment_B(self, x):
-        """The registers of a thread's B fragment (see :meth:`make_fragment_A`); ``x`` is ``(FrgV,RestN,RestK,...)``."""
-        return self._make_fragment(x, "B")
+    make_fragment_B = partialmethod(_make_fragment, which="B")   # as make_fragment_A, for x = (FrgV,RestN,RestK,...)
 
     def make_fragment_C(self, x):
-        """The accumulator registers of a thread: always compact column-major over the partition's shape
-        (CuTe never follows the C tensor's order for accumulators).
+        """The accumulator registers of a thread: compact column-major over the partition's shape (CuTe never
+        follows the C tensor's order for accumulators).
 
         >>> from layoutlab import nvgpu
         >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
@@ -367,9 +305,8 @@ class TiledMMA:
         return self._make_fragment(x, "C")
 
     def __str__(self):
-        head = ["Tiled MMA", f"  Thr Layout VMNK: {self.thr_layout_vmnk}",
-                f"  Permutation MNK: {format_tree(self.permutation_mnk)}", "MMA Atom"]
-        return "\n".join(head) + "\n" + self.atom._body(17)
+        head = [("Thr Layout VMNK", self.thr_layout_vmnk), ("Permutation MNK", format_tree(self.permutation_mnk))]
+        return _table(17, ("Tiled MMA", head), ("MMA Atom", self.atom._rows()))
 
     def __repr__(self):
         return f"TiledMMA({self.atom.name}, {self.atom_layout_mnk}, {format_tree(self.permutation_mnk)})"
@@ -381,43 +318,34 @@ class ThrMMA:
     def __init__(self, tiled_mma, thr_idx):
         self.tiled_mma = tiled_mma
         self.thr_idx = thr_idx
-        # the (V, M, N, K) coordinate at which the thread layout *produces* thr_idx (CuTe's get_flat_coord:
-        # read through the strides, so warps numbered along N first land in the right place)
+        # the (V, M, N, K) coordinate where the thread layout *produces* thr_idx (warps numbered along N too)
         self.thr_vmnk = get_flat_coord(tiled_mma.thr_layout_vmnk, thr_idx)
 
-    def _partition(self, x, thrfrg, i, j, op):
-        layout = _layout_of(x, op)
-        t = thrfrg(layout)
-        v = self.thr_vmnk
-        rest = t.shape[1][1]
-        crd = ((v[0], (v[i], v[j])), (None, tuple(None for _ in rest) if is_tuple(rest) else None))
-        sub, offset = slice_and_offset(crd, t)
-        return _as_tensor_result(x, offset, sub)
+    def _partition(self, x, which):
+        t = self.tiled_mma._thrfrg(_layout_of(x, f"partition_{which}"), which)
+        v, rest = self.thr_vmnk, (None,) * len(t.shape[1][1])      # keep every Rest mode
+        return _slice_as(x, t, ((v[0], tuple(v[m + 1] for m in _OPERANDS[which][0])), (None, rest)))
 
     def partition_A(self, tensor_mk):
         """Thread's values of an (M, K, ...) tensor: shape (FrgV, RestM, RestK, ...)."""
-        return self._partition(tensor_mk, self.tiled_mma.thrfrg_A, 1, 3, "partition_A")
+        return self._partition(tensor_mk, "A")
 
     def partition_B(self, tensor_nk):
         """Thread's values of an (N, K, ...) tensor: shape (FrgV, RestN, RestK, ...)."""
-        return self._partition(tensor_nk, self.tiled_mma.thrfrg_B, 2, 3, "partition_B")
+        return self._partition(tensor_nk, "B")
 
     def partition_C(self, tensor_mn):
         """Thread's values of an (M, N, ...) tensor: shape (FrgV, RestM, RestN, ...)."""
-        return self._partition(tensor_mn, self.tiled_mma.thrfrg_C, 1, 2, "partition_C")
+        return self._partition(tensor_mn, "C")
 
     def _partition_fragment(self, x, which):
         tm = self.tiled_mma
-        if isinstance(x, (tuple, list)):
-            shape = getattr(tm, f"partition_shape_{which}")(tuple(x))
-            return getattr(tm, f"make_fragment_{which}")(shape)
-        return getattr(tm, f"make_fragment_{which}")(getattr(self, f"partition_{which}")(x))
+        part = tm._partition_shape(x, which) if isinstance(x, (tuple, list)) else self._partition(x, which)
+        return tm._make_fragment(part, which)
 
     def partition_fragment_A(self, tensor_mk):
-        """The registers this thread needs for its A values of ``tensor_mk``: ``make_fragment_A(partition_A(t))``
-        (CuTe C++ ``thr_mma.partition_fragment_A(sA)``; the DSL spells it out as
-        ``tiled_mma.make_fragment_A(thr_mma.partition_A(sA))``). A shape ``(M,K)`` gives the compact fragment
-        of ``partition_shape_A``.
+        """This thread's A registers for ``tensor_mk``: ``make_fragment_A(partition_A(tensor_mk))`` (CuTe C++
+        ``thr_mma.partition_fragment_A(sA)``); a shape ``(M,K)`` gives the compact fragment of ``partition_shape_A``.
 
         >>> from layoutlab import nvgpu
         >>> thr = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1)).get_slice(37)
@@ -482,14 +410,12 @@ def partition_fragment_C(mma, x):
 def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None) -> TiledMMA:
     """Tile an MMA atom (DSL: ``cute.make_tiled_mma(op_or_atom, atom_layout_mnk, permutation_mnk)``).
 
-    ``atom_layout_mnk``: how many atoms (warps / warpgroups) along M, N, K, as a tuple or Layout.
-    ``permutation_mnk``: per mode None (tile = atom x atoms), an int tile size (32 -> ``32:1``: the extra
-    factor is repeated values, the "ValLayoutMNK" of older CuTe), or a permuting Layout.
+    ``atom_layout_mnk``: atoms (warps, warpgroups) along M, N, K, a tuple or Layout. ``permutation_mnk``: per
+    mode None (atom x atoms), an int tile size (repeated values, older CuTe's "ValLayoutMNK") or a Layout.
 
     >>> from layoutlab import nvgpu
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
     >>> print(tm.tv_layout_C_tiled)
     ((4,8,2,2),((2,2),(1,1))):((64,1,16,256),((32,8),(0,0)))
     """
-    atom = op_or_atom if isinstance(op_or_atom, MmaAtom) else make_mma_atom(op_or_atom)
-    return TiledMMA(atom, atom_layout_mnk, permutation_mnk)
+    return TiledMMA(make_mma_atom(op_or_atom), atom_layout_mnk, permutation_mnk)
