@@ -80,9 +80,9 @@ def _line(i, status, value=None, typ=None, msg=""):
 
 {setup}
 
-{funcs}
+_FUNCS = []
 
-_FUNCS = [{names}]
+{funcs}
 _TIMEOUT = {timeout}
 
 def _child(start, w):
@@ -136,58 +136,58 @@ while start < len(_FUNCS):
         _OUT.write(_line(start, "crash", msg="process exited with status %d" % os.WEXITSTATUS(status)))
     _OUT.flush()
     start += 1
-_OUT.write(_line(-2, "done"))
-_OUT.flush()
 """
 
 
-def _snippet_function(i: int, src: str) -> str:
+def _snippet_function(src: str) -> str:
+    """The snippet as a function the driver collects in ``_FUNCS``, returning the value of its last line."""
     *body, last = textwrap.dedent(src).strip("\n").split("\n")
-    return "\n".join([f"def _s{i}():", *("    " + ln for ln in body), f"    return ({last})"])
+    return "\n".join(["def _snippet():", *("    " + ln for ln in body), f"    return ({last})",
+                      "_FUNCS.append(_snippet)"])
 
 
 def _syntax_error(src: str) -> DSLResult | None:
     try:
-        compile(_snippet_function(0, src), "<snippet>", "exec")
+        compile(_snippet_function(src), "<snippet>", "exec")
     except SyntaxError as e:
         return DSLResult("error", message=f"SyntaxError in snippet: {e.msg} ({src!r})")
     return None
 
 
-def _run_batch(snips: list[tuple[int, str]], setup: str, arch: str, timeout: float, per_snippet_timeout: float):
-    """Run ``[(index, snippet)]`` in one subprocess: ``{index: DSLResult}``, and the result of those without one."""
-    script = _DRIVER.format(setup=textwrap.dedent(setup), funcs="\n\n".join(_snippet_function(i, s) for i, s in snips),
-                            names=", ".join(f"_s{i}" for i, _ in snips), timeout=int(per_snippet_timeout))
+def _run_batch(snippets, setup, arch, timeout, per_snippet_timeout):
+    """Run the snippets in one subprocess: one :class:`DSLResult` each."""
     with tempfile.NamedTemporaryFile("w", suffix="_dsl_batch.py", delete=False) as fh:
-        fh.write(script)
+        fh.write(_DRIVER.format(setup=textwrap.dedent(setup), timeout=int(per_snippet_timeout),
+                                funcs="\n\n".join(map(_snippet_function, snippets))))
     try:
         proc = subprocess.run([sys.executable, fh.name], capture_output=True, text=True, timeout=timeout,
                               env={"CUTE_DSL_ARCH": arch, "MPLBACKEND": "Agg", **os.environ})
         stdout = proc.stdout
     except subprocess.TimeoutExpired as e:
-        proc, stdout = None, e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        proc, stdout = None, (e.stdout or b"").decode()  # the output so far, as bytes even with text=True
     finally:
         os.unlink(fh.name)
     lines = [json.loads(line[6:]) for line in stdout.splitlines() if line.startswith("@@LLR ")]
-    results = {snips[k][0]: DSLResult(status, value, typ, msg) for k, status, value, typ, msg in lines if k >= 0}
+    results = {k: DSLResult(*result) for k, *result in lines if k >= 0}
     compile_errors = [msg for k, *_, msg in lines if k == -1]
     if compile_errors:
-        return results, DSLResult("error", message=f"compile failed: {compile_errors[0]}")
-    if proc is None:
-        return results, DSLResult("timeout", message=f"DSL subprocess timed out after {timeout:.0f} s")
-    # the zygote itself died: the DSL does not import here, or the setup code failed
-    rc = proc.returncode
-    how = "ended early" if any(k == -2 for k, *_ in lines) else f"process exited with status {rc}"
-    if rc < 0:
-        try:
-            how = f"process killed by {signal.Signals(-rc).name}"
-        except ValueError:
-            how = f"process killed by signal {-rc}"
-    tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-    return results, DSLResult("error", message=f"DSL subprocess failed ({how}); stderr: {tail}")
+        missing = DSLResult("error", message=f"compile failed: {compile_errors[0]}")
+    elif proc is None:
+        missing = DSLResult("timeout", message=f"DSL subprocess timed out after {timeout:.0f} s")
+    else:  # the zygote itself died: the DSL does not import here, or the setup code failed
+        rc = proc.returncode
+        how = f"process exited with status {rc}"
+        if rc < 0:
+            try:
+                how = f"process killed by {signal.Signals(-rc).name}"
+            except ValueError:
+                how = f"process killed by signal {-rc}"
+        tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+        missing = DSLResult("error", message=f"DSL subprocess failed ({how}); stderr: {tail}")
+    return [results.get(k, missing) for k in range(len(snippets))]
 
 
-_MEMO: dict = {}
+_MEMO = {}
 
 
 def dsl_eval(snippets: Sequence[str], setup: str = "", *, arch: str = "sm_90a", timeout: float = 600.0,
@@ -208,11 +208,10 @@ def dsl_eval(snippets: Sequence[str], setup: str = "", *, arch: str = "sm_90a", 
         return [DSLResult("error", message=f"CuTe DSL unavailable: {SKIP_REASON}") for _ in snippets]
     keys = [(DSL_VERSION, arch, setup, s) for s in snippets]
     out = [_MEMO.get(key) or _syntax_error(s) for key, s in zip(keys, snippets)]
-    todo = [(i, s) for i, (s, r) in enumerate(zip(snippets, out)) if r is None]
+    todo = [i for i, r in enumerate(out) if r is None]
     if todo:
-        results, fallback = _run_batch(todo, setup, arch, timeout, child_timeout)
-        for i, _ in todo:
-            out[i] = results.get(i, fallback)
+        for i, r in zip(todo, _run_batch([snippets[i] for i in todo], setup, arch, timeout, child_timeout)):
+            out[i] = r
     _MEMO.update(zip(keys, out))
     return out
 
@@ -229,11 +228,12 @@ def dsl_value(snippet: str, setup: str = "") -> str:
     return r.value  # type: ignore[return-value]
 
 
-def _first_line(r: DSLResult) -> str:
+def _first_line(r):
     return r.message.splitlines()[0] if r.message else ""
 
 
-def _printed(ours) -> str:
+def _printed(ours):
+    """How ``layoutlab``'s result prints, the CuTe way."""
     return ours if isinstance(ours, str) else format_tree(ours)
 
 
@@ -275,8 +275,9 @@ def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult
     rows = list(rows)
     results = dsl_eval([snippet for _, snippet, _ in rows], setup)
     if not any(r.ok for r in results):   # not installed, or unusable here (e.g. a broken CUDA toolkit install)
-        failed = f"the DSL is installed but failed: {(_first_line(results[0]) if results else '') or '?'}"
-        print(f"(CuTe DSL comparison skipped: {failed if HAVE_DSL else SKIP_REASON})")
+        first = _first_line(results[0]) if results else ""
+        why = f"the DSL is installed but failed: {first or '?'}" if HAVE_DSL else SKIP_REASON
+        print(f"(CuTe DSL comparison skipped: {why})")
         return None
     differ = []
     for (label, _, ours), r in zip(rows, results):

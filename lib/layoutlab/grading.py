@@ -19,12 +19,13 @@ from __future__ import annotations
 import ast
 import base64
 import numbers
+import re
 from itertools import zip_longest
 
 import numpy as np
 
 from .errors import LayoutError
-from .inttuple import format_int_tuple, format_tree, idx2crd, is_tuple, leaf_paths, leaves, product, transform_leaf
+from .inttuple import format_int_tuple, format_tree, idx2crd, leaf_paths, leaves, product, transform_leaf
 from .layout import Layout, parse_layout
 
 __all__ = ["WrongAnswer", "check_int", "check_int_tuple", "check_choice", "check_layout", "as_layout",
@@ -76,13 +77,18 @@ def check_int(answer, expected: int, name: str = "answer", *, reveal: bool = Tru
                            f"{name} = {value} is too {'large' if value > expected else 'small'}.") + _hint(hint))
 
 
-def _normalise_tuple(x, name, path="", allow_none=False):
-    """Lists become tuples, numpy integers become ints; anything else non-integral is a WrongAnswer."""
+def _normalise(x, leaf, path=""):
+    """``x`` with lists and numpy arrays as tuples and every leaf ``e`` as ``leaf(e, path)`` (path: ``[1][0]``)."""
     if isinstance(x, np.ndarray):
         x = x.tolist()
     if isinstance(x, (tuple, list)):
-        return tuple(_normalise_tuple(e, name, f"{path}[{i}]", allow_none) for i, e in enumerate(x))
-    return None if x is None and allow_none else _as_int(x, f"{name}{path}")
+        return tuple(_normalise(e, leaf, f"{path}[{i}]") for i, e in enumerate(x))
+    return leaf(x, path)
+
+
+def _plain(x, path=""):
+    """numpy integers as ints, anything else (bools too) as it is."""
+    return int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else x
 
 
 def _profile(t):
@@ -104,21 +110,22 @@ def check_int_tuple(answer, expected, name: str = "answer", *, reveal: bool = Tr
     if not isinstance(expected, tuple):
         return check_int(answer, expected, name, reveal=reveal, hint=hint)
     hint = _hint(hint)
+    profile = _profile(expected)
     if not isinstance(answer, (tuple, list, np.ndarray)):
         raise WrongAnswer(f"{name} = {answer!r} is a {type(answer).__name__}; give a tuple with the nesting "
-                          f"{_profile(expected)}, e.g. {_profile(expected).replace('_', '1')}.{hint}")
-    value = _normalise_tuple(answer, name, allow_none=True)
-    if _profile(value) != _profile(expected):
+                          f"{profile}, e.g. {profile.replace('_', '1')}.{hint}")
+    value = _normalise(answer, lambda e, path: None if e is None else _as_int(e, name + path))
+    if _profile(value) != profile:
         raise WrongAnswer(f"{name} = {format_tree(value)} has the nesting {_profile(value)}, but the answer has the "
-                          f"nesting {_profile(expected)} (one integer per '_').{hint}")
+                          f"nesting {profile} (one integer per '_').{hint}")
     wrong = [("".join(f"[{i}]" for i in p), format_tree(x), format_tree(y))
              for p, x, y in zip(leaf_paths(value), leaves(value), leaves(expected)) if x != y]
     if not wrong:
         return
-    (where, got, want), one = wrong[0], len(wrong) == 1
-    listed = ", ".join(w for w, _, _ in wrong)
+    (where, got, want), listed = wrong[0], ", ".join(w for w, _, _ in wrong)
+    entries = f"entry {listed} is" if len(wrong) == 1 else f"entries {listed} are"
     verdict = f", expected {format_tree(expected)}: entry {where} is {got}, expected {want}." if reveal else \
-        f": entry {where} is {got}, which is not right (entr{'y' if one else 'ies'} {listed} {'is' if one else 'are'} wrong)."
+        f": entry {where} is {got}, which is not right ({entries} wrong)."
     raise WrongAnswer(f"{name} = {format_tree(value)}{verdict}{hint}")
 
 
@@ -155,7 +162,7 @@ def as_layout(x, name: str = "answer") -> Layout:
         if isinstance(x, str):
             return parse_layout(x)
         if isinstance(x, (tuple, list)) and len(x) == 2:
-            return Layout(_normalise_tuple(x[0], name), _normalise_tuple(x[1], name))
+            return Layout(*(_normalise(t, lambda e, path: _as_int(e, name + path)) for t in x))
     except LayoutError as err:
         raise WrongAnswer(f"{name} = {x!r} is not a valid layout: {err}") from None
     raise WrongAnswer(f"{name} = {x!r} is a {type(x).__name__}; give a layout: make_layout(shape, stride=...), "
@@ -169,10 +176,10 @@ def _values(layout):
     return np.array([format_tree(layout(k)) for k in range(layout.size())], dtype=object)
 
 
-def _grid_dims(shape):
+def _grid_dims(layout):
     """Rows and columns of the 2-D picture of a layout: mode 0 down, everything else across."""
-    rows = product(shape[0]) if is_tuple(shape) and len(shape) > 1 else 1
-    return rows, product(shape) // rows
+    rows = product(layout.shape[0]) if layout.rank() > 1 else 1
+    return rows, layout.size() // rows
 
 
 def _text_grid(values, rows, cols, diff):
@@ -207,7 +214,7 @@ def _show_picture(answer: Layout, expected: Layout, name: str, wrong_cells):
             return
         from . import viz
 
-        same_grid = _grid_dims(answer.shape) == _grid_dims(expected.shape)
+        same_grid = _grid_dims(answer) == _grid_dims(expected)
         figs = [viz.draw_layout(answer, title=f"{name} = {answer}", highlight=wrong_cells if same_grid else None),
                 viz.draw_layout(expected, title=f"expected: {expected}", highlight=wrong_cells)]
     except (ImportError, LayoutError):  # no matplotlib, or e.g. a coordinate layout: the text table says it all
@@ -247,7 +254,7 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
     diff = a != e
     if diff.any():
         k = int(np.argmax(diff))
-        rows, cols = _grid_dims(want.shape)
+        rows, cols = _grid_dims(want)
         table = _table(f"{name} (wrong entries in [ ])", _text_grid(a, rows, cols, diff),
                        _text_grid(e, rows, cols, diff) if reveal else None)
         if picture and reveal:
@@ -256,7 +263,7 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
         raise WrongAnswer(f"{name} = {got} is not the right layout: at index {k} (coordinate "
                           f"{format_tree(idx2crd(k, want.shape))}) it gives {a[k]}, {verdict}; {int(diff.sum())} of "
                           f"{len(a)} offsets differ.\n{table}{hint}")
-    if exact and (got.shape != want.shape or got.stride != want.stride):
+    if exact and got != want:  # the same shape and stride
         written = f": expected {want}." if reveal else f" (the result has shape nesting {_profile(want.shape)})."
         raise WrongAnswer(f"{name} = {got} computes the right offsets but is not written the way CuTe writes "
                           f"the result{written}{hint}")
@@ -266,12 +273,12 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
 
 
 def _bits(col):
-    return "".join(str(int(b)) for b in col[::-1]) or "0"
+    return "".join(map(str, col[::-1])) or "0"
 
 
 def _matrix_lines(m, wrong):
     marks = "".join(" v" if j in wrong else "  " for j in range(m.shape[1]))
-    return ["     " + marks] + [f"y{i:<2} [" + "".join(f" {int(b)}" for b in row) + " ]" for i, row in enumerate(m)]
+    return ["     " + marks] + [f"y{i:<2} [" + "".join(f" {b}" for b in row) + " ]" for i, row in enumerate(m)]
 
 
 def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
@@ -290,17 +297,16 @@ def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = Tr
     """
     hint = _hint(hint, "\n")
     want = np.asarray(expected, dtype=np.int64)
-    n_out, n_in = want.shape[0], want.shape[1]
     try:
         got = np.asarray(answer)
     except Exception:  # noqa: BLE001 - ragged nested lists and the like
         got = None
     if got is None or got.dtype == object or got.ndim != 2:
-        raise WrongAnswer(f"{name} should be a 2-D 0/1 matrix with {n_out} rows (output bits) and "
-                          f"{n_in} columns (input bits), e.g. a list of {n_out} lists; got {answer!r}")
+        raise WrongAnswer(f"{name} should be a 2-D 0/1 matrix with {want.shape[0]} rows (output bits) and "
+                          f"{want.shape[1]} columns (input bits), e.g. a list of {want.shape[0]} lists; got {answer!r}")
     if got.shape != want.shape:
-        raise WrongAnswer(f"{name} has shape {got.shape[0]}x{got.shape[1]}, but the map has {n_out} output "
-                          f"bits (rows) and {n_in} input bits (columns).{hint}")
+        raise WrongAnswer(f"{name} has shape {got.shape[0]}x{got.shape[1]}, but the map has {want.shape[0]} output "
+                          f"bits (rows) and {want.shape[1]} input bits (columns).{hint}")
     bad = np.argwhere(~np.isin(got, (0, 1)))
     if len(bad):
         i, j = bad[0]
@@ -310,7 +316,7 @@ def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = Tr
     wrong = list(np.flatnonzero((got != want).any(axis=0)))
     if wrong:
         j = wrong[0]
-        verdict = f"expected 0b{_bits(want[:, j])}; {len(wrong)} of {n_in} columns differ." if reveal else \
+        verdict = f"expected 0b{_bits(want[:, j])}; {len(wrong)} of {want.shape[1]} columns differ." if reveal else \
             f"which is wrong; wrong columns: {', '.join(map(str, wrong))}."
         table = _table(f"{name} (wrong columns marked v)", _matrix_lines(got, wrong),
                        _matrix_lines(want, wrong) if reveal else None)
@@ -319,15 +325,6 @@ def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = Tr
 
 
 # --------------------------------------------------------------------------- functions
-
-
-def _normalise_result(x):
-    """Lists and numpy arrays become tuples, numpy integers ints; other values stay as they are."""
-    def leaf(e):
-        if isinstance(e, np.ndarray):
-            return _normalise_result(e.tolist())
-        return int(e) if isinstance(e, numbers.Integral) and not isinstance(e, bool) else e
-    return transform_leaf(x, leaf)
 
 
 def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
@@ -348,12 +345,12 @@ def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: boo
     hint, results = _hint(hint), []
     for x in inputs:
         args = x if isinstance(x, tuple) else (x,)
-        shown = ", ".join(format_tree(_normalise_result(a)) for a in args)
+        shown = ", ".join(format_tree(_normalise(a, _plain)) for a in args)
         try:
-            got = _normalise_result(fn(*args))
+            got = _normalise(fn(*args), _plain)
         except Exception as err:  # noqa: BLE001 - report the student's error with its input
             raise WrongAnswer(f"{name}({shown}) raised {type(err).__name__}: {err}{hint}") from err
-        results.append((shown, got, _normalise_result(expected_fn(*args))))
+        results.append((shown, got, _normalise(expected_fn(*args), _plain)))
     wrong = [r for r in results if r[1] != r[2]]
     if wrong:
         shown, got, want = wrong[0]
@@ -394,8 +391,8 @@ def _nodes(src):
 
 def _calls_grading(src):
     """Whether ``src`` calls a ``grading.check_*`` function: a test cell (the word in a comment does not count)."""
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
-               and n.func.value.id == "grading" and n.func.attr.startswith("check_") for n in _nodes(src))
+    calls = [ast.unparse(n.func) for n in _nodes(src) if isinstance(n, ast.Call)]
+    return any(re.fullmatch(r"grading\.check_\w*", c) for c in calls)
 
 
 def _student_cells(sources):
@@ -414,10 +411,8 @@ def _forbidden_calls(src, forbidden):
     """Names in ``forbidden`` that ``src`` calls, directly, as an attribute, or under an import alias."""
     nodes = _nodes(src)
     known = {a.asname: a.name for n in nodes if isinstance(n, ast.ImportFrom) for a in n.names
-             if a.asname and a.name in forbidden}
-    known.update((f, f) for f in forbidden)
-    funcs = [n.func for n in nodes if isinstance(n, ast.Call)]
-    called = {f.id if isinstance(f, ast.Name) else f.attr for f in funcs if isinstance(f, (ast.Name, ast.Attribute))}
+             if a.asname and a.name in forbidden} | {f: f for f in forbidden}
+    called = {ast.unparse(n.func).rsplit(".", 1)[-1] for n in nodes if isinstance(n, ast.Call)}  # x.f(...) calls f
     return {known[c] for c in called if c in known}
 
 
