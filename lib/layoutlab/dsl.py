@@ -115,25 +115,24 @@ while start < len(_FUNCS):
         _child(start, w)
         os._exit(0)
     os.close(w)
-    last = None
+    last = [start - 1, "none yet"]
     with os.fdopen(r, "rb") as rf:
         for raw in rf:
             _OUT.write(raw.decode())
             last = json.loads(raw[6:])
     _, status = os.waitpid(pid, 0)
-    if last is not None and last[0] == -1:
-        break
-    start = start if last is None else last[0] + 1
-    if start == len(_FUNCS):
+    start = last[0] + 1
+    if last[1] == "compile_error" or start == len(_FUNCS):
         break
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     if sig == signal.SIGALRM:
-        _OUT.write(_line(start, "timeout", msg="timed out after %d s" % _TIMEOUT))
+        kind, msg = "timeout", "timed out after %d s" % _TIMEOUT
     elif sig is not None:
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        _OUT.write(_line(start, "crash", msg="process killed by " + name))
+        kind, msg = "crash", "process killed by " + name
     else:
-        _OUT.write(_line(start, "crash", msg="process exited with status %d" % os.WEXITSTATUS(status)))
+        kind, msg = "crash", "process exited with status %d" % os.WEXITSTATUS(status)
+    _OUT.write(_line(start, kind, msg=msg))
     _OUT.flush()
     start += 1
 """

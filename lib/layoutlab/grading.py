@@ -201,11 +201,8 @@ def _table(title, got, expected=None):
 
 
 def _show_picture(answer: Layout, expected: Layout, name: str, wrong_cells):
-    """In a notebook, show both layouts side by side (:func:`layoutlab.viz.draw_layout`), wrong cells outlined.
-
-    The picture adds to the text table of the message, which is always there; so when there is no notebook,
-    no matplotlib, or a layout that cannot be drawn as a grid (rank above 2), nothing is shown.
-    """
+    """In a notebook, draw both layouts side by side (:func:`layoutlab.viz.draw_layout`), wrong cells outlined;
+    nothing without a notebook or matplotlib, or for a layout of rank above 2 (the message has the text table)."""
     try:
         from IPython import get_ipython
         from IPython.display import HTML, display
@@ -231,11 +228,9 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
     Math: two layouts are equal as functions when they have the same size ``n`` and ``A(k) == E(k)`` for
     every 1-D index ``k`` in ``[0, n)``.  ``exact=True`` also requires the same shape and stride, i.e. the
     very form the CuTe DSL prints (``(2,4):(1,2)`` and ``8:1`` are the same function, written differently).
-
-    ``answer`` may be a :class:`~layoutlab.Layout`, a string in CuTe notation or a pair ``(shape, stride)``.
-    On a mismatch the message gives the first differing index with its coordinate, both offsets, the
-    number of differing offsets, and a side-by-side table (wrong entries in brackets); in a notebook the
-    two layouts are also drawn next to each other.  ``reveal=False`` leaves out the expected offsets.
+    ``answer`` is anything :func:`as_layout` accepts. A mismatch names the first differing index, its coordinate
+    and both offsets, counts the differing offsets and shows both as tables (wrong entries in brackets; in a
+    notebook also drawn side by side); ``reveal=False`` leaves out the expected offsets.
 
     >>> check_layout("(2,4):(1,2)", "8:1")                 # the same function
     >>> check_layout("(2,4):(1,2)", "8:1", exact=True)
@@ -381,48 +376,37 @@ def check_that(condition, message: str) -> None:
 # --------------------------------------------------------------------------- the work, not just the answer
 
 
-def _nodes(src):
-    """Every AST node of ``src`` (none when it does not parse)."""
+def _input_history():
+    """The cells run in this IPython shell (none without one)."""
     try:
-        return list(ast.walk(ast.parse(src)))
-    except SyntaxError:
+        from IPython import get_ipython
+
+        return get_ipython().user_ns.get("In", [])
+    except (ImportError, AttributeError):  # no IPython, or no shell running (get_ipython() is None)
         return []
 
 
-def _calls_grading(src):
-    """Whether ``src`` calls a ``grading.check_*`` function: a test cell (the word in a comment does not count)."""
-    calls = [ast.unparse(n.func) for n in _nodes(src) if isinstance(n, ast.Call)]
-    return any(re.fullmatch(r"grading\.check_\w*", c) for c in calls)
-
-
-def _student_cells(sources):
-    """The cells a student wrote or ran: IPython's input history, less the test cells (which call grading)."""
-    if sources is None:
-        try:
-            from IPython import get_ipython
-
-            sources = get_ipython().user_ns.get("In", [])
-        except (ImportError, AttributeError):  # no IPython, or no shell running (get_ipython() is None)
-            return []
-    return [(i, src) for i, src in enumerate(sources) if src and not _calls_grading(src)]
-
-
 def _forbidden_calls(src, forbidden):
-    """Names in ``forbidden`` that ``src`` calls, directly, as an attribute, or under an import alias."""
-    nodes = _nodes(src)
+    """Names in ``forbidden`` that the cell ``src`` calls: directly, as an attribute (``x.f(...)`` calls ``f``) or
+    under an import alias; none in a test cell (one that calls ``grading.check_*``) or a cell that does not parse."""
+    try:
+        nodes = list(ast.walk(ast.parse(src)))
+    except SyntaxError:
+        return set()
+    calls = [ast.unparse(n.func) for n in nodes if isinstance(n, ast.Call)]
+    if any(re.fullmatch(r"grading\.check_\w*", c) for c in calls):
+        return set()
     known = {a.asname: a.name for n in nodes if isinstance(n, ast.ImportFrom) for a in n.names
              if a.asname and a.name in forbidden} | {f: f for f in forbidden}
-    called = {ast.unparse(n.func).rsplit(".", 1)[-1] for n in nodes if isinstance(n, ast.Call)}  # x.f(...) calls f
-    return {known[c] for c in called if c in known}
+    return {known[f] for f in (c.rsplit(".", 1)[-1] for c in calls) if f in known}
 
 
 def check_reasoned(name: str, forbidden, *, hint: str = "", sources=None) -> None:
     """Refuse an answer computed by a library call that does the whole part (the exercise asks for reasoning).
 
-    Scans the code the student ran (IPython's input history, or ``sources``, a list of cell texts; test
-    cells, which call ``grading``, are skipped) for calls to any function named in ``forbidden`` -- by name,
-    as an attribute (``layoutlab.composition``) or under an import alias -- and raises :class:`WrongAnswer`
-    naming the call and the cell. Hidden tests call it so the grade rewards the derivation, not the lookup.
+    Scans the cells the student ran (IPython's input history, or ``sources``, a list of cell texts), less the
+    test cells, for calls to a function named in ``forbidden`` (by name, as ``layoutlab.composition`` or under
+    an import alias). Hidden tests call it, so the grade rewards the derivation, not the lookup.
 
     >>> check_reasoned("comp_a", {"composition"}, sources=["comp_a = '(4,2):(2,1)'"])
     >>> check_reasoned("comp_a", {"composition"}, sources=["import layoutlab as L", "comp_a = L.composition(A, B)"])
@@ -431,8 +415,8 @@ def check_reasoned(name: str, forbidden, *, hint: str = "", sources=None) -> Non
     layoutlab.grading.WrongAnswer: comp_a: your code calls composition(...) (cell 1), which computes this part's answer for you; this part asks you to work it out.
     """
     forbidden = set(forbidden)
-    for i, src in _student_cells(sources):
-        calls = _forbidden_calls(src, forbidden)
+    for i, src in enumerate(_input_history() if sources is None else sources):
+        calls = _forbidden_calls(src, forbidden) if src else set()
         if calls:
             shown = ", ".join(f"{c}(...)" for c in sorted(calls))
             raise WrongAnswer(f"{name}: your code calls {shown} (cell {i}), which computes this part's answer "
