@@ -193,8 +193,7 @@ def dsl_eval(snippets: Sequence[str], setup: str = "", *, arch: str = "sm_90a", 
              child_timeout: float = 120.0) -> list[DSLResult]:
     """Evaluate each snippet inside one ``@cute.jit`` trace (one subprocess, one ``cute.compile``).
 
-    Returns one :class:`DSLResult` per snippet, in order.  If the DSL is unavailable, every result is an
-    ``"error"`` carrying :data:`SKIP_REASON` (callers normally skip before calling).
+    Returns one :class:`DSLResult` per snippet, in order (without the DSL, ``"error"`` with :data:`SKIP_REASON`).
     A native crash or a hang (``child_timeout`` seconds for one snippet) is pinned on the snippet that caused
     it and the rest run on in a new child, so one bad input never hides the others.
 
@@ -260,10 +259,9 @@ def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
 def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult] | None:
     """Notebook helper: ask the DSL for each ``(label, snippet, ours)`` in one batch; print both; stop on a difference.
 
-    ``ours`` is what ``layoutlab`` computed (compared by its printed form; ``None`` shows the DSL's answer
-    alone, e.g. for an error the DSL raises). A disagreement raises ``AssertionError``: the book promises
-    identical results, so a drift must stop the notebook rather than scroll past. Without the DSL, or with
-    a DSL that cannot run here, it prints a visible note and returns ``None``.
+    ``ours`` is what ``layoutlab`` computed, compared by its printed form (``None``: show the DSL's answer alone,
+    e.g. an error it raises). A disagreement raises ``AssertionError``, so a drift stops the notebook; without a
+    DSL that runs here it prints a visible note and returns ``None``.
 
     >>> from layoutlab import Layout
     >>> checked = dsl_check([("row-major", "cute.make_layout((4,6), stride=(6,1))", Layout((4,6),(6,1))),
