@@ -25,7 +25,7 @@ from itertools import zip_longest
 import numpy as np
 
 from .errors import LayoutError
-from .inttuple import format_int_tuple, format_tree, idx2crd, leaf_paths, leaves, product, transform_leaf
+from .inttuple import format_tree, idx2crd, leaf_paths, leaves, product, transform_leaf
 from .layout import Layout, parse_layout
 
 __all__ = ["WrongAnswer", "check_int", "check_int_tuple", "check_choice", "check_layout", "as_layout",
@@ -242,7 +242,7 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
     got = as_layout(answer, name)
     want = expected if isinstance(expected, Layout) else parse_layout(expected)
     if got.size() != want.size():
-        shape = f" (shape {format_int_tuple(want.shape)})" if reveal else ""
+        shape = f" (shape {format_tree(want.shape)})" if reveal else ""
         raise WrongAnswer(f"{name} = {got} has size {got.size()}, but the answer is a layout of size "
                           f"{want.size()}{shape}.{hint}")
     a, e = _values(got), _values(want)
