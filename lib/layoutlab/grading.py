@@ -192,7 +192,7 @@ def _text_grid(values, rows, cols, diff):
 
 
 def _table(title, got, expected=None):
-    """``title`` over the lines ``got``; with ``reveal`` (``expected`` given), "expected" and those to the right."""
+    """``title`` over the lines ``got``; given ``expected`` (when revealing), "expected" over those, to the right."""
     if expected is None:
         return "\n".join([title, *got])
     w = max(map(len, [title, *got]))
