@@ -1,25 +1,12 @@
-"""Run snippets in the real CuTe DSL (``cutlass.cute``), batched and crash-isolated.
+"""Run snippets in the real CuTe DSL (``cutlass.cute``), batched and crash-isolated: the one shared way for
+tests and notebooks to ask the DSL what it computes.
 
-This is the one shared way for tests and notebooks to ask the CuTe DSL what it computes.
-
-* :data:`HAVE_DSL` — whether ``nvidia-cutlass-dsl`` is importable here; :data:`SKIP_REASON` says why not.
-* :func:`dsl_eval` — evaluate many snippets (Python source producing a static layout / int / tuple inside a
-  ``@cute.jit`` function) in ONE ``cute.compile`` in a subprocess, and return one :class:`DSLResult` each.
-  A snippet that raises is reported as ``"error"``; one that kills the process (the DSL's native code can
-  SIGFPE or abort) is reported as ``"crash"`` and the batch resumes after it in a fresh process.
-* :func:`show_dsl` — for notebooks: print what the DSL prints for an expression next to our own result,
-  or a visible note when the DSL is not available (e.g. on macOS).
-
-Snippets see ``cute`` and ``cutlass`` (and whatever ``setup`` defines) and run at trace time inside
-``@cute.jit``, where static layouts are computed exactly as in a kernel.  A snippet is an expression, or
-several lines whose last line is the expression to report::
-
-    >>> [r.value for r in dsl_eval(["cute.make_layout((4,6), stride=(6,1))",
-    ...                             "a = cute.make_layout(8)\\ncute.size(a)"])]     # doctest: +SKIP
-    ['(4,6):(6,1)', '8']
-
-Values are formatted the CuTe way: layouts by ``str()``, Python tuples without spaces (``(1,4)``).
-Nothing is cached on disk; results are memoised in this process, keyed by the DSL version.
+A snippet is Python source (an expression, or lines whose last one is the expression to report) run at trace
+time inside ``@cute.jit``, where static layouts are computed exactly as in a kernel; it sees ``cute``,
+``cutlass`` and whatever ``setup`` defines. :func:`dsl_eval` runs many in one ``cute.compile`` in a subprocess;
+:func:`show_dsl` and :func:`dsl_check` print the DSL's answer next to ours in a notebook. Values are formatted
+the CuTe way (layouts by ``str()``, tuples without spaces); results are memoised in this process, keyed by the
+DSL version. :data:`HAVE_DSL` says whether ``nvidia-cutlass-dsl`` is importable, :data:`SKIP_REASON` why not.
 """
 
 from __future__ import annotations
@@ -38,26 +25,16 @@ from typing import Sequence
 
 from .inttuple import format_tree
 
-__all__ = [
-    "HAVE_DSL",
-    "SKIP_REASON",
-    "DSL_VERSION",
-    "DSLResult",
-    "dsl_eval",
-    "dsl_value",
-    "show_dsl",
-    "dsl_check",
-]
+__all__ = ["HAVE_DSL", "SKIP_REASON", "DSL_VERSION", "DSLResult", "dsl_eval", "dsl_value", "show_dsl", "dsl_check"]
 
 
 def _detect():
     if importlib.util.find_spec("cutlass") is None:
         return False, "nvidia-cutlass-dsl is not installed (the CuTe DSL ships only for Linux x86-64/aarch64)", None
     try:
-        version = importlib.metadata.version("nvidia-cutlass-dsl")
+        return True, "", importlib.metadata.version("nvidia-cutlass-dsl")
     except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    return True, "", version
+        return True, "", "unknown"
 
 
 HAVE_DSL, SKIP_REASON, DSL_VERSION = _detect()
@@ -86,26 +63,26 @@ class DSLResult:
         return self.status == "ok"
 
 
+# The subprocess is a zygote: it imports cutlass once and runs the batch in a forked child, so a native crash
+# (SIGFPE, abort) or a hang costs one fork and the batch resumes right after the snippet that killed it.
+# Each result is one "@@LLR [index, status, value, type, message]" line; index -1 is a failed compile.
 _DRIVER = r"""
 import sys, json, os, signal
 _OUT = sys.stdout
-
-def _fmt(r):
-    if isinstance(r, (tuple, list)):
-        return "(" + ",".join(_fmt(e) for e in r) + ")"
-    return str(r)
-
-def _line(i, status, value=None, typ=None, msg=""):
-    return "@@LLR " + json.dumps([i, status, value, typ, msg]) + "\n"
-
 import cutlass
 import cutlass.cute as cute
 
+def _fmt(r):
+    return "(" + ",".join(_fmt(e) for e in r) + ")" if isinstance(r, (tuple, list)) else str(r)
+
+def _line(i, status, value=None, typ=None, msg=""):
+    return "@@LLR " + json.dumps([i, status, value, typ, msg[:2000]]) + "\n"
+
 {setup}
 
-{funcs}
+_FUNCS = []
 
-_FUNCS = [{names}]
+{funcs}
 _TIMEOUT = {timeout}
 
 def _child(start, w):
@@ -116,8 +93,7 @@ def _child(start, w):
                 r = _FUNCS[k]()
                 os.write(w, _line(k, "ok", _fmt(r), type(r).__name__).encode())
             except Exception as e:
-                m = (type(e).__name__ + ": " + str(e)).strip()
-                os.write(w, _line(k, "error", None, None, m[:2000]).encode())
+                os.write(w, _line(k, "error", msg=(type(e).__name__ + ": " + str(e)).strip()).encode())
 
     @cute.jit
     def main():
@@ -127,10 +103,8 @@ def _child(start, w):
         cute.compile(main)
         signal.alarm(0)
     except Exception as e:
-        os.write(w, _line(-1, "compile_error", None, None, (type(e).__name__ + ": " + str(e))[:2000]).encode())
+        os.write(w, _line(-1, "compile_error", msg=type(e).__name__ + ": " + str(e)).encode())
 
-# A zygote: cutlass is imported once; each attempt runs in a forked child, so a native crash (SIGFPE,
-# abort) costs one fork and the batch resumes right after the snippet that killed it.
 start = 0
 while start < len(_FUNCS):
     r, w = os.pipe()
@@ -141,130 +115,87 @@ while start < len(_FUNCS):
         _child(start, w)
         os._exit(0)
     os.close(w)
-    seen = set()
-    buf = b""
+    last = [start - 1, "none yet"]
     with os.fdopen(r, "rb") as rf:
         for raw in rf:
-            line = raw.decode()
-            k = json.loads(line[6:])[0]
-            if k == -1:
-                _OUT.write(line)
-                seen = None
-                break
-            seen.add(k)
-            _OUT.write(line)
+            _OUT.write(raw.decode())
+            last = json.loads(raw[6:])
     _, status = os.waitpid(pid, 0)
-    if seen is None:
+    start = last[0] + 1
+    if last[1] == "compile_error" or start == len(_FUNCS):
         break
-    missing = [k for k in range(start, len(_FUNCS)) if k not in seen]
-    if not missing:
-        break
-    bad = missing[0]
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    if sig == signal.SIGALRM:
+        kind, msg = "timeout", "timed out after %d s" % _TIMEOUT
+    elif sig is not None:
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        kind = "timeout" if sig == signal.SIGALRM else "crash"
-        msg = "timed out after %d s" % _TIMEOUT if kind == "timeout" else "process killed by " + name
+        kind, msg = "crash", "process killed by " + name
     else:
         kind, msg = "crash", "process exited with status %d" % os.WEXITSTATUS(status)
-    _OUT.write(_line(bad, kind, None, None, msg))
+    _OUT.write(_line(start, kind, msg=msg))
     _OUT.flush()
-    start = bad + 1
-_OUT.write(_line(-2, "done"))
-_OUT.flush()
+    start += 1
 """
 
 
-def _snippet_function(i: int, src: str) -> str:
-    lines = textwrap.dedent(src).strip("\n").split("\n")
-    body, last = lines[:-1], lines[-1]
-    out = [f"def _s{i}():"]
-    out += ["    " + ln for ln in body]
-    out.append("    return (" + last + ")")
-    return "\n".join(out)
+def _snippet_function(src: str) -> str:
+    """The snippet as a function the driver collects in ``_FUNCS``, returning the value of its last line."""
+    *body, last = textwrap.dedent(src).strip("\n").split("\n")
+    return "\n".join(["def _snippet():", *("    " + ln for ln in body), f"    return ({last})",
+                      "_FUNCS.append(_snippet)"])
 
 
-def _syntax_error(src: str) -> str | None:
+def _syntax_error(src: str) -> DSLResult | None:
     try:
-        compile(_snippet_function(0, src), "<snippet>", "exec")
+        compile(_snippet_function(src), "<snippet>", "exec")
     except SyntaxError as e:
-        return f"SyntaxError in snippet: {e.msg} ({src!r})"
+        return DSLResult("error", message=f"SyntaxError in snippet: {e.msg} ({src!r})")
     return None
 
 
-def _env(arch: str):
-    env = dict(os.environ)
-    env.setdefault("CUTE_DSL_ARCH", arch)
-    env.setdefault("MPLBACKEND", "Agg")
-    return env
-
-
-def _run_batch(snips: list[tuple[int, str]], setup: str, arch: str, timeout: float, per_snippet_timeout: float):
-    """Run snippets in one subprocess; return ({index: DSLResult}, how the process ended)."""
-    funcs = "\n\n".join(_snippet_function(i, s) for i, s in snips)
-    names = ", ".join(f"_s{i}" for i, _ in snips)
-    # Snippet functions are named by their global index; the driver reports them by position.
-    script = _DRIVER.format(setup=textwrap.dedent(setup), funcs=funcs, names=names, timeout=int(per_snippet_timeout))
+def _run_batch(snippets, setup, arch, timeout, per_snippet_timeout):
+    """Run the snippets in one subprocess: one :class:`DSLResult` each."""
     with tempfile.NamedTemporaryFile("w", suffix="_dsl_batch.py", delete=False) as fh:
-        fh.write(script)
-        path = fh.name
+        fh.write(_DRIVER.format(setup=textwrap.dedent(setup), timeout=int(per_snippet_timeout),
+                                funcs="\n\n".join(map(_snippet_function, snippets))))
     try:
-        proc = subprocess.run(
-            [sys.executable, path], capture_output=True, text=True, timeout=timeout, env=_env(arch)
-        )
-        stdout, stderr, rc, ended = proc.stdout, proc.stderr, proc.returncode, "exit"
+        proc = subprocess.run([sys.executable, fh.name], capture_output=True, text=True, timeout=timeout,
+                              env={"CUTE_DSL_ARCH": arch, "MPLBACKEND": "Agg", **os.environ})
+        stdout = proc.stdout
     except subprocess.TimeoutExpired as e:
-        stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        stderr = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
-        rc, ended = None, "timeout"
+        proc, stdout = None, (e.stdout or b"").decode()  # the output so far, as bytes even with text=True
     finally:
-        os.unlink(path)
-    results = {}
-    done = False
-    compile_error = None
-    for line in stdout.splitlines():
-        if not line.startswith("@@LLR "):
-            continue
-        k, status, value, typ, msg = json.loads(line[6:])
-        if k == -2:
-            done = True
-        elif k == -1:
-            compile_error = msg
-        else:
-            results[snips[k][0]] = DSLResult(status, value, typ, msg)
-    if ended == "timeout":
-        how = f"timed out after {timeout:.0f} s"
-    elif rc is not None and rc < 0:
-        try:
-            how = f"process killed by {signal.Signals(-rc).name}"
-        except ValueError:
-            how = f"process killed by signal {-rc}"
-    elif not done:
+        os.unlink(fh.name)
+    lines = [json.loads(line[6:]) for line in stdout.splitlines() if line.startswith("@@LLR ")]
+    results = {k: DSLResult(*result) for k, *result in lines if k >= 0}
+    compile_errors = [msg for k, *_, msg in lines if k == -1]
+    if compile_errors:
+        missing = DSLResult("error", message=f"compile failed: {compile_errors[0]}")
+    elif proc is None:
+        missing = DSLResult("timeout", message=f"DSL subprocess timed out after {timeout:.0f} s")
+    else:  # the zygote itself died: the DSL does not import here, or the setup code failed
+        rc = proc.returncode
         how = f"process exited with status {rc}"
-    else:
-        how = None
-    tail = "\n".join(stderr.strip().splitlines()[-5:])
-    return results, how, tail, compile_error
+        if rc < 0:
+            try:
+                how = f"process killed by {signal.Signals(-rc).name}"
+            except ValueError:
+                how = f"process killed by signal {-rc}"
+        tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+        missing = DSLResult("error", message=f"DSL subprocess failed ({how}); stderr: {tail}")
+    return [results.get(k, missing) for k in range(len(snippets))]
 
 
-_MEMO: dict = {}
+_MEMO = {}
 
 
-def dsl_eval(
-    snippets: Sequence[str],
-    setup: str = "",
-    *,
-    arch: str = "sm_90a",
-    timeout: float = 600.0,
-    child_timeout: float = 120.0,
-) -> list[DSLResult]:
+def dsl_eval(snippets: Sequence[str], setup: str = "", *, arch: str = "sm_90a", timeout: float = 600.0,
+             child_timeout: float = 120.0) -> list[DSLResult]:
     """Evaluate each snippet inside one ``@cute.jit`` trace (one subprocess, one ``cute.compile``).
 
-    Returns one :class:`DSLResult` per snippet, in order.  If the DSL is unavailable, every result is an
-    ``"error"`` carrying :data:`SKIP_REASON` (callers normally skip before calling).
-    The subprocess imports the DSL once and runs the batch in a forked child; a native crash or a hang
-    (``child_timeout`` seconds for one snippet) is pinned on the first snippet without a result and the rest
-    run again in a new child, so one bad input never hides the others and costs only a fork.
+    Returns one :class:`DSLResult` per snippet, in order (without the DSL, ``"error"`` with :data:`SKIP_REASON`).
+    A native crash or a hang (``child_timeout`` seconds for one snippet) is pinned on the snippet that caused
+    it and the rest run on in a new child, so one bad input never hides the others.
 
     >>> rs = dsl_eval(["cute.make_layout((4,6), stride=(6,1))", "cute.size(cute.make_layout((4,6)))", "1/0"])
     >>> [(r.status, r.value) for r in rs]
@@ -273,37 +204,14 @@ def dsl_eval(
     snippets = list(snippets)
     if not HAVE_DSL:
         return [DSLResult("error", message=f"CuTe DSL unavailable: {SKIP_REASON}") for _ in snippets]
-    out: list[DSLResult | None] = [None] * len(snippets)
-    todo = []
-    for i, s in enumerate(snippets):
-        key = (DSL_VERSION, arch, setup, s)
-        if key in _MEMO:
-            out[i] = _MEMO[key]
-            continue
-        err = _syntax_error(s)
-        if err:
-            out[i] = DSLResult("error", message=err)
-        else:
-            todo.append((i, s))
+    keys = [(DSL_VERSION, arch, setup, s) for s in snippets]
+    out = [_MEMO.get(key) or _syntax_error(s) for key, s in zip(keys, snippets)]
+    todo = [i for i, r in enumerate(out) if r is None]
     if todo:
-        # One subprocess: child crashes and hangs are already pinned on their snippets by the zygote.
-        results, how, tail, compile_error = _run_batch(todo, setup, arch, timeout, child_timeout)
-        for i, r in results.items():
+        for i, r in zip(todo, _run_batch([snippets[i] for i in todo], setup, arch, timeout, child_timeout)):
             out[i] = r
-        missing = [i for i, _ in todo if i not in results]
-        if missing:
-            if compile_error is not None:
-                why, status = f"compile failed: {compile_error}", "error"
-            elif how is not None and how.startswith("timed out"):
-                why, status = f"DSL subprocess {how}", "timeout"
-            else:
-                # the zygote itself died: the DSL does not import here, or the setup code failed
-                why, status = f"DSL subprocess failed ({how or 'ended early'}); stderr: {tail}", "error"
-            for i in missing:
-                out[i] = DSLResult(status, message=why)
-    for i, s in enumerate(snippets):
-        _MEMO[(DSL_VERSION, arch, setup, s)] = out[i]
-    return out  # type: ignore[return-value]
+    _MEMO.update(zip(keys, out))
+    return out
 
 
 def dsl_value(snippet: str, setup: str = "") -> str:
@@ -316,6 +224,15 @@ def dsl_value(snippet: str, setup: str = "") -> str:
     if not r.ok:
         raise RuntimeError(f"CuTe DSL {r.status} on {snippet!r}: {r.message}")
     return r.value  # type: ignore[return-value]
+
+
+def _first_line(r):
+    return r.message.splitlines()[0] if r.message else ""
+
+
+def _printed(ours):
+    """How ``layoutlab``'s result prints, the CuTe way."""
+    return ours if isinstance(ours, str) else format_tree(ours)
 
 
 def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
@@ -332,24 +249,19 @@ def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
         print(f"(CuTe DSL check skipped: {SKIP_REASON})")
         return None
     (r,) = dsl_eval([snippet], setup)
-    if r.ok:
-        print(f"CuTe DSL : {r.value}")
-    else:
-        print(f"CuTe DSL {r.status}: {r.message.splitlines()[0] if r.message else ''}")
+    print(f"CuTe DSL : {r.value}" if r.ok else f"CuTe DSL {r.status}: {_first_line(r)}")
     if ours is not None:
-        mine = ours if isinstance(ours, str) else format_tree(ours)
-        verdict = "identical" if r.ok and r.value == mine else "DIFFERENT"
-        print(f"layoutlab: {mine}   [{verdict}]")
+        mine = _printed(ours)
+        print(f"layoutlab: {mine}   [{'identical' if r.ok and r.value == mine else 'DIFFERENT'}]")
     return r
 
 
 def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult] | None:
     """Notebook helper: ask the DSL for each ``(label, snippet, ours)`` in one batch; print both; stop on a difference.
 
-    ``ours`` is what ``layoutlab`` computed (compared by its printed form; ``None`` shows the DSL's answer
-    alone, e.g. for an error the DSL raises). A disagreement raises ``AssertionError``: the book promises
-    identical results, so a drift must stop the notebook rather than scroll past. Without the DSL, or with
-    a DSL that cannot run here, it prints a visible note and returns ``None``.
+    ``ours`` is what ``layoutlab`` computed, compared by its printed form (``None``: show the DSL's answer alone,
+    e.g. an error it raises). A disagreement raises ``AssertionError``, so a drift stops the notebook; without a
+    DSL that runs here it prints a visible note and returns ``None``.
 
     >>> from layoutlab import Layout
     >>> checked = dsl_check([("row-major", "cute.make_layout((4,6), stride=(6,1))", Layout((4,6),(6,1))),
@@ -358,20 +270,18 @@ def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult
     size             CuTe DSL: 24  [identical]
     """
     rows = list(rows)
-    if not HAVE_DSL:
-        print(f"(CuTe DSL comparison skipped: {SKIP_REASON})")
-        return None
     results = dsl_eval([snippet for _, snippet, _ in rows], setup)
-    if not any(r.ok for r in results):   # installed but unusable here (e.g. a broken CUDA toolkit install)
-        first = (results[0].message or "").splitlines()[:1] if results else []
-        print(f"(CuTe DSL comparison skipped: the DSL is installed but failed: {first[0] if first else '?'})")
+    if not any(r.ok for r in results):   # not installed, or unusable here (e.g. a broken CUDA toolkit install)
+        first = _first_line(results[0]) if results else ""
+        why = f"the DSL is installed but failed: {first or '?'}" if HAVE_DSL else SKIP_REASON
+        print(f"(CuTe DSL comparison skipped: {why})")
         return None
     differ = []
     for (label, _, ours), r in zip(rows, results):
-        theirs = r.value if r.ok else f"<{r.status}: {r.message.splitlines()[0] if r.message else ''}>"
-        mine = None if ours is None else (ours if isinstance(ours, str) else format_tree(ours))
-        verdict = "" if mine is None else ("  [identical]" if mine == theirs else f"  [layoutlab: {mine}]")
-        if mine is not None and mine != theirs:
+        theirs = r.value if r.ok else f"<{r.status}: {_first_line(r)}>"
+        mine = theirs if ours is None else _printed(ours)
+        verdict = "" if ours is None else "  [identical]" if mine == theirs else f"  [layoutlab: {mine}]"
+        if mine != theirs:
             differ.append(label)
         if "\n" in theirs:   # a multi-line print (atoms, tiled MMAs): indented under its label
             print(f"{label}: CuTe DSL prints{verdict}\n  " + theirs.replace("\n", "\n  "))

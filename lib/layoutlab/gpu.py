@@ -1,16 +1,14 @@
-"""Is there a usable CUDA GPU here, and which one?
+"""Is there a usable CUDA GPU here, and which one? And the results recorded on one, for machines without.
 
-The course runs on a laptop; only the kernel chapters need a GPU. This module answers without importing a
-GPU library at module import time, and never raises: notebooks and tests ask :func:`available` and show
-:func:`reason` when the answer is no.
-
-On a laptop ``available()`` is False, ``compute_capability()`` None and ``reason()`` says why, e.g.
-``'no CUDA driver found (libcuda.so could not be loaded)'``; each function's example holds on any machine.
+Only the kernel chapters need a GPU. Detection asks the CUDA driver API (``cuInit``, ``cuDeviceGetAttribute``)
+through ctypes, imports no GPU library and never raises: on a laptop ``available()`` is False and ``reason()``
+says why, e.g. ``'no CUDA driver found (libcuda.so could not be loaded)'``.
 """
 
 import ctypes
 import datetime
 import functools
+import gzip
 import json
 import os
 import platform
@@ -19,9 +17,8 @@ from pathlib import Path
 __all__ = ["available", "compute_capability", "name", "reason", "is_hopper", "is_ampere_or_newer",
            "RESULTS_DIR", "load_result", "recorded_note"]
 
-# The recorded results live in the repository's results/; lib/layoutlab/_results links to it, and a wheel
-# carries the JSON records there as package data (pyproject.toml), so a checkout and an install read the
-# same place.
+# The recorded results: lib/layoutlab/_results links to the repository's results/ and a wheel carries the
+# records there as package data (pyproject.toml), so a checkout and an install read the same place.
 RESULTS_DIR = Path(__file__).resolve().parent / "_results"
 
 
@@ -36,12 +33,10 @@ def _probe():
         return None, None, "no CUDA driver found (libcuda.so could not be loaded)"
     if cuda.cuInit(0) != 0:
         return None, None, "the CUDA driver is present but cuInit failed (no usable GPU)"
-    count = ctypes.c_int(0)
+    count, dev, major, minor = (ctypes.c_int(0) for _ in range(4))
     if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
         return None, None, "the CUDA driver found no GPU"
-    dev = ctypes.c_int(0)
     cuda.cuDeviceGet(ctypes.byref(dev), 0)
-    major, minor = ctypes.c_int(0), ctypes.c_int(0)
     cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, dev)  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
     cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev)  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
     buf = ctypes.create_string_buffer(256)
@@ -112,12 +107,10 @@ def load_result(name):
     >>> bench["gpu"], sorted(bench["versions"])[:2]
     ('NVIDIA H100 80GB HBM3', ['cuda_runtime', 'cupy'])
     """
-    path = RESULTS_DIR / f"{name}.json"
-    packed = path.with_name(path.name + ".gz")
+    path, packed = RESULTS_DIR / f"{name}.json", RESULTS_DIR / f"{name}.json.gz"
     if path.exists():
         return json.loads(path.read_text())
     if packed.exists():
-        import gzip
         return json.loads(gzip.decompress(packed.read_bytes()))
     raise FileNotFoundError(f"no recorded result {path.name} under {RESULTS_DIR}")
 

@@ -1,15 +1,10 @@
 """Answer checks for exercise test cells: say *where* a student's answer differs, not just that it does.
 
-Every ``check_*`` returns ``None`` when the answer is right and otherwise raises :class:`WrongAnswer`, an
-``AssertionError`` (nbgrader counts a test cell as failed when it raises), whose message names the answer,
-what is wrong with it and what would be valid.  Wrong *types* get the same treatment: a list where a tuple
-was asked for is accepted, a float or a bool where an integer was asked for is explained.
-
-``reveal`` decides whether the message may show the expected value.  Visible tests in the exercises use
-``reveal=False`` when the value *is* the answer (they still say which entry, coordinate or bit is wrong);
-hidden tests, whose messages students only see in their feedback, use the default ``reveal=True``.
-
-Example::
+Every ``check_*`` returns ``None`` when the answer is right and otherwise raises :class:`WrongAnswer` (an
+``AssertionError``, so nbgrader counts the test cell as failed) naming the answer, what is wrong with it and
+what would be valid; wrong *types* too (a list stands for a tuple, a float or a bool is no integer).
+``reveal=False`` (visible tests, where the value *is* the answer) keeps the expected value out of the message
+but still says which entry, coordinate or bit is wrong; hidden tests keep the default ``reveal=True``.
 
     >>> from layoutlab import make_layout
     >>> check_layout("(4,6):(1,4)", make_layout((4,6), stride=(6,1)), name="stride_a")
@@ -22,26 +17,19 @@ Example::
 from __future__ import annotations
 
 import ast
+import base64
 import numbers
+import re
+from itertools import zip_longest
 
 import numpy as np
 
 from .errors import LayoutError
-from .inttuple import format_int_tuple, format_tree, idx2crd, is_tuple, leaf_paths, leaves, product, transform_leaf
+from .inttuple import format_tree, idx2crd, leaf_paths, leaves, product, transform_leaf
 from .layout import Layout, parse_layout
 
-__all__ = [
-    "WrongAnswer",
-    "check_int",
-    "check_int_tuple",
-    "check_choice",
-    "check_layout",
-    "as_layout",
-    "check_f2_matrix",
-    "check_function",
-    "check_reasoned",
-    "check_that",
-]
+__all__ = ["WrongAnswer", "check_int", "check_int_tuple", "check_choice", "check_layout", "as_layout",
+           "check_f2_matrix", "check_function", "check_reasoned", "check_that"]
 
 # Text grids larger than this are cut, so that a message stays readable.
 _MAX_ROWS, _MAX_COLS = 16, 16
@@ -53,6 +41,10 @@ class WrongAnswer(AssertionError):
     >>> issubclass(WrongAnswer, AssertionError)       # nbgrader counts the test cell as failed
     True
     """
+
+
+def _hint(hint, sep=" "):
+    return f"{sep}Hint: {hint}" if hint else ""
 
 
 # --------------------------------------------------------------------------- scalars and tuples
@@ -70,9 +62,8 @@ def _as_int(x, name):
 
 
 def check_int(answer, expected: int, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
-    """``answer`` must be the integer ``expected``.
-
-    With ``reveal=False`` a wrong message says only whether the answer is too large or too small.
+    """``answer`` must be the integer ``expected``; with ``reveal=False`` a wrong one is only called too large
+    or too small.
 
     >>> check_int(4, 4)
     >>> check_int(8, 4, "degree", reveal=False)
@@ -81,34 +72,28 @@ def check_int(answer, expected: int, name: str = "answer", *, reveal: bool = Tru
     layoutlab.grading.WrongAnswer: degree = 8 is too large.
     """
     value = _as_int(answer, name)
-    if value == expected:
-        return
-    if reveal:
-        msg = f"{name} = {value}, expected {expected}."
-    else:
-        msg = f"{name} = {value} is too {'large' if value > expected else 'small'}."
-    raise WrongAnswer(msg + (f" Hint: {hint}" if hint else ""))
+    if value != expected:
+        raise WrongAnswer((f"{name} = {value}, expected {expected}." if reveal else
+                           f"{name} = {value} is too {'large' if value > expected else 'small'}.") + _hint(hint))
 
 
-def _normalise_tuple(x, name, path="", allow_none=False):
-    """Lists become tuples, numpy integers become ints; anything else non-integral is a WrongAnswer."""
-    if isinstance(x, (tuple, list)):
-        return tuple(_normalise_tuple(e, name, f"{path}[{i}]", allow_none) for i, e in enumerate(x))
+def _normalise(x, leaf, path=""):
+    """``x`` with lists and numpy arrays as tuples and every leaf ``e`` as ``leaf(e, path)`` (path: ``[1][0]``)."""
     if isinstance(x, np.ndarray):
-        return _normalise_tuple(x.tolist(), name, path, allow_none)
-    if x is None and allow_none:
-        return None
-    return _as_int(x, f"{name}{path}")
+        x = x.tolist()
+    if isinstance(x, (tuple, list)):
+        return tuple(_normalise(e, leaf, f"{path}[{i}]") for i, e in enumerate(x))
+    return leaf(x, path)
+
+
+def _plain(x, path=""):
+    """numpy integers as ints, anything else (bools too) as it is."""
+    return int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else x
 
 
 def _profile(t):
     """The nesting of ``t`` with every leaf shown as ``_``: ``(_,(_,_))``."""
     return format_tree(transform_leaf(t, lambda _: None))
-
-
-def _differences(a, b):
-    """``(path, a_leaf, b_leaf)`` for every leaf where ``a`` and ``b`` (same profile) differ, in order."""
-    return [(p, x, y) for p, x, y in zip(leaf_paths(a), leaves(a), leaves(b)) if x != y]
 
 
 def check_int_tuple(answer, expected, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
@@ -123,29 +108,25 @@ def check_int_tuple(answer, expected, name: str = "answer", *, reveal: bool = Tr
     layoutlab.grading.WrongAnswer: stride_a = (1,6): entry [0] is 1, which is not right (entries [0], [1] are wrong).
     """
     if not isinstance(expected, tuple):
-        check_int(answer, expected, name, reveal=reveal, hint=hint)
-        return
-    hint = f" Hint: {hint}" if hint else ""
+        return check_int(answer, expected, name, reveal=reveal, hint=hint)
+    hint = _hint(hint)
+    profile = _profile(expected)
     if not isinstance(answer, (tuple, list, np.ndarray)):
         raise WrongAnswer(f"{name} = {answer!r} is a {type(answer).__name__}; give a tuple with the nesting "
-                          f"{_profile(expected)}, e.g. {_profile(expected).replace('_', '1')}.{hint}")
-    value = _normalise_tuple(answer, name, allow_none=True)
-    if _profile(value) != _profile(expected):
+                          f"{profile}, e.g. {profile.replace('_', '1')}.{hint}")
+    value = _normalise(answer, lambda e, path: None if e is None else _as_int(e, name + path))
+    if _profile(value) != profile:
         raise WrongAnswer(f"{name} = {format_tree(value)} has the nesting {_profile(value)}, but the answer has the "
-                          f"nesting {_profile(expected)} (one integer per '_').{hint}")
-    wrong = _differences(value, expected)
+                          f"nesting {profile} (one integer per '_').{hint}")
+    wrong = [("".join(f"[{i}]" for i in p), format_tree(x), format_tree(y))
+             for p, x, y in zip(leaf_paths(value), leaves(value), leaves(expected)) if x != y]
     if not wrong:
         return
-    path, got, want = wrong[0]
-    where = "".join(f"[{i}]" for i in path)
-    if reveal:
-        msg = f"{name} = {format_tree(value)}, expected {format_tree(expected)}: entry {where} is " \
-              f"{format_tree(got)}, expected {format_tree(want)}."
-    else:
-        listed = ", ".join("".join(f"[{i}]" for i in p) for p, _, _ in wrong)
-        msg = f"{name} = {format_tree(value)}: entry {where} is {format_tree(got)}, which is not right " \
-              f"(entr{'y' if len(wrong) == 1 else 'ies'} {listed} {'is' if len(wrong) == 1 else 'are'} wrong)."
-    raise WrongAnswer(msg + hint)
+    (where, got, want), listed = wrong[0], ", ".join(w for w, _, _ in wrong)
+    entries = f"entry {listed} is" if len(wrong) == 1 else f"entries {listed} are"
+    verdict = f", expected {format_tree(expected)}: entry {where} is {got}, expected {want}." if reveal else \
+        f": entry {where} is {got}, which is not right ({entries} wrong)."
+    raise WrongAnswer(f"{name} = {format_tree(value)}{verdict}{hint}")
 
 
 def check_choice(answer, expected, options, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
@@ -158,12 +139,10 @@ def check_choice(answer, expected, options, name: str = "answer", *, reveal: boo
     layoutlab.grading.WrongAnswer: atom = '256B' is not one of the options '32B', '64B', '128B'.
     """
     if answer not in list(options) or isinstance(answer, bool) != isinstance(expected, bool):
-        listed = ", ".join(repr(o) for o in options)
-        raise WrongAnswer(f"{name} = {answer!r} is not one of the options {listed}.")
-    if answer == expected:
-        return
-    msg = f"{name} = {answer!r}, expected {expected!r}." if reveal else f"{name} = {answer!r} is not right."
-    raise WrongAnswer(msg + (f" Hint: {hint}" if hint else ""))
+        raise WrongAnswer(f"{name} = {answer!r} is not one of the options {', '.join(map(repr, options))}.")
+    if answer != expected:
+        msg = f"{name} = {answer!r}, expected {expected!r}." if reveal else f"{name} = {answer!r} is not right."
+        raise WrongAnswer(msg + _hint(hint))
 
 
 # --------------------------------------------------------------------------- layouts
@@ -183,7 +162,7 @@ def as_layout(x, name: str = "answer") -> Layout:
         if isinstance(x, str):
             return parse_layout(x)
         if isinstance(x, (tuple, list)) and len(x) == 2:
-            return Layout(_normalise_tuple(x[0], name), _normalise_tuple(x[1], name))
+            return Layout(*(_normalise(t, lambda e, path: _as_int(e, name + path)) for t in x))
     except LayoutError as err:
         raise WrongAnswer(f"{name} = {x!r} is not a valid layout: {err}") from None
     raise WrongAnswer(f"{name} = {x!r} is a {type(x).__name__}; give a layout: make_layout(shape, stride=...), "
@@ -197,73 +176,49 @@ def _values(layout):
     return np.array([format_tree(layout(k)) for k in range(layout.size())], dtype=object)
 
 
-def _grid_dims(shape):
+def _grid_dims(layout):
     """Rows and columns of the 2-D picture of a layout: mode 0 down, everything else across."""
-    if not is_tuple(shape) or len(shape) == 1:
-        return 1, product(shape)
-    return product(shape[0]), product(shape) // product(shape[0])
+    rows = product(layout.shape[0]) if layout.rank() > 1 else 1
+    return rows, layout.size() // rows
 
 
 def _text_grid(values, rows, cols, diff):
     """Offsets as a rows x cols table (index = r + rows*c, CuTe's column-major order), wrong ones bracketed."""
-    cells = [["" for _ in range(min(cols, _MAX_COLS))] for _ in range(min(rows, _MAX_ROWS))]
-    for r in range(len(cells)):
-        for c in range(len(cells[0])):
-            k = r + rows * c
-            v = str(values[k])
-            cells[r][c] = f"[{v}]" if diff[k] else f" {v} "
+    cells = [[f"[{values[k]}]" if diff[k] else f" {values[k]} " for k in range(r, rows * min(cols, _MAX_COLS), rows)]
+             for r in range(min(rows, _MAX_ROWS))]
     width = max(len(x) for row in cells for x in row)
-    lines = [" ".join(x.rjust(width) for x in row) + (" ..." if cols > _MAX_COLS else "") for row in cells]
-    if rows > _MAX_ROWS:
-        lines.append("...")
-    return lines
+    more = " ..." if cols > _MAX_COLS else ""
+    return [" ".join(x.rjust(width) for x in row) + more for row in cells] + (["..."] if rows > _MAX_ROWS else [])
 
 
-def _side_by_side(left, right, titles):
-    w = max([len(x) for x in left] + [len(titles[0])])
-    out = [titles[0].ljust(w) + "   " + titles[1]]
-    for i in range(max(len(left), len(right))):
-        a = left[i] if i < len(left) else ""
-        b = right[i] if i < len(right) else ""
-        out.append(a.ljust(w) + "   " + b)
-    return "\n".join(out)
+def _table(title, got, expected=None):
+    """``title`` over the lines ``got``; given ``expected`` (when revealing), "expected" over those, to the right."""
+    if expected is None:
+        return "\n".join([title, *got])
+    w = max(map(len, [title, *got]))
+    return "\n".join(a.ljust(w) + "   " + b for a, b in zip_longest([title, *got], ["expected", *expected],
+                                                                     fillvalue=""))
 
 
 def _show_picture(answer: Layout, expected: Layout, name: str, wrong_cells):
-    """In a notebook, show both layouts side by side (:func:`layoutlab.viz.draw_layout`), wrong cells outlined.
-
-    The picture adds to the text table of the message, which is always there; so when there is no
-    notebook, or a layout cannot be drawn as a grid (rank above 2), nothing is shown.
-    """
+    """In a notebook, draw both layouts side by side (:func:`layoutlab.viz.draw_layout`), wrong cells outlined;
+    nothing without a notebook or matplotlib, or for a layout of rank above 2 (the message has the text table)."""
     try:
         from IPython import get_ipython
         from IPython.display import HTML, display
-    except ImportError:
-        return
-    if get_ipython() is None or _rank(answer) > 2 or _rank(expected) > 2:
-        return
-    import base64
 
-    try:
-        from . import viz
-    except ImportError:  # no matplotlib: the text table in the message is the picture
-        return
-
-    images = []
-    for layout, title in ((answer, f"{name} = {answer}"), (expected, f"expected: {expected}")):
-        same_grid = _grid_dims(layout.shape) == _grid_dims(expected.shape)
-        try:
-            fig = viz.draw_layout(layout, title=title, highlight=wrong_cells if same_grid else None)
-        except LayoutError:  # e.g. a coordinate layout: the text table says it all
+        if get_ipython() is None or max(answer.rank(), expected.rank()) > 2:
             return
-        images.append(base64.b64encode(viz.figure_to_png(fig)).decode())
-    display(HTML('<div style="display:flex;gap:1em;align-items:flex-start">' +
-                 "".join(f'<img src="data:image/png;base64,{b}"/>' for b in images) + "</div>"))
+        from . import viz
 
-
-def _rank(layout: Layout) -> int:
-    """Number of top-level modes (a bare integer shape is rank 1)."""
-    return len(layout.shape) if is_tuple(layout.shape) else 1
+        same_grid = _grid_dims(answer) == _grid_dims(expected)
+        figs = [viz.draw_layout(answer, title=f"{name} = {answer}", highlight=wrong_cells if same_grid else None),
+                viz.draw_layout(expected, title=f"expected: {expected}", highlight=wrong_cells)]
+    except (ImportError, LayoutError):  # no matplotlib, or e.g. a coordinate layout: the text table says it all
+        return
+    images = "".join(f'<img src="data:image/png;base64,{base64.b64encode(viz.figure_to_png(f)).decode()}"/>'
+                     for f in figs)
+    display(HTML(f'<div style="display:flex;gap:1em;align-items:flex-start">{images}</div>'))
 
 
 def check_layout(answer, expected, name: str = "answer", *, exact: bool = False, reveal: bool = True,
@@ -273,11 +228,9 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
     Math: two layouts are equal as functions when they have the same size ``n`` and ``A(k) == E(k)`` for
     every 1-D index ``k`` in ``[0, n)``.  ``exact=True`` also requires the same shape and stride, i.e. the
     very form the CuTe DSL prints (``(2,4):(1,2)`` and ``8:1`` are the same function, written differently).
-
-    ``answer`` may be a :class:`~layoutlab.Layout`, a string in CuTe notation or a pair ``(shape, stride)``.
-    On a mismatch the message gives the first differing index with its coordinate, both offsets, the
-    number of differing offsets, and a side-by-side table (wrong entries in brackets); in a notebook the
-    two layouts are also drawn next to each other.  ``reveal=False`` leaves out the expected offsets.
+    ``answer`` is anything :func:`as_layout` accepts. A mismatch names the first differing index, its coordinate
+    and both offsets, counts the differing offsets and shows both as tables (wrong entries in brackets; in a
+    notebook also drawn side by side); ``reveal=False`` leaves out the expected offsets.
 
     >>> check_layout("(2,4):(1,2)", "8:1")                 # the same function
     >>> check_layout("(2,4):(1,2)", "8:1", exact=True)
@@ -285,35 +238,28 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
     ...
     layoutlab.grading.WrongAnswer: answer = (2,4):(1,2) computes the right offsets but is not written the way CuTe writes the result: expected 8:1.
     """
-    hint = f"\nHint: {hint}" if hint else ""
+    hint = _hint(hint, "\n")
     got = as_layout(answer, name)
     want = expected if isinstance(expected, Layout) else parse_layout(expected)
     if got.size() != want.size():
-        want_part = f"a layout of size {want.size()} (shape {format_int_tuple(want.shape)})" if reveal else \
-            f"a layout of size {want.size()}"
-        raise WrongAnswer(f"{name} = {got} has size {got.size()}, but the answer is {want_part}.{hint}")
+        shape = f" (shape {format_tree(want.shape)})" if reveal else ""
+        raise WrongAnswer(f"{name} = {got} has size {got.size()}, but the answer is a layout of size "
+                          f"{want.size()}{shape}.{hint}")
     a, e = _values(got), _values(want)
     diff = a != e
     if diff.any():
         k = int(np.argmax(diff))
-        crd = format_tree(idx2crd(k, want.shape))
-        rows, cols = _grid_dims(want.shape)
-        if reveal:
-            head = (f"{name} = {got} is not the right layout: at index {k} (coordinate {crd}) it gives {a[k]}, "
-                    f"expected {e[k]}; {int(diff.sum())} of {len(a)} offsets differ.")
-            table = _side_by_side(_text_grid(a, rows, cols, diff), _text_grid(e, rows, cols, diff),
-                                  (f"{name} (wrong entries in [ ])", "expected"))
-        else:
-            head = (f"{name} = {got} is not the right layout: at index {k} (coordinate {crd}) it gives {a[k]}, "
-                    f"which is wrong; {int(diff.sum())} of {len(a)} offsets differ.")
-            table = "\n".join([f"{name} (wrong entries in [ ])"] + _text_grid(a, rows, cols, diff))
+        rows, cols = _grid_dims(want)
+        table = _table(f"{name} (wrong entries in [ ])", _text_grid(a, rows, cols, diff),
+                       _text_grid(e, rows, cols, diff) if reveal else None)
         if picture and reveal:
-            wrong_cells = {(int(i) % rows, int(i) // rows) for i in np.flatnonzero(diff)}
-            _show_picture(got, want, name, wrong_cells)
-        raise WrongAnswer(f"{head}\n{table}{hint}")
-    if exact and (got.shape != want.shape or got.stride != want.stride):
-        written = f": expected {want}." if reveal else \
-            f" (the result has shape nesting {_profile(want.shape)})."
+            _show_picture(got, want, name, {(int(i) % rows, int(i) // rows) for i in np.flatnonzero(diff)})
+        verdict = f"expected {e[k]}" if reveal else "which is wrong"
+        raise WrongAnswer(f"{name} = {got} is not the right layout: at index {k} (coordinate "
+                          f"{format_tree(idx2crd(k, want.shape))}) it gives {a[k]}, {verdict}; {int(diff.sum())} of "
+                          f"{len(a)} offsets differ.\n{table}{hint}")
+    if exact and got != want:  # the same shape and stride
+        written = f": expected {want}." if reveal else f" (the result has shape nesting {_profile(want.shape)})."
         raise WrongAnswer(f"{name} = {got} computes the right offsets but is not written the way CuTe writes "
                           f"the result{written}{hint}")
 
@@ -322,7 +268,12 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
 
 
 def _bits(col):
-    return "".join(str(int(b)) for b in col[::-1]) or "0"
+    return "".join(map(str, col[::-1])) or "0"
+
+
+def _matrix_lines(m, wrong):
+    marks = "".join(" v" if j in wrong else "  " for j in range(m.shape[1]))
+    return ["     " + marks] + [f"y{i:<2} [" + "".join(f" {b}" for b in row) + " ]" for i, row in enumerate(m)]
 
 
 def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
@@ -339,7 +290,7 @@ def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = Tr
     layoutlab.grading.WrongAnswer: S: column 0 (the image of input bit 0) is 0b01, expected 0b11; 1 of 2 columns differ.
     ...
     """
-    hint = f"\nHint: {hint}" if hint else ""
+    hint = _hint(hint, "\n")
     want = np.asarray(expected, dtype=np.int64)
     try:
         got = np.asarray(answer)
@@ -351,42 +302,24 @@ def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = Tr
     if got.shape != want.shape:
         raise WrongAnswer(f"{name} has shape {got.shape[0]}x{got.shape[1]}, but the map has {want.shape[0]} output "
                           f"bits (rows) and {want.shape[1]} input bits (columns).{hint}")
-    if not np.isin(got, (0, 1)).all():
-        bad = tuple(int(i) for i in np.argwhere(~np.isin(got, (0, 1)))[0])
-        raise WrongAnswer(f"{name}[{bad[0]}][{bad[1]}] = {got[bad].item()!r}; entries of a matrix over F2 are 0 or 1 "
+    bad = np.argwhere(~np.isin(got, (0, 1)))
+    if len(bad):
+        i, j = bad[0]
+        raise WrongAnswer(f"{name}[{i}][{j}] = {got[i, j].item()!r}; entries of a matrix over F2 are 0 or 1 "
                           f"(2 = 0 and 3 = 1 mod 2: reduce them).{hint}")
     got = got.astype(np.int64)
-    wrong = [j for j in range(want.shape[1]) if not np.array_equal(got[:, j], want[:, j])]
-    if not wrong:
-        return
-    j = wrong[0]
-    if reveal:
-        head = (f"{name}: column {j} (the image of input bit {j}) is 0b{_bits(got[:, j])}, expected "
-                f"0b{_bits(want[:, j])}; {len(wrong)} of {want.shape[1]} columns differ.")
-        body = _side_by_side(_matrix_lines(got, wrong), _matrix_lines(want, wrong),
-                             (f"{name} (wrong columns marked v)", "expected"))
-    else:
-        head = (f"{name}: column {j} (the image of input bit {j}) is 0b{_bits(got[:, j])}, which is wrong; "
-                f"wrong columns: {', '.join(map(str, wrong))}.")
-        body = "\n".join([f"{name} (wrong columns marked v)"] + _matrix_lines(got, wrong))
-    raise WrongAnswer(f"{head}\n{body}{hint}")
-
-
-def _matrix_lines(m, wrong):
-    marks = "".join(" v" if j in wrong else "  " for j in range(m.shape[1]))
-    return ["     " + marks] + [f"y{i:<2} [" + "".join(f" {int(b)}" for b in row) + " ]" for i, row in enumerate(m)]
+    wrong = list(np.flatnonzero((got != want).any(axis=0)))
+    if wrong:
+        j = wrong[0]
+        verdict = f"expected 0b{_bits(want[:, j])}; {len(wrong)} of {want.shape[1]} columns differ." if reveal else \
+            f"which is wrong; wrong columns: {', '.join(map(str, wrong))}."
+        table = _table(f"{name} (wrong columns marked v)", _matrix_lines(got, wrong),
+                       _matrix_lines(want, wrong) if reveal else None)
+        raise WrongAnswer(f"{name}: column {j} (the image of input bit {j}) is 0b{_bits(got[:, j])}, {verdict}\n"
+                          f"{table}{hint}")
 
 
 # --------------------------------------------------------------------------- functions
-
-
-def _normalise_result(x):
-    """Lists and numpy arrays become tuples, numpy integers ints; other values stay as they are."""
-    def leaf(e):
-        if isinstance(e, np.ndarray):
-            return _normalise_result(e.tolist())
-        return int(e) if isinstance(e, numbers.Integral) and not isinstance(e, bool) else e
-    return transform_leaf(x, leaf)
 
 
 def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
@@ -404,30 +337,21 @@ def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: boo
     """
     if not callable(fn):
         raise WrongAnswer(f"{name} = {fn!r} is a {type(fn).__name__}; define it as a function with def {name}(...):")
-    hint = f" Hint: {hint}" if hint else ""
-    first, n_wrong, n = None, 0, 0
+    hint, results = _hint(hint), []
     for x in inputs:
         args = x if isinstance(x, tuple) else (x,)
-        n += 1
-        shown = ", ".join(format_tree(_normalise_result(a)) for a in args)
+        shown = ", ".join(format_tree(_normalise(a, _plain)) for a in args)
         try:
-            got = _normalise_result(fn(*args))
+            got = _normalise(fn(*args), _plain)
         except Exception as err:  # noqa: BLE001 - report the student's error with its input
             raise WrongAnswer(f"{name}({shown}) raised {type(err).__name__}: {err}{hint}") from err
-        want = _normalise_result(expected_fn(*args))
-        if got != want:
-            n_wrong += 1
-            if first is None:
-                first = (shown, got, want)
-    if first is None:
-        return
-    shown, got, want = first
-    tail = f"; {n_wrong} of {n} inputs give a wrong result."
-    if reveal:
-        msg = f"{name}({shown}) = {format_tree(got)}, expected {format_tree(want)}{tail}"
-    else:
-        msg = f"{name}({shown}) = {format_tree(got)}, which is wrong{tail}"
-    raise WrongAnswer(msg + hint)
+        results.append((shown, got, _normalise(expected_fn(*args), _plain)))
+    wrong = [r for r in results if r[1] != r[2]]
+    if wrong:
+        shown, got, want = wrong[0]
+        verdict = f"expected {format_tree(want)}" if reveal else "which is wrong"
+        raise WrongAnswer(f"{name}({shown}) = {format_tree(got)}, {verdict}; {len(wrong)} of {len(results)} inputs "
+                          f"give a wrong result.{hint}")
 
 
 # --------------------------------------------------------------------------- properties (visible tests)
@@ -452,55 +376,37 @@ def check_that(condition, message: str) -> None:
 # --------------------------------------------------------------------------- the work, not just the answer
 
 
-def _calls_grading(src):
-    """Whether ``src`` calls a ``grading.check_*`` function: a test cell (the word in a comment does not count)."""
+def _input_history():
+    """The cells run in this IPython shell (none without one)."""
     try:
-        tree = ast.parse(src)
-    except SyntaxError:
-        return False
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
-               and n.func.value.id == "grading" and n.func.attr.startswith("check_") for n in ast.walk(tree))
+        from IPython import get_ipython
 
-
-def _student_cells(sources):
-    """The cells a student wrote or ran: IPython's input history, less the test cells (which call grading)."""
-    if sources is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return []
-        ip = get_ipython()
-        sources = list(ip.user_ns.get("In", [])) if ip is not None else []
-    return [(i, src) for i, src in enumerate(sources) if src and not _calls_grading(src)]
+        return get_ipython().user_ns.get("In", [])
+    except (ImportError, AttributeError):  # no IPython, or no shell running (get_ipython() is None)
+        return []
 
 
 def _forbidden_calls(src, forbidden):
-    """Names in ``forbidden`` that ``src`` calls, directly, as an attribute, or under an import alias."""
+    """Names in ``forbidden`` that the cell ``src`` calls: directly, as an attribute (``x.f(...)`` calls ``f``) or
+    under an import alias; none in a test cell (one that calls ``grading.check_*``) or a cell that does not parse."""
     try:
-        tree = ast.parse(src)
+        nodes = list(ast.walk(ast.parse(src)))
     except SyntaxError:
         return set()
-    aliases = {a.asname: a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-               for a in node.names if a.asname and a.name in forbidden}
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            f = node.func
-            called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-            if called in forbidden:
-                found.add(called)
-            elif called in aliases:
-                found.add(aliases[called])
-    return found
+    calls = [ast.unparse(n.func) for n in nodes if isinstance(n, ast.Call)]
+    if any(re.fullmatch(r"grading\.check_\w*", c) for c in calls):
+        return set()
+    known = {a.asname: a.name for n in nodes if isinstance(n, ast.ImportFrom) for a in n.names
+             if a.asname and a.name in forbidden} | {f: f for f in forbidden}
+    return {known[f] for f in (c.rsplit(".", 1)[-1] for c in calls) if f in known}
 
 
 def check_reasoned(name: str, forbidden, *, hint: str = "", sources=None) -> None:
     """Refuse an answer computed by a library call that does the whole part (the exercise asks for reasoning).
 
-    Scans the code the student ran (IPython's input history, or ``sources``, a list of cell texts; test
-    cells, which call ``grading``, are skipped) for calls to any function named in ``forbidden`` -- by name,
-    as an attribute (``layoutlab.composition``) or under an import alias -- and raises :class:`WrongAnswer`
-    naming the call and the cell. Hidden tests call it so the grade rewards the derivation, not the lookup.
+    Scans the cells the student ran (IPython's input history, or ``sources``, a list of cell texts), less the
+    test cells, for calls to a function named in ``forbidden`` (by name, as ``layoutlab.composition`` or under
+    an import alias). Hidden tests call it, so the grade rewards the derivation, not the lookup.
 
     >>> check_reasoned("comp_a", {"composition"}, sources=["comp_a = '(4,2):(2,1)'"])
     >>> check_reasoned("comp_a", {"composition"}, sources=["import layoutlab as L", "comp_a = L.composition(A, B)"])
@@ -509,10 +415,9 @@ def check_reasoned(name: str, forbidden, *, hint: str = "", sources=None) -> Non
     layoutlab.grading.WrongAnswer: comp_a: your code calls composition(...) (cell 1), which computes this part's answer for you; this part asks you to work it out.
     """
     forbidden = set(forbidden)
-    for i, src in _student_cells(sources):
-        calls = _forbidden_calls(src, forbidden)
+    for i, src in enumerate(_input_history() if sources is None else sources):
+        calls = _forbidden_calls(src, forbidden) if src else set()
         if calls:
             shown = ", ".join(f"{c}(...)" for c in sorted(calls))
-            tail = f" Hint: {hint}" if hint else ""
             raise WrongAnswer(f"{name}: your code calls {shown} (cell {i}), which computes this part's answer "
-                              f"for you; this part asks you to work it out.{tail}")
+                              f"for you; this part asks you to work it out.{_hint(hint)}")
