@@ -9,14 +9,11 @@ A ``wgmma.mma_async`` operand in shared memory is handed to the tensor cores as 
     bits 49-51  base offset             (0 when the swizzle pattern starts on its own boundary)
     bits 62-63  layout type (swizzle)   0 interleave (none), 1 128B, 2 64B, 3 32B
 
-CuTe C++ names the fields in ``union GmmaDescriptor`` (``cute/arch/mma_sm90_desc.hpp``):
-``start_address_``, ``leading_byte_offset_``, ``stride_byte_offset_``, ``base_offset_``, ``layout_type_``;
-:class:`GmmaDescriptor` keeps those names (without the underscore) and holds the *encoded* field values
-(units of 16 bytes), as the union does.
-
-The descriptor can only describe the PTX ISA's *canonical layouts* (§9.7.15.5.1.2.1.3): 8-row "core
-matrices" of 16-byte rows, repeated with two strides. In units of T = 128/bits elements (one 16-byte
-chunk) and with W = 1, 2, 4, 8 chunks per swizzle row (interleave, 32B, 64B, 128B)::
+:class:`GmmaDescriptor` keeps CuTe's field names (``union GmmaDescriptor``, ``cute/arch/mma_sm90_desc.hpp``)
+and, as the union does, the *encoded* values (units of 16 bytes). It can only describe the PTX ISA's
+*canonical layouts* (§9.7.15.5.1.2.1.3): 8-row "core matrices" of 16-byte rows, repeated with two strides.
+In units of T = 128/bits elements (one 16-byte chunk), with W = 1, 2, 4, 8 chunks per swizzle row
+(interleave, 32B, 64B, 128B)::
 
     K-major   interleave : ((8,m),(T,2k)):((T,SBO),(1,LBO))
     K-major   swizzled   : ((8,m),(T,2k)):((W*T,SBO),(1,T))          LBO unused ("assumed 1")
@@ -24,11 +21,8 @@ chunk) and with W = 1, 2, 4, 8 chunks per swizzle row (interleave, 32B, 64B, 128
     MN-major  swizzled   : ((T,W,m),(8,k)):((1,T,LBO),(W*T,SBO))
 
 each composed with ``Swizzle<log2 W,4,3>`` on byte addresses. :func:`make_gmma_desc` reads LBO and SBO off
-a layout, checks the whole layout against the canonical form and refuses (``LayoutError``) what the
-descriptor cannot express; :func:`decode_gmma_desc` goes back from 64 bits to the fields.
-MN-major operands exist only for 16-bit types: "the transpose operation is only supported for the
-wgmma.mma_async variants with .f16/.bf16 types" (PTX ISA, wgmma.mma_async); tf32, fp8 and int8 are
-K-major (:func:`check_operand_major`).
+a layout, checks the whole layout against the canonical form and refuses what the descriptor cannot
+express. MN-major operands exist only for 16-bit types (PTX ISA, wgmma.mma_async).
 
 Example (the K-major 64B-swizzled f16 A tile of 64 x 32 that the CuTe DSL builds from the ``K_SW64`` atom;
 the DSL's PTX holds the same two constants, ``tests/test_gmma_dsl.py``)::
@@ -47,19 +41,10 @@ from enum import IntEnum
 from .errors import LayoutError
 from .inttuple import is_int
 from .layout import Layout
+from .swizzle import ComposedLayout, Swizzle
 
-__all__ = [
-    "LayoutType",
-    "GmmaDescriptor",
-    "make_gmma_desc",
-    "decode_gmma_desc",
-    "gmma_canonical_layout",
-    "gmma_k_block_descs",
-    "check_operand_major",
-    "wgmma_k",
-    "pattern_bytes",
-    "gmma_read_addresses",
-]
+__all__ = ["LayoutType", "GmmaDescriptor", "make_gmma_desc", "decode_gmma_desc", "gmma_canonical_layout",
+           "gmma_k_block_descs", "check_operand_major", "wgmma_k", "pattern_bytes", "gmma_read_addresses"]
 
 
 class LayoutType(IntEnum):
@@ -231,7 +216,6 @@ def check_operand_major(element_type, major, source="smem") -> None:
 
 def _swizzle_of(layout, op):
     """(LayoutType, outer Layout, element offset) of a plain or swizzled layout."""
-    from .swizzle import ComposedLayout, Swizzle
     if isinstance(layout, Layout):
         return LayoutType.INTERLEAVE, layout, 0
     if isinstance(layout, ComposedLayout) and isinstance(layout.inner, Swizzle):
@@ -243,19 +227,21 @@ def _swizzle_of(layout, op):
     raise LayoutError(f"{op}: {layout!r} is not a Layout or a swizzled ComposedLayout")
 
 
-def _canonical_offsets(major, lt, T, mn, k, lbo, sbo):
-    """Element offsets (mn, k) -> canonical layout with these LBO/SBO (elements), as an (mn, k) array."""
-    import numpy as np
-
+def _canonical_outer(major, lt, T, mn, k, lbo, sbo):
+    """The canonical layout (without its swizzle) of an (mn, k) tile with these LBO/SBO, in elements."""
     W = _W[lt]
-    r = np.arange(mn)[:, None]
-    c = np.arange(k)[None, :]
     if major == "K":
         lead = lbo if lt == LayoutType.INTERLEAVE else T
-        return (r % 8) * W * T + (r // 8) * sbo + (c % T) + (c // T) * lead
-    if lt == LayoutType.INTERLEAVE:
-        return (r % T) + (r // T) * sbo + (c % 8) * T + (c // 8) * lbo
-    return (r % T) + ((r // T) % W) * T + (r // (T * W)) * lbo + (c % 8) * W * T + (c // 8) * sbo
+        return Layout(((8, mn // 8), (T, k // T)), ((W * T, sbo), (1, lead)))
+    a, b = (sbo, lbo) if lt == LayoutType.INTERLEAVE else (lbo, sbo)
+    return Layout(((T, W, mn // (T * W)), (8, k // 8)), ((1, T, a), (W * T, b)))
+
+
+def _offsets(layout, mn, k):
+    """A layout's offsets over an (mn, k) tile, as an (mn, k) numpy array."""
+    import numpy as np
+
+    return np.asarray(layout.evaluate_indices(np.arange(mn * k)), dtype=np.int64).reshape(k, mn).T
 
 
 def gmma_canonical_layout(major, layout_type, element_bits, mn, k, lbo=None, sbo=None):
@@ -267,29 +253,19 @@ def gmma_canonical_layout(major, layout_type, element_bits, mn, k, lbo=None, sbo
     >>> print(gmma_canonical_layout("K", "INTERLEAVE", 16, 16, 16))
     S<0,4,3> o 0 o ((8,2),(8,2)):((8,128),(1,64))
     """
-    from .swizzle import ComposedLayout, Swizzle
     op = "gmma_canonical_layout"
     m = _major(major, op)
     lt = LayoutType[layout_type] if isinstance(layout_type, str) else LayoutType(layout_type)
-    T, W = 128 // element_bits, _W[lt]
+    T, W, inter = 128 // element_bits, _W[lt], lt == LayoutType.INTERLEAVE
     check_operand_major(element_bits, m)
     _check_extent(m, lt, element_bits, mn, k, op)
-    if m == "K":
-        lbo = (8 * T if lt == LayoutType.INTERLEAVE else T) if lbo is None else lbo
-        sbo = (8 * W * T * (k // T if lt == LayoutType.INTERLEAVE else 1)) if sbo is None else sbo
-        if lt == LayoutType.INTERLEAVE:
-            outer = Layout(((8, mn // 8), (T, k // T)), ((T, sbo), (1, lbo)))
-        else:
-            outer = Layout(((8, mn // 8), (T, k // T)), ((W * T, sbo), (1, T)))
-    elif lt == LayoutType.INTERLEAVE:
-        sbo = 8 * T if sbo is None else sbo
-        lbo = 8 * mn if lbo is None else lbo
-        outer = Layout(((T, 1, mn // T), (8, k // 8)), ((1, T, sbo), (T, lbo)))
+    if m == "K":                                 # default: core matrices packed as tile_to_shape packs them
+        lbo = (8 * T if inter else T) if lbo is None else lbo
+        sbo = 8 * W * T * (k // T if inter else 1) if sbo is None else sbo
     else:
-        lbo = 8 * W * T if lbo is None else lbo
-        sbo = 8 * mn if sbo is None else sbo
-        outer = Layout(((T, W, mn // (T * W)), (8, k // 8)), ((1, T, lbo), (W * T, sbo)))
-    return ComposedLayout(Swizzle(W.bit_length() - 1, 4, 3), 0, outer)
+        lbo = (8 * mn if inter else 8 * W * T) if lbo is None else lbo
+        sbo = (8 * T if inter else 8 * mn) if sbo is None else sbo
+    return ComposedLayout(Swizzle(W.bit_length() - 1, 4, 3), 0, _canonical_outer(m, lt, T, mn, k, lbo, sbo))
 
 
 def _check_extent(major, lt, bits, mn, k, op):
@@ -328,7 +304,7 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
     bits = _bits(element_type, op)
     check_operand_major(bits, m)
     lt, outer, offset = _swizzle_of(layout, op)
-    T, W = 128 // bits, _W[lt]
+    T, W, inter = 128 // bits, _W[lt], lt == LayoutType.INTERLEAVE
     shp = outer.shape
     if not isinstance(shp, tuple) or len(shp) != 2:
         raise LayoutError(f"{op}: {layout} must have two modes (MN, K); got shape {shp}")
@@ -338,7 +314,7 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
                           f"{wgmma_k(bits)} ({bits}-bit elements, 32 bytes). Slice the tile into k-blocks "
                           f"(gmma_k_block_descs does that)")
     _check_extent(m, lt, bits, mn, k, op)
-    off = np.asarray(outer.evaluate_indices(np.arange(mn * k)), dtype=np.int64).reshape(k, mn).T
+    off = _offsets(outer, mn, k)
     o0 = int(off[0, 0])
     rel = off - o0
 
@@ -347,17 +323,16 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
 
     # read the two strides where the canonical form puts them (None when that mode has size 1)
     if m == "K":
-        sbo = at(8, 0)
-        lbo = at(0, T) if lt == LayoutType.INTERLEAVE else None
+        sbo, lbo = at(8, 0), at(0, T) if inter else None
         names = {"sbo": "between 8-row groups (next core matrix along MN)",
                  "lbo": "between the two 16-byte halves of K (next core matrix along K)"}
-    elif lt == LayoutType.INTERLEAVE:
+    elif inter:
         sbo, lbo = at(T, 0), at(0, 8)
         names = {"sbo": f"between {T}-element groups along MN", "lbo": "between 8-row groups along K"}
     else:
         lbo, sbo = at(T * W, 0), at(0, 8)
         names = {"lbo": f"between {16 * W}-byte swizzle rows along MN", "sbo": "between 8-row groups along K"}
-    want = _canonical_offsets(m, lt, T, mn, k, lbo or 0, sbo or 0)
+    want = _offsets(_canonical_outer(m, lt, T, mn, k, lbo or 0, sbo or 0), mn, k)
     if not np.array_equal(rel, want):
         bad = np.argwhere(rel != want)[0]
         raise LayoutError(
@@ -366,8 +341,7 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
             f"strides read at its corners (LBO={lbo}, SBO={sbo} elements) gives {o0 + want[bad[0], bad[1]]}. "
             f"A descriptor needs 8 x 16-byte core matrices, "
             + ("each row contiguous, " if m == "K" else "each 16-byte chunk contiguous along MN, ")
-            + f"{'rows ' + str(16 * W) + ' bytes apart' if lt != LayoutType.INTERLEAVE else 'rows 16 bytes apart'}, "
-            f"repeated with two constant strides (PTX ISA, Canonical Layouts); e.g. "
+            + f"rows {16 * W} bytes apart, repeated with two constant strides (PTX ISA, Canonical Layouts); e.g. "
             f"{gmma_canonical_layout(m, lt, bits, mn, k)}")
     eb = bits // 8
     for name, v in (("lbo", lbo), ("sbo", sbo)):
@@ -378,13 +352,11 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
     if start % 16 or start < 0:
         raise LayoutError(f"{op}: start address {start} (smem_base {smem_base} + {offset + o0} elements) is not "
                           f"16-byte aligned; wgmma operands start on 16-byte boundaries")
-    if lt != LayoutType.INTERLEAVE and smem_base % 16:
+    if not inter and smem_base % 16:
         raise LayoutError(f"{op}: smem_base {smem_base} is not 16-byte aligned")
-    lbo_f = (1 if lt != LayoutType.INTERLEAVE and m == "K" else 0) if lbo is None else lbo * eb >> 4
+    lbo_f = (1 if not inter and m == "K" else 0) if lbo is None else lbo * eb >> 4
     sbo_f = 0 if sbo is None else sbo * eb >> 4
-    base = 0
-    if lt != LayoutType.INTERLEAVE and smem_base % pattern_bytes(lt):
-        base = (smem_base >> 7) & 7
+    base = (smem_base >> 7) & 7 if not inter and smem_base % pattern_bytes(lt) else 0
     return GmmaDescriptor((start & 0x3FFFF) >> 4, lbo_f, sbo_f, base, lt)
 
 
@@ -399,8 +371,6 @@ def gmma_k_block_descs(major, layout, element_type, smem_base: int = 0) -> list:
     >>> [d.start_address for d in gmma_k_block_descs("K", sB, 16)]      # +32 bytes per k-block
     [0, 2, 4, 6]
     """
-    from .algebra import composition
-    from .swizzle import ComposedLayout, Swizzle
     op = "gmma_k_block_descs"
     bits = _bits(element_type, op)
     kw = wgmma_k(bits)
@@ -431,15 +401,13 @@ def gmma_read_addresses(desc, major, element_type, mn) -> np.ndarray:
     >>> a.shape, int(a[0, 0]), int(a[1, 0]), int(a[1, 8])
     ((64, 16), 0, 144, 128)
     """
-    import numpy as np
-
     op = "gmma_read_addresses"
     d = desc if isinstance(desc, GmmaDescriptor) else decode_gmma_desc(desc)
     m, bits = _major(major, op), _bits(element_type, op)
     T, eb, k = 128 // bits, bits // 8, wgmma_k(bits)
     _check_extent(m, d.layout_type, bits, mn, k, op)
-    rel = _canonical_offsets(m, d.layout_type, T, mn, k, d.leading_byte_offset_bytes // eb,
-                             d.stride_byte_offset_bytes // eb)
+    rel = _offsets(_canonical_outer(m, d.layout_type, T, mn, k, d.leading_byte_offset_bytes // eb,
+                                    d.stride_byte_offset_bytes // eb), mn, k)
     addr = d.start_address_bytes + rel * eb
     mask = _W[d.layout_type] - 1                        # 0, 1, 3, 7: how many row bits the swizzle uses
     row = ((addr >> 7) - (d.base_offset if mask else 0)) & mask
