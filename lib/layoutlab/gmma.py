@@ -9,23 +9,17 @@ A ``wgmma.mma_async`` operand in shared memory is handed to the tensor cores as 
     bits 49-51  base offset             (0 when the swizzle pattern starts on its own boundary)
     bits 62-63  layout type (swizzle)   0 interleave (none), 1 128B, 2 64B, 3 32B
 
-:class:`GmmaDescriptor` keeps CuTe's field names (``union GmmaDescriptor``, ``cute/arch/mma_sm90_desc.hpp``)
-and, as the union does, the *encoded* values (units of 16 bytes). It can only describe the PTX ISA's
-*canonical layouts* (§9.7.15.5.1.2.1.3): 8-row "core matrices" of 16-byte rows, repeated with two strides.
-In units of T = 128/bits elements (one 16-byte chunk), with W = 1, 2, 4, 8 chunks per swizzle row
-(interleave, 32B, 64B, 128B)::
+It can only describe the PTX ISA's *canonical layouts* (§9.7.15.5.1.2.1.3): 8-row "core matrices" of
+16-byte rows, repeated with two strides. In units of T = 128/bits elements (one 16-byte chunk), with
+W = 1, 2, 4, 8 chunks per swizzle row (interleave, 32B, 64B, 128B)::
 
     K-major   interleave : ((8,m),(T,2k)):((T,SBO),(1,LBO))
     K-major   swizzled   : ((8,m),(T,2k)):((W*T,SBO),(1,T))          LBO unused ("assumed 1")
     MN-major  interleave : ((T,1,m),(8,k)):((1,T,SBO),(T,LBO))
     MN-major  swizzled   : ((T,W,m),(8,k)):((1,T,LBO),(W*T,SBO))
 
-each composed with ``Swizzle<log2 W,4,3>`` on byte addresses. :func:`make_gmma_desc` reads LBO and SBO off
-a layout, checks the whole layout against the canonical form and refuses what the descriptor cannot
-express. MN-major operands exist only for 16-bit types (PTX ISA, wgmma.mma_async).
-
-Example (the K-major 64B-swizzled f16 A tile of 64 x 32 that the CuTe DSL builds from the ``K_SW64`` atom;
-the DSL's PTX holds the same two constants, ``tests/test_gmma_dsl.py``)::
+each composed with ``Swizzle<log2 W,4,3>`` on byte addresses. Example: the K-major 64B-swizzled f16 A tile
+of 64 x 32 from the ``K_SW64`` atom (the CuTe DSL's PTX holds the same two constants)::
 
     >>> from layoutlab import SmemLayoutAtomKind, make_smem_layout_atom
     >>> sA = make_smem_layout_atom(SmemLayoutAtomKind.K_SW64, 16).tile_to_shape((64, 32), (0, 1))
@@ -62,8 +56,11 @@ class LayoutType(IntEnum):
 #: chunks of 16 bytes per swizzle row (W) and the swizzle's repeating pattern in bytes (8 rows of W chunks)
 _W = {LayoutType.INTERLEAVE: 1, LayoutType.B32: 2, LayoutType.B64: 4, LayoutType.B128: 8}
 _SWIZZLE_BITS = {0: LayoutType.INTERLEAVE, 1: LayoutType.B32, 2: LayoutType.B64, 3: LayoutType.B128}
-_FIELD_MAX = (1 << 14) - 1
-_RESERVED = ~((_FIELD_MAX) | (_FIELD_MAX << 16) | (_FIELD_MAX << 32) | (7 << 49) | (3 << 62)) & ((1 << 64) - 1)
+#: the descriptor's fields: (attribute, name in the PTX ISA's table, first bit, width in bits), low bits first
+_FIELDS = (("start_address", "start address >> 4", 0, 14), ("leading_byte_offset", "leading byte offset >> 4", 16, 14),
+           ("stride_byte_offset", "stride byte offset >> 4", 32, 14), ("base_offset", "base offset", 49, 3),
+           ("layout_type", "layout type", 62, 2))
+_RESERVED = ((1 << 64) - 1) & ~sum(((1 << w) - 1) << lo for _, _, lo, w in _FIELDS)
 
 #: element bits -> what the wgmma dtype names are (for messages)
 _TYPES = {8: "e4m3/e5m2/s8/u8", 16: "f16/bf16", 32: "tf32"}
@@ -80,10 +77,8 @@ def pattern_bytes(layout_type) -> int:
 
 @dataclass(frozen=True)
 class GmmaDescriptor:
-    """A wgmma shared-memory matrix descriptor: CuTe's ``GmmaDescriptor`` bit fields, encoded values.
-
-    ``start_address``, ``leading_byte_offset`` and ``stride_byte_offset`` are in units of 16 bytes (14 bits
-    each), ``base_offset`` is 3 bits, ``layout_type`` a :class:`LayoutType`. ``desc`` is the 64-bit value.
+    """A wgmma shared-memory matrix descriptor: the *encoded* fields of CuTe's ``union GmmaDescriptor``
+    (``cute/arch/mma_sm90_desc.hpp``); addresses and offsets in units of 16 bytes. ``desc``: the 64 bits.
 
     >>> d = GmmaDescriptor(start_address=0x40, leading_byte_offset=1, stride_byte_offset=64, layout_type=1)
     >>> hex(d.desc), decode_gmma_desc(d.desc) == d
@@ -97,8 +92,7 @@ class GmmaDescriptor:
     layout_type: LayoutType = LayoutType.INTERLEAVE
 
     def __post_init__(self):
-        for name, bits in (("start_address", 14), ("leading_byte_offset", 14), ("stride_byte_offset", 14),
-                           ("base_offset", 3)):
+        for name, _, _, bits in _FIELDS[:4]:
             v = getattr(self, name)
             if not is_int(v) or not 0 <= v < (1 << bits):
                 raise LayoutError(f"GmmaDescriptor: {name} = {v!r} does not fit its {bits}-bit field "
@@ -111,8 +105,7 @@ class GmmaDescriptor:
     @property
     def desc(self) -> int:
         """The 64-bit descriptor (what goes in the ``.b64`` register)."""
-        return (self.start_address | self.leading_byte_offset << 16 | self.stride_byte_offset << 32
-                | self.base_offset << 49 | int(self.layout_type) << 62)
+        return sum(int(getattr(self, name)) << lo for name, _, lo, _ in _FIELDS)
 
     @property
     def start_address_bytes(self) -> int:
@@ -128,11 +121,7 @@ class GmmaDescriptor:
 
     def fields(self) -> list:
         """``(name, first bit, last bit, value)`` for each field, low bits first (the PTX ISA's table)."""
-        return [("start address >> 4", 0, 13, self.start_address),
-                ("leading byte offset >> 4", 16, 29, self.leading_byte_offset),
-                ("stride byte offset >> 4", 32, 45, self.stride_byte_offset),
-                ("base offset", 49, 51, self.base_offset),
-                ("layout type", 62, 63, int(self.layout_type))]
+        return [(label, lo, lo + w - 1, int(getattr(self, name))) for name, label, lo, w in _FIELDS]
 
     def __str__(self):
         # exactly as CuTe's print(GmmaDescriptor) (cute/arch/mma_sm90_desc.hpp) prints it
@@ -156,8 +145,7 @@ def decode_gmma_desc(desc: int) -> GmmaDescriptor:
         bits = [b for b in range(64) if desc & _RESERVED & (1 << b)]
         raise LayoutError(f"decode_gmma_desc: 0x{desc:016x} has reserved bit(s) {bits} set; only bits 0-13, "
                           f"16-29, 32-45, 49-51 and 62-63 carry fields (PTX ISA, Matrix Descriptor Format)")
-    return GmmaDescriptor(desc & _FIELD_MAX, (desc >> 16) & _FIELD_MAX, (desc >> 32) & _FIELD_MAX,
-                          (desc >> 49) & 7, LayoutType(desc >> 62))
+    return GmmaDescriptor(*((desc >> lo) & ((1 << w) - 1) for _, _, lo, w in _FIELDS))
 
 
 def wgmma_k(element_bits: int) -> int:
@@ -287,11 +275,10 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
     ``layout`` maps ``(mn, k)`` of one instruction's operand (MN x 32 bytes of K) to element offsets: a
     ``Layout`` (no swizzle) or ``S<b,4,3> o offset o outer`` (e.g. a k-block of a swizzled smem tile).
     ``smem_base`` is the byte address the layout is attached to (the start of the swizzle pattern).
-    LBO and SBO are read off the layout (in bytes, >> 4), the whole layout is checked against the
-    canonical one with those strides, and the start address is ``smem_base + offset * bytes``. The base
-    offset is 0 when ``smem_base`` is a multiple of the pattern (1024/512/256 bytes), else
-    ``(smem_base >> 7) & 7`` (PTX ISA formula). A stride that is not used (a mode of size 1) is encoded 0,
-    as CuTe does; K-major swizzled layouts put 1 in the unused LBO ("assumed 1").
+    LBO and SBO are read off the layout and the whole layout is checked against the canonical one with
+    those strides. The base offset is 0 when ``smem_base`` is a multiple of the pattern, else
+    ``(smem_base >> 7) & 7`` (PTX ISA). An unused stride (a mode of size 1) is encoded 0, as CuTe does;
+    K-major swizzled layouts put 1 in the unused LBO ("assumed 1").
 
     >>> d = make_gmma_desc("K", Layout(((8, 2), (8, 2)), ((8, 128), (1, 64))), 16)
     >>> d.leading_byte_offset, d.stride_byte_offset, d.layout_type.name
@@ -391,11 +378,8 @@ def gmma_read_addresses(desc, major, element_type, mn) -> np.ndarray:
     PTX ISA describes it: the canonical layout with the descriptor's LBO/SBO from its start address, then
     the swizzle on the byte address (K-major swizzled layouts ignore LBO).
 
-    The swizzle XORs the 16-byte chunk number with the row number, bits 7 and up of the address. A nonzero
-    base offset ``b`` says the pattern started ``b`` rows of 128 bytes past its boundary, so the row is
-    counted from there: ``(address >> 7) - b``. (That is our reading of the PTX ISA's base-offset rule; the
-    H100 recording of :mod:`layoutlab.probe.gmma` agrees with it in every case it tries: patterns shifted by
-    128 and 256 bytes, read with the formula's base offset and with 0, and an aligned pattern read with 1.)
+    The swizzle XORs the 16-byte chunk number with the row, ``(address >> 7) - b`` for base offset ``b`` (our
+    reading of the PTX ISA's rule, which the H100 recording of :mod:`layoutlab.probe.gmma` agrees with).
 
     >>> a = gmma_read_addresses(0x4000004000010000, "K", 16, 64)      # K_SW128, f16: row 1 is swizzled
     >>> a.shape, int(a[0, 0]), int(a[1, 0]), int(a[1, 8])

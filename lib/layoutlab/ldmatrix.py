@@ -1,12 +1,9 @@
 """Which ``ldmatrix`` feeds an MMA operand from shared memory: x1/x2/x4 and ``.trans``, with the reasons.
 
-Two facts decide it (checked against the CuTe DSL and on an H100). **How many 8x8 matrices**: a lane gets
-two 16-bit values per matrix, so a warp's fragment of ``v`` values per thread covers ``v / 2`` matrices; the
-widest of x4, x2, x1 that divides it (a wider one is CuTe's "TiledCopy uses too few vals for selected
-CopyAtom", which the DSL builds silently and we refuse). **Transpose or not**: a lane names one 16-byte row
-and gets back neighbours along it; the MMA wants neighbours along K, so a K-major operand needs no ``.trans``
-(``SM75_U32x{n}_LDSM_N``) and an MN-major one does (``SM75_U16x{2n}_LDSM_T``). A swizzle moves whole 16-byte
-chunks, so the majorness is read from the layout under it.
+Checked against the CuTe DSL and on an H100. A lane gets two 16-bit values per 8x8 matrix: take the widest
+of x4/x2/x1 dividing the warp's fragment (a wider one is CuTe's "TiledCopy uses too few vals for selected
+CopyAtom"). A lane names one 16-byte row and gets back neighbours along it; the MMA wants neighbours along
+K, so an MN-major operand needs ``.trans``.
 
 Example (SM80 16x8x16 with the value layout (1,2,1) of CUTLASS's Ampere examples, A row-major)::
 
@@ -131,9 +128,8 @@ def select_ldmatrix(tiled_mma, operand, smem_layout, num_matrices=None) -> Ldmat
     operand; ``v / 2`` 8x8 matrices per warp; x = the largest of 4, 2, 1 dividing ``v / 2`` (or the given
     ``num_matrices``, which must divide it). ``.trans`` iff the operand is MN-major in shared memory.
 
-    Raises :class:`~layoutlab.errors.LayoutError` for an operand that is not A/B, an MMA whose operands
-    are not 16-bit register fragments of a warp MMA, a majorness that cannot be read, or a requested
-    ``num_matrices`` wider than the fragment ("TiledCopy uses too few vals for selected CopyAtom").
+    Refused: an operand not A/B, an MMA that is not a 16-bit warp MMA, an unreadable majorness, or a
+    ``num_matrices`` wider than the fragment.
 
     >>> from layoutlab import nvgpu, make_layout, make_tiled_mma
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 8)))

@@ -93,10 +93,8 @@ def swizzle_mode_of(sw: Swizzle) -> str:
 def smem_alignment(mode) -> int:
     """Bytes a TMA shared-memory destination must be aligned to for the placement CuTe assumes.
 
-    ``cp.async.bulk.tensor`` needs 128 bytes.  A swizzle is computed from *address* bits 4..9, so its
-    pattern repeats every 8 rows of 128 bytes (256 / 512 / 1024 bytes for 32B / 64B / 128B); a buffer
-    that starts elsewhere in the pattern gets the chunks permuted differently from what the swizzled
-    layout says.  Hence CUTLASS aligns 128B-swizzled buffers to 1024 bytes.
+    ``cp.async.bulk.tensor`` needs 128 bytes; a swizzle acts on *address* bits 4..9, so its pattern repeats
+    every 8 rows of 128 bytes (256 / 512 / 1024 bytes for 32B / 64B / 128B), the alignment CuTe assumes.
 
     >>> smem_alignment("128B"), smem_alignment("none")
     (1024, 128)
@@ -258,15 +256,10 @@ def smem_byte_of(tmap: TensorMap, box_crd, smem_base: int = 0) -> int:
 def box_placement(tmap: TensorMap, box_start, smem_base: int = 0):
     """Which global element each shared-memory byte of one TMA box holds.
 
-    Returns a list, one entry per byte of the box (``tmap.box_bytes`` of them, byte ``i`` at address
-    ``smem_base + i``): ``(global coordinate tuple, byte within the element)`` or ``(None, byte)`` where
-    the element lies outside the tensor (out-of-bounds fill: zero, or NaN for floats with ``oob_fill='nan'``).
-    ``box_start`` is the box corner in global coordinates (innermost first; may be negative).  Elements
-    are taken every ``elementStrides[i]`` along dimension i >= 1.
-    ``smem_base`` must be 128-byte aligned (the ``cp.async.bulk.tensor`` rule); a swizzled box at a base
-    not aligned to :func:`smem_alignment` is modelled with the swizzle on absolute address bits.
-
-    Example: an 8-element fp16 box that starts one element before the tensor holds the fill first::
+    A list, entry ``i`` for the byte at ``smem_base + i``: ``(global coordinate, byte within the element)``,
+    or ``(None, byte)`` for out-of-bounds fill.  ``box_start`` is the box corner (innermost first; may be
+    negative); elements are taken every ``elementStrides[i]`` along dimension i >= 1.  ``smem_base`` must be
+    128-byte aligned; the swizzle acts on absolute address bits.  A box starting one element early::
 
         >>> tm = encode_tiled("f16", (64,), (), (8,))
         >>> [c for c, b in box_placement(tm, (-1,))[:4]]

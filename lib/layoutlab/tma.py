@@ -1,16 +1,9 @@
-"""The CuTe view of TMA on a CPU: ``make_tiled_tma_atom``, the copies that fill a tile, where its bytes land.
+"""The CuTe view of TMA on a CPU: ``make_tiled_tma_atom`` as the CuTe DSL 4.8.1 derives it (plus the driver's
+checks), the copies that fill a CTA tile and where their bytes land (checked on an H100). Re-exports
+:mod:`layoutlab.tensor_map` and :mod:`layoutlab.async_copy`, which were defined here before the split.
 
-:func:`make_tiled_tma_atom` reproduces what the CuTe DSL 4.8.1's ``cpasync.make_tiled_tma_atom`` derives (its
-printed ``tma_gbasis``, ``copy_bits``, TMA tensor), then refuses the tensor maps the driver would reject (the
-DSL accepts them silently at compile time). :func:`tma_partition` lists the TMA instructions of a CTA tile and
-:func:`tile_placement` where each byte lands (checked on an H100: ``results/tma_probe_h100.json``). The tensor
-map rules (:mod:`layoutlab.tensor_map`) and ``cp.async`` / ``mbarrier`` (:mod:`layoutlab.async_copy`) were
-defined here before the split and are re-exported.
-
-Sources: CUDA Driver API, ``cuTensorMapEncodeTiled``; PTX ISA, "Tensors" and ``cp.async.bulk.tensor``; the
-CuTe DSL's ``cpasync.make_tiled_tma_atom``.
-
-Example: a 128 x 64 fp16 K-major tile with the 128-byte swizzle is two 64-element (128-byte) wide boxes::
+Sources: CUDA Driver API, ``cuTensorMapEncodeTiled``; PTX ISA, ``cp.async.bulk.tensor``; the CuTe DSL's
+``cpasync.make_tiled_tma_atom``. Example (an 8 x 64 fp16 K-major tile, 128-byte swizzle)::
 
     >>> from layoutlab import Layout, make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -89,9 +82,8 @@ def _op_name(op):
 class TmaAtom:
     """What ``cpasync.make_tiled_tma_atom`` derives, plus the tensor map it implies.
 
-    ``modes``: the box as ``(extent, gmem mode)`` pairs, innermost first (the DSL's ``tma_gbasis``).
-    ``tensor_map``: the encode parameters (global tensor in TMA dimension order, box, swizzle).
-    ``smem_layout``: the (non-staged) shared-memory layout for one CTA tile; ``cta_tiler`` the tile.
+    ``modes``: the box as ``(extent, gmem mode)`` pairs, innermost first (the DSL's ``tma_gbasis``);
+    ``tensor_map``: the encode parameters, in TMA dimension order.
 
     >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -175,11 +167,8 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
     shape.  Like the DSL: walk shared memory from offset 0 and read off which global mode each offset
     steps along (``tma_gbasis``); keep the leading modes that step by one element; cut the inner one to the
     swizzle span and every one to 256 (to the largest divisor, dropping the modes after a cut); add the
-    global modes the tile does not walk with extent 1.  Then the tensor map is encoded with every driver
-    rule checked (:func:`encode_tiled`), which the DSL does not do at compile time; ``validate=False`` skips
-    those checks and returns what the DSL would derive even for a tensor map the driver would refuse.
-
-    Example (K-major fp16, 128B swizzle, one 8 x 64 atom)::
+    global modes the tile does not walk with extent 1.  Then :func:`encode_tiled` checks every driver rule
+    (the DSL does not); ``validate=False`` skips that and returns what the DSL derives::
 
         >>> from layoutlab import Layout, make_composed_layout, make_swizzle
         >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -311,10 +300,8 @@ def tile_placement(atom: TmaAtom, tile_coord, smem_base: int = 0) -> dict:
     ``smem byte offset -> (global coordinate in the gmem layout's mode order, or None for OOB fill)``
     for every written byte, relative to ``smem_base`` (the buffer's address; see :func:`smem_alignment`).
 
-    Each copy writes its box at ``smem_base + smem_offset * element_bytes`` with the swizzle applied to
-    absolute addresses.  For an aligned buffer this equals the smem layout's own
-    ``ComposedLayout.byte_address`` for every tile element -- the TMA swizzle mode and the CuTe swizzle
-    describe the same placement (tests/test_tma.py checks it).
+    Each copy writes its box at ``smem_base + smem_offset * element_bytes``, swizzled on absolute addresses;
+    for an aligned buffer this is the smem layout's own ``ComposedLayout.byte_address``.
 
     >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
