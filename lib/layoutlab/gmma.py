@@ -310,15 +310,15 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
 
     # read the two strides where the canonical form puts them (None when that mode has size 1)
     if m == "K":
-        sbo, lbo = at(8, 0), at(0, T) if inter else None
-        names = {"sbo": "between 8-row groups (next core matrix along MN)",
-                 "lbo": "between the two 16-byte halves of K (next core matrix along K)"}
+        lbo, sbo = at(0, T) if inter else None, at(8, 0)
+        names = ("between the two 16-byte halves of K (next core matrix along K)",
+                 "between 8-row groups (next core matrix along MN)")
     elif inter:
-        sbo, lbo = at(T, 0), at(0, 8)
-        names = {"sbo": f"between {T}-element groups along MN", "lbo": "between 8-row groups along K"}
+        lbo, sbo = at(0, 8), at(T, 0)
+        names = ("between 8-row groups along K", f"between {T}-element groups along MN")
     else:
         lbo, sbo = at(T * W, 0), at(0, 8)
-        names = {"lbo": f"between {16 * W}-byte swizzle rows along MN", "sbo": "between 8-row groups along K"}
+        names = (f"between {16 * W}-byte swizzle rows along MN", "between 8-row groups along K")
     want = _offsets(_canonical_outer(m, lt, T, mn, k, lbo or 0, sbo or 0), mn, k)
     if not np.array_equal(rel, want):
         bad = np.argwhere(rel != want)[0]
@@ -331,9 +331,9 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
             + f"rows {16 * W} bytes apart, repeated with two constant strides (PTX ISA, Canonical Layouts); e.g. "
             f"{gmma_canonical_layout(m, lt, bits, mn, k)}")
     eb = bits // 8
-    for name, v in (("lbo", lbo), ("sbo", sbo)):
+    for v, name in zip((lbo, sbo), names):
         if v is not None and (v * eb % 16 or v < 0 or v * eb >= 1 << 18):
-            raise LayoutError(f"{op}: the stride {names[name]} is {v} elements = {v * eb} bytes; the descriptor "
+            raise LayoutError(f"{op}: the stride {name} is {v} elements = {v * eb} bytes; the descriptor "
                               f"holds a non-negative multiple of 16 bytes below 2^18 in 14 bits (>> 4)")
     start = smem_base + (offset + o0) * eb
     if start % 16 or start < 0:
@@ -363,8 +363,8 @@ def gmma_k_block_descs(major, layout, element_type, smem_base: int = 0) -> list:
     kw = wgmma_k(bits)
     if isinstance(layout, Layout):
         layout = ComposedLayout(Swizzle(0, 4, 3), 0, layout)
-    if not isinstance(layout, ComposedLayout) or not isinstance(layout.outer.shape, tuple) \
-            or len(layout.outer.shape) != 2:
+    shp = layout.outer.shape if isinstance(layout, ComposedLayout) else None
+    if not isinstance(shp, tuple) or len(shp) != 2:
         raise LayoutError(f"{op}: {layout} must be an (MN, K) layout")
     mn, k = layout.outer[0].size(), layout.outer[1].size()
     if k % kw:

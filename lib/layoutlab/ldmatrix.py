@@ -167,15 +167,11 @@ def select_ldmatrix(tiled_mma, operand, smem_layout, num_matrices=None) -> Ldmat
     if vals % 2:
         raise LayoutError(f"{op}: a thread holds {vals} values of {operand}; ldmatrix hands out values in pairs")
     n_mat = vals // 2
-    if num_matrices is None:
-        chosen = next(x for x in (4, 2, 1) if n_mat % x == 0)
-        lines.append(f"-> x{chosen}: the widest of x4/x2/x1 dividing {n_mat}"
-                     + (f" ({n_mat // chosen} ldmatrix per k-block)" if n_mat > chosen else ""))
-    else:
-        if num_matrices not in (1, 2, 4):
-            raise LayoutError(f"{op}: num_matrices {num_matrices!r} must be 1, 2 or 4")
-        chosen = num_matrices
-        lines.append(f"-> x{chosen} as requested")
+    if num_matrices is not None and num_matrices not in (1, 2, 4):
+        raise LayoutError(f"{op}: num_matrices {num_matrices!r} must be 1, 2 or 4")
+    chosen = num_matrices or next(x for x in (4, 2, 1) if n_mat % x == 0)
+    lines.append(f"-> x{chosen} as requested" if num_matrices else f"-> x{chosen}: the widest of x4/x2/x1 dividing "
+                 f"{n_mat}" + (f" ({n_mat // chosen} ldmatrix per k-block)" if n_mat > chosen else ""))
     major, run, why = operand_majorness(smem_layout, operand)
     if run < 8:
         raise LayoutError(f"{op}: {why}; ldmatrix reads rows of 8 contiguous 16-bit elements (16 bytes), "
