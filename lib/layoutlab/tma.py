@@ -236,21 +236,16 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
     modes += [[1, k] for k in range(len(gshape)) if k not in used]
     if len(modes) > 5:
         raise LayoutError(f"{fn}: the box needs {len(modes)} TMA dimensions; TMA handles at most 5")
-    inner_mode = modes[0][1]
-    if gstride[inner_mode] != 1:
-        unit = [k for k, s in enumerate(gstride) if s == 1]
+    box, ks = zip(*modes)
+    if gstride[ks[0]] != 1:
         raise LayoutError(
-            f"{fn}: shared memory is contiguous along global mode {inner_mode}, whose global stride is "
-            f"{gstride[inner_mode]}; TMA reads box dimension 0 contiguously from global memory and writes it "
+            f"{fn}: shared memory is contiguous along global mode {ks[0]}, whose global stride is "
+            f"{gstride[ks[0]]}; TMA reads box dimension 0 contiguously from global memory and writes it "
             f"contiguously to shared memory (it cannot transpose): make the smem layout contiguous along "
-            f"mode {unit[0] if unit else 'with stride 1'} instead")
-    gdim = tuple(gshape[k] for _, k in modes)
-    gstr = tuple(gstride[k] * esize for _, k in modes[1:])
-    box = tuple(e for e, _ in modes)
-    if validate:
-        tmap = encode_tiled(dt, gdim, gstr, box, swizzle=mode, oob_fill=oob_fill, global_address=global_address)
-    else:
-        tmap = TensorMap(dt, gdim, gstr, box, (1,) * len(box), mode, "none", oob_fill, 0, global_address)
+            f"mode {next((k for k, s in enumerate(gstride) if s == 1), 'with stride 1')} instead")
+    gdim, gstr = tuple(gshape[k] for k in ks), tuple(gstride[k] * esize for k in ks[1:])
+    tmap = (encode_tiled(dt, gdim, gstr, box, swizzle=mode, oob_fill=oob_fill, global_address=global_address)
+            if validate else TensorMap(dt, gdim, gstr, box, (1,) * len(box), mode, "none", oob_fill, 0, global_address))
     coord_of = {k: t for t, (_, k) in enumerate(modes)}
     return TmaAtom(opn, dt, tuple(map(tuple, modes)), tmap, smem_layout, tiler, gmem, num_multicast,
                    tuple(coord_of[m] for m in range(len(gshape))))
