@@ -15,22 +15,21 @@ Sources: CUDA Driver API, ``cuTensorMapEncodeTiled``; PTX ISA, ``cp.async.bulk.t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from . import async_copy, tensor_map
 from .async_copy import *  # noqa: F401,F403  (re-exported: they were defined here before the split)
-from .async_copy import __all__ as _async_copy_names
 from .errors import LayoutError
 from .inttuple import format_tree, idx2crd, is_int, size
 from .layout import Layout
 from .swizzle import ComposedLayout, Swizzle
 from .tensor import Tensor
 from .tensor_map import *  # noqa: F401,F403
-from .tensor_map import __all__ as _tensor_map_names
 from .tensor_map import (SWIZZLE_SPAN, TMA_DATA_TYPES, TensorMap, _dtype, _ints, _largest_divisor_at_most,
                          box_placement, encode_tiled, swizzle_mode_of, tma_swizzle)
 
 __all__ = ["TmaAtom", "make_tiled_tma_atom", "TmaCopy", "tma_partition", "tile_placement", "multicast_slices",
-           "TMA_DSL_SETUP", "tma_dsl_summary"] + _tensor_map_names + _async_copy_names
+           "TMA_DSL_SETUP", "tma_dsl_summary"] + tensor_map.__all__ + async_copy.__all__
 
 #: Setup code for :func:`layoutlab.dsl.dsl_eval` / ``dsl_check``: ``tma(dt, gshape, gstride, smem_layout, tiler)``
 #: traces ``cpasync.make_tiled_tma_atom`` on a CPU and returns ``"tma_gbasis|copy_bits|TMA tensor|atom"``,
@@ -71,9 +70,9 @@ _OPS = {"G2S": "CopyBulkTensorTileG2SOp", "G2S_MULTICAST": "CopyBulkTensorTileG2
 
 def _op_name(op):
     key = op if isinstance(op, str) else getattr(op, "__name__", None) or type(op).__name__
-    short = next((short for short, long in _OPS.items() if key in (short, long)), None)
-    if short:
-        return short
+    for short, long in _OPS.items():
+        if key in (short, long):
+            return short
     raise LayoutError(f"make_tiled_tma_atom: op {op!r} must be one of {list(_OPS.values())} "
                       f"(or the short names {list(_OPS)})")
 
@@ -100,7 +99,7 @@ class TmaAtom:
     cta_tiler: tuple
     gmem_layout: Layout
     num_multicast: int = 1
-    tma_coord_of_mode: tuple = field(default=())
+    tma_coord_of_mode: tuple = ()
 
     @property
     def num_values(self) -> int:
