@@ -12,19 +12,16 @@ from .inttuple import is_int
 __all__ = ["MBarrier", "mbarrier_try_wait", "cp_async_copy", "cp_async_plan", "cp_async_wait_group",
            "CP_ASYNC_SIZES"]
 
+#: The copy sizes ``cp.async`` takes (``.cg`` only 16).
+CP_ASYNC_SIZES = (4, 8, 16)
 
-# ------------------------------------------------------------------------------------------------------
-# mbarrier
-# ------------------------------------------------------------------------------------------------------
 
 class MBarrier:
     """An ``mbarrier`` object: a phase completes when all expected arrivals came and no bytes are pending.
 
-    ``init(count)`` sets the arrivals per phase.  ``arrive_expect_tx(bytes)`` is one arrival that also
-    raises the transaction count (``mbarrier.arrive.expect_tx``); the TMA's ``complete_tx(bytes)``
-    lowers it.  When the pending arrivals reach 0 and the transaction count is 0, the phase completes:
-    ``phase`` (the number of completed phases) grows by one and the arrivals are re-armed.  ``parity`` is
-    the current phase's parity (``phase % 2``).  ``log`` records ``(event, phase, pending, tx)``.
+    ``arrive_expect_tx(bytes)`` is one arrival that also raises the transaction count; the TMA's
+    ``complete_tx(bytes)`` lowers it.  When both reach 0 the phase completes: ``phase`` (completed phases)
+    grows by one and the ``count`` arrivals are re-armed.  ``log`` records ``(event, phase, pending, tx)``.
 
     >>> bar = MBarrier(1)                      # one producer thread arrives per phase
     >>> bar.arrive_expect_tx(16384)             # ... and expects a 16 KiB TMA box
@@ -83,9 +80,8 @@ def mbarrier_try_wait(completed_phases: int, parity: int) -> bool:
     """``mbarrier.try_wait.parity`` after ``completed_phases`` phase completions: True once the phase of
     parity ``parity`` has completed, i.e. when the *current* phase's parity differs from ``parity``.
 
-    A fresh barrier (0 completions): waiting on parity 0 blocks, on parity 1 returns at once -- which is
-    why a producer starts waiting on its empty barriers with phase 1.  Example: after 3 completions the
-    current phase is 3 (parity 1): ``try_wait(parity=0)`` is True, ``try_wait(parity=1)`` False.
+    A fresh barrier: waiting on parity 0 blocks, on parity 1 returns at once -- which is why a producer
+    starts waiting on its empty barriers with phase 1.
 
     >>> mbarrier_try_wait(3, parity=0), mbarrier_try_wait(3, parity=1)
     (True, False)
@@ -95,20 +91,12 @@ def mbarrier_try_wait(completed_phases: int, parity: int) -> bool:
     return completed_phases % 2 != parity
 
 
-# ------------------------------------------------------------------------------------------------------
-# cp.async (sm_80)
-# ------------------------------------------------------------------------------------------------------
-
-#: The copy sizes ``cp.async`` takes (``.cg`` only 16).
-CP_ASYNC_SIZES = (4, 8, 16)
-
-
 def cp_async_copy(cp_size: int, src_size=None, *, cache="ca", src_addr=0, dst_addr=0):
     """One ``cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}``: ``(bytes read, bytes zero-filled)``.
 
     ``cp-size`` is 4, 8 or 16 (``.cg`` only 16); both addresses aligned to it; ``src-size <= cp-size``
     bytes are read and the rest of the ``cp-size`` bytes are written as zeros (how a predicated tile edge
-    is zero-filled: ``src-size = 0`` writes only zeros).  Example: ``cp_async_copy(16, 6)`` -> ``(6, 10)``.
+    is zero-filled: ``src-size = 0`` writes only zeros).
 
     >>> cp_async_copy(16, 6)          # 6 bytes read, 10 zero-filled
     (6, 10)
@@ -132,9 +120,8 @@ def cp_async_copy(cp_size: int, src_size=None, *, cache="ca", src_addr=0, dst_ad
 def cp_async_plan(tile_bytes: int, threads: int, cp_size: int = 16) -> dict:
     """How a thread block copies a ``tile_bytes`` tile with ``cp_size``-byte ``cp.async``: total copies and
     copies per thread (the tile must be a whole number of copies per thread).
-    Example: a 128 x 32 fp16 tile (8192 B) with 128 threads: 512 copies, 4 per thread.
 
-    >>> cp_async_plan(128 * 32 * 2, threads=128)
+    >>> cp_async_plan(128 * 32 * 2, threads=128)          # a 128 x 32 fp16 tile
     {'copies': 512, 'per_thread': 4}
     """
     if cp_size not in CP_ASYNC_SIZES:
@@ -151,9 +138,8 @@ def cp_async_plan(tile_bytes: int, threads: int, cp_size: int = 16) -> dict:
 def cp_async_wait_group(committed: int, n: int) -> int:
     """After ``committed`` ``cp.async.commit_group``s, ``cp.async.wait_group n`` returns once all but the
     ``n`` most recent groups are complete: the number of groups guaranteed complete.
-    Example: 3 stages in flight, ``wait_group 1`` -> groups 0 and 1 (2) are done.
 
-    >>> cp_async_wait_group(3, 1)
+    >>> cp_async_wait_group(3, 1)          # 3 stages in flight: groups 0 and 1 are done
     2
     """
     if n < 0 or committed < 0:

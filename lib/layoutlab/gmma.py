@@ -9,29 +9,17 @@ A ``wgmma.mma_async`` operand in shared memory is handed to the tensor cores as 
     bits 49-51  base offset             (0 when the swizzle pattern starts on its own boundary)
     bits 62-63  layout type (swizzle)   0 interleave (none), 1 128B, 2 64B, 3 32B
 
-CuTe C++ names the fields in ``union GmmaDescriptor`` (``cute/arch/mma_sm90_desc.hpp``):
-``start_address_``, ``leading_byte_offset_``, ``stride_byte_offset_``, ``base_offset_``, ``layout_type_``;
-:class:`GmmaDescriptor` keeps those names (without the underscore) and holds the *encoded* field values
-(units of 16 bytes), as the union does.
-
-The descriptor can only describe the PTX ISA's *canonical layouts* (§9.7.15.5.1.2.1.3): 8-row "core
-matrices" of 16-byte rows, repeated with two strides. In units of T = 128/bits elements (one 16-byte
-chunk) and with W = 1, 2, 4, 8 chunks per swizzle row (interleave, 32B, 64B, 128B)::
+It can only describe the PTX ISA's *canonical layouts* (§9.7.15.5.1.2.1.3): 8-row "core matrices" of
+16-byte rows, repeated with two strides. In units of T = 128/bits elements (one 16-byte chunk), with
+W = 1, 2, 4, 8 chunks per swizzle row (interleave, 32B, 64B, 128B)::
 
     K-major   interleave : ((8,m),(T,2k)):((T,SBO),(1,LBO))
     K-major   swizzled   : ((8,m),(T,2k)):((W*T,SBO),(1,T))          LBO unused ("assumed 1")
     MN-major  interleave : ((T,1,m),(8,k)):((1,T,SBO),(T,LBO))
     MN-major  swizzled   : ((T,W,m),(8,k)):((1,T,LBO),(W*T,SBO))
 
-each composed with ``Swizzle<log2 W,4,3>`` on byte addresses. :func:`make_gmma_desc` reads LBO and SBO off
-a layout, checks the whole layout against the canonical form and refuses (``LayoutError``) what the
-descriptor cannot express; :func:`decode_gmma_desc` goes back from 64 bits to the fields.
-MN-major operands exist only for 16-bit types: "the transpose operation is only supported for the
-wgmma.mma_async variants with .f16/.bf16 types" (PTX ISA, wgmma.mma_async); tf32, fp8 and int8 are
-K-major (:func:`check_operand_major`).
-
-Example (the K-major 64B-swizzled f16 A tile of 64 x 32 that the CuTe DSL builds from the ``K_SW64`` atom;
-the DSL's PTX holds the same two constants, ``tests/test_gmma_dsl.py``)::
+each composed with ``Swizzle<log2 W,4,3>`` on byte addresses. Example: the K-major 64B-swizzled f16 A tile
+of 64 x 32 from the ``K_SW64`` atom (the CuTe DSL's PTX holds the same two constants)::
 
     >>> from layoutlab import SmemLayoutAtomKind, make_smem_layout_atom
     >>> sA = make_smem_layout_atom(SmemLayoutAtomKind.K_SW64, 16).tile_to_shape((64, 32), (0, 1))
@@ -47,19 +35,10 @@ from enum import IntEnum
 from .errors import LayoutError
 from .inttuple import is_int
 from .layout import Layout
+from .swizzle import ComposedLayout, Swizzle
 
-__all__ = [
-    "LayoutType",
-    "GmmaDescriptor",
-    "make_gmma_desc",
-    "decode_gmma_desc",
-    "gmma_canonical_layout",
-    "gmma_k_block_descs",
-    "check_operand_major",
-    "wgmma_k",
-    "pattern_bytes",
-    "gmma_read_addresses",
-]
+__all__ = ["LayoutType", "GmmaDescriptor", "make_gmma_desc", "decode_gmma_desc", "gmma_canonical_layout",
+           "gmma_k_block_descs", "check_operand_major", "wgmma_k", "pattern_bytes", "gmma_read_addresses"]
 
 
 class LayoutType(IntEnum):
@@ -77,8 +56,11 @@ class LayoutType(IntEnum):
 #: chunks of 16 bytes per swizzle row (W) and the swizzle's repeating pattern in bytes (8 rows of W chunks)
 _W = {LayoutType.INTERLEAVE: 1, LayoutType.B32: 2, LayoutType.B64: 4, LayoutType.B128: 8}
 _SWIZZLE_BITS = {0: LayoutType.INTERLEAVE, 1: LayoutType.B32, 2: LayoutType.B64, 3: LayoutType.B128}
-_FIELD_MAX = (1 << 14) - 1
-_RESERVED = ~((_FIELD_MAX) | (_FIELD_MAX << 16) | (_FIELD_MAX << 32) | (7 << 49) | (3 << 62)) & ((1 << 64) - 1)
+#: the descriptor's fields: (attribute, name in the PTX ISA's table, first bit, width in bits), low bits first
+_FIELDS = (("start_address", "start address >> 4", 0, 14), ("leading_byte_offset", "leading byte offset >> 4", 16, 14),
+           ("stride_byte_offset", "stride byte offset >> 4", 32, 14), ("base_offset", "base offset", 49, 3),
+           ("layout_type", "layout type", 62, 2))
+_RESERVED = ((1 << 64) - 1) & ~sum(((1 << w) - 1) << lo for _, _, lo, w in _FIELDS)
 
 #: element bits -> what the wgmma dtype names are (for messages)
 _TYPES = {8: "e4m3/e5m2/s8/u8", 16: "f16/bf16", 32: "tf32"}
@@ -95,10 +77,8 @@ def pattern_bytes(layout_type) -> int:
 
 @dataclass(frozen=True)
 class GmmaDescriptor:
-    """A wgmma shared-memory matrix descriptor: CuTe's ``GmmaDescriptor`` bit fields, encoded values.
-
-    ``start_address``, ``leading_byte_offset`` and ``stride_byte_offset`` are in units of 16 bytes (14 bits
-    each), ``base_offset`` is 3 bits, ``layout_type`` a :class:`LayoutType`. ``desc`` is the 64-bit value.
+    """A wgmma shared-memory matrix descriptor: the *encoded* fields of CuTe's ``union GmmaDescriptor``
+    (``cute/arch/mma_sm90_desc.hpp``); addresses and offsets in units of 16 bytes. ``desc``: the 64 bits.
 
     >>> d = GmmaDescriptor(start_address=0x40, leading_byte_offset=1, stride_byte_offset=64, layout_type=1)
     >>> hex(d.desc), decode_gmma_desc(d.desc) == d
@@ -112,8 +92,7 @@ class GmmaDescriptor:
     layout_type: LayoutType = LayoutType.INTERLEAVE
 
     def __post_init__(self):
-        for name, bits in (("start_address", 14), ("leading_byte_offset", 14), ("stride_byte_offset", 14),
-                           ("base_offset", 3)):
+        for name, _, _, bits in _FIELDS[:4]:
             v = getattr(self, name)
             if not is_int(v) or not 0 <= v < (1 << bits):
                 raise LayoutError(f"GmmaDescriptor: {name} = {v!r} does not fit its {bits}-bit field "
@@ -126,8 +105,7 @@ class GmmaDescriptor:
     @property
     def desc(self) -> int:
         """The 64-bit descriptor (what goes in the ``.b64`` register)."""
-        return (self.start_address | self.leading_byte_offset << 16 | self.stride_byte_offset << 32
-                | self.base_offset << 49 | int(self.layout_type) << 62)
+        return sum(int(getattr(self, name)) << lo for name, _, lo, _ in _FIELDS)
 
     @property
     def start_address_bytes(self) -> int:
@@ -143,11 +121,7 @@ class GmmaDescriptor:
 
     def fields(self) -> list:
         """``(name, first bit, last bit, value)`` for each field, low bits first (the PTX ISA's table)."""
-        return [("start address >> 4", 0, 13, self.start_address),
-                ("leading byte offset >> 4", 16, 29, self.leading_byte_offset),
-                ("stride byte offset >> 4", 32, 45, self.stride_byte_offset),
-                ("base offset", 49, 51, self.base_offset),
-                ("layout type", 62, 63, int(self.layout_type))]
+        return [(label, lo, lo + w - 1, int(getattr(self, name))) for name, label, lo, w in _FIELDS]
 
     def __str__(self):
         # exactly as CuTe's print(GmmaDescriptor) (cute/arch/mma_sm90_desc.hpp) prints it
@@ -171,8 +145,7 @@ def decode_gmma_desc(desc: int) -> GmmaDescriptor:
         bits = [b for b in range(64) if desc & _RESERVED & (1 << b)]
         raise LayoutError(f"decode_gmma_desc: 0x{desc:016x} has reserved bit(s) {bits} set; only bits 0-13, "
                           f"16-29, 32-45, 49-51 and 62-63 carry fields (PTX ISA, Matrix Descriptor Format)")
-    return GmmaDescriptor(desc & _FIELD_MAX, (desc >> 16) & _FIELD_MAX, (desc >> 32) & _FIELD_MAX,
-                          (desc >> 49) & 7, LayoutType(desc >> 62))
+    return GmmaDescriptor(*((desc >> lo) & ((1 << w) - 1) for _, _, lo, w in _FIELDS))
 
 
 def wgmma_k(element_bits: int) -> int:
@@ -231,7 +204,6 @@ def check_operand_major(element_type, major, source="smem") -> None:
 
 def _swizzle_of(layout, op):
     """(LayoutType, outer Layout, element offset) of a plain or swizzled layout."""
-    from .swizzle import ComposedLayout, Swizzle
     if isinstance(layout, Layout):
         return LayoutType.INTERLEAVE, layout, 0
     if isinstance(layout, ComposedLayout) and isinstance(layout.inner, Swizzle):
@@ -243,19 +215,21 @@ def _swizzle_of(layout, op):
     raise LayoutError(f"{op}: {layout!r} is not a Layout or a swizzled ComposedLayout")
 
 
-def _canonical_offsets(major, lt, T, mn, k, lbo, sbo):
-    """Element offsets (mn, k) -> canonical layout with these LBO/SBO (elements), as an (mn, k) array."""
-    import numpy as np
-
+def _canonical_outer(major, lt, T, mn, k, lbo, sbo):
+    """The canonical layout (without its swizzle) of an (mn, k) tile with these LBO/SBO, in elements."""
     W = _W[lt]
-    r = np.arange(mn)[:, None]
-    c = np.arange(k)[None, :]
     if major == "K":
         lead = lbo if lt == LayoutType.INTERLEAVE else T
-        return (r % 8) * W * T + (r // 8) * sbo + (c % T) + (c // T) * lead
-    if lt == LayoutType.INTERLEAVE:
-        return (r % T) + (r // T) * sbo + (c % 8) * T + (c // 8) * lbo
-    return (r % T) + ((r // T) % W) * T + (r // (T * W)) * lbo + (c % 8) * W * T + (c // 8) * sbo
+        return Layout(((8, mn // 8), (T, k // T)), ((W * T, sbo), (1, lead)))
+    a, b = (sbo, lbo) if lt == LayoutType.INTERLEAVE else (lbo, sbo)
+    return Layout(((T, W, mn // (T * W)), (8, k // 8)), ((1, T, a), (W * T, b)))
+
+
+def _offsets(layout, mn, k):
+    """A layout's offsets over an (mn, k) tile, as an (mn, k) numpy array."""
+    import numpy as np
+
+    return np.asarray(layout.evaluate_indices(np.arange(mn * k)), dtype=np.int64).reshape(k, mn).T
 
 
 def gmma_canonical_layout(major, layout_type, element_bits, mn, k, lbo=None, sbo=None):
@@ -267,29 +241,19 @@ def gmma_canonical_layout(major, layout_type, element_bits, mn, k, lbo=None, sbo
     >>> print(gmma_canonical_layout("K", "INTERLEAVE", 16, 16, 16))
     S<0,4,3> o 0 o ((8,2),(8,2)):((8,128),(1,64))
     """
-    from .swizzle import ComposedLayout, Swizzle
     op = "gmma_canonical_layout"
     m = _major(major, op)
     lt = LayoutType[layout_type] if isinstance(layout_type, str) else LayoutType(layout_type)
-    T, W = 128 // element_bits, _W[lt]
+    T, W, inter = 128 // element_bits, _W[lt], lt == LayoutType.INTERLEAVE
     check_operand_major(element_bits, m)
     _check_extent(m, lt, element_bits, mn, k, op)
-    if m == "K":
-        lbo = (8 * T if lt == LayoutType.INTERLEAVE else T) if lbo is None else lbo
-        sbo = (8 * W * T * (k // T if lt == LayoutType.INTERLEAVE else 1)) if sbo is None else sbo
-        if lt == LayoutType.INTERLEAVE:
-            outer = Layout(((8, mn // 8), (T, k // T)), ((T, sbo), (1, lbo)))
-        else:
-            outer = Layout(((8, mn // 8), (T, k // T)), ((W * T, sbo), (1, T)))
-    elif lt == LayoutType.INTERLEAVE:
-        sbo = 8 * T if sbo is None else sbo
-        lbo = 8 * mn if lbo is None else lbo
-        outer = Layout(((T, 1, mn // T), (8, k // 8)), ((1, T, sbo), (T, lbo)))
+    if m == "K":                                 # default: core matrices packed as tile_to_shape packs them
+        lbo = (8 * T if inter else T) if lbo is None else lbo
+        sbo = 8 * W * T * (k // T if inter else 1) if sbo is None else sbo
     else:
-        lbo = 8 * W * T if lbo is None else lbo
-        sbo = 8 * mn if sbo is None else sbo
-        outer = Layout(((T, W, mn // (T * W)), (8, k // 8)), ((1, T, lbo), (W * T, sbo)))
-    return ComposedLayout(Swizzle(W.bit_length() - 1, 4, 3), 0, outer)
+        lbo = (8 * mn if inter else 8 * W * T) if lbo is None else lbo
+        sbo = (8 * T if inter else 8 * mn) if sbo is None else sbo
+    return ComposedLayout(Swizzle(W.bit_length() - 1, 4, 3), 0, _canonical_outer(m, lt, T, mn, k, lbo, sbo))
 
 
 def _check_extent(major, lt, bits, mn, k, op):
@@ -311,11 +275,10 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
     ``layout`` maps ``(mn, k)`` of one instruction's operand (MN x 32 bytes of K) to element offsets: a
     ``Layout`` (no swizzle) or ``S<b,4,3> o offset o outer`` (e.g. a k-block of a swizzled smem tile).
     ``smem_base`` is the byte address the layout is attached to (the start of the swizzle pattern).
-    LBO and SBO are read off the layout (in bytes, >> 4), the whole layout is checked against the
-    canonical one with those strides, and the start address is ``smem_base + offset * bytes``. The base
-    offset is 0 when ``smem_base`` is a multiple of the pattern (1024/512/256 bytes), else
-    ``(smem_base >> 7) & 7`` (PTX ISA formula). A stride that is not used (a mode of size 1) is encoded 0,
-    as CuTe does; K-major swizzled layouts put 1 in the unused LBO ("assumed 1").
+    LBO and SBO are read off the layout and the whole layout is checked against the canonical one with
+    those strides. The base offset is 0 when ``smem_base`` is a multiple of the pattern, else
+    ``(smem_base >> 7) & 7`` (PTX ISA). An unused stride (a mode of size 1) is encoded 0, as CuTe does;
+    K-major swizzled layouts put 1 in the unused LBO ("assumed 1").
 
     >>> d = make_gmma_desc("K", Layout(((8, 2), (8, 2)), ((8, 128), (1, 64))), 16)
     >>> d.leading_byte_offset, d.stride_byte_offset, d.layout_type.name
@@ -328,7 +291,7 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
     bits = _bits(element_type, op)
     check_operand_major(bits, m)
     lt, outer, offset = _swizzle_of(layout, op)
-    T, W = 128 // bits, _W[lt]
+    T, W, inter = 128 // bits, _W[lt], lt == LayoutType.INTERLEAVE
     shp = outer.shape
     if not isinstance(shp, tuple) or len(shp) != 2:
         raise LayoutError(f"{op}: {layout} must have two modes (MN, K); got shape {shp}")
@@ -338,7 +301,7 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
                           f"{wgmma_k(bits)} ({bits}-bit elements, 32 bytes). Slice the tile into k-blocks "
                           f"(gmma_k_block_descs does that)")
     _check_extent(m, lt, bits, mn, k, op)
-    off = np.asarray(outer.evaluate_indices(np.arange(mn * k)), dtype=np.int64).reshape(k, mn).T
+    off = _offsets(outer, mn, k)
     o0 = int(off[0, 0])
     rel = off - o0
 
@@ -347,17 +310,16 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
 
     # read the two strides where the canonical form puts them (None when that mode has size 1)
     if m == "K":
-        sbo = at(8, 0)
-        lbo = at(0, T) if lt == LayoutType.INTERLEAVE else None
-        names = {"sbo": "between 8-row groups (next core matrix along MN)",
-                 "lbo": "between the two 16-byte halves of K (next core matrix along K)"}
-    elif lt == LayoutType.INTERLEAVE:
-        sbo, lbo = at(T, 0), at(0, 8)
-        names = {"sbo": f"between {T}-element groups along MN", "lbo": "between 8-row groups along K"}
+        lbo, sbo = at(0, T) if inter else None, at(8, 0)
+        names = ("between the two 16-byte halves of K (next core matrix along K)",
+                 "between 8-row groups (next core matrix along MN)")
+    elif inter:
+        lbo, sbo = at(0, 8), at(T, 0)
+        names = ("between 8-row groups along K", f"between {T}-element groups along MN")
     else:
         lbo, sbo = at(T * W, 0), at(0, 8)
-        names = {"lbo": f"between {16 * W}-byte swizzle rows along MN", "sbo": "between 8-row groups along K"}
-    want = _canonical_offsets(m, lt, T, mn, k, lbo or 0, sbo or 0)
+        names = (f"between {16 * W}-byte swizzle rows along MN", "between 8-row groups along K")
+    want = _offsets(_canonical_outer(m, lt, T, mn, k, lbo or 0, sbo or 0), mn, k)
     if not np.array_equal(rel, want):
         bad = np.argwhere(rel != want)[0]
         raise LayoutError(
@@ -366,25 +328,22 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
             f"strides read at its corners (LBO={lbo}, SBO={sbo} elements) gives {o0 + want[bad[0], bad[1]]}. "
             f"A descriptor needs 8 x 16-byte core matrices, "
             + ("each row contiguous, " if m == "K" else "each 16-byte chunk contiguous along MN, ")
-            + f"{'rows ' + str(16 * W) + ' bytes apart' if lt != LayoutType.INTERLEAVE else 'rows 16 bytes apart'}, "
-            f"repeated with two constant strides (PTX ISA, Canonical Layouts); e.g. "
+            + f"rows {16 * W} bytes apart, repeated with two constant strides (PTX ISA, Canonical Layouts); e.g. "
             f"{gmma_canonical_layout(m, lt, bits, mn, k)}")
     eb = bits // 8
-    for name, v in (("lbo", lbo), ("sbo", sbo)):
+    for v, name in zip((lbo, sbo), names):
         if v is not None and (v * eb % 16 or v < 0 or v * eb >= 1 << 18):
-            raise LayoutError(f"{op}: the stride {names[name]} is {v} elements = {v * eb} bytes; the descriptor "
+            raise LayoutError(f"{op}: the stride {name} is {v} elements = {v * eb} bytes; the descriptor "
                               f"holds a non-negative multiple of 16 bytes below 2^18 in 14 bits (>> 4)")
     start = smem_base + (offset + o0) * eb
     if start % 16 or start < 0:
         raise LayoutError(f"{op}: start address {start} (smem_base {smem_base} + {offset + o0} elements) is not "
                           f"16-byte aligned; wgmma operands start on 16-byte boundaries")
-    if lt != LayoutType.INTERLEAVE and smem_base % 16:
+    if not inter and smem_base % 16:
         raise LayoutError(f"{op}: smem_base {smem_base} is not 16-byte aligned")
-    lbo_f = (1 if lt != LayoutType.INTERLEAVE and m == "K" else 0) if lbo is None else lbo * eb >> 4
+    lbo_f = (1 if not inter and m == "K" else 0) if lbo is None else lbo * eb >> 4
     sbo_f = 0 if sbo is None else sbo * eb >> 4
-    base = 0
-    if lt != LayoutType.INTERLEAVE and smem_base % pattern_bytes(lt):
-        base = (smem_base >> 7) & 7
+    base = (smem_base >> 7) & 7 if not inter and smem_base % pattern_bytes(lt) else 0
     return GmmaDescriptor((start & 0x3FFFF) >> 4, lbo_f, sbo_f, base, lt)
 
 
@@ -399,15 +358,13 @@ def gmma_k_block_descs(major, layout, element_type, smem_base: int = 0) -> list:
     >>> [d.start_address for d in gmma_k_block_descs("K", sB, 16)]      # +32 bytes per k-block
     [0, 2, 4, 6]
     """
-    from .algebra import composition
-    from .swizzle import ComposedLayout, Swizzle
     op = "gmma_k_block_descs"
     bits = _bits(element_type, op)
     kw = wgmma_k(bits)
     if isinstance(layout, Layout):
         layout = ComposedLayout(Swizzle(0, 4, 3), 0, layout)
-    if not isinstance(layout, ComposedLayout) or not isinstance(layout.outer.shape, tuple) \
-            or len(layout.outer.shape) != 2:
+    shp = layout.outer.shape if isinstance(layout, ComposedLayout) else None
+    if not isinstance(shp, tuple) or len(shp) != 2:
         raise LayoutError(f"{op}: {layout} must be an (MN, K) layout")
     mn, k = layout.outer[0].size(), layout.outer[1].size()
     if k % kw:
@@ -421,25 +378,20 @@ def gmma_read_addresses(desc, major, element_type, mn) -> np.ndarray:
     PTX ISA describes it: the canonical layout with the descriptor's LBO/SBO from its start address, then
     the swizzle on the byte address (K-major swizzled layouts ignore LBO).
 
-    The swizzle XORs the 16-byte chunk number with the row number, bits 7 and up of the address. A nonzero
-    base offset ``b`` says the pattern started ``b`` rows of 128 bytes past its boundary, so the row is
-    counted from there: ``(address >> 7) - b``. (That is our reading of the PTX ISA's base-offset rule; the
-    H100 recording of :mod:`layoutlab.probe.gmma` agrees with it in every case it tries: patterns shifted by
-    128 and 256 bytes, read with the formula's base offset and with 0, and an aligned pattern read with 1.)
+    The swizzle XORs the 16-byte chunk number with the row, ``(address >> 7) - b`` for base offset ``b`` (our
+    reading of the PTX ISA's rule, which the H100 recording of :mod:`layoutlab.probe.gmma` agrees with).
 
     >>> a = gmma_read_addresses(0x4000004000010000, "K", 16, 64)      # K_SW128, f16: row 1 is swizzled
     >>> a.shape, int(a[0, 0]), int(a[1, 0]), int(a[1, 8])
     ((64, 16), 0, 144, 128)
     """
-    import numpy as np
-
     op = "gmma_read_addresses"
     d = desc if isinstance(desc, GmmaDescriptor) else decode_gmma_desc(desc)
     m, bits = _major(major, op), _bits(element_type, op)
     T, eb, k = 128 // bits, bits // 8, wgmma_k(bits)
     _check_extent(m, d.layout_type, bits, mn, k, op)
-    rel = _canonical_offsets(m, d.layout_type, T, mn, k, d.leading_byte_offset_bytes // eb,
-                             d.stride_byte_offset_bytes // eb)
+    rel = _offsets(_canonical_outer(m, d.layout_type, T, mn, k, d.leading_byte_offset_bytes // eb,
+                                    d.stride_byte_offset_bytes // eb), mn, k)
     addr = d.start_address_bytes + rel * eb
     mask = _W[d.layout_type] - 1                        # 0, 1, 3, 7: how many row bits the swizzle uses
     row = ((addr >> 7) - (d.base_offset if mask else 0)) & mask

@@ -1,19 +1,9 @@
 """Which ``ldmatrix`` feeds an MMA operand from shared memory: x1/x2/x4 and ``.trans``, with the reasons.
 
-Two facts decide it (checked here against the CuTe DSL and on an H100):
-
-* **How many 8x8 matrices.** ``ldmatrix`` gives each of the 32 lanes two 16-bit values per 8x8 matrix. One
-  warp's share of the operand tile -- MMA atom M/N x K, times the value repetition that the permutation adds
-  (CUTLASS 3.5 folded the old ``ValLayoutMNK`` into ``PermutationMNK``) -- holds ``v`` values per thread, so
-  it covers ``v / 2`` matrices. Take the widest of x4, x2, x1 that divides it: fewer, wider instructions.
-  A wider atom than that is CuTe's "TiledCopy uses too few vals for selected CopyAtom" (the C++
-  static_assert); the DSL builds such a copy silently, we refuse.
-* **Transpose or not.** Each lane hands ``ldmatrix`` the address of one 16-byte row, and gets back pairs of
-  neighbours along that row. The MMA wants pairs of neighbours along K. If K is the contiguous direction in
-  shared memory (K-major: row-major A, "TN"), rows are K-runs: no ``.trans`` (``SM75_U32x{n}_LDSM_N``). If
-  M/N is contiguous (MN-major), rows run along M/N and ``.trans`` turns them around
-  (``SM75_U16x{2n}_LDSM_T``). A swizzle (``S<B,M,S> o layout``) permutes whole 16-byte chunks, so the
-  majorness is read from the layout under it.
+Checked against the CuTe DSL and on an H100. A lane gets two 16-bit values per 8x8 matrix: take the widest
+of x4/x2/x1 dividing the warp's fragment (a wider one is CuTe's "TiledCopy uses too few vals for selected
+CopyAtom"). A lane names one 16-byte row and gets back neighbours along it; the MMA wants neighbours along
+K, so an MN-major operand needs ``.trans``.
 
 Example (SM80 16x8x16 with the value layout (1,2,1) of CUTLASS's Ampere examples, A row-major)::
 
@@ -76,24 +66,19 @@ class LdmatrixSelection:
         return f"{self.name}\n{self.reasoning}"
 
 
-def _mode_leaves(layout, mode):
-    """(shape, stride) leaves of top-level mode ``mode``, in order, size-1 leaves dropped."""
-    return [(s, d) for s, d in zip_leaves(layout.shape[mode], layout.stride[mode]) if s != 1]
-
-
-def _contiguous_run(leaves):
-    """How many elements are contiguous starting at the stride-1 leaf (merging leaves that continue it)."""
-    run = None
-    for k, (s, d) in enumerate(leaves):
-        if d == 1:
-            run = s
-            for s2, d2 in leaves[k + 1:]:
-                if d2 == run:
-                    run *= s2
-                else:
-                    break
-            return run
-    return 0
+def _contiguous_run(layout, mode):
+    """How many elements of top-level mode ``mode`` are contiguous from its stride-1 leaf on (merging the
+    leaves that continue it, size-1 leaves skipped); 0 if it has none."""
+    leaves = [(s, d) for s, d in zip_leaves(layout.shape[mode], layout.stride[mode]) if s != 1]
+    k = next((k for k, (_, d) in enumerate(leaves) if d == 1), None)
+    if k is None:
+        return 0
+    run = 1
+    for s, d in leaves[k:]:
+        if d != run:
+            break
+        run *= s
+    return run
 
 
 def operand_majorness(smem_layout, operand="A"):
@@ -106,10 +91,8 @@ def operand_majorness(smem_layout, operand="A"):
     >>> operand_majorness(Layout((16, 16), (1, 16)))[0]      # column-major A: M contiguous
     'MN'
     """
-    op = "select_ldmatrix"
-    what = "(M,K)" if operand == "A" else "(N,K)"
-    note = ""
-    layout = smem_layout
+    op, mn = "select_ldmatrix", "M" if operand == "A" else "N"
+    what, note, layout = f"({mn},K)", "", smem_layout
     if isinstance(smem_layout, ComposedLayout):
         inner = smem_layout.inner
         if isinstance(inner, Layout):
@@ -126,16 +109,15 @@ def operand_majorness(smem_layout, operand="A"):
                           f"tile, got {type(smem_layout).__name__}")
     if layout.rank() < 2 or not is_tuple(layout.shape):
         raise LayoutError(f"{op}: smem_layout {layout} must have two modes {what}")
-    runs = {"MN": _contiguous_run(_mode_leaves(layout, 0)), "K": _contiguous_run(_mode_leaves(layout, 1))}
+    runs = {"MN": _contiguous_run(layout, 0), "K": _contiguous_run(layout, 1)}
     found = [k for k, r in runs.items() if r]
     if len(found) != 1:
         raise LayoutError(f"{op}: can't tell whether {layout} is K-major or MN-major: "
                           + ("no mode has stride 1" if not found else "both modes have a stride-1 leaf")
-                          + f"; ldmatrix needs rows of 8 contiguous 16-bit elements along K or along "
-                          f"{'M' if operand == 'A' else 'N'}")
+                          + f"; ldmatrix needs rows of 8 contiguous 16-bit elements along K or along {mn}")
     major = found[0]
     run = runs[major]
-    mode = "K (mode 1)" if major == "K" else f"{'M' if operand == 'A' else 'N'} (mode 0)"
+    mode = "K (mode 1)" if major == "K" else f"{mn} (mode 0)"
     return major, run, f"{note}the stride-1 mode of {layout} is {mode}, {run} contiguous elements"
 
 
@@ -146,9 +128,8 @@ def select_ldmatrix(tiled_mma, operand, smem_layout, num_matrices=None) -> Ldmat
     operand; ``v / 2`` 8x8 matrices per warp; x = the largest of 4, 2, 1 dividing ``v / 2`` (or the given
     ``num_matrices``, which must divide it). ``.trans`` iff the operand is MN-major in shared memory.
 
-    Raises :class:`~layoutlab.errors.LayoutError` for an operand that is not A/B, an MMA whose operands
-    are not 16-bit register fragments of a warp MMA, a majorness that cannot be read, or a requested
-    ``num_matrices`` wider than the fragment ("TiledCopy uses too few vals for selected CopyAtom").
+    Refused: an operand not A/B, an MMA that is not a 16-bit warp MMA, an unreadable majorness, or a
+    ``num_matrices`` wider than the fragment.
 
     >>> from layoutlab import nvgpu, make_layout, make_tiled_mma
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 8)))
@@ -172,32 +153,25 @@ def select_ldmatrix(tiled_mma, operand, smem_layout, num_matrices=None) -> Ldmat
                           f"moves 16-bit elements (f16/bf16 mma.sync atoms only)")
     bits = dtype_bits(atom.op.ab_dtype)
     tv = tiled_mma.tv_layout_A_tiled if operand == "A" else tiled_mma.tv_layout_B_tiled
-    vals = tv[1].size()
-    m_or_n = 0 if operand == "A" else 1
-    tile = (tiled_mma.get_tile_size(m_or_n), tiled_mma.get_tile_size(2))
-    atom_tile = (atom.shape_mnk[m_or_n], atom.shape_mnk[2])
-    warps = tiled_mma.thr_layout_vmnk[m_or_n + 1].size() * tiled_mma.thr_layout_vmnk[3].size()
-    per_warp = (tile[0] * tile[1]) // warps
+    vals, i = tv[1].size(), 0 if operand == "A" else 1
+    tile_mn, tile_k = tiled_mma.get_tile_size(i), tiled_mma.get_tile_size(2)
+    atom_mn, atom_k = atom.shape_mnk[i], atom.shape_mnk[2]
+    warps = tiled_mma.thr_layout_vmnk[i + 1].size() * tiled_mma.thr_layout_vmnk[3].size()
     lines = [
-        f"operand {operand} of {atom.name}: the tiled MMA's {operand} tile is {tile[0]}x{tile[1]} "
-        f"({'M' if operand == 'A' else 'N'} x K), atom {atom_tile[0]}x{atom_tile[1]} repeated "
-        f"{(tile[0] * tile[1]) // (atom_tile[0] * atom_tile[1] * warps)}x in values per warp "
-        f"({warps} warp(s) split it: {per_warp} elements each)",
-        f"each thread holds {vals} {bits}-bit values of it (size of mode 1 of {tv}), i.e. one warp's "
-        f"fragment covers {vals * 32} elements = {vals // 2} 8x8 matrices (ldmatrix gives a lane 2 values per matrix)",
+        f"operand {operand} of {atom.name}: the tiled MMA's {operand} tile is {tile_mn}x{tile_k} "
+        f"({'MN'[i]} x K), atom {atom_mn}x{atom_k} repeated {tile_mn * tile_k // (atom_mn * atom_k * warps)}x "
+        f"in values per warp ({warps} warp(s) split it: {tile_mn * tile_k // warps} elements each)",
+        f"each thread holds {vals} {bits}-bit values of it (size of mode 1 of {tv}), i.e. one warp's fragment "
+        f"covers {vals * 32} elements = {vals // 2} 8x8 matrices (ldmatrix gives a lane 2 values per matrix)",
     ]
     if vals % 2:
         raise LayoutError(f"{op}: a thread holds {vals} values of {operand}; ldmatrix hands out values in pairs")
     n_mat = vals // 2
-    if num_matrices is None:
-        chosen = next(x for x in (4, 2, 1) if n_mat % x == 0)
-        lines.append(f"-> x{chosen}: the widest of x4/x2/x1 dividing {n_mat}"
-                     + (f" ({n_mat // chosen} ldmatrix per k-block)" if n_mat > chosen else ""))
-    else:
-        if num_matrices not in (1, 2, 4):
-            raise LayoutError(f"{op}: num_matrices {num_matrices!r} must be 1, 2 or 4")
-        chosen = num_matrices
-        lines.append(f"-> x{chosen} as requested")
+    if num_matrices is not None and num_matrices not in (1, 2, 4):
+        raise LayoutError(f"{op}: num_matrices {num_matrices!r} must be 1, 2 or 4")
+    chosen = num_matrices or next(x for x in (4, 2, 1) if n_mat % x == 0)
+    lines.append(f"-> x{chosen} as requested" if num_matrices else f"-> x{chosen}: the widest of x4/x2/x1 dividing "
+                 f"{n_mat}" + (f" ({n_mat // chosen} ldmatrix per k-block)" if n_mat > chosen else ""))
     major, run, why = operand_majorness(smem_layout, operand)
     if run < 8:
         raise LayoutError(f"{op}: {why}; ldmatrix reads rows of 8 contiguous 16-bit elements (16 bytes), "
@@ -221,9 +195,9 @@ def _matrix_op(op, fn):
         raise LayoutError(f"{fn}: expected LdMatrix8x8x16bOp(transpose, num_matrices) or StMatrix8x8x16bOp, "
                           f"got {type(op).__name__}")
     atom = make_copy_atom(op, "f16")
-    addr, regs = ((atom.layout_src_tv, atom.layout_dst_tv) if isinstance(op, LdMatrix8x8x16bOp)
-                  else (atom.layout_dst_tv, atom.layout_src_tv))
-    return atom, addr, regs
+    if isinstance(op, LdMatrix8x8x16bOp):
+        return atom.layout_src_tv, atom.layout_dst_tv
+    return atom.layout_dst_tv, atom.layout_src_tv
 
 
 def _check_element(op, matrix, row, col, fn):
@@ -242,7 +216,7 @@ def ldmatrix_address_lane(op, matrix, row):
     21
     """
     fn = "ldmatrix_address_lane"
-    _, addr, _ = _matrix_op(op, fn)
+    addr, _ = _matrix_op(op, fn)
     _check_element(op, matrix, row, 0, fn)
     return min(t for t in range(32) if addr(t, 0) == 8 * (8 * matrix + row))
 
@@ -257,7 +231,7 @@ def ldmatrix_owner(op, matrix, row, col):
     ((14, 3), (21, 3))
     """
     fn = "ldmatrix_owner"
-    _, _, regs = _matrix_op(op, fn)
+    _, regs = _matrix_op(op, fn)
     _check_element(op, matrix, row, col, fn)
     e = 64 * matrix + 8 * row + col
     n_val = regs[1].size()

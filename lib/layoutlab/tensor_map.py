@@ -2,9 +2,8 @@
 a box lands in shared memory.
 
 :func:`encode_tiled` checks every rule of the driver call (each error message quotes the requirement it
-breaks) and returns a :class:`TensorMap`; :func:`box_placement` says which global element each shared-memory
-byte of a box holds, through the map's swizzle (:func:`tma_swizzle`). The CuTe view built on these is
-:mod:`layoutlab.tma`.
+breaks); :func:`box_placement` says which global element each shared-memory byte of a box holds, through
+the map's swizzle. The CuTe view built on these is :mod:`layoutlab.tma`.
 
 Sources: CUDA Driver API, "Tensor Map Object Management", ``cuTensorMapEncodeTiled``; PTX ISA, "Tensors"
 (tiled mode, bounding box, swizzling modes).
@@ -14,20 +13,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import product as cartesian
 
 from .errors import LayoutError
-from .inttuple import is_int
+from .inttuple import is_int, prefix_product
 from .swizzle import Swizzle
 
-__all__ = [
-    "TMA_DATA_TYPES", "SWIZZLE_SPAN", "TMA_SWIZZLE", "tma_swizzle", "swizzle_mode_of", "smem_alignment",
-    "TensorMap", "encode_tiled", "box_placement", "smem_byte_of",
-]
-
-
-# ------------------------------------------------------------------------------------------------------
-# Element types, swizzle modes
-# ------------------------------------------------------------------------------------------------------
+__all__ = ["TMA_DATA_TYPES", "SWIZZLE_SPAN", "TMA_SWIZZLE", "tma_swizzle", "swizzle_mode_of", "smem_alignment",
+           "TensorMap", "encode_tiled", "box_placement", "smem_byte_of"]
 
 #: TMA element types: name -> (bytes, is floating point, CUtensorMapDataType name).
 TMA_DATA_TYPES = {
@@ -44,7 +37,6 @@ _DSL_NAMES = {"Float16": "f16", "BFloat16": "bf16", "Float32": "f32", "TFloat32"
 SWIZZLE_SPAN = {"none": 0, "32B": 32, "64B": 64, "128B": 128}
 #: Swizzle mode -> the CuTe swizzle it applies to shared-memory *byte addresses* (16-byte chunks, 8 rows).
 TMA_SWIZZLE = {"none": (0, 4, 3), "32B": (1, 4, 3), "64B": (2, 4, 3), "128B": (3, 4, 3)}
-
 
 
 def _dtype(data_type, op):
@@ -70,8 +62,7 @@ def tma_swizzle(mode) -> Swizzle:
     """The CuTe swizzle that TMA swizzle ``mode`` applies to shared-memory byte addresses.
 
     Math: the 16-byte chunk index (address bits 4..) is XORed with the 128-byte row index (bits 7..),
-    1/2/3 bits of it for 32B/64B/128B.  Example: ``tma_swizzle("128B")`` is ``S<3,4,3>``; byte 0x90
-    (row 1, chunk 1) goes to 0x80 (chunk 0).
+    1/2/3 bits of it for 32B/64B/128B.
 
     >>> sw = tma_swizzle("128B")
     >>> print(sw)
@@ -102,11 +93,8 @@ def swizzle_mode_of(sw: Swizzle) -> str:
 def smem_alignment(mode) -> int:
     """Bytes a TMA shared-memory destination must be aligned to for the placement CuTe assumes.
 
-    ``cp.async.bulk.tensor`` needs 128 bytes.  A swizzle is computed from *address* bits 4..9, so its
-    pattern repeats every 8 rows of 128 bytes (256 / 512 / 1024 bytes for 32B / 64B / 128B); a buffer
-    that starts elsewhere in the pattern gets the chunks permuted differently from what the swizzled
-    layout says.  Hence CUTLASS aligns 128B-swizzled buffers to 1024 bytes.
-    Example: ``smem_alignment("128B")`` is 1024, ``smem_alignment("none")`` 128.
+    ``cp.async.bulk.tensor`` needs 128 bytes; a swizzle acts on *address* bits 4..9, so its pattern repeats
+    every 8 rows of 128 bytes (256 / 512 / 1024 bytes for 32B / 64B / 128B), the alignment CuTe assumes.
 
     >>> smem_alignment("128B"), smem_alignment("none")
     (1024, 128)
@@ -114,10 +102,6 @@ def smem_alignment(mode) -> int:
     m = _mode(mode, "smem_alignment")
     return 128 if m == "none" else 8 * SWIZZLE_SPAN[m]
 
-
-# ------------------------------------------------------------------------------------------------------
-# The tensor map (cuTensorMapEncodeTiled)
-# ------------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class TensorMap:
@@ -230,7 +214,8 @@ def encode_tiled(data_type, global_dim, global_strides, box_dim, element_strides
     for i, b in enumerate(box):
         if not 1 <= b <= 256:
             raise LayoutError(f"{op}: boxDim[{i}] = {b} must be in 1..256 elements; split the tile into boxes of "
-                              f"at most 256 (e.g. {_largest_divisor_at_most(b, 256) if b > 256 else 1}) and issue several copies")
+                              f"at most 256 (e.g. {_largest_divisor_at_most(b, 256) if b > 256 else 1}) and issue "
+                              f"several copies")
     if interleave == "none" and (box[0] * esize) % 16:
         good = 16 // math.gcd(16, esize)
         raise LayoutError(f"{op}: boxDim[0] * elementSize = {box[0]} * {esize} = {box[0] * esize} bytes is not a "
@@ -240,9 +225,9 @@ def encode_tiled(data_type, global_dim, global_strides, box_dim, element_strides
         if not 1 <= e <= 8:
             raise LayoutError(f"{op}: elementStrides[{i}] = {e} must be in 1..8")
     if interleave == "none" and sw != "none" and box[0] * esize > SWIZZLE_SPAN[sw]:
-        raise LayoutError(f"{op}: boxDim[0] = {box[0]}: with swizzle {sw} the box's inner dimension, boxDim[0] * elementSize = "
-                          f"{box[0] * esize} bytes, must be <= the swizzle span {SWIZZLE_SPAN[sw]} bytes: use "
-                          f"boxDim[0] <= {SWIZZLE_SPAN[sw] // esize}, or a wider swizzle")
+        raise LayoutError(f"{op}: boxDim[0] = {box[0]}: with swizzle {sw} the box's inner dimension, "
+                          f"boxDim[0] * elementSize = {box[0] * esize} bytes, must be <= the swizzle span "
+                          f"{SWIZZLE_SPAN[sw]} bytes: use boxDim[0] <= {SWIZZLE_SPAN[sw] // esize}, or a wider swizzle")
     if interleave == "32B" and sw != "32B":
         raise LayoutError(f"{op}: interleave 32B requires swizzle 32B (got {sw})")
     if oob_fill == "nan" and not is_float:
@@ -256,34 +241,25 @@ def encode_tiled(data_type, global_dim, global_strides, box_dim, element_strides
 def smem_byte_of(tmap: TensorMap, box_crd, smem_base: int = 0) -> int:
     """Shared-memory byte address of box coordinate ``box_crd`` (element index per dimension, innermost
     first) for a box written at ``smem_base``: dense, dimension 0 innermost, then the swizzle applied to
-    the absolute address.  Example: 128B swizzle, fp16, box (64, 8): element (8, 1) -> 128 + 16 = 0x90 ->
-    swizzled 0x80 (chunk 1 of row 1 becomes chunk 0).
+    the absolute address.
 
     >>> tm = encode_tiled("f16", (64, 256), (128,), (64, 8), swizzle="128B")
     >>> smem_byte_of(tm, (0, 1)), smem_byte_of(tm, (8, 1))    # row 1: chunks 0 and 1 trade places
     (144, 128)
     """
-    lin, mul = 0, 1
-    for c, n in zip(box_crd, tmap.smem_box):
-        if not 0 <= c < n:
-            raise LayoutError(f"smem_byte_of: box coordinate {tuple(box_crd)} outside the box {tmap.smem_box}")
-        lin += c * mul
-        mul *= n
+    if not all(0 <= c < n for c, n in zip(box_crd, tmap.smem_box)):
+        raise LayoutError(f"smem_byte_of: box coordinate {tuple(box_crd)} outside the box {tmap.smem_box}")
+    lin = sum(c * m for c, m in zip(box_crd, prefix_product(tmap.smem_box)))
     return tma_swizzle(tmap.swizzle)(smem_base + lin * tmap.element_bytes)
 
 
 def box_placement(tmap: TensorMap, box_start, smem_base: int = 0):
     """Which global element each shared-memory byte of one TMA box holds.
 
-    Returns a list, one entry per byte of the box (``tmap.box_bytes`` of them, byte ``i`` at address
-    ``smem_base + i``): ``(global coordinate tuple, byte within the element)`` or ``(None, byte)`` where
-    the element lies outside the tensor (out-of-bounds fill: zero, or NaN for floats with ``oob_fill='nan'``).
-    ``box_start`` is the box corner in global coordinates (innermost first; may be negative).  Elements
-    are taken every ``elementStrides[i]`` along dimension i >= 1.
-    ``smem_base`` must be 128-byte aligned (the ``cp.async.bulk.tensor`` rule); a swizzled box at a base
-    not aligned to :func:`smem_alignment` is modelled with the swizzle on absolute address bits.
-
-    Example: an 8-element fp16 box that starts one element before the tensor holds the fill first::
+    A list, entry ``i`` for the byte at ``smem_base + i``: ``(global coordinate, byte within the element)``,
+    or ``(None, byte)`` for out-of-bounds fill.  ``box_start`` is the box corner (innermost first; may be
+    negative); elements are taken every ``elementStrides[i]`` along dimension i >= 1.  ``smem_base`` must be
+    128-byte aligned; the swizzle acts on absolute address bits.  A box starting one element early::
 
         >>> tm = encode_tiled("f16", (64,), (), (8,))
         >>> [c for c, b in box_placement(tm, (-1,))[:4]]
@@ -293,17 +269,11 @@ def box_placement(tmap: TensorMap, box_start, smem_base: int = 0):
     if smem_base % 128:
         raise LayoutError(f"box_placement: smem_base {smem_base} is not 128-byte aligned; cp.async.bulk.tensor "
                           f"needs a 128-byte aligned shared-memory destination (e.g. {smem_base // 128 * 128})")
-    esize = tmap.element_bytes
+    esize, sw = tmap.element_bytes, tma_swizzle(tmap.swizzle)
     out = [None] * tmap.box_bytes
-    sbox = tmap.smem_box
-    sw = tma_swizzle(tmap.swizzle)
-    n = math.prod(sbox)
-    for lin in range(n):
-        crd, r = [], lin
-        for ext in sbox:
-            crd.append(r % ext)
-            r //= ext
-        g = tuple(s + c * (1 if i == 0 else tmap.element_strides[i]) for i, (s, c) in enumerate(zip(start, crd)))
+    steps = (1,) + tmap.element_strides[1:]
+    for lin, rcrd in enumerate(cartesian(*(range(e) for e in reversed(tmap.smem_box)))):
+        g = tuple(s + c * e for s, c, e in zip(start, reversed(rcrd), steps))
         inside = all(0 <= x < d for x, d in zip(g, tmap.global_dim))
         for b in range(esize):
             addr = sw(smem_base + lin * esize + b) - smem_base

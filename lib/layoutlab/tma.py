@@ -1,34 +1,11 @@
-"""Global to shared memory on a CPU: ``cp.async`` rules, TMA tensor maps, where each byte lands, mbarriers.
+"""The CuTe view of TMA on a CPU: ``make_tiled_tma_atom`` as the CuTe DSL 4.8.1 derives it (plus the driver's
+checks), the copies that fill a CTA tile and where their bytes land (checked on an H100). Re-exports
+:mod:`layoutlab.tensor_map` and :mod:`layoutlab.async_copy`, which were defined here before the split.
 
-Three copy mechanisms move a tile from global to shared memory on Hopper; this module models each one
-exactly enough to predict, byte for byte, what the hardware does (an H100 probe checks the predictions,
-``results/tma_probe_h100.json``):
-
-* ``cp.async`` (sm_80+): each thread copies 4, 8 or 16 bytes; a source size below the copy size
-  zero-fills the rest (predicated tiles); copies are committed in groups and waited for with
-  ``cp.async.wait_group N``.  :func:`cp_async_copy`, :func:`cp_async_plan`, :func:`cp_async_wait_group`.
-* The Tensor Memory Accelerator (TMA, sm_90): one thread hands a *tensor map* (built on the host by the
-  CUDA driver's ``cuTensorMapEncodeTiled``) and a box coordinate to ``cp.async.bulk.tensor``; the TMA
-  engine writes the whole box into shared memory, densely, dimension 0 innermost, through the tensor
-  map's swizzle, and fills elements outside the tensor with zeros (or NaN).  :func:`encode_tiled` checks
-  every rule of the driver call and returns a :class:`TensorMap`; :func:`box_placement` says which
-  global element each shared-memory byte holds.
-* The CuTe view: ``make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler)`` derives the tensor map from a
-  (swizzled) shared-memory layout; :func:`make_tiled_tma_atom` reproduces what the CuTe DSL 4.8.1 derives
-  (its printed ``tma_gbasis``, ``copy_bits``, TMA tensor) and then refuses the configurations whose tensor
-  map the driver would reject -- the DSL accepts those silently at compile time.
-  :func:`tma_partition` lists the TMA instructions that fill one CTA tile.
-* ``mbarrier`` (sm_90): :class:`MBarrier` counts arrivals and transaction bytes (``expect_tx``) and flips
-  its phase when both reach zero; ``try_wait.parity`` (:func:`mbarrier_try_wait`) asks about a parity.
-
-Sources: CUDA Driver API, "Tensor Map Object Management", ``cuTensorMapEncodeTiled`` (the requirements
-quoted in each error message); PTX ISA sections "Tensors" (tiled mode, bounding box, swizzling modes),
-``cp.async``, ``cp.async.bulk.tensor`` and ``mbarrier``; the CuTe DSL's ``cpasync.make_tiled_tma_atom``.
-
-Example: a 128 x 64 fp16 K-major tile with the 128-byte swizzle is two 64-element (128-byte) wide boxes::
+Sources: CUDA Driver API, ``cuTensorMapEncodeTiled``; PTX ISA, ``cp.async.bulk.tensor``; the CuTe DSL's
+``cpasync.make_tiled_tma_atom``. Example (an 8 x 64 fp16 K-major tile, 128-byte swizzle)::
 
     >>> from layoutlab import Layout, make_composed_layout, make_swizzle
-    >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
     >>> atom = make_tiled_tma_atom("G2S", Layout((256, 128), (128, 1)), sl, (8, 64), "f16")
     >>> atom.tma_gbasis, atom.copy_bits, atom.tensor_map.box_dim
@@ -38,24 +15,21 @@ Example: a 128 x 64 fp16 K-major tile with the 128-byte swizzle is two 64-elemen
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from . import async_copy, tensor_map
 from .async_copy import *  # noqa: F401,F403  (re-exported: they were defined here before the split)
-from .async_copy import __all__ as _async_copy_names
 from .errors import LayoutError
-from .inttuple import flatten, is_int, product
+from .inttuple import format_tree, idx2crd, is_int, size
 from .layout import Layout
 from .swizzle import ComposedLayout, Swizzle
 from .tensor import Tensor
 from .tensor_map import *  # noqa: F401,F403
-from .tensor_map import __all__ as _tensor_map_names
 from .tensor_map import (SWIZZLE_SPAN, TMA_DATA_TYPES, TensorMap, _dtype, _ints, _largest_divisor_at_most,
                          box_placement, encode_tiled, swizzle_mode_of, tma_swizzle)
 
-__all__ = [
-    "TmaAtom", "make_tiled_tma_atom", "TmaCopy", "tma_partition", "tile_placement", "multicast_slices",
-    "TMA_DSL_SETUP", "tma_dsl_summary",
-] + _tensor_map_names + _async_copy_names
+__all__ = ["TmaAtom", "make_tiled_tma_atom", "TmaCopy", "tma_partition", "tile_placement", "multicast_slices",
+           "TMA_DSL_SETUP", "tma_dsl_summary"] + tensor_map.__all__ + async_copy.__all__
 
 #: Setup code for :func:`layoutlab.dsl.dsl_eval` / ``dsl_check``: ``tma(dt, gshape, gstride, smem_layout, tiler)``
 #: traces ``cpasync.make_tiled_tma_atom`` on a CPU and returns ``"tma_gbasis|copy_bits|TMA tensor|atom"``,
@@ -95,7 +69,7 @@ _OPS = {"G2S": "CopyBulkTensorTileG2SOp", "G2S_MULTICAST": "CopyBulkTensorTileG2
         "S2G": "CopyBulkTensorTileS2GOp"}
 
 def _op_name(op):
-    key = getattr(op, "__name__", None) or type(op).__name__ if not isinstance(op, str) else op
+    key = op if isinstance(op, str) else getattr(op, "__name__", None) or type(op).__name__
     for short, long in _OPS.items():
         if key in (short, long):
             return short
@@ -107,9 +81,8 @@ def _op_name(op):
 class TmaAtom:
     """What ``cpasync.make_tiled_tma_atom`` derives, plus the tensor map it implies.
 
-    ``modes``: the box as ``(extent, gmem mode)`` pairs, innermost first (the DSL's ``tma_gbasis``).
-    ``tensor_map``: the encode parameters (global tensor in TMA dimension order, box, swizzle).
-    ``smem_layout``: the (non-staged) shared-memory layout for one CTA tile; ``cta_tiler`` the tile.
+    ``modes``: the box as ``(extent, gmem mode)`` pairs, innermost first (the DSL's ``tma_gbasis``);
+    ``tensor_map``: the encode parameters, in TMA dimension order.
 
     >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -126,7 +99,7 @@ class TmaAtom:
     cta_tiler: tuple
     gmem_layout: Layout
     num_multicast: int = 1
-    tma_coord_of_mode: tuple = field(default=())
+    tma_coord_of_mode: tuple = ()
 
     @property
     def num_values(self) -> int:
@@ -139,16 +112,13 @@ class TmaAtom:
     @property
     def tma_gbasis(self) -> str:
         """Printed as the DSL's atom type prints it, e.g. ``(64,8):(1@1,1@0)``."""
-        return "(" + ",".join(str(e) for e, _ in self.modes) + "):(" + ",".join(f"1@{m}" for _, m in self.modes) + ")"
+        return format_tree(tuple(e for e, _ in self.modes)) + ":" + _basis(m for _, m in self.modes)
 
     def tma_tensor(self) -> str:
         """The TMA tensor as the DSL prints it: ``tensor<(0,0) o (256,128):(1@1,1@0)>`` (mode k of the
         global tensor -> TMA coordinate ``tma_coord_of_mode[k]``)."""
-        shp = self.gmem_layout.shape
-        shp = shp if isinstance(shp, tuple) else (shp,)
-        zeros = "(" + ",".join("0" for _ in shp) + ")"
-        return (f"tensor<{zeros} o (" + ",".join(str(s) for s in shp) + "):("
-                + ",".join(f"1@{t}" for t in self.tma_coord_of_mode) + ")>")
+        shp = _tup(self.gmem_layout.shape)
+        return f"tensor<{format_tree((0,) * len(shp))} o {format_tree(shp)}:{_basis(self.tma_coord_of_mode)}>"
 
     def __str__(self):
         n = self.num_values
@@ -157,10 +127,20 @@ class TmaAtom:
                 f"  Value type:    {self.element_type}")
 
 
+def _tup(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _basis(modes):
+    """``(1@m0,1@m1,...)``: unit steps along the given modes, as the DSL prints them."""
+    return format_tree(tuple(f"1@{m}" for m in modes))
+
+
 def _smem_parts(smem_layout, tiler_rank, op):
     if isinstance(smem_layout, ComposedLayout):
         if not isinstance(smem_layout.inner, Swizzle):
-            raise LayoutError(f"{op}: a composed smem layout's inner function must be a Swizzle, got {smem_layout.inner}")
+            raise LayoutError(f"{op}: a composed smem layout's inner function must be a Swizzle, "
+                              f"got {smem_layout.inner}")
         sw, outer, off = smem_layout.inner, smem_layout.outer, smem_layout.offset
     elif isinstance(smem_layout, Layout):
         sw, outer, off = Swizzle(0, 4, 3), smem_layout, 0
@@ -186,11 +166,8 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
     shape.  Like the DSL: walk shared memory from offset 0 and read off which global mode each offset
     steps along (``tma_gbasis``); keep the leading modes that step by one element; cut the inner one to the
     swizzle span and every one to 256 (to the largest divisor, dropping the modes after a cut); add the
-    global modes the tile does not walk with extent 1.  Then the tensor map is encoded with every driver
-    rule checked (:func:`encode_tiled`), which the DSL does not do at compile time; ``validate=False`` skips
-    those checks and returns what the DSL would derive even for a tensor map the driver would refuse.
-
-    Example (K-major fp16, 128B swizzle, one 8 x 64 atom)::
+    global modes the tile does not walk with extent 1.  Then :func:`encode_tiled` checks every driver rule
+    (the DSL does not); ``validate=False`` skips that and returns what the DSL derives::
 
         >>> from layoutlab import Layout, make_composed_layout, make_swizzle
         >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -202,15 +179,12 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
     opn = _op_name(op)
     dt = _dtype(element_type, fn)
     esize = TMA_DATA_TYPES[dt][0]
-    if isinstance(gmem, Tensor):
-        gmem = gmem.layout
+    gmem = gmem.layout if isinstance(gmem, Tensor) else gmem
     if not isinstance(gmem, Layout):
         raise LayoutError(f"{fn}: gmem {gmem!r} must be a Layout (or a Tensor with one)")
-    gshape = gmem.shape if isinstance(gmem.shape, tuple) else (gmem.shape,)
-    gstride = gmem.stride if isinstance(gmem.stride, tuple) else (gmem.stride,)
-    if any(isinstance(s, tuple) for s in gshape) or not all(is_int(s) for s in gshape + gstride):
+    gshape, gstride, tiler = _tup(gmem.shape), _tup(gmem.stride), _tup(cta_tiler)
+    if not all(is_int(s) for s in gshape + gstride):
         raise LayoutError(f"{fn}: gmem layout {gmem} must be flat and static (one integer per mode)")
-    tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
     if len(tiler) != len(gshape) or not all(is_int(t) and t > 0 for t in tiler):
         raise LayoutError(f"{fn}: cta_tiler {cta_tiler!r} must give one positive extent per gmem mode "
                           f"({len(gshape)} modes)")
@@ -220,40 +194,31 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
     if not is_int(num_multicast) or num_multicast < 1:
         raise LayoutError(f"{fn}: num_multicast {num_multicast!r} must be a positive integer")
     sw, outer = _smem_parts(smem_layout, len(tiler), fn)
-    if tuple(product(flatten(s)) if isinstance(s, tuple) else s for s in outer.shape) != tiler:
+    if tuple(size(s) for s in outer.shape) != tiler:
         raise LayoutError(f"{fn}: smem layout shape {outer.shape} does not cover the tile {tiler}")
     mode = swizzle_mode_of(sw)
 
-    # smem offset -> tile coordinate (the right inverse of the smem layout, on its contiguous prefix)
-    where = {}
-    for i in range(outer.size()):
-        where.setdefault(outer(i), i)
-    n = 0
-    while n in where:
-        n += 1
+    # smem offset -> tile coordinate (the right inverse of the smem layout, on its contiguous prefix);
+    # crd[0] is the origin, as the smem layout maps coordinate 0 to offset 0
+    where = {outer(i): i for i in reversed(range(outer.size()))}      # the first index of each offset
+    crd = []
+    while len(crd) in where:
+        crd.append(idx2crd(where[len(crd)], tiler))
+    n = len(crd)
 
-    def gcrd(s):
-        lin, c = where[s], []
-        for t in tiler:
-            c.append(lin % t)
-            lin //= t
-        return c
+    def shifted(c, k, x):                        # coordinate c moved x steps along mode k
+        return c[:k] + (c[k] + x,) + c[k + 1:]
 
     modes, p = [], 1
     while p < n:
-        base, nxt = gcrd(0), gcrd(p)
-        diff = [b - a for a, b in zip(base, nxt)]
-        moved = [k for k, d in enumerate(diff) if d]
-        if len(moved) != 1 or diff[moved[0]] != 1 or any(m == moved[0] for _, m in modes):
+        k = next((k for k in range(len(tiler)) if crd[p] == shifted(crd[0], k, 1)), None)
+        if k is None or any(m == k for _, m in modes):
             break                                # not a unit step along a new gmem mode: the box ends here
-        k = moved[0]
         ext = 1
-        while p * (ext + 1) <= n and all(a == b + (ext if q == k else 0)
-                                         for q, (a, b) in enumerate(zip(gcrd(p * ext), base))):
+        while p * (ext + 1) <= n and crd[p * ext] == shifted(crd[0], k, ext):
             ext += 1
         # the whole block [0, p*ext) must be the product of the modes so far
-        if not all(gcrd(s) == [base[q] + (((s // p) if q == k else 0)) + (gcrd(s % p)[q] - base[q])
-                               for q in range(len(tiler))] for s in range(0, p * ext)):
+        if not all(crd[s] == shifted(crd[s % p], k, s // p) for s in range(p * ext)):
             break
         modes.append([ext, k])
         p *= ext
@@ -261,36 +226,28 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
         raise LayoutError(f"{fn}: shared-memory offset 1 does not step along a single global mode; the smem "
                           f"layout {smem_layout} must be contiguous along some mode of the tile")
     # the swizzle span cuts the inner mode, 256 cuts every mode; after a cut, the later modes drop to 1
-    caps = [SWIZZLE_SPAN[mode] // esize if mode != "none" else 256] + [256] * (len(modes) - 1)
     for i, (ext, k) in enumerate(modes):
-        cap = min(caps[i], 256)
+        cap = min(SWIZZLE_SPAN[mode] // esize, 256) if i == 0 and mode != "none" else 256
         if ext > cap:
-            modes[i][0] = _largest_divisor_at_most(ext, cap)
-            for j in range(i + 1, len(modes)):
-                modes[j][0] = 1
+            modes[i:] = [[_largest_divisor_at_most(ext, cap), k]] + [[1, q] for _, q in modes[i + 1:]]
             break
     used = {k for _, k in modes}
     modes += [[1, k] for k in range(len(gshape)) if k not in used]
     if len(modes) > 5:
         raise LayoutError(f"{fn}: the box needs {len(modes)} TMA dimensions; TMA handles at most 5")
-    inner_mode = modes[0][1]
-    if gstride[inner_mode] != 1:
-        unit = [k for k, s in enumerate(gstride) if s == 1]
+    box, ks = zip(*modes)
+    if gstride[ks[0]] != 1:
         raise LayoutError(
-            f"{fn}: shared memory is contiguous along global mode {inner_mode}, whose global stride is "
-            f"{gstride[inner_mode]}; TMA reads box dimension 0 contiguously from global memory and writes it "
+            f"{fn}: shared memory is contiguous along global mode {ks[0]}, whose global stride is "
+            f"{gstride[ks[0]]}; TMA reads box dimension 0 contiguously from global memory and writes it "
             f"contiguously to shared memory (it cannot transpose): make the smem layout contiguous along "
-            f"mode {unit[0] if unit else 'with stride 1'} instead")
-    gdim = tuple(gshape[k] for _, k in modes)
-    gstr = tuple(gstride[k] * esize for _, k in modes[1:])
-    box = tuple(e for e, _ in modes)
-    if validate:
-        tmap = encode_tiled(dt, gdim, gstr, box, swizzle=mode, oob_fill=oob_fill, global_address=global_address)
-    else:
-        tmap = TensorMap(dt, gdim, gstr, box, (1,) * len(box), mode, "none", oob_fill, 0, global_address)
-    coord_of = tuple(next(t for t, (_, k) in enumerate(modes) if k == m) for m in range(len(gshape)))
-    return TmaAtom(opn, dt, tuple((e, k) for e, k in modes), tmap, smem_layout, tiler, gmem, num_multicast,
-                   coord_of)
+            f"mode {next((k for k, s in enumerate(gstride) if s == 1), 'with stride 1')} instead")
+    gdim, gstr = tuple(gshape[k] for k in ks), tuple(gstride[k] * esize for k in ks[1:])
+    tmap = (encode_tiled(dt, gdim, gstr, box, swizzle=mode, oob_fill=oob_fill, global_address=global_address)
+            if validate else TensorMap(dt, gdim, gstr, box, (1,) * len(box), mode, "none", oob_fill, 0, global_address))
+    coord_of = {k: t for t, (_, k) in enumerate(modes)}
+    return TmaAtom(opn, dt, tuple(map(tuple, modes)), tmap, smem_layout, tiler, gmem, num_multicast,
+                   tuple(coord_of[m] for m in range(len(gshape))))
 
 
 @dataclass(frozen=True)
@@ -310,7 +267,7 @@ def tma_partition(atom: TmaAtom, tile_coord) -> list:
     """The TMA instructions that fill CTA tile ``tile_coord`` (one per box), as ``cpasync.tma_partition``
     + ``cute.copy`` issue them: the tile's shared memory is cut into ``atom.num_values``-element pieces in
     offset order; piece j starts at the tile coordinate that the smem layout puts at offset
-    ``j * num_values``.  Example: the 128 x 64 MN-major fp16 tile with 128B swizzle takes 2 boxes of 64 x 64.
+    ``j * num_values``.
 
     >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -326,10 +283,7 @@ def tma_partition(atom: TmaAtom, tile_coord) -> list:
         if start not in where:
             raise LayoutError(f"tma_partition: no tile element at smem offset {start}; the smem layout is not "
                               f"compact, so whole boxes cannot tile it")
-        lin, crd = where[start], []
-        for t in atom.cta_tiler:
-            crd.append(lin % t)
-            lin //= t
+        crd = idx2crd(where[start], atom.cta_tiler)
         g = [c + t * x for c, t, x in zip(crd, atom.cta_tiler, tc)]
         copies.append(TmaCopy(tuple(g[k] for _, k in atom.modes), start))
     return copies
@@ -340,10 +294,8 @@ def tile_placement(atom: TmaAtom, tile_coord, smem_base: int = 0) -> dict:
     ``smem byte offset -> (global coordinate in the gmem layout's mode order, or None for OOB fill)``
     for every written byte, relative to ``smem_base`` (the buffer's address; see :func:`smem_alignment`).
 
-    Each copy writes its box at ``smem_base + smem_offset * element_bytes`` with the swizzle applied to
-    absolute addresses.  For an aligned buffer this equals the smem layout's own
-    ``ComposedLayout.byte_address`` for every tile element -- the TMA swizzle mode and the CuTe swizzle
-    describe the same placement (tests/test_tma.py checks it).
+    Each copy writes its box at ``smem_base + smem_offset * element_bytes``, swizzled on absolute addresses;
+    for an aligned buffer this is the smem layout's own ``ComposedLayout.byte_address``.
 
     >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -352,19 +304,17 @@ def tile_placement(atom: TmaAtom, tile_coord, smem_base: int = 0) -> dict:
     >>> len(placed), placed[0], placed[2]       # byte -> ((row, column) of the tile, byte of the element)
     (1024, ((0, 0), 0), ((0, 1), 0))
     """
-    esize = atom.tensor_map.element_bytes
+    esize, sw = atom.tensor_map.element_bytes, tma_swizzle(atom.tensor_map.swizzle)
     out = {}
     for cp in tma_partition(atom, tile_coord):
         base = smem_base + cp.smem_offset * esize
         if base % 128:
             raise LayoutError(f"tile_placement: a box would start at smem byte {base}, not 128-byte aligned")
-        sw = tma_swizzle(atom.tensor_map.swizzle)
         for i, (g, b) in enumerate(box_placement(atom.tensor_map, cp.box_start, 0)):
-            # box_placement is relative to an aligned 0; re-apply the swizzle at the true base
-            lin_addr = tma_swizzle(atom.tensor_map.swizzle)(i)     # unswizzled position of byte i
-            addr = sw(base + lin_addr) - smem_base
-            gm = None if g is None else tuple(g[atom.tma_coord_of_mode[k]] for k in range(len(atom.tma_coord_of_mode)))
-            out[addr] = (gm, b)
+            # box_placement is relative to an aligned 0: sw(i) is byte i's unswizzled position; swizzle it at
+            # the true base
+            gm = None if g is None else tuple(g[t] for t in atom.tma_coord_of_mode)
+            out[sw(base + sw(i)) - smem_base] = (gm, b)
     return out
 
 
@@ -372,7 +322,6 @@ def multicast_slices(box_bytes: int, num_ctas: int) -> list:
     """With ``.multicast::cluster``, each of ``num_ctas`` CTAs loads one slice of the tile and the TMA writes
     it into every CTA's shared memory; each CTA's barrier still expects the whole tile.  Returns
     ``[(first byte, bytes)]`` per CTA; ``num_ctas`` must divide the tile into 16-byte-multiple slices.
-    Example: ``multicast_slices(16384, 2)`` -> ``[(0, 8192), (8192, 8192)]``.
 
     >>> multicast_slices(16384, 2)
     [(0, 8192), (8192, 8192)]
