@@ -284,11 +284,13 @@ def _write(out, info, rows, notes):
     out.write_text(json.dumps(_record(info, rows, notes), indent=1))
 
 
+def _versions(info):
+    return {k: info.get(k) for k in ("driver_version", "cupy", "cuda_runtime", "nvidia-cutlass-dsl", "cutlass", "torch")}
+
+
 def _record(info, rows, notes):
     """The JSON layout `layoutlab.gpu.load_result` expects (gpu, date, versions at the top)."""
-    versions = {k: info.get(k) for k in ("driver_version", "cupy", "cuda_runtime", "nvidia-cutlass-dsl",
-                                         "cutlass", "torch")}
-    return {"gpu": info.get("gpu"), "date": info.get("date"), "versions": versions, "info": info,
+    return {"gpu": info.get("gpu"), "date": info.get("date"), "versions": _versions(info), "info": info,
             "rows": rows, "notes": notes}
 
 
