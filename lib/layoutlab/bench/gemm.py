@@ -285,7 +285,8 @@ def _write(out, info, rows, notes):
 
 
 def _versions(info):
-    return {k: info.get(k) for k in ("driver_version", "cupy", "cuda_runtime", "nvidia-cutlass-dsl", "cutlass", "torch")}
+    return {k: info.get(k) for k in ("driver_version", "cupy", "cuda_runtime", "nvidia-cutlass-dsl", "cutlass",
+                                     "torch")}
 
 
 def _record(info, rows, notes):

@@ -79,9 +79,13 @@ extern "C" __global__ void mma_{name}(const u32* A, const u32* B, u32* D) {{
 """
 
 
+def _ldsm_name(ins, nmat, trans):
+    return f"{ins}_x{nmat}{'_t' if trans else ''}"
+
+
 def _ldsm_kernel(ins, nmat, trans):
     # Lane l hands in the address of row l % 8 of matrix (l / 8) % nmat: the copy atom's source layout.
-    nm = f"{ins}_x{nmat}{'_t' if trans else ''}"
+    nm = _ldsm_name(ins, nmat, trans)
     q = f".x{nmat}{'.trans' if trans else ''}.shared.b16"
     regs = ", ".join(f"%{j + (0 if ins == 'ldmatrix' else 1)}" for j in range(nmat))
     addr = "%" + str(nmat) if ins == "ldmatrix" else "%0"
