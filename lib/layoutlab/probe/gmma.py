@@ -1,28 +1,14 @@
 """Hardware truth for :mod:`layoutlab.gmma`: wgmma reads the swizzled layouts exactly as the descriptor says.
 
-One kernel per majorness pair (``imm-trans-a``, ``imm-trans-b``) runs ``wgmma.mma_async.m64n128k16`` (f16,
-fp32 accumulate) over K = 64 (four k-blocks) with A (64 x 64) and B (128 x 64) in shared memory. The host
-lays each operand out with one of the eight GMMA atoms (``K_INTER`` ... ``MN_SW128``, tiled by
-``tile_to_shape``: the image holds each element at the byte address the swizzled layout gives) and builds
-the four descriptors per operand with :func:`layoutlab.gmma.gmma_k_block_descs`; the kernel only adds the
-buffer's own address. Random integers in [-2, 2] make ``D = A B^T`` exact in fp32, so a result is either
-exact or wrong.
-
-Variants (each a claim that :func:`compare` checks, or an observation it only reports):
-
-* ``documented`` (all 8 x 8 pairs of atom kinds): the descriptors as encoded -- claim: exact;
-* ``lbo_x2``, ``sbo_x2``, ``lbo_sbo_swapped``, ``swizzle_<other>`` on B's descriptor -- claim: not exact
-  (the field is read), except the LBO of a K-major swizzled operand, which the PTX ISA says is not used
-  (claim: exact whatever it holds);
-* ``pattern_shift_<j>``: the image's swizzle pattern starts ``128 j`` bytes past a 1024-byte boundary;
-  encoded with the PTX ISA's base-offset formula (``(start >> 7) & 7``) -- claim: exact; with base offset
-  0 -- claim: not exact; and ``base_offset_1``, an aligned pattern read with base offset 1 -- claim: not
-  exact. (These were observations in the first H100 run, 2026-11-24, which found exactly this; they are
-  claims now. ``"observe"`` remains available for new experiments.)
-
-Kernels are CUDA C++ with inline PTX, built with nvcc for sm_90a and launched with CuPy, like
-:mod:`layoutlab.probe`. ``python -m layoutlab.probe.gmma OUT.json`` runs it on an H100; CI runs
-:func:`compare` on ``results/gmma_probe_h100.json``.
+One kernel per majorness pair runs ``wgmma.mma_async.m64n128k16`` (f16, fp32 accumulate) over K = 64 with
+A (64 x 64) and B (128 x 64) in shared memory, laid out by one of the eight GMMA atoms (``tile_to_shape``)
+and read through the descriptors of :func:`layoutlab.gmma.gmma_k_block_descs`. Random integers in [-2, 2]
+make ``D = A B^T`` exact in fp32. Each case claims "exact" or "wrong" (:func:`cases`): the documented
+descriptors (all 8 x 8 pairs) are exact; B's LBO or SBO doubled, swapped, another swizzle, or base offset 1
+are wrong, except the LBO of a K-major swizzled operand, which the PTX ISA says is unused; a pattern starting
+``128 j`` bytes past a 1024-byte boundary is exact with the PTX ISA's base offset ``(start >> 7) & 7`` and
+wrong with 0 (first H100 run, 2026-11-24). ``python -m layoutlab.probe.gmma OUT.json`` runs it on an H100;
+CI runs :func:`compare` on ``results/gmma_probe_h100.json``.
 """
 
 import datetime

@@ -1,22 +1,13 @@
 """Hardware truth for TMA: run :mod:`layoutlab.kernels.tma_copy` on a Hopper GPU and see where each byte lands.
 
-Every case loads one or more CTA tiles of a coordinate-coded global tensor into a (swizzled, staged) shared-
-memory buffer with ``cp.async.bulk.tensor`` and copies the buffer out raw.  :func:`expected_bytes` predicts
-the buffer byte for byte from :mod:`layoutlab.tma` alone (tensor map, ``tma_partition``, box placement with
-the swizzle on absolute address bits, zero fill outside the tensor, ``0xFF`` where nothing was written);
-:func:`compare` checks a record against it, and also against the shared-memory layout's own
-``ComposedLayout.byte_address`` (the CuTe view).
-
-Cases: no swizzle (16-byte-wide boxes), 32/64/128-byte swizzles, K-major and MN-major, fp16 and fp32,
-boxes partly outside the tensor (zero fill), 2 and 3 pipeline stages, a box cut to 256 elements.  Two cluster
-cases multicast each box to 2 and 4 CTAs (every CTA must hold the whole tile).  A 128B-swizzled buffer that
-starts 512 bytes after a 1024-byte boundary is recorded apart.  Two more cases are ones that the
-CuTe DSL compiles but that break a tensor-map rule (a 200-byte row stride; a shared-memory layout that
-would transpose the tile).  Every case runs in its own process (a failed launch cannot spoil the others) and
-the record keeps what happened.
-
-``python -m layoutlab.probe.tma OUT.json`` (on an H100) writes the record; :func:`compare` on the stored
-``results/tma_probe_h100.json`` runs in CI.
+Every case loads CTA tiles of a coordinate-coded global tensor into a (swizzled, staged) shared-memory buffer
+with ``cp.async.bulk.tensor`` and copies the buffer out raw. :func:`expected_bytes` predicts it byte for byte
+from :mod:`layoutlab.tma` alone (zero fill outside the tensor, ``0xFF`` where nothing was written);
+:func:`compare` checks a record against it and against ``ComposedLayout.byte_address`` (the CuTe view).
+Besides :data:`CASES`: multicast to 2 and 4 CTAs, a 128B-swizzled buffer 512 bytes past a 1024-byte
+boundary, and two configurations the CuTe DSL compiles but a tensor-map rule forbids. Every case runs in its
+own process. ``python -m layoutlab.probe.tma OUT.json`` (on an H100) writes the record; CI runs
+:func:`compare` on ``results/tma_probe_h100.json``.
 """
 
 import base64
@@ -188,23 +179,22 @@ def truncated_stride_bytes(case) -> bytes:
 
 def _describe_refused(case, got: bytes) -> str:
     """One line on what a refused configuration did on the GPU."""
+    from ..kernels.tma_copy import ELEMENT_BYTES
     if got == expected_or_none(case):
         return "as if legal"
+    esize, s0 = ELEMENT_BYTES[case["dtype"]], case["gmem"][1][0]
     try:
         if got == truncated_stride_bytes(case):
-            (_, _), (s0, _) = case["gmem"]
-            e = 2 if case["dtype"] in ("f16", "bf16") else 4
-            return (f"no error, wrong data: rows read {s0 * e // 16 * 16} bytes apart instead of {s0 * e} "
+            return (f"no error, wrong data: rows read {s0 * esize // 16 * 16} bytes apart instead of {s0 * esize} "
                     f"(the stride truncated to 16-byte units)")
     except ValueError:
         pass
     rows = decode_chunks(case, got, 0, len(got) // 128)
-    per_row = case["tile"][1] * (2 if case["dtype"] in ("f16", "bf16") else 4) // 128 or 1
+    per_row = case["tile"][1] * esize // 128 or 1
     tile_rows = [tuple(sum(rows[k:k + per_row], [])) for k in range(0, len(rows), per_row)]
     if len(set(tile_rows)) == 1:
         return (f"no error, wrong data: all {len(tile_rows)} rows of the tile hold the same "
-                f"{len(tile_rows[0]) * 16 // (2 if case['dtype'] in ('f16', 'bf16') else 4)} elements, "
-                f"starting at global {tile_rows[0][0]}")
+                f"{len(tile_rows[0]) * 16 // esize} elements, starting at global {tile_rows[0][0]}")
     return "no error, data that neither model explains"
 
 
@@ -324,24 +314,18 @@ def compare(record: dict) -> dict:
     """
     out = {"checked": 0, "bytes": 0, "mismatches": [], "cute_view_mismatches": [], "refused": [],
            "multicast": [], "misaligned": []}
-    for entry in record.get("misaligned_cases", []):
-        if entry["status"] != "ran":
-            out["misaligned"].append((entry["case"]["name"], entry["status"], entry.get("message", "")[-300:]))
-            continue
-        got, want = unpack(entry["bytes"]), expected_bytes(entry["case"])
-        out["misaligned"].append((entry["case"]["name"], "ran",
-                                  "as the model says: the swizzle follows absolute address bits" if got == want
-                                  else f"{sum(a != b for a, b in zip(got, want))} bytes differ from the model"))
-    for entry in record.get("multicast_cases", []):
-        if entry["status"] != "ran":
-            out["multicast"].append((entry["case"]["name"], entry["status"], entry.get("message", "")[-300:]))
-            continue
-        got, want = unpack(entry["bytes"]), expected_bytes(entry["case"])
-        out["multicast"].append((entry["case"]["name"], "ran",
-                                 "every CTA holds the whole tile" if got == want else
-                                 f"{sum(a != b for a, b in zip(got, want))} bytes differ from the model"))
-        if got != want:
-            out["mismatches"].append({"case": entry["case"]["name"], "differing_bytes": -1, "first": []})
+    for key, as_modelled in (("misaligned", "as the model says: the swizzle follows absolute address bits"),
+                             ("multicast", "every CTA holds the whole tile")):
+        for entry in record.get(f"{key}_cases", []):
+            name = entry["case"]["name"]
+            if entry["status"] != "ran":
+                out[key].append((name, entry["status"], entry.get("message", "")[-300:]))
+                continue
+            got, want = unpack(entry["bytes"]), expected_bytes(entry["case"])
+            out[key].append((name, "ran", as_modelled if got == want else
+                             f"{sum(a != b for a, b in zip(got, want))} bytes differ from the model"))
+            if got != want and key == "multicast":
+                out["mismatches"].append({"case": name, "differing_bytes": -1, "first": []})
     for entry in record["cases"]:
         if entry.get("status", "ran") != "ran":
             out["mismatches"].append({"case": entry["case"]["name"], "status": entry["status"],
@@ -372,7 +356,7 @@ def main(argv=None):
     with open(argv[0], "w") as fh:
         json.dump(rec, fh, indent=1)
     res = compare(rec)
-    print(json.dumps({k: v for k, v in res.items()}, indent=1))
+    print(json.dumps(res, indent=1))
     return 0 if not res["mismatches"] else 1
 
 
