@@ -550,23 +550,27 @@ def main(argv=None):
     cm, cn, ck = (int(x) for x in args.check_size.split(","))
     info = gpu_info()
     checks, records, problems = [], [], []
+
+    def problem(text):
+        problems.append(text)
+        print(text, flush=True)
+
     # One kernel's failure must not lose the other's data: everything is caught, reported and recorded.
     for name in KERNELS:
         try:
-            checks.append(_check_correctness(name, cm, cn, ck))
+            c = _check_correctness(name, cm, cn, ck)
             print(f"check {name} {cm}x{cn}x{ck} bf16 (timeline on): rel err vs float64 "
-                  f"{checks[-1]['rel_err_vs_float64']:.2e}, identical to the uninstrumented build: "
-                  f"{checks[-1]['identical_to_uninstrumented']}, words written {checks[-1]['words_written']}",
-                  flush=True)
+                  f"{c['rel_err_vs_float64']:.2e}, identical to the uninstrumented build: "
+                  f"{c['identical_to_uninstrumented']}, words written {c['words_written']}", flush=True)
         except Exception as err:                       # noqa: BLE001 - reported and recorded
-            checks.append({"kernel": name, "ok": False, "error": f"{type(err).__name__}: {err}"})
-            print(f"check {name} FAILED: {checks[-1]['error']}", flush=True)
+            c = {"kernel": name, "ok": False, "error": f"{type(err).__name__}: {err}"}
+            print(f"check {name} FAILED: {c['error']}", flush=True)
+        checks.append(c)
     for name in KERNELS:
         try:
             rec = record_timeline(name, m, n, k, info=info)
         except Exception as err:                       # noqa: BLE001
-            problems.append(f"record {name}: {type(err).__name__}: {err}")
-            print(problems[-1], flush=True)
+            problem(f"record {name}: {type(err).__name__}: {err}")
             continue
         records.append(rec)
         try:
@@ -579,8 +583,7 @@ def main(argv=None):
         try:
             print(format_summary(summarize_timeline(rec)), flush=True)
         except Exception as err:                       # noqa: BLE001
-            problems.append(f"summary {name}: {type(err).__name__}: {err}")
-            print(problems[-1], flush=True)
+            problem(f"summary {name}: {type(err).__name__}: {err}")
     ok = all(c["ok"] for c in checks) and not problems and len(records) == len(KERNELS)
     out = {"gpu": info.get("gpu"), "date": info.get("date"), "versions": _versions(info), "info": info,
            "checks": checks, "problems": problems, "records": records}

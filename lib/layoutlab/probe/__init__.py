@@ -153,32 +153,27 @@ def _probe_ldsm(mod, cp):
     return out
 
 
-def _smem_image(rows, K, major, T=8):
-    """Offsets of a (rows x K) 16-bit operand in the no-swizzle canonical layout, and (LBO, SBO) in bytes.
+def _canonical_offsets(rows, K, major, lbo, sbo, T=8):
+    """Element offsets of a (rows x K) 16-bit operand in the no-swizzle canonical layout, LBO/SBO in elements.
 
-    K-major:  ((8,rows/8),(T,K/T)):((T,SBO),(1,LBO))  with LBO = 64 el (next core matrix in K),
-              SBO = 64 * K/T el (next 8 rows).
-    MN-major: ((T,rows/T),(8,K/8)):((1,SBO),(T,LBO)) with SBO = 64 el (next T rows), LBO = 8 * rows el.
+    K-major:  ((8,rows/8),(T,K/T)):((T,SBO),(1,LBO));  MN-major: ((T,rows/T),(8,K/8)):((1,SBO),(T,LBO)).
     """
-    r = np.arange(rows)[:, None]
-    k = np.arange(K)[None, :]
+    r, k = np.arange(rows)[:, None], np.arange(K)[None, :]
     if major == "K":
-        off = (r % 8) * T + (r // 8) * (64 * (K // T)) + (k % T) + (k // T) * 64
-        lbo, sbo = 64 * 2, 64 * (K // T) * 2
-    else:
-        off = (r % T) + (r // T) * 64 + (k % 8) * T + (k // 8) * (8 * rows)
-        lbo, sbo = 8 * rows * 2, 64 * 2
-    return off, lbo, sbo
+        return (r % 8) * T + (r // 8) * sbo + (k % T) + (k // T) * lbo
+    return (r % T) + (r // T) * sbo + (k % 8) * T + (k // 8) * lbo
+
+
+def _smem_image(rows, K, major, T=8):
+    """The probe's canonical layout and its (LBO, SBO) in bytes: K-major LBO = 64 el (the next core matrix in K),
+    SBO = 64 K/T el (the next 8 rows); MN-major SBO = 64 el (the next T rows), LBO = 8 rows el."""
+    lbo, sbo = (64, 64 * (K // T)) if major == "K" else (8 * rows, 64)
+    return _canonical_offsets(rows, K, major, lbo, sbo, T), 2 * lbo, 2 * sbo
 
 
 def _reads_inside(rows, major, lbo, sbo, capacity, K=16, T=8):
     """Does the canonical no-swizzle layout with these LBO/SBO (bytes) stay inside ``capacity`` elements?"""
-    lbo_e, sbo_e = lbo // 2, sbo // 2
-    if major == "K":
-        top = (T - 1) + 7 * T + (rows // 8 - 1) * sbo_e + (K // T - 1) * lbo_e
-    else:
-        top = (T - 1) + (rows // T - 1) * sbo_e + 7 * T + (K // 8 - 1) * lbo_e
-    return top < capacity
+    return _canonical_offsets(rows, K, major, lbo // 2, sbo // 2, T).max() < capacity
 
 
 def _image(X, off, ab="f16"):

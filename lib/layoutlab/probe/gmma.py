@@ -11,6 +11,7 @@ wrong with 0 (first H100 run, 2026-11-24). ``python -m layoutlab.probe.gmma OUT.
 CI runs :func:`compare` on ``results/gmma_probe_h100.json``.
 """
 
+import dataclasses
 import datetime
 import functools
 import json
@@ -52,14 +53,7 @@ def _base_descs(kind, mn, smem_base):
 
 def _descs(kind, mn, smem_base=0, **change):
     """The k-block descriptors (64-bit ints) of an operand; ``change`` overrides fields (encoded units)."""
-    from ..gmma import GmmaDescriptor
-    out = []
-    for d in _base_descs(kind, mn, smem_base):
-        f = dict(start_address=d.start_address, leading_byte_offset=d.leading_byte_offset,
-                 stride_byte_offset=d.stride_byte_offset, base_offset=d.base_offset, layout_type=d.layout_type)
-        f.update(change)
-        out.append(GmmaDescriptor(**f).desc)
-    return out
+    return [dataclasses.replace(d, **change).desc for d in _base_descs(kind, mn, smem_base)]
 
 
 def _reach(desc, major, mn):
@@ -180,26 +174,16 @@ def simulate(case, A, B):
     >>> np.array_equal(simulate(documented, A, B), A @ B.T), np.array_equal(simulate(wrong, A, B), A @ B.T)
     (True, False)
     """
-    from . import _f16_bits
     from ..gmma import gmma_read_addresses
     name, a, b, sa, sb, da, db, expect = case
-    D = np.zeros((64, N))
-    for kind, X, shift, descs, mn, which in ((a, A, sa, da, 64, "A"), (b, B, sb, db, N, "B")):
-        mem = np.zeros((_REGION_A if which == "A" else _REGION_B) // 2 + 8192, dtype=np.uint16)
+    blocks = []
+    for kind, X, shift, descs, mn, region in ((a, A, sa, da, 64, _REGION_A), (b, B, sb, db, N, _REGION_B)):
+        mem = np.zeros(region // 2 + 8192, dtype=np.uint16)
         img = _image(X, kind)
         mem[shift // 2: shift // 2 + img.size] = img
-        blocks = []
-        for x in descs:
-            addr = gmma_read_addresses(x, kind.split("_")[0], 16, mn)
-            vals = mem[np.clip(addr // 2, 0, mem.size - 1)].astype(np.uint16).view(np.float16).astype(np.float64)
-            blocks.append(vals)
-        if which == "A":
-            Ablocks = blocks
-        else:
-            Bblocks = blocks
-    for ak, bk in zip(Ablocks, Bblocks):
-        D += ak @ bk.T
-    return D
+        addrs = [gmma_read_addresses(x, kind.split("_")[0], 16, mn) // 2 for x in descs]
+        blocks.append([mem[np.clip(addr, 0, mem.size - 1)].view(np.float16).astype(np.float64) for addr in addrs])
+    return sum((ak @ bk.T for ak, bk in zip(*blocks)), np.zeros((64, N)))
 
 
 def source():

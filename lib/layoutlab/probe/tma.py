@@ -21,23 +21,26 @@ __all__ = ["CASES", "MULTICAST_CASES", "MISALIGNED_CASES", "REFUSED_CASES", "DSL
            "expected_bytes", "cute_view_bytes", "decode_chunks", "run", "compare", "main", "unpack"]
 
 
-def _c(name, dtype, gmem, tile, smem, tiles, stages=1, offset=0):
+def _c(name, dtype, gmem, tile, smem, tiles, stages=1, offset=0, **more):
+    """A case; ``smem`` a GMMA atom kind (tiled in mode order (0, 1, 2) if K-major, (1, 0, 2) if MN) or a spec."""
+    if isinstance(smem, str):
+        smem = ["atom", smem, [0, 1, 2] if smem.startswith("K") else [1, 0, 2]]
     return {"name": name, "dtype": dtype, "gmem": gmem, "tile": tile, "smem": smem, "stages": stages,
-            "tiles": tiles, "offset": offset}
+            "tiles": tiles, "offset": offset, **more}
 
 
 CASES = [
     _c("K-major f16, no swizzle (K_INTER): 16-byte-wide boxes", "f16", [[64, 72], [72, 1]], [32, 32],
-       ["atom", "K_INTER", [0, 1, 2]], [[1, 1]]),
-    _c("K-major f16, 32B swizzle", "f16", [[64, 64], [64, 1]], [32, 32], ["atom", "K_SW32", [0, 1, 2]], [[1, 0]]),
-    _c("K-major f16, 64B swizzle", "f16", [[64, 64], [64, 1]], [32, 32], ["atom", "K_SW64", [0, 1, 2]], [[0, 1]]),
+       "K_INTER", [[1, 1]]),
+    _c("K-major f16, 32B swizzle", "f16", [[64, 64], [64, 1]], [32, 32], "K_SW32", [[1, 0]]),
+    _c("K-major f16, 64B swizzle", "f16", [[64, 64], [64, 1]], [32, 32], "K_SW64", [[0, 1]]),
     _c("K-major f16, 128B swizzle, 2 stages, second tile partly outside (zero fill)", "f16",
-       [[200, 136], [136, 1]], [64, 64], ["atom", "K_SW128", [0, 1, 2]], [[0, 0], [3, 2]], stages=2),
+       [[200, 136], [136, 1]], [64, 64], "K_SW128", [[0, 0], [3, 2]], stages=2),
     _c("MN-major f16, 128B swizzle, 2 stages, tile partly outside in M and K", "f16",
-       [[136, 200], [1, 136]], [128, 64], ["atom", "MN_SW128", [1, 0, 2]], [[0, 0], [1, 3]], stages=2),
-    _c("MN-major f32, 64B swizzle", "f32", [[64, 48], [1, 64]], [32, 16], ["atom", "MN_SW64", [1, 0, 2]], [[1, 2]]),
+       [[136, 200], [1, 136]], [128, 64], "MN_SW128", [[0, 0], [1, 3]], stages=2),
+    _c("MN-major f32, 64B swizzle", "f32", [[64, 48], [1, 64]], [32, 16], "MN_SW64", [[1, 2]]),
     _c("K-major f32, 128B swizzle, 3 stages", "f32", [[96, 64], [64, 1]], [32, 32],
-       ["atom", "K_SW128", [0, 1, 2]], [[0, 0], [1, 1], [2, 0]], stages=3),
+       "K_SW128", [[0, 0], [1, 1], [2, 0]], stages=3),
     _c("no swizzle, 512-element rows: boxes cut to 256", "f16", [[16, 1024], [1024, 1]], [4, 512],
        ["plain", None, [4, 512], [512, 1]], [[1, 0]]),
 ]
@@ -51,10 +54,10 @@ MISALIGNED_CASES = [
 
 #: Clusters: each CTA loads 1/n of every box with ``.multicast::cluster``; every CTA must end up with the tile.
 MULTICAST_CASES = [
-    dict(_c("multicast to 2 CTAs: K-major f16, 128B swizzle, 2 stages, zero fill", "f16", [[200, 136], [136, 1]],
-            [64, 64], ["atom", "K_SW128", [0, 1, 2]], [[0, 0], [3, 2]], stages=2), multicast=2),
-    dict(_c("multicast to 4 CTAs: MN-major f16, 128B swizzle", "f16", [[136, 200], [1, 136]], [128, 64],
-            ["atom", "MN_SW128", [1, 0, 2]], [[1, 3]]), multicast=4),
+    _c("multicast to 2 CTAs: K-major f16, 128B swizzle, 2 stages, zero fill", "f16", [[200, 136], [136, 1]],
+       [64, 64], "K_SW128", [[0, 0], [3, 2]], stages=2, multicast=2),
+    _c("multicast to 4 CTAs: MN-major f16, 128B swizzle", "f16", [[136, 200], [1, 136]], [128, 64], "MN_SW128",
+       [[1, 3]], multicast=4),
 ]
 
 REFUSED_CASES = [
@@ -228,25 +231,18 @@ def decode_chunks(case, buf: bytes, first: int = 0, rows: int = 8):
     ['40,32', '41,32', '42,32']
     """
     from ..kernels.tma_copy import ELEMENT_BYTES
-    esize = ELEMENT_BYTES[case["dtype"]]
-    nrows = case["gmem"][0][0]
-    out = []
-    for r in range(rows):
-        row = []
-        for c in range(8):
-            at = first + 128 * r + 16 * c
-            chunk = buf[at:at + 16]
-            if len(chunk) < 16:
-                row.append("")
-            elif chunk == bytes(16):
-                row.append("fill")
-            elif chunk == b"\xff" * 16:
-                row.append("-")
-            else:
-                code = int.from_bytes(chunk[:esize], "little") - 1
-                row.append(f"{code % nrows},{code // nrows}")
-        out.append(row)
-    return out
+    esize, nrows = ELEMENT_BYTES[case["dtype"]], case["gmem"][0][0]
+
+    def label(chunk):
+        if len(chunk) < 16:
+            return ""
+        if chunk == bytes(16):
+            return "fill"
+        if chunk == b"\xff" * 16:
+            return "-"
+        code = int.from_bytes(chunk[:esize], "little") - 1
+        return f"{code % nrows},{code // nrows}"
+    return [[label(buf[at:at + 16]) for at in range(first + 128 * r, first + 128 * r + 128, 16)] for r in range(rows)]
 
 
 def _run_one(case):
