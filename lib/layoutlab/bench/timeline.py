@@ -181,20 +181,9 @@ def _times(ctas, gt, clk):
 # ---------------------------------------------------------------------------------------------------
 
 def _operands(m, n, k, dtype, seed):
-    """A (M, K) and B (K, N) K-major (TN), C (M, N) row-major, standard-normal, on the GPU (torch for
-    bf16, cupy for fp16)."""
-    if dtype == "bfloat16":
-        import torch
-        g = torch.Generator(device="cuda").manual_seed(seed)
-        a = torch.randn((m, k), generator=g, device="cuda").to(torch.bfloat16)
-        b = torch.randn((n, k), generator=g, device="cuda").to(torch.bfloat16).T
-        c = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
-        return a, b, c
-    import cupy
-    rs = cupy.random.RandomState(seed)
-    a = rs.standard_normal((m, k), dtype=cupy.float32).astype(dtype)
-    b = rs.standard_normal((n, k), dtype=cupy.float32).astype(dtype).T
-    return a, b, cupy.empty((m, n), dtype=dtype)
+    """A (M, K) and B (K, N) K-major (TN), C (M, N), standard-normal, on the GPU (torch for bf16, else cupy)."""
+    from .gemm import Operands
+    return Operands("torch" if dtype == "bfloat16" else "cupy", dtype, m, n, k, 1, seed=seed).sets[0]
 
 
 def _kernel_fn(kernel_name):
@@ -449,43 +438,39 @@ def summarize_timeline(rec, kernel=None):
     """
     rec = check_timeline_record(select_record(rec, kernel))
     idx = _index(rec["events"])
-    out = {"kernel": rec["kernel"], "roles": {}}
-    roles = sorted({e["role"] for e in rec["events"]}, key=lambda r: (r != "producer", r))
     first_arrival = {}                           # (cta, tile, k_tile): the earliest load_arrive over consumers
     for (c, r, t, ev, k), v in idx.items():
         if ev == "load_arrive":
             first_arrival[(c, t, k)] = min(first_arrival.get((c, t, k), v), v)
-    for role in roles:
+
+    def spans(role, a, b, step=0):
+        """((cta, tile, k), t_a, t_b): each event ``a`` of ``role`` and its tile's ``b`` of k-tile k + step."""
+        return [((c, t, k), v, idx[(c, r, t, b, k + step)]) for (c, r, t, ev, k), v in idx.items()
+                if r == role and ev == a and (c, r, t, b, k + step) in idx]
+
+    out = {"kernel": rec["kernel"], "roles": {}}
+    for role in sorted({e["role"] for e in rec["events"]}, key=lambda r: (r != "producer", r)):
         per_cta = {}
         for e in rec["events"]:
             if e["role"] == role:
                 per_cta.setdefault(e["cta"], []).append(e["t_ns"])
         span = sum(max(ts) - min(ts) for ts in per_cta.values())
-        waits, latencies, busy, gaps, epis, periods = [], [], [], [], [], []
-        for (c, r, t, ev, k), tv in idx.items():
-            if r != role:
-                continue
-            if role == "producer" and ev == "empty_wait":
-                waits.append(idx[(c, r, t, "load_issue", k)] - tv)
-                if (c, t, k) in first_arrival:
-                    latencies.append(first_arrival[(c, t, k)] - idx[(c, r, t, "load_issue", k)])
-            elif role != "producer" and ev == "full_wait" and (c, r, t, "load_arrive", k) in idx:
-                waits.append(idx[(c, r, t, "load_arrive", k)] - tv)
-            elif ev == "mma_start" and (c, r, t, "mma_end", k) in idx:
-                busy.append((c, tv, idx[(c, r, t, "mma_end", k)]))
-                gaps.append(tv - idx[(c, r, t, "load_arrive", k)])
-            elif ev == "epi_start" and (c, r, t, "epi_end", 0) in idx:
-                epis.append(idx[(c, r, t, "epi_end", 0)] - tv)
-            elif ev == "mma_end" and k > 0 and (c, r, t, "mma_end", k - 1) in idx:
-                periods.append(tv - idx[(c, r, t, "mma_end", k - 1)])
+        waits = spans(role, "empty_wait" if role == "producer" else "full_wait",
+                      "load_issue" if role == "producer" else "load_arrive")
         row = {"ctas": len(per_cta), "span_us": round(span / 1e3 / max(len(per_cta), 1), 2),
-               "wait_fraction": round(sum(waits) / span, 3) if span else None, "mean_wait_ns": _mean(waits)}
+               "wait_fraction": round(sum(b - a for _, a, b in waits) / span, 3) if span else None,
+               "mean_wait_ns": _mean([b - a for _, a, b in waits])}
         if role == "producer":
-            row["mean_load_latency_ns"] = _mean(latencies)
+            row["mean_load_latency_ns"] = _mean([first_arrival[key] - b for key, _, b in waits if key in first_arrival])
         else:
-            mma = sum(_union_length([(a, b) for (c2, a, b) in busy if c2 == c]) for c in per_cta)
+            busy = spans(role, "mma_start", "mma_end")
+            mma = sum(_union_length([(a, b) for key, a, b in busy if key[0] == c]) for c in per_cta)
+            periods = [b - a for _, a, b in spans(role, "mma_end", "mma_end", 1)]
+            epilogues = [b - a for _, a, b in spans(role, "epi_start", "epi_end")]
             row.update({"mma_in_flight_fraction": round(mma / span, 3) if span else None,
-                        "mean_arrive_to_mma_ns": _mean(gaps), "epilogue_us_per_tile": _mean(epis, 1e3, 2),
+                        "mean_arrive_to_mma_ns": _mean([a - idx[(c, role, t, "load_arrive", k)]
+                                                        for (c, t, k), a, _ in busy]),
+                        "epilogue_us_per_tile": _mean(epilogues, 1e3, 2),
                         "k_tile_period_ns": round(statistics.median(periods), 1) if periods else None})
         out["roles"][role] = row
     cfg = rec["config"]

@@ -83,26 +83,20 @@ def cases():
     (117, 'documented K_INTER x K_INTER', 'exact')
     """
     from ..gmma import LayoutType, decode_gmma_desc
-    out = []
-    for a in KINDS:
-        for b in KINDS:
-            out.append((f"documented {a} x {b}", a, b, 0, 0, _descs(a, 64), _descs(b, N), "exact"))
+    out = [(f"documented {a} x {b}", a, b, 0, 0, _descs(a, 64), _descs(b, N), "exact") for a in KINDS for b in KINDS]
+    a = "K_SW128"
+    da = _descs(a, 64)
     for b in KINDS:
-        a = "K_SW128"
-        da = _descs(a, 64)
         d0 = decode_gmma_desc(_descs(b, N)[0])
-        lt = d0.layout_type
+        lt, lbo, sbo = d0.layout_type, d0.leading_byte_offset, d0.stride_byte_offset
         k_swizzled = b.startswith("K") and lt != LayoutType.INTERLEAVE
         variants = []
-        if d0.leading_byte_offset:
-            variants.append(("lbo_x2", dict(leading_byte_offset=2 * d0.leading_byte_offset),
-                             "exact" if k_swizzled else "wrong"))
-        if d0.stride_byte_offset:
-            variants.append(("sbo_x2", dict(stride_byte_offset=2 * d0.stride_byte_offset), "wrong"))
-        if d0.leading_byte_offset and d0.stride_byte_offset and d0.leading_byte_offset != d0.stride_byte_offset \
-                and not k_swizzled:
-            variants.append(("lbo_sbo_swapped", dict(leading_byte_offset=d0.stride_byte_offset,
-                                                     stride_byte_offset=d0.leading_byte_offset), "wrong"))
+        if lbo:
+            variants.append(("lbo_x2", dict(leading_byte_offset=2 * lbo), "exact" if k_swizzled else "wrong"))
+        if sbo:
+            variants.append(("sbo_x2", dict(stride_byte_offset=2 * sbo), "wrong"))
+        if lbo and sbo and lbo != sbo and not k_swizzled:
+            variants.append(("lbo_sbo_swapped", dict(leading_byte_offset=sbo, stride_byte_offset=lbo), "wrong"))
         other = {LayoutType.INTERLEAVE: LayoutType.B32, LayoutType.B32: LayoutType.B64,
                  LayoutType.B64: LayoutType.B128, LayoutType.B128: LayoutType.B64}[lt]
         variants.append((f"swizzle_{other.name}", dict(layout_type=other), "wrong"))
@@ -217,16 +211,13 @@ def record(mod, cp, seed=0, gpu_name=None, versions=None):
     """Launch every case through ``mod`` (the compiled :func:`source`, or ``None`` if it did not build) with
     the array module ``cp``; returns the record. :func:`run` passes CuPy; the tests pass a stand-in that
     executes the PTX ISA's reading of the descriptors, to check this host side without a GPU."""
-    from .. import atoms
-    from . import _tv_table
+    from . import _wgmma_tv
 
     rng = np.random.default_rng(seed)
     A = rng.integers(-2, 3, (64, K)).astype(np.float64)
     B = rng.integers(-2, 3, (N, K)).astype(np.float64)
     ref = A @ B.T
-    c_tab = _tv_table(atoms.make_mma_atom(atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, N, 16))).layout_c_tv,
-                      128, N // 2)
-    want = ref.reshape(-1, order="F")[c_tab]           # what thread t holds in register j, if all is right
+    want = ref.reshape(-1, order="F")[_wgmma_tv(N)]    # what thread t holds in register j, if all is right
     rec = {"what": "layoutlab.probe.gmma: wgmma m64n128k16 over K=64 with descriptors from layoutlab.gmma",
            "gpu": gpu_name, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "versions": versions or {}, "seed": seed, "errors": {}, "cases": {}}
@@ -236,10 +227,9 @@ def record(mod, cp, seed=0, gpu_name=None, versions=None):
     images = {}
     for name, a, b, sa, sb, da, db, expect in cases():
         try:
-            if ("A", a) not in images:
-                images[("A", a)] = cp.asarray(_image(A, a))
-            if ("B", b) not in images:
-                images[("B", b)] = cp.asarray(_image(B, b))
+            for which, X, kind in (("A", A, a), ("B", B, b)):
+                if (which, kind) not in images:
+                    images[(which, kind)] = cp.asarray(_image(X, kind))
             ia, ib = images[("A", a)], images[("B", b)]
             out = cp.zeros(128 * 64, dtype=cp.float32)
             fn = mod.get_function(f"gmma_probe_a{int(a.startswith('MN'))}_b{int(b.startswith('MN'))}")
