@@ -100,12 +100,11 @@ def main(out, rounds=5):
             c[...] = float("nan")
             launcher(a, b, c)
             errs[label] = _rel_err(c, ref)
-        times = {label: [] for label, _ in variants}
-        times["cuBLAS"] = []
+        sides = variants + [("cuBLAS", ops.cublas)]
+        times = {label: [] for label, _ in sides}
         for _ in range(rounds):
-            for label, launcher in variants:
+            for label, launcher in sides:
                 times[label].append(time_launches([lambda s=s, f=launcher: f(*s) for s in ops.sets])[0])
-            times["cuBLAS"].append(time_launches([lambda s=s: ops.cublas(*s) for s in ops.sets])[0])
         t_ref = statistics.median(times["cuBLAS"])
         for label, _ in variants:
             t = statistics.median(times[label])

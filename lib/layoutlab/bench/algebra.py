@@ -52,11 +52,7 @@ def _clear_caches():
 def _call(name, a, b):
     import layoutlab as ll
 
-    if name == "complement":
-        return ll.complement(a, b)
-    if name == "coalesce":
-        return ll.coalesce(a)
-    return getattr(ll, name)(a, b)
+    return ll.coalesce(a) if name == "coalesce" else getattr(ll, name)(a, b)
 
 
 def op_times(repeats: int = 200):

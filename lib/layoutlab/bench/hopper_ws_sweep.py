@@ -34,24 +34,22 @@ def main(out, rounds=5):
             label = f"{tm}x{tn} cluster {cl[0]}x{cl[1]} swizzle {sw} epi {epi}" + (" serpentine" if serp else "")
             cfg = HopperWsConfig(tm, tn, 64, cluster_mn=cl, swizzle=sw, epi_stages=epi, serpentine_k=serp,
                                  num_sms=persistent_sms(a, cl))
+            row = {"shape": [m, n, k], "config": label, "persistent_sms": cfg.num_sms}
             try:
                 c[...] = float("nan")
                 prepare_gemm_hopper_ws(a, b, c, config=cfg)[1]()
                 err = _rel_err(c, ref)
                 launches = [prepare_gemm_hopper_ws(*s, config=cfg)[1] for s in ops.sets]
                 t_k, t_c, _ = time_alternating(launches, [(lambda s=s: ops.cublas(*s)) for s in ops.sets], rounds)
-                row = {"shape": [m, n, k], "config": label, "persistent_sms": cfg.num_sms, "kernel_ms": t_k, "cublas_ms": t_c, "rel_err": err,
-                       "ratio": statistics.median(t_c) / statistics.median(t_k)}
-            except Exception as exc:          # keep going: a refused or failing config is a result too
-                row = {"shape": [m, n, k], "config": label, "persistent_sms": cfg.num_sms, "error": repr(exc)[:400]}
-            rows.append(row)
-            if "ratio" in row:
-                tf = 2 * m * n * k / statistics.median(row["kernel_ms"]) / 1e9
-                print(f"{m}x{n}x{k}  {label:40s} {statistics.median(row['kernel_ms']):.3f} ms {tf:6.1f} TF/s "
+                t = statistics.median(t_k)
+                row.update(kernel_ms=t_k, cublas_ms=t_c, rel_err=err, ratio=statistics.median(t_c) / t)
+                print(f"{m}x{n}x{k}  {label:40s} {t:.3f} ms {2 * m * n * k / t / 1e9:6.1f} TF/s "
                       f"ratio {row['ratio']:.3f} (rounds {' '.join(f'{c / k_:.3f}' for c, k_ in zip(t_c, t_k))})"
                       f" err {err:.1e}", flush=True)
-            else:
+            except Exception as exc:          # keep going: a refused or failing config is a result too
+                row["error"] = repr(exc)[:400]
                 print(f"{m}x{n}x{k}  {label:40s} FAILED {row['error'][:200]}", flush=True)
+            rows.append(row)
         del ops, a, b, c, ref
     Path(out).write_text(json.dumps(_record(info, rows, []), indent=1))   # gpu, date, versions on top
 

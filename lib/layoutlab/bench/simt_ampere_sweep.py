@@ -109,9 +109,7 @@ def pick(time_json, check_jsons):
     >>> tmp.cleanup()
     """
     rows = {r["label"]: r for r in json.loads(Path(time_json).read_text()) if "ratio" in r}
-    ok = {}
-    for path in check_jsons:
-        ok.update({k: v["ok"] for k, v in json.loads(Path(path).read_text()).items()})
+    ok = {k: v["ok"] for path in check_jsons for k, v in json.loads(Path(path).read_text()).items()}
     default = ampere_label(AMPERE[0])
     scored = [(rows[ampere_label(c)]["ratio"], c) for c in AMPERE
               if ampere_label(c) in rows and ok.get(ampere_label(c))]

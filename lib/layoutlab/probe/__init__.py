@@ -270,20 +270,17 @@ def _probe_wgmma_n(n, fn, cp, rng, empty16, empty32):
 def _decode_rs(d_coord, runs, n):
     """(t, v) -> m + 64 k of register-A from the selection runs, read through the observed C map."""
     obs_c = _coords(d_coord, 64 * n)
-    where_t = np.full(64 * n, -1, dtype=np.int64)
-    where_v = np.full(64 * n, -1, dtype=np.int64)
+    where = np.full((64 * n, 2), -1, dtype=np.int64)          # flat C index -> the (t, v) that holds it
     tt, vv = np.nonzero(obs_c >= 0)
-    where_t[obs_c[tt, vv]], where_v[obs_c[tt, vv]] = tt, vv
+    where[obs_c[tt, vv]] = np.stack([tt, vv], axis=1)
     obs_a = np.full((128, 8), -1, dtype=np.int64)
-    mm, col = np.meshgrid(np.arange(64), np.arange(min(n, 8)), indexing="ij")
-    mm, col = mm.reshape(-1), col.reshape(-1)
-    t, v = where_t[mm + 64 * col], where_v[mm + 64 * col]
+    mm, col = (x.reshape(-1) for x in np.meshgrid(np.arange(64), np.arange(min(n, 8)), indexing="ij"))
+    t, v = where[mm + 64 * col].T
     for j, run_d in enumerate(runs):  # run j: B selects k = n % 8 + 8 j, so D[m, n] = A[m, k]
-        run_d = np.asarray(run_d, dtype=np.float64)
-        code = np.where(t >= 0, run_d[t, v], -1)
+        code = np.where(t >= 0, np.asarray(run_d, dtype=np.float64)[t, v], -1)
         good = (code >= 0) & (code < 1024) & (code == np.round(code))
         c = code[good].astype(np.int64)
-        obs_a[c // 8, c % 8] = mm[good] + 64 * (col[good] % 8 + 8 * j)
+        obs_a[c // 8, c % 8] = mm[good] + 64 * (col[good] + 8 * j)
     return obs_a
 
 

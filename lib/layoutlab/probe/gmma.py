@@ -185,10 +185,9 @@ def source():
     dlist = "{" + ", ".join(f"%{j}" for j in range(64)) + "}"
     outs = ", ".join(f'"+f"(d[{j}])' for j in range(64))
     body = _SRC.replace("REGION_A", str(_REGION_A)).replace("REGION_B", str(_REGION_B))
-    units = [body.replace("{TA}", str(ta)).replace("{TB}", str(tb)).replace("{DLIST}", dlist).replace("OUTS", outs)
-             for ta in (0, 1) for tb in (0, 1)]
-    head, rest = units[0].split('extern "C"', 1)
-    return head + 'extern "C"' + rest + "".join('extern "C"' + u.split('extern "C"', 1)[1] for u in units[1:])
+    head, kernel = body.replace("{DLIST}", dlist).replace("OUTS", outs).split('extern "C"', 1)
+    return head + "".join('extern "C"' + kernel.replace("{TA}", str(ta)).replace("{TB}", str(tb))
+                          for ta in (0, 1) for tb in (0, 1))
 
 
 def run(seed=0):

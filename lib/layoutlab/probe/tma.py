@@ -12,6 +12,7 @@ own process. ``python -m layoutlab.probe.tma OUT.json`` (on an H100) writes the 
 
 import base64
 import datetime
+import itertools
 import json
 import subprocess
 import sys
@@ -78,9 +79,12 @@ DSL_ABORT_CASE = _c("120-wide swizzled rows: the DSL cuts the box to 60 elements
 # ------------------------------------------------------------------------------------------------------
 
 def _code_bytes(case, g):
+    """The bytes of global element ``g``: its coordinate code, or zeros (the TMA's fill) outside the tensor."""
     from ..kernels.tma_copy import ELEMENT_BYTES
-    rows = case["gmem"][0][0]
+    (rows, cols), _ = case["gmem"]
     esize = ELEMENT_BYTES[case["dtype"]]
+    if g[0] >= rows or g[1] >= cols:
+        return bytes(esize)
     code = 1 + g[0] + rows * g[1]
     if esize == 2:
         code = 1 + (code - 1) % 65534
@@ -131,18 +135,12 @@ def cute_view_bytes(case) -> bytes:
     if case.get("multicast", 1) > 1:
         return cute_view_bytes(dict(case, multicast=1)) * case["multicast"]
     sl, _ = _atom(case)
-    esize = ELEMENT_BYTES[case["dtype"]]
-    (rows, cols), _ = case["gmem"]
-    bm, bk = case["tile"]
-    off = case.get("offset", 0)
+    esize, (bm, bk) = ELEMENT_BYTES[case["dtype"]], case["tile"]
     buf = bytearray([0xFF]) * case_bytes(case)
     for s, (tm, tk) in enumerate(case["tiles"]):
-        for m in range(bm):
-            for k in range(bk):
-                g = (tm * bm + m, tk * bk + k)
-                addr = sl.byte_address((m, k, s), esize, base=off)
-                data = bytes(esize) if g[0] >= rows or g[1] >= cols else _code_bytes(case, g)
-                buf[addr:addr + esize] = data
+        for m, k in itertools.product(range(bm), range(bk)):
+            addr = sl.byte_address((m, k, s), esize, base=case.get("offset", 0))
+            buf[addr:addr + esize] = _code_bytes(case, (tm * bm + m, tk * bk + k))
     return bytes(buf)
 
 
@@ -163,20 +161,17 @@ def truncated_stride_bytes(case) -> bytes:
     """
     from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
     esize = ELEMENT_BYTES[case["dtype"]]
-    (rows, cols), (s0, s1) = case["gmem"]
+    _, (s0, s1) = case["gmem"]
     if s1 != 1 or case["smem"][0] != "plain" or case["smem"][1]:
         raise ValueError("truncated_stride_bytes: a row-major global tensor and an unswizzled plain smem tile")
     step = (s0 * esize) // 16 * 16 // esize            # the stride the TMA uses, in elements
     bm, bk = case["tile"]
     tm, tk = case["tiles"][0]
     buf = bytearray([0xFF]) * case_bytes(case)
-    for r in range(bm):
-        for c in range(bk):
-            flat = (tm * bm + r) * step + tk * bk + c     # the element the TMA reads for box (c, r)
-            i, j = divmod(flat, s0)
-            data = _code_bytes(case, (i, j)) if i < rows and j < cols else bytes(esize)
-            at = (r * bk + c) * esize
-            buf[at:at + esize] = data
+    for r, c in itertools.product(range(bm), range(bk)):
+        flat = (tm * bm + r) * step + tk * bk + c     # the element the TMA reads for box (c, r)
+        at = (r * bk + c) * esize
+        buf[at:at + esize] = _code_bytes(case, divmod(flat, s0))
     return bytes(buf)
 
 
