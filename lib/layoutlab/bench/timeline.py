@@ -1,16 +1,12 @@
 """The measured pipeline timeline of the Hopper GEMMs: record it on the GPU, decode, check, summarise.
 
-``python -m layoutlab.bench.timeline OUT.json`` (on an H100) checks both instrumented kernels against a
-float64 reference, records a 4096 x 4096 x 4096 bf16 timeline of ``gemm_hopper_ws`` and ``gemm_hopper``,
-writes the record (``results/gemm_timeline_h100.json`` is what the book shows) and prints a summary.
-
-The kernels built with ``config.timeline=True`` (off, the kernel is the uninstrumented one) let one lane per
-warp role (the TMA producer, warp 0, and each MMA warpgroup's first warp) store ``%globaltimer`` and
-``%clock64`` (PTX ISA, "Special Registers") with each pipeline event's description (:data:`EVENTS`) in its
-own int64 slot per (CTA, role, tile, event). ``mma_end`` is when ``wgmma.wait_group`` returned: an upper
-bound on when the tensor cores finished. A load's *arrival* is when the first consumer warpgroup saw its
-full barrier complete. Where ``%globaltimer`` ticks coarsely, each CTA's ``%clock64`` is fitted onto it by
-least squares through the first event after each tick; the record's ``clock`` says which was used.
+``python -m layoutlab.bench.timeline OUT.json`` (on an H100) checks both instrumented kernels against float64,
+records a 4096^3 bf16 timeline of ``gemm_hopper_ws`` and ``gemm_hopper`` and writes the record
+(``results/gemm_timeline_h100.json``). Built with ``config.timeline=True``, the kernels let one lane per warp
+role (the TMA producer, each MMA warpgroup's first warp) store ``%globaltimer`` and ``%clock64`` (PTX ISA,
+"Special Registers") with each event (:data:`EVENTS`) in its own int64 slot. ``mma_end`` is when
+``wgmma.wait_group`` returned; a load's arrival is when the first consumer saw its full barrier complete.
+Where ``%globaltimer`` ticks coarsely, each CTA's ``%clock64`` is fitted onto it (``clock`` says which).
 """
 
 import argparse
@@ -80,10 +76,7 @@ def _role_warp(kernel_name, role):
     return 4 * role if kernel_name == "gemm_hopper_ws" else 4 * (role - 1)
 
 
-# ---------------------------------------------------------------------------------------------------
 # Decoding the raw buffer (CPU; tested on synthetic buffers)
-# ---------------------------------------------------------------------------------------------------
-
 def decode_timeline(raw, kernel_name, config, k):
     """The events of a raw timeline buffer (int64, :func:`~layoutlab.kernels.hopper.timeline_buffer_shape`
     flattened or not; unwritten slots hold -1) as ``(events, clock)``: ``events`` a list of dicts with
@@ -176,10 +169,7 @@ def _times(ctas, gt, clk):
     return list(out), {"source": "clock64 fitted to globaltimer per CTA", "globaltimer_step_ns": step,
                        "ns_per_cycle": round(float(np.median(slopes)), 5) if slopes else None}
 
-# ---------------------------------------------------------------------------------------------------
 # Recording (GPU)
-# ---------------------------------------------------------------------------------------------------
-
 def _operands(m, n, k, dtype, seed):
     """A (M, K) and B (K, N) K-major (TN), C (M, N), standard-normal, on the GPU (torch for bf16, else cupy)."""
     from .gemm import Operands
@@ -226,10 +216,7 @@ def record_timeline(kernel_name, m, n, k, *, dtype="bfloat16", config=None, runs
             "clock": clock, "events": events}
 
 
-# ---------------------------------------------------------------------------------------------------
 # Checking a record (CPU)
-# ---------------------------------------------------------------------------------------------------
-
 def select_record(rec, kernel=None):
     """The one-kernel record inside ``rec``: ``rec`` itself when it has ``events``, else the entry of
     ``rec["records"]`` for ``kernel`` (default: the first). Refuses anything else with a LayoutError.
@@ -408,10 +395,7 @@ def validate_timeline(rec, kernel=None):
     return counts
 
 
-# ---------------------------------------------------------------------------------------------------
 # Summary
-# ---------------------------------------------------------------------------------------------------
-
 def _union_length(intervals):
     total, end = 0.0, -math.inf
     for a, b in sorted(intervals):
@@ -497,10 +481,7 @@ def format_summary(summary):
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------------------------------------
 # The H100 run
-# ---------------------------------------------------------------------------------------------------
-
 def _check_correctness(kernel_name, m, n, k, seed=1):
     """Instrumented kernel vs float64 (relative Frobenius error) and vs the uninstrumented build
     (bitwise: the stamps must not change the arithmetic), bf16, standard-normal data."""

@@ -2,13 +2,7 @@
 places them, the raked thread partitions of the tutorial GEMM, and the PTX each step compiles to.
 
 Everything here works on a CPU: the rows come from a recorded benchmark (``results/gemm_h100_bench.json``,
-written by ``python -m layoutlab.bench.gemm``), or from :func:`live_record` on a GPU (the same API, shorter
-timing windows). The roofline numbers say where they come from (:data:`H100_HBM_TBS`).
-
->>> from layoutlab import gpu
->>> rows = tour_rows(gpu.load_result("gemm_h100_bench"))
->>> [r["kernel"] for r in rows]
-['sgemm_simple', 'sgemm_fast', 'gemm_ampere', 'gemm_hopper', 'gemm_hopper_ws']
+written by ``python -m layoutlab.bench.gemm``), or from :func:`live_record` on a GPU.
 """
 
 import json
@@ -33,8 +27,8 @@ H100_HBM_TBS = 3.35
 class TourStep:
     """One step of the tour: a kernel of :mod:`layoutlab.kernels` and the benchmark row that measures it.
 
-    ``tile`` is the CTA tile (bM, bN) and ``b_share`` how many CTAs share (multicast) one B tile;
-    ``elem_bytes`` the operand element size. ``change`` says in a few words what this step adds.
+    ``tile`` is the CTA tile (bM, bN), ``b_share`` how many CTAs share (multicast) one B tile, ``change``
+    what this step adds.
 
     >>> TOUR[0].kernel, TOUR[0].dtype, TOUR[0].layout, TOUR[0].mnk
     ('sgemm_simple', 'float32', 'NT', (4096, 4096, 4096))
@@ -95,10 +89,8 @@ def tour_rows(record, steps=TOUR):
 
 
 def live_record(steps=TOUR, rounds=3, seconds=0.25):
-    """Measure the tour's rows now, on the GPU at hand, with the benchmark's own API
-    (:func:`layoutlab.bench.gemm.bench_point`: L2-cold rotating operands, kernel and cuBLAS alternating in
-    ``rounds`` rounds of ``seconds`` of launches). About a minute on an H100 with the defaults. Returns a
-    record shaped like ``results/gemm_h100_bench.json``."""
+    """Measure the tour's rows now on the GPU with :func:`layoutlab.bench.gemm.bench_point` (``rounds``
+    rounds of ``seconds``; about a minute on an H100). Returns a record like ``results/gemm_h100_bench.json``."""
     import cupy
 
     from . import gemm
@@ -138,8 +130,8 @@ def arithmetic_intensity(m, n, k, elem_bytes, out_bytes=None):
 
 def tile_intensity(bm, bn, elem_bytes, b_share=1):
     """FLOP per byte a CTA loads in its k-loop: a ``bm x bn`` tile does ``2 bm bn`` FLOP per k and loads
-    ``(bm + bn / b_share) e`` bytes per k (``b_share`` CTAs of a cluster split one multicast B tile).
-    If no tile were found in L2, this is the intensity DRAM would see. 128x128 fp32: 32 FLOP/byte.
+    ``(bm + bn / b_share) e`` bytes per k (``b_share`` CTAs of a cluster split one multicast B tile): the
+    intensity DRAM would see if no tile were found in L2.
 
     >>> round(tile_intensity(128, 256, 2), 1)
     85.3
@@ -166,12 +158,9 @@ def roofline_tflops(intensity, peak_tflops, bandwidth_tbs=H100_HBM_TBS):
 def partition_tv(tile_shape, thr_layout, proj=None):
     """The (thread, value) -> offset layout of ``local_partition`` over a column-major tile: thread ``t``'s
     value ``v`` is element ``tv((t, v))`` (offset ``m + M n``) of the tile. Built by the algebra
-    (``zipped_divide`` of the tile by the thread layout's shape, the thread mode read through the thread
-    layout's right inverse) and checked, thread by thread, against :func:`~layoutlab.local_partition`.
-
-    ``proj`` as in ``local_partition`` (e.g. ``(1, None)`` keeps the M mode of a 2-D thread layout, for
-    an (M, K) tile read by the threads of a (16, 16) C layout: then each group of threads that shares a
-    row coordinate gets the same elements, and the thread mode keeps all ``size(thr_layout)`` threads).
+    (``zipped_divide`` by the thread layout's shape, the thread mode read through its right inverse) and
+    checked, thread by thread, against :func:`~layoutlab.local_partition`; ``proj`` as there (threads that
+    share the kept coordinates get the same elements).
 
     >>> from layoutlab import Layout
     >>> print(partition_tv((128, 8), Layout((32, 8))))
@@ -260,11 +249,9 @@ _COMPILE_SCRIPT = textwrap.dedent("""
 
 def compile_tour(arch="sm_90a", timeout=600, keep_ptx=False):
     """Compile the five kernels of the tour on the CPU (no GPU needed) for ``arch`` in a subprocess (the DSL
-    reads ``CUTE_DSL_ARCH``/``CUTE_DSL_KEEP`` when imported) and count :data:`PTX_MARKERS` in each PTX.
-    Returns ``{kernel: {"seconds": compile time, "counts": {marker: n}}}`` (plus ``"ptx"`` with
-    ``keep_ptx``). The SIMT kernels are compiled NT, the tensor-core ones TN, as the tour measures them.
-
-    Which of a few markers each kernel's PTX holds (the compiles take about 10 s):
+    reads ``CUTE_DSL_ARCH``/``CUTE_DSL_KEEP`` when imported) and count :data:`PTX_MARKERS` in each PTX:
+    ``{kernel: {"seconds": compile time, "counts": {marker: n}}}`` (plus ``"ptx"`` with ``keep_ptx``). The
+    SIMT kernels are compiled NT, the tensor-core ones TN, as the tour measures them (about 10 s):
 
     >>> tour = compile_tour()
     >>> markers = ("ld.shared.v4", "ldmatrix", "mma.sync", "wgmma.mma_async", "multicast::cluster", "setmaxnreg")

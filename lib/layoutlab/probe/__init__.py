@@ -1,18 +1,13 @@
 """Hardware truth for the MMA and copy atoms: run the real instructions on the GPU and see where data lands.
 
-Every TV layout in :mod:`layoutlab.atoms` is a claim ("thread ``t``, value ``v`` holds element ``(m, n)``");
-the probes check it on an sm_90a GPU with coordinate-coded data: ``ldmatrix``/``stmatrix`` (x1/x2/x4, with
-and without ``.trans``) move each element's own offset; ``wgmma`` m64nNk16 (every N, A and B from shared
-memory in the PTX ISA's no-swizzle canonical layouts, K- and MN-major, and A from registers) and
-``mma.sync`` (f16/bf16/tf32) compute ``D[m, n]`` that names its own coordinate, and random integer
-operands check the whole product exactly. Each shared-memory operand is also tried with the descriptor's
-LBO and SBO exchanged: only the documented reading reproduces A*B. ``mma.sync`` fixes A and B only up to
-a relabelling of m, n, k shared by A, B, C, so the probe feeds them through our TV layouts.
-
-The kernels (:mod:`layoutlab.probe.sources`) are built by ``nvcc`` and launched with CuPy
-(``LAYOUTLAB_PROBE_BUILD=dir`` keeps the cubins). :func:`run` returns one JSON-able record,
-``python -m layoutlab.probe OUT.json`` writes it, :func:`compare` checks a record against the atoms (CI
-runs it on ``results/atoms_probe_h100.json.gz``: 424 checks, no mismatch).
+Every TV layout in :mod:`layoutlab.atoms` is a claim ("thread ``t``, value ``v`` holds element ``(m, n)``")
+that the probes check on an sm_90a GPU with coordinate-coded data (each element names its own coordinate)
+and random integer operands (exact products): ``ldmatrix``/``stmatrix`` x1/x2/x4 (``.trans`` too),
+``mma.sync`` f16/bf16/tf32 (fed through our A/B layouts: the hardware fixes them only up to a shared
+relabelling of m, n, k), ``wgmma`` m64nNk16 for every N, A and B from shared memory in the PTX ISA's
+no-swizzle canonical layouts (K- and MN-major; LBO and SBO also exchanged) or A from registers. Kernels:
+:mod:`layoutlab.probe.sources`. ``python -m layoutlab.probe OUT.json`` writes :func:`run`'s record;
+:func:`compare` checks one against the atoms (CI: ``results/atoms_probe_h100.json.gz``, 424 checks).
 """
 
 import datetime
@@ -30,10 +25,7 @@ from .sources import LDSM_CASES, MMA_SYNC_CASES, WGMMA_NS, _STAGE_ELEMS, _compil
 __all__ = ["run", "record", "compare", "main", "WGMMA_NS", "MMA_SYNC_CASES", "LDSM_CASES"]
 
 
-# ------------------------------------------------------------------------------------------------------
 # Host side
-# ------------------------------------------------------------------------------------------------------
-
 def _f16_bits(x, ab):
     """16-bit patterns of float values (exact small integers) for f16/bf16."""
     x = np.asarray(x, dtype=np.float32)
@@ -346,10 +338,7 @@ def record(mods, cp, seed=0, gpu_name=None, versions=None):
     return rec
 
 
-# ------------------------------------------------------------------------------------------------------
 # Comparison with the atoms (CPU; used live on the GPU and on the recording in CI)
-# ------------------------------------------------------------------------------------------------------
-
 def _coords(values, size):
     """Coordinate-coded accumulator values -> flat tile indices; -1 where a value is no valid code."""
     d = np.asarray(values, dtype=np.float64)

@@ -74,10 +74,7 @@ DSL_ABORT_CASE = _c("120-wide swizzled rows: the DSL cuts the box to 60 elements
                     [[64, 128], [128, 1]], [8, 120], ["plain", 3, [8, 120], [120, 1]], [[0, 0]])
 
 
-# ------------------------------------------------------------------------------------------------------
 # The model's prediction
-# ------------------------------------------------------------------------------------------------------
-
 def _code_bytes(case, g):
     """The bytes of global element ``g``: its coordinate code, or zeros (the TMA's fill) outside the tensor."""
     from ..kernels.tma_copy import ELEMENT_BYTES
@@ -144,10 +141,7 @@ def cute_view_bytes(case) -> bytes:
     return bytes(buf)
 
 
-# ------------------------------------------------------------------------------------------------------
 # Running on the GPU, recording, comparing
-# ------------------------------------------------------------------------------------------------------
-
 def truncated_stride_bytes(case) -> bytes:
     """What a tensor map holds when its row stride is not a multiple of 16 bytes and nobody refused it: the
     descriptor keeps strides in 16-byte units, so the TMA reads row ``r`` of the box ``floor(stride/16)*16``
