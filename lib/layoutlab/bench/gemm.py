@@ -13,6 +13,7 @@ the median of its round medians; every output compared with cuBLAS's first. Opti
 import argparse
 import datetime as _dt
 import importlib
+import importlib.metadata
 import itertools
 import json
 import math
@@ -192,8 +193,7 @@ def gpu_info():
         except Exception:
             info[mod] = None
     try:
-        from importlib.metadata import version
-        info["nvidia-cutlass-dsl"] = version("nvidia-cutlass-dsl")
+        info["nvidia-cutlass-dsl"] = importlib.metadata.version("nvidia-cutlass-dsl")
     except Exception:
         pass
     return info

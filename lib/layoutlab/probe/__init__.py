@@ -422,6 +422,12 @@ def _dumps(rec):
     return json.dumps(rec, separators=(",", ":"), default=default)
 
 
+def _report(prefix, res):
+    print(f"{prefix}: {len(res['checked'])} checks, {len(res['mismatches'])} mismatches")
+    for m in res["mismatches"][:50]:
+        print("  MISMATCH", m)
+
+
 def main(argv=None):
     """``python -m layoutlab.probe OUT.json``: run the probes, write the record, print the comparison."""
     argv = sys.argv[1:] if argv is None else argv
@@ -429,10 +435,7 @@ def main(argv=None):
     rec = run()
     path.write_text(_dumps(rec))
     try:
-        res = compare(rec)
-        print(f"probe: {len(res['checked'])} checks, {len(res['mismatches'])} mismatches")
-        for m in res["mismatches"][:50]:
-            print("  MISMATCH", m)
+        _report("probe", compare(rec))
     except Exception as e:  # noqa: BLE001 - the record is written first; comparison may be fixed later
         print("probe: comparison failed:", repr(e))
     return 0

@@ -281,14 +281,13 @@ def compare(rec):
 
 def main(argv=None):
     """``python -m layoutlab.probe.gmma OUT.json``: run, write the record, print the comparison."""
+    from . import _report
     argv = sys.argv[1:] if argv is None else argv
     path = Path(argv[0]) if argv else Path("gmma_probe.json")
     rec = run()
     path.write_text(json.dumps(rec, indent=1))
     res = compare(rec)
-    print(f"probe.gmma: {len(res['checked'])} checks, {len(res['mismatches'])} mismatches")
-    for m in res["mismatches"][:50]:
-        print("  MISMATCH", m)
+    _report("probe.gmma", res)
     for name, exact in res["observed"].items():
         print(f"  observed {name}: {'exact' if exact else 'wrong'}")
     return 1 if res["mismatches"] else 0
