@@ -105,11 +105,11 @@ def decode_timeline(raw, kernel_name, config, k):
     """
     _kernel_name(kernel_name)
     shape = timeline_buffer_shape(kernel_name, config, k)
-    raw = np.asarray(raw, dtype=np.int64)
-    if raw.size < math.prod(shape):
+    raw, size = np.asarray(raw, dtype=np.int64), math.prod(shape)
+    if raw.size < size:
         raise LayoutError(f"decode_timeline: the buffer holds {raw.size} int64 values; {kernel_name} with "
-                          f"K={k} writes {math.prod(shape)} (shape {shape})")
-    buf = raw.reshape(-1)[:math.prod(shape)].reshape(shape)
+                          f"K={k} writes {size} (shape {shape})")
+    buf = raw.reshape(-1)[:size].reshape(shape)
     k_tiles = math.ceil(k / config.tile_k)
     events = []
     for cta, role, tile, slot in np.argwhere(buf[..., TIMELINE_COLUMNS.index("event")] >= 0).tolist():
@@ -205,10 +205,8 @@ def record_timeline(kernel_name, m, n, k, *, dtype="bfloat16", config=None, runs
     cupy.cuda.runtime.deviceSynchronize()
     events, clock = decode_timeline(cupy.asnumpy(buf), kernel_name, config, k)
     cfg = dataclasses.asdict(config)
-    cfg["cluster_mn"] = list(cfg["cluster_mn"])
-    cfg["stages"] = pipeline_stages(kernel_name, config)
-    cfg["roles"] = [_role_name(r) for r in range(shape[1])]
-    cfg["recorded_ctas"], cfg["recorded_tiles_per_cta"] = shape[0], shape[2]
+    cfg.update(cluster_mn=list(cfg["cluster_mn"]), stages=pipeline_stages(kernel_name, config),
+               roles=[_role_name(r) for r in range(shape[1])], recorded_ctas=shape[0], recorded_tiles_per_cta=shape[2])
     return {"gpu": info.get("gpu"), "date": info.get("date"), "versions": _versions(info),
             "kernel": kernel_name, "config": cfg,
             "problem": {"m": m, "n": n, "k": k, "dtype": dtype, "layout": "TN",

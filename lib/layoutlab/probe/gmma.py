@@ -206,17 +206,20 @@ def run(seed=0):
         return rec
 
 
+def _hex(descs):
+    return [f"0x{x:016x}" for x in descs]
+
+
 def record(mod, cp, seed=0, gpu_name=None, versions=None):
     """Launch every case through ``mod`` (the compiled :func:`source`, or ``None`` if it did not build) with
     the array module ``cp``; returns the record. :func:`run` passes CuPy; the tests pass a stand-in that
     executes the PTX ISA's reading of the descriptors, to check this host side without a GPU."""
-    from . import _wgmma_tv
+    from . import _gather, _wgmma_tv
 
     rng = np.random.default_rng(seed)
     A = rng.integers(-2, 3, (64, K)).astype(np.float64)
     B = rng.integers(-2, 3, (N, K)).astype(np.float64)
-    ref = A @ B.T
-    want = ref.reshape(-1, order="F")[_wgmma_tv(N)]    # what thread t holds in register j, if all is right
+    want = _gather(A @ B.T, _wgmma_tv(N))             # what thread t holds in register j, if all is right
     rec = {"what": "layoutlab.probe.gmma: wgmma m64n128k16 over K=64 with descriptors from layoutlab.gmma",
            "gpu": gpu_name, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "versions": versions or {}, "seed": seed, "errors": {}, "cases": {}}
@@ -238,7 +241,7 @@ def record(mod, cp, seed=0, gpu_name=None, versions=None):
             d = cp.asnumpy(out).reshape(128, 64).astype(np.float64)
             err = float(np.max(np.abs(d - want))) if np.all(np.isfinite(d)) else float("inf")
             rec["cases"][name] = {"a_kind": a, "b_kind": b, "a_shift": sa, "b_shift": sb,
-                                  "desc_a": [f"0x{x:016x}" for x in da], "desc_b": [f"0x{x:016x}" for x in db],
+                                  "desc_a": _hex(da), "desc_b": _hex(db),
                                   "expect": expect, "exact": bool(err == 0.0), "max_abs_err": err}
         except Exception as e:  # noqa: BLE001 - a faulting case poisons the context: record and stop
             rec["errors"][name] = f"{type(e).__name__}: {e}"[:2000]
@@ -269,7 +272,7 @@ def compare(rec):
         if r is None:
             bad.append(f"{label}: not recorded")
             continue
-        if r["desc_a"] != [f"0x{x:016x}" for x in da] or r["desc_b"] != [f"0x{x:016x}" for x in db]:
+        if (r["desc_a"], r["desc_b"]) != (_hex(da), _hex(db)):
             bad.append(f"{label}: recorded descriptors differ from what layoutlab.gmma encodes now")
         if expect == "observe":
             observed[name] = r["exact"]

@@ -319,15 +319,13 @@ def compare(record: dict) -> dict:
         case, got = entry["case"], unpack(entry["bytes"])
         for key, want in (("mismatches", expected_bytes(case)), ("cute_view_mismatches", cute_view_bytes(case))):
             if got != want:
-                diff = [i for i in range(max(len(got), len(want)))
-                        if i >= len(got) or i >= len(want) or got[i] != want[i]]
+                diff = [i for i in range(max(len(got), len(want))) if got[i:i + 1] != want[i:i + 1]]
                 out[key].append({"case": case["name"], "differing_bytes": len(diff), "first": diff[:8]})
         out["checked"] += 1
         out["bytes"] += len(got)
     for entry in record.get("refused_cases", []):
-        what = entry.get("message", "")[-300:]
-        if entry["status"] == "ran":
-            what = _describe_refused(entry["case"], unpack(entry["bytes"]))
+        what = (_describe_refused(entry["case"], unpack(entry["bytes"])) if entry["status"] == "ran"
+                else entry.get("message", "")[-300:])
         out["refused"].append((entry["case"]["name"], entry["status"], what))
     return out
 
