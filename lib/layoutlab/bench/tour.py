@@ -80,12 +80,8 @@ def tour_rows(record, steps=TOUR):
     >>> [r["kernel"] for r in rows]
     ['sgemm_simple', 'sgemm_fast', 'gemm_ampere', 'gemm_hopper', 'gemm_hopper_ws']
     """
-    out = []
-    for i, step in enumerate(steps):
-        row = dict(_find_row(record, step))
-        row.update(step=i + 1, change=step.change, tile=step.tile)
-        out.append(row)
-    return out
+    return [{**_find_row(record, step), "step": i, "change": step.change, "tile": step.tile}
+            for i, step in enumerate(steps, 1)]
 
 
 def live_record(steps=TOUR, rounds=3, seconds=0.25):
