@@ -66,15 +66,13 @@ class Operands:
                 import torch
                 g = torch.Generator(device="cuda").manual_seed(seed + s)
                 dt = getattr(torch, dtype)
-                a = torch.randn(a_shape, generator=g, device="cuda").to(dt)
-                b = torch.randn(b_shape, generator=g, device="cuda").to(dt)
+                a, b = (torch.randn(shape, generator=g, device="cuda").to(dt) for shape in (a_shape, b_shape))
                 c = torch.empty((m, n), device="cuda", dtype=dt)
             else:
                 import cupy
                 rs = cupy.random.RandomState(seed + s)
                 dt = _np_dtype(dtype)
-                a = rs.standard_normal(a_shape, dtype=cupy.float32).astype(dt)
-                b = rs.standard_normal(b_shape, dtype=cupy.float32).astype(dt)
+                a, b = (rs.standard_normal(shape, dtype=cupy.float32).astype(dt) for shape in (a_shape, b_shape))
                 c = cupy.empty((m, n), dtype=dt)
             a, b = (a, b.T) if layout == "TN" else (a.T, b)
             self.sets.append((a, b, c))

@@ -274,6 +274,11 @@ def _decode_rs(d_coord, runs, n):
     return obs_a
 
 
+def _driver_version():
+    return subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                          capture_output=True, text=True).stdout.strip()
+
+
 def _versions():
     v = {"python": sys.version.split()[0], "numpy": np.__version__}
     try:
@@ -284,8 +289,7 @@ def _versions():
     except Exception:  # noqa: BLE001 - versions are informative only
         pass
     try:
-        v["nvidia_driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                            capture_output=True, text=True).stdout.strip()
+        v["nvidia_driver"] = _driver_version()
         v["nvcc"] = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     except OSError:
         pass

@@ -257,6 +257,8 @@ def _run_isolated(case):
 
 def _versions():
     import importlib.metadata as md
+
+    from . import _driver_version
     v = {}
     for pkg in ("nvidia-cutlass-dsl", "cupy-cuda12x", "cupy-cuda13x", "cuda-python", "cuda-bindings"):
         try:
@@ -264,8 +266,7 @@ def _versions():
         except md.PackageNotFoundError:
             pass
     try:
-        v["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                     capture_output=True, text=True).stdout.strip()
+        v["driver"] = _driver_version()
     except OSError:
         pass
     return v
