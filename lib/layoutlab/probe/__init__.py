@@ -127,10 +127,8 @@ def _probe_ldsm(mod, cp):
         nm = _ldsm_name(ins, nmat, trans)
         regs = cp.zeros(32 * nmat, dtype=cp.uint32)
         smem = cp.zeros(_STAGE_ELEMS, dtype=cp.uint16)
-        # stmatrix: register j of lane l carries codes 1 + 8 l + 2 j (+1 in the high half); 0 = untouched
-        codes = np.array([[(1 + 8 * l + 2 * j) | ((2 + 8 * l + 2 * j) << 16) for j in range(nmat)]
-                          for l in range(32)], dtype=np.uint32)
-        src32 = cp.asarray(codes.reshape(-1))
+        # stmatrix: value v of lane l carries the code 1 + 8 l + v (two per register); 0 = untouched
+        src32 = cp.asarray(_pack_pairs(1 + 8 * np.arange(32)[:, None] + np.arange(2 * nmat)).reshape(-1))
         mod.get_function(nm)((1,), (32,), (src16, src32, regs, smem))
         if ins == "ldmatrix":
             r = cp.asnumpy(regs).reshape(32, nmat)
