@@ -212,6 +212,10 @@ def _probe_wgmma_n(n, fn, cp, rng, empty16, empty32):
         (offA, lboA, sboA), (offB, lboB, sboB) = _smem_image(64, 16, ma), _smem_image(n, 16, mb)
         key, name = f"ss_{ab}_a{ma}_b{mb}", f"wg_ss_{ab}_n{n}_a{ta}_b{tb}"
         res, coords = {}, {}
+
+        def ss(A, B, prm):
+            return launch(name, cp.asarray(_image(A, offA, ab)), empty32, cp.asarray(_image(B.T, offB, ab)), prm)
+
         for swap in (False, True):
             reading = "lbo_sbo_swapped" if swap else "lbo_sbo_as_documented"
             prm = [sboA, lboA, sboB, lboB] if swap else [lboA, sboA, lboB, sboB]
@@ -220,10 +224,9 @@ def _probe_wgmma_n(n, fn, cp, rng, empty16, empty32):
                 # that poisons the context): skip it
                 res[reading], coords[swap] = {"random_ok": False, "skipped": "would read outside the buffers"}, None
                 continue
-            d = launch(name, cp.asarray(_image(Arand, offA, ab)), empty32, cp.asarray(_image(Brand.T, offB, ab)), prm)
-            res[reading] = {"random_ok": bool(np.array_equal(d, _gather(Arand @ Brand, c_claim)))}
-            coords[swap] = launch(name, cp.asarray(_image(Acoord, offA, ab)), empty32,
-                                  cp.asarray(_image(Bcoord.T, offB, ab)), prm)
+            ok = np.array_equal(ss(Arand, Brand, prm), _gather(Arand @ Brand, c_claim))
+            res[reading] = {"random_ok": bool(ok)}
+            coords[swap] = ss(Acoord, Bcoord, prm)
         # the probe's own smem layout is right under exactly one reading of the descriptor fields
         swap = not res["lbo_sbo_as_documented"]["random_ok"] and res["lbo_sbo_swapped"]["random_ok"]
         res["random_ok"] = res["lbo_sbo_swapped" if swap else "lbo_sbo_as_documented"]["random_ok"]
@@ -242,14 +245,17 @@ def _probe_wgmma_n(n, fn, cp, rng, empty16, empty32):
         offB, lboB, sboB = _smem_image(n, 16, mb)
         name = f"wg_rs_f16_n{n}_b{tb}"
         prm_b = [0, 0, sboB, lboB] if b_swap.get(mb) else [0, 0, lboB, sboB]
-        afr = cp.asarray(_pack_pairs(_f16_bits(slot, "f16")).reshape(-1))
+
+        def rs(A_regs, B):
+            afrag = cp.asarray(_pack_pairs(_f16_bits(A_regs, "f16")).reshape(-1))
+            return launch(name, empty16, afrag, cp.asarray(_image(B.T, offB)), prm_b)
+
         runs = []
         for j in (0, 1):
             Bsel = np.zeros((16, n))
             Bsel[np.arange(n) % 8 + 8 * j, np.arange(n)] = 1
-            runs.append(launch(name, empty16, afr, cp.asarray(_image(Bsel.T, offB)), prm_b))
-        afr_rand = cp.asarray(_pack_pairs(_f16_bits(_gather(Arand, _wgmma_tv(n, a_regs=True)), "f16")).reshape(-1))
-        d = launch(name, empty16, afr_rand, cp.asarray(_image(Brand.T, offB)), prm_b)
+            runs.append(rs(slot, Bsel))
+        d = rs(_gather(Arand, _wgmma_tv(n, a_regs=True)), Brand)
         rec[f"rs_f16_b{mb}"] = {"a_observed": _decode_rs(rec["d_coord"], runs, n).tolist(),
                                 "random_ok": bool(np.array_equal(d, _gather(Arand @ Brand, c_claim)))}
     return rec
