@@ -63,16 +63,15 @@ def check(first, step, out):
     TOL, check_gemm = tests.TOL, tests.check_gemm
     res = {}
     for cfg in AMPERE[first::step]:
-        kernel, worst = ampere(cfg), 0.0
+        kernel, worst, label = ampere(cfg), 0.0, ampere_label(cfg)
         try:
             for (m, n, k) in [(200, 136, 72), (777, 650, 333), (512, 512, 256)]:   # the last one even
-                worst = max(worst, check_gemm(kernel, "cupy", "float16", "TN", m, n, k, seed=m))
-                worst = max(worst, check_gemm(kernel, "cupy", "float16", "NT", m, n, k, alpha=2.0, beta=0.5,
-                                              seed=n))
-            res[ampere_label(cfg)] = {"worst_rel_err": worst, "ok": worst < TOL["float16"]}
+                worst = max(worst, check_gemm(kernel, "cupy", "float16", "TN", m, n, k, seed=m),
+                            check_gemm(kernel, "cupy", "float16", "NT", m, n, k, alpha=2.0, beta=0.5, seed=n))
+            res[label] = {"worst_rel_err": worst, "ok": worst < TOL["float16"]}
         except Exception as exc:
-            res[ampere_label(cfg)] = {"error": repr(exc)[:500], "ok": False}
-        print(ampere_label(cfg), res[ampere_label(cfg)], flush=True)
+            res[label] = {"error": repr(exc)[:500], "ok": False}
+        print(label, res[label], flush=True)
     Path(out).write_text(json.dumps(res, indent=1))
 
 
