@@ -1,12 +1,7 @@
 """``python -m layoutlab.bench``: algebra speed and widget redraw time on this CPU."""
 
-import importlib
+from . import algebra, redraw
 
-for section in ("algebra", "redraw"):
-    try:
-        module = importlib.import_module(f"layoutlab.bench.{section}")
-    except ModuleNotFoundError as err:
-        print(f"[{section}] not available: {err}")
-        continue
+for section, module in (("algebra", algebra), ("redraw", redraw)):
     print(f"== {section} ==")
     module.main()

@@ -3,19 +3,15 @@
     python -m layoutlab.bench.ab_compare OUT.json [ROUNDS]
     python -m layoutlab.bench.ab_compare --extract COMMIT [OLD_DIR]   # here, where the git history is
 
-``CASES`` lists (label, module, commit or "new", configured-launcher kwargs, dtype, (M, N, K), layout). "new"
-is the module in this tree; a commit id is the same module of that commit's whole ``layoutlab`` package,
-extracted beforehand with ``--extract`` into ``$OLD_DIR/<commit>/`` (default ``.device/``, which travels
-with ``carry``) and imported as the package ``layoutlab_<commit>`` beside this tree's (its relative imports
-stay inside it; nothing is rewritten), so every before/after ratio comes from one process.
-Timing is that of ``layoutlab.bench.gemm`` (L2-cold rotating operand sets, 1-s windows of launches), but
-each round times every variant of a point and cuBLAS in turn; a side's time is the median of its round
-medians. Each variant's output is compared with cuBLAS's first (relative Frobenius error).
+``CASES`` lists (label, module, commit or "new", configured-launcher kwargs, dtype, (M, N, K), layout). A
+commit's ``layoutlab`` is extracted beforehand with ``--extract`` into ``$OLD_DIR/<commit>/`` (default
+``.device/``) and imported as the package ``layoutlab_<commit>``, so every before/after ratio comes from one
+process. Timing is :mod:`layoutlab.bench.gemm`'s, each round timing every variant of a point and cuBLAS in
+turn; each variant's output is compared with cuBLAS's first.
 """
 import importlib
 import importlib.util
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -24,17 +20,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 
-#: run 13: sgemm_fast's staging copy with conflict-free transposing stores (a warp of 16 rows x 2 k-vectors
-#: instead of 8 x 4) against 604a113, and 2 pipeline stages instead of 3, all in TN. Both much slower
-#: (78 % and 59 % of cuBLAS vs 95 % at 4096^3): entry 19 of simt_ampere_notes.md.
-#: run 14: is the 4096^3 gap the grid's last partial wave? 4224 x 4096 x 4096 is 33 x 32 = 1056 tiles,
-#: exactly 4 waves of 264 CTAs (4096^3: 1024 tiles, 3.88 waves); 8192^3 (15.5 waves) for comparison.
-#: Neither is: 4224 x 4096 and 4096 x 4224 read 95.5 / 95.7 % (4096^3: 95.5 %, 8192^3: 96.7 %).
-#: run 15: cuBLAS' fp32 kernel here (ncu) is sm80_xmma ... tilesize128x128x8 stage3 warpsize2x2x1, 128
-#: threads at 255 registers: 8 x 16 outputs per thread, two CTAs of 4 warps per SM. sgemm_fast with
-#: n_values=16 (a scratch option, not kept) is the same shape (255 registers; NT spill-free, TN 4 spill
-#: loads per k-tile). Got NT 88.4 / 89.1 % (bK 16 / 8) vs 92.0 %, TN 74.4 / 76.4 % vs 95.0 %: dropped.
-#: The list below is run 14's, which runs on the committed code (runs 13 and 15 timed scratch variants).
+#: Run 14's list (entry 20 of results/simt_ampere_notes.md: the last partial wave is not sgemm_fast's 4096^3
+#: gap); runs 13 and 15 (entries 19 and 21) timed scratch variants that were dropped.
 CASES = [("sgemm_fast", "sgemm_fast", "new", {}, "float32", shape, lay)
          for shape, lay in (((4096, 4096, 4096), "TN"), ((4224, 4096, 4096), "TN"), ((4096, 4224, 4096), "TN"),
                             ((8192, 8192, 8192), "TN"), ((4224, 4096, 4096), "NT"))]
@@ -93,7 +80,7 @@ def module(name, commit, old_dir=None):
 
 
 def main(out, rounds=5):
-    from layoutlab.bench.gemm import Operands, _check_timing, _rel_err, gpu_info, time_launches
+    from layoutlab.bench.gemm import Operands, _check_timing, _operand_sets, _rel_err, gpu_info, time_launches
     _check_timing(rounds, 1.0)        # refuses rounds < 1 before any GPU work, as the benchmark does
     import cupy
     info = gpu_info()
@@ -103,8 +90,7 @@ def main(out, rounds=5):
         points.setdefault((dtype, shape, layout), []).append((label, launcher))
     rows = []
     for (dtype, (m, n, k), layout), variants in points.items():
-        set_bytes = (m * k + k * n + m * n) * (4 if dtype == "float32" else 2)
-        sets = max(2, math.ceil(4 * info["l2_bytes"] / set_bytes))
+        sets = _operand_sets(info, m, n, k, 4 if dtype == "float32" else 2)
         ops = Operands("cupy", dtype, m, n, k, sets, layout=layout)
         a, b, c = ops.sets[0]
         ops.cublas(a, b, c)
@@ -114,12 +100,11 @@ def main(out, rounds=5):
             c[...] = float("nan")
             launcher(a, b, c)
             errs[label] = _rel_err(c, ref)
-        times = {label: [] for label, _ in variants}
-        times["cuBLAS"] = []
+        sides = variants + [("cuBLAS", ops.cublas)]
+        times = {label: [] for label, _ in sides}
         for _ in range(rounds):
-            for label, launcher in variants:
+            for label, launcher in sides:
                 times[label].append(time_launches([lambda s=s, f=launcher: f(*s) for s in ops.sets])[0])
-            times["cuBLAS"].append(time_launches([lambda s=s: ops.cublas(*s) for s in ops.sets])[0])
         t_ref = statistics.median(times["cuBLAS"])
         for label, _ in variants:
             t = statistics.median(times[label])

@@ -1,11 +1,8 @@
 """Speed of the layout algebra: median microseconds per operation, and the offset table of 2^20 elements.
 
-``python -m layoutlab.bench`` calls :func:`main`.  Each operation runs over a fixed set of depth-3 layouts;
-"cold" clears the memo caches before every call (the cost a new input pays, e.g. on a slider move),
-"warm" repeats the same call (the memoised cost).  The table goal is < 50 ms for 2^20 offsets.
+``python -m layoutlab.bench`` calls :func:`main`. "Cold" clears the memo caches before every call (what a new
+input pays), "warm" repeats the same call. The table goal is < 50 ms for 2^20 offsets.
 """
-
-from __future__ import annotations
 
 import statistics
 import time
@@ -52,11 +49,7 @@ def _clear_caches():
 def _call(name, a, b):
     import layoutlab as ll
 
-    if name == "complement":
-        return ll.complement(a, b)
-    if name == "coalesce":
-        return ll.coalesce(a)
-    return getattr(ll, name)(a, b)
+    return ll.coalesce(a) if name == "coalesce" else getattr(ll, name)(a, b)
 
 
 def op_times(repeats: int = 200):

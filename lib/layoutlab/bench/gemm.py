@@ -1,32 +1,20 @@
 """``python -m layoutlab.bench.gemm``: the course's GEMM kernels against cuBLAS, on the GPU at hand.
 
-Prints one table — kernel, dtype, M x N x K, median time, TFLOP/s, % of cuBLAS measured in the same run —
-and writes it as JSON (with GPU name, clocks, driver and library versions) so that the book can show the
-numbers where no GPU is present.
-
-How it measures (each point is the median of many single-launch timings):
-
-* CUDA events around every launch; warm-up launches first (compilation and module load stay out);
-* the SIMT kernels in NT (the seed's layout) and TN, the tensor-core kernels in TN (the ``layout``
-  column);
-* fresh random normal inputs, never zeros (zeros run faster on tensor cores and hide unwritten output);
-* L2 kept cold for the operands: the launches rotate over enough independent (A, B, C) sets that their
-  bytes exceed 4x the L2 size, so a launch never finds its inputs left in L2 by the previous one;
-* cuBLAS (``cupy.matmul``; ``torch.matmul`` for bf16 when cupy has no bfloat16) timed the same way, on the
-  same buffers, in the same process: the ratio is what the course reports;
-* kernel and cuBLAS alternate in ``--rounds`` rounds (default 5) of ``--seconds`` of launches each
-  (default 1 s) and each side's time is the median of its round medians: with single 0.3 s windows
-  the same pair's ratio swung between 0.93 and 1.11 from one round to the next on the H100 (clocks
-  follow power and temperature), which one window would have reported as a kernel difference;
-* each kernel's output is compared with cuBLAS's (relative Frobenius error), so no wrong kernel is timed.
-
-Options: ``--quick`` (fewer shapes), ``--kernels a,b``, ``--json PATH`` (default
-``gemm_<gpu>.json`` in :data:`layoutlab.gpu.RESULTS_DIR`, i.e. the repository's ``results/``).
+Prints one table (kernel, dtype, layout, M x N x K, median ms, TFLOP/s, % of cuBLAS measured in the same run)
+and writes it as JSON with the GPU, clocks and versions, for the book where no GPU is. Each point: CUDA events
+around every launch after warm-up; fresh standard-normal inputs (zeros run faster on tensor cores); L2 kept
+cold by rotating over operand sets of more than 4x the L2 size; cuBLAS (``cupy.matmul``, ``torch.matmul`` for
+bf16 without cupy bfloat16) timed the same way on the same buffers, alternating with the kernel in
+``--rounds`` rounds of ``--seconds`` (single 0.3 s windows swung the ratio by +-10 % on the H100), each side
+the median of its round medians; every output compared with cuBLAS's first. Options: ``--quick``,
+``--kernels a,b``, ``--json PATH`` (default ``gemm_<gpu>.json`` in :data:`layoutlab.gpu.RESULTS_DIR`).
 """
 
 import argparse
 import datetime as _dt
 import importlib
+import importlib.metadata
+import itertools
 import json
 import math
 import statistics
@@ -78,15 +66,13 @@ class Operands:
                 import torch
                 g = torch.Generator(device="cuda").manual_seed(seed + s)
                 dt = getattr(torch, dtype)
-                a = torch.randn(a_shape, generator=g, device="cuda").to(dt)
-                b = torch.randn(b_shape, generator=g, device="cuda").to(dt)
+                a, b = (torch.randn(shape, generator=g, device="cuda").to(dt) for shape in (a_shape, b_shape))
                 c = torch.empty((m, n), device="cuda", dtype=dt)
             else:
                 import cupy
                 rs = cupy.random.RandomState(seed + s)
                 dt = _np_dtype(dtype)
-                a = rs.standard_normal(a_shape, dtype=cupy.float32).astype(dt)
-                b = rs.standard_normal(b_shape, dtype=cupy.float32).astype(dt)
+                a, b = (rs.standard_normal(shape, dtype=cupy.float32).astype(dt) for shape in (a_shape, b_shape))
                 c = cupy.empty((m, n), dtype=dt)
             a, b = (a, b.T) if layout == "TN" else (a.T, b)
             self.sets.append((a, b, c))
@@ -205,8 +191,7 @@ def gpu_info():
         except Exception:
             info[mod] = None
     try:
-        from importlib.metadata import version
-        info["nvidia-cutlass-dsl"] = version("nvidia-cutlass-dsl")
+        info["nvidia-cutlass-dsl"] = importlib.metadata.version("nvidia-cutlass-dsl")
     except Exception:
         pass
     return info
@@ -242,12 +227,11 @@ def main(argv=None):
             notes.append(f"{name}: skipped, not available ({err})")
             continue
         for dtype, shapes, layouts in PLAN.get(name, []):
-            for (m, n, k), layout in ((shape, lay) for shape in shapes for lay in layouts):
+            for (m, n, k), layout in itertools.product(shapes, layouts):
                 if args.quick and (m, n, k) not in SHAPES[:2]:
                     continue
                 lib = bf16_lib if dtype == "bfloat16" else "cupy"
-                set_bytes = (m * k + k * n + m * n) * (4 if dtype == "float32" else 2)
-                sets = max(2, math.ceil(4 * info["l2_bytes"] / set_bytes))
+                sets = _operand_sets(info, m, n, k, 4 if dtype == "float32" else 2)
                 try:
                     ops = Operands(lib, dtype, m, n, k, sets, layout=layout)
                     t_rounds, t_ref_rounds, err, runs = bench_point(name, ops, args.rounds, args.seconds)
@@ -258,18 +242,14 @@ def main(argv=None):
                 finally:
                     ops = None
                     cupy.get_default_memory_pool().free_all_blocks()
-                flops = 2.0 * m * n * k
-                t, t_ref = statistics.median(t_rounds), statistics.median(t_ref_rounds)
-                rows.append({"kernel": name, "dtype": dtype, "layout": layout, "m": m, "n": n, "k": k, "ms": t,
-                             "tflops": flops / t / 1e9, "cublas_ms": t_ref,
-                             "cublas_tflops": flops / t_ref / 1e9, "pct_cublas": 100.0 * t_ref / t,
-                             "rel_err_vs_cublas": err, "runs": runs, "operand_sets": sets,
-                             "ms_rounds": t_rounds, "cublas_ms_rounds": t_ref_rounds,
-                             "cublas_via": "torch.matmul" if lib == "torch" else "cupy.matmul"})
-                r = rows[-1]
+                r = _row(name, dtype, layout, (m, n, k), t_rounds, t_ref_rounds, err, runs, sets)
+                r.update(ms_rounds=t_rounds, cublas_ms_rounds=t_ref_rounds,
+                         cublas_via="torch.matmul" if lib == "torch" else "cupy.matmul")
+                rows.append(r)
                 _write(out, info, rows, notes)
-                print(f"  {name:15s} {dtype:8s} {layout} {m:>5}x{n:>5}x{k:>5}  {t:8.3f} ms  {r['tflops']:6.1f} TF/s"
-                      f"  cuBLAS {r['cublas_tflops']:6.1f}  {r['pct_cublas']:6.1f} %  err {err:.1e}  rounds "
+                print(f"  {name:15s} {dtype:8s} {layout} {m:>5}x{n:>5}x{k:>5}  {r['ms']:8.3f} ms  "
+                      f"{r['tflops']:6.1f} TF/s  cuBLAS {r['cublas_tflops']:6.1f}  {r['pct_cublas']:6.1f} %  "
+                      f"err {err:.1e}  rounds "
                       + " ".join(f"{100 * c / k_:.1f}" for c, k_ in zip(t_ref_rounds, t_rounds)),
                       flush=True)
     print(format_table(rows, info, notes))
@@ -278,17 +258,34 @@ def main(argv=None):
     return 0
 
 
+def _operand_sets(info, m, n, k, elem_bytes):
+    """Enough independent operand sets (at least 2) that their bytes exceed 4x the L2 size: L2-cold inputs."""
+    return max(2, math.ceil(4 * info["l2_bytes"] / ((m * k + k * n + m * n) * elem_bytes)))
+
+
+def _row(kernel, dtype, layout, mnk, t_rounds, t_ref_rounds, err, runs, sets):
+    """One benchmark row from the per-round medians of kernel and cuBLAS."""
+    (m, n, k), flops = mnk, 2.0 * math.prod(mnk)
+    t, t_ref = statistics.median(t_rounds), statistics.median(t_ref_rounds)
+    return {"kernel": kernel, "dtype": dtype, "layout": layout, "m": m, "n": n, "k": k, "ms": t,
+            "tflops": flops / t / 1e9, "cublas_ms": t_ref, "cublas_tflops": flops / t_ref / 1e9,
+            "pct_cublas": 100.0 * t_ref / t, "rel_err_vs_cublas": err, "runs": runs, "operand_sets": sets}
+
+
 def _write(out, info, rows, notes):
     """Rewritten after every point, so a run cut short still leaves what it measured."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(_record(info, rows, notes), indent=1))
 
 
+def _versions(info):
+    return {k: info.get(k) for k in ("driver_version", "cupy", "cuda_runtime", "nvidia-cutlass-dsl", "cutlass",
+                                     "torch")}
+
+
 def _record(info, rows, notes):
     """The JSON layout `layoutlab.gpu.load_result` expects (gpu, date, versions at the top)."""
-    versions = {k: info.get(k) for k in ("driver_version", "cupy", "cuda_runtime", "nvidia-cutlass-dsl",
-                                         "cutlass", "torch")}
-    return {"gpu": info.get("gpu"), "date": info.get("date"), "versions": versions, "info": info,
+    return {"gpu": info.get("gpu"), "date": info.get("date"), "versions": _versions(info), "info": info,
             "rows": rows, "notes": notes}
 
 

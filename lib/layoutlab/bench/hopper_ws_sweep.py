@@ -2,11 +2,9 @@
 
     python -m layoutlab.bench.hopper_ws_sweep OUT.json [rounds]      # run 1 used 3 rounds of 0.3 s
 
-Each configuration is compiled, checked against cuBLAS (relative error) and timed with the benchmark's
-method (``layoutlab.bench.gemm``: CUDA events, L2-cold rotating operand sets, median of many launches,
-``rounds`` alternations kernel / cuBLAS). The ratio is median(cuBLAS ms) / median(kernel ms) over the
-rounds. Run 1 (2026-11-22 17:40 UTC): cluster shape and grouping change nothing at 8192^3 within the
-round-to-round spread (0.97-1.14) except no cluster or no grouping (-4 %); 128x128 tiles -18 %.
+Each configuration is compiled, checked against cuBLAS and timed with :mod:`layoutlab.bench.gemm`'s method;
+the ratio is median(cuBLAS ms) / median(kernel ms) over the rounds. Results: results/NOTES.md (entries 8, 14,
+16).
 """
 import json
 import statistics
@@ -14,25 +12,20 @@ import sys
 from pathlib import Path
 
 #: (tile_m, tile_n, cluster_mn, swizzle, epi_stages, serpentine_k); the first is the default
-#: (HopperWsConfig()). Run 1 (issue 7) swept cluster / grouping / tile N; issue 19's call 2 added 2 x 2
-#: clusters (A and B multicast) and the C staging depth (hopper_ws_sweep_call2.json: 2 x 1 clusters with
-#: grouping 4-16 and 2-8 C buffers all within the round-to-round spread, 2 x 2 and 1 x 2 slower); call 3
-#: times the serpentine k order (DRAM reads on a power-capped card) against the plain one.
+#: (HopperWsConfig()). Call 3 timed the serpentine k order against the plain one.
 CONFIGS = [(128, 256, (2, 1), 8, 4, False), (128, 256, (2, 1), 8, 4, True), (128, 256, (2, 1), 4, 4, True),
            (128, 256, (2, 1), 16, 4, True)]
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (6144, 6144, 6144), (4096, 14336, 4096)]
 
 
 def main(out, rounds=5):
-    import math
-
-    from layoutlab.bench.gemm import Operands, _record, _rel_err, gpu_info, time_alternating
+    from layoutlab.bench.gemm import Operands, _operand_sets, _record, _rel_err, gpu_info, time_alternating
     from layoutlab.kernels.hopper_ws import HopperWsConfig, persistent_sms, prepare_gemm_hopper_ws
 
     info = gpu_info()
     rows = []
     for (m, n, k) in SHAPES:
-        sets = max(2, math.ceil(4 * info["l2_bytes"] / (2 * (m * k + n * k + m * n))))   # as the benchmark
+        sets = _operand_sets(info, m, n, k, 2)
         ops = Operands("torch", "bfloat16", m, n, k, sets)
         a, b, c = ops.sets[0]
         ops.cublas(a, b, c)
@@ -41,24 +34,22 @@ def main(out, rounds=5):
             label = f"{tm}x{tn} cluster {cl[0]}x{cl[1]} swizzle {sw} epi {epi}" + (" serpentine" if serp else "")
             cfg = HopperWsConfig(tm, tn, 64, cluster_mn=cl, swizzle=sw, epi_stages=epi, serpentine_k=serp,
                                  num_sms=persistent_sms(a, cl))
+            row = {"shape": [m, n, k], "config": label, "persistent_sms": cfg.num_sms}
             try:
                 c[...] = float("nan")
                 prepare_gemm_hopper_ws(a, b, c, config=cfg)[1]()
                 err = _rel_err(c, ref)
                 launches = [prepare_gemm_hopper_ws(*s, config=cfg)[1] for s in ops.sets]
                 t_k, t_c, _ = time_alternating(launches, [(lambda s=s: ops.cublas(*s)) for s in ops.sets], rounds)
-                row = {"shape": [m, n, k], "config": label, "persistent_sms": cfg.num_sms, "kernel_ms": t_k, "cublas_ms": t_c, "rel_err": err,
-                       "ratio": statistics.median(t_c) / statistics.median(t_k)}
-            except Exception as exc:          # keep going: a refused or failing config is a result too
-                row = {"shape": [m, n, k], "config": label, "persistent_sms": cfg.num_sms, "error": repr(exc)[:400]}
-            rows.append(row)
-            if "ratio" in row:
-                tf = 2 * m * n * k / statistics.median(row["kernel_ms"]) / 1e9
-                print(f"{m}x{n}x{k}  {label:40s} {statistics.median(row['kernel_ms']):.3f} ms {tf:6.1f} TF/s "
+                t = statistics.median(t_k)
+                row.update(kernel_ms=t_k, cublas_ms=t_c, rel_err=err, ratio=statistics.median(t_c) / t)
+                print(f"{m}x{n}x{k}  {label:40s} {t:.3f} ms {2 * m * n * k / t / 1e9:6.1f} TF/s "
                       f"ratio {row['ratio']:.3f} (rounds {' '.join(f'{c / k_:.3f}' for c, k_ in zip(t_c, t_k))})"
                       f" err {err:.1e}", flush=True)
-            else:
+            except Exception as exc:          # keep going: a refused or failing config is a result too
+                row["error"] = repr(exc)[:400]
                 print(f"{m}x{n}x{k}  {label:40s} FAILED {row['error'][:200]}", flush=True)
+            rows.append(row)
         del ops, a, b, c, ref
     Path(out).write_text(json.dumps(_record(info, rows, []), indent=1))   # gpu, date, versions on top
 

@@ -14,20 +14,16 @@ def main(argv):
 
     from layoutlab.kernels import gemm_ampere, gemm_hopper_ws, sgemm_fast
 
-    def nt(m, n, k, dtype):
-        a = cp.random.standard_normal((k, m), dtype=cp.float32).astype(dtype)
-        b = cp.random.standard_normal((k, n), dtype=cp.float32).astype(dtype)
-        return a.T, b          # A (M,K) M-major, B (K,N) N-major
+    def operands(layout, m, n, k, dtype):
+        """A (M, K) and B (K, N): "NT" A M-major and B N-major; "TN" both K-major."""
+        shapes = ((k, m), (k, n)) if layout == "NT" else ((m, k), (n, k))
+        a, b = (cp.random.standard_normal(shape, dtype=cp.float32).astype(dtype) for shape in shapes)
+        return (a.T, b) if layout == "NT" else (a, b.T)
 
-    def tn(m, n, k, dtype):
-        a = cp.random.standard_normal((m, k), dtype=cp.float32).astype(dtype)
-        b = cp.random.standard_normal((n, k), dtype=cp.float32).astype(dtype)
-        return a, b.T          # A K-major, B K-major
-
-    cases = [("sgemm_fast NT fp32 4096^3", sgemm_fast, nt(4096, 4096, 4096, cp.float32)),
-             ("sgemm_fast TN fp32 4096^3", sgemm_fast, tn(4096, 4096, 4096, cp.float32)),
-             ("gemm_ampere TN fp16 8192^3", gemm_ampere, tn(8192, 8192, 8192, cp.float16)),
-             ("gemm_hopper_ws TN fp16 4096x14336x4096", gemm_hopper_ws, tn(4096, 14336, 4096, cp.float16))]
+    cases = [("sgemm_fast NT fp32 4096^3", sgemm_fast, operands("NT", 4096, 4096, 4096, cp.float32)),
+             ("sgemm_fast TN fp32 4096^3", sgemm_fast, operands("TN", 4096, 4096, 4096, cp.float32)),
+             ("gemm_ampere TN fp16 8192^3", gemm_ampere, operands("TN", 8192, 8192, 8192, cp.float16)),
+             ("gemm_hopper_ws TN fp16 4096x14336x4096", gemm_hopper_ws, operands("TN", 4096, 14336, 4096, cp.float16))]
     cases = [c for c in cases if not argv or any(a in c[0] for a in argv)]
     for name, kernel, (A, B) in cases:       # compile and warm up outside the profiled range
         C = kernel(A, B)

@@ -1,10 +1,8 @@
 """Redraw time of a 128x256 thread-value picture (target: median < 150 ms on a laptop CPU).
 
-The layout is the accumulator of a 128x256 CTA tile computed by two warpgroups of WGMMA m64n256:
-``((4,8,4,2),(2,2,32)):((256,1,16,64),(128,8,1024))`` on the column-major (128, 256) tile -- 256 threads,
-128 values each, 32768 cells. "Redraw" is what a widget does when a control changes: build the figure with
-:func:`layoutlab.viz.draw_tv_layout` and render it with Agg; "widget frame" adds the PNG encoding that
-:class:`layoutlab.widgets.TVExplorer` sends to the browser.
+The layout (:data:`TV_128x256`) is the accumulator of a 128x256 CTA tile of two warpgroups of WGMMA m64n256:
+256 threads, 128 values each. "Redraw" is a widget's work when a control changes (build the figure with
+:func:`layoutlab.viz.draw_tv_layout`, render it with Agg); "widget frame" adds the PNG encoding.
 """
 
 import statistics

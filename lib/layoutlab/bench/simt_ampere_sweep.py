@@ -4,11 +4,7 @@
     python -m layoutlab.bench.simt_ampere_sweep time OUT.json        # compile all, wait for $BENCH_WAIT_FOR, time
     python -m layoutlab.bench.simt_ampere_sweep pick TIME.json CHECK.json...   # name the best DEFAULT_CONFIG
 
-`check` and `time` use the helpers of the repository's tests/test_kernels_simt_ampere.py (loaded from
-its file: CUDA events, median of 20, kernel and cupy.matmul interleaved twice on the same inputs), so
-they run from a checkout. `pick` prints the fastest gemm_ampere candidate that passed its checks and the
-DEFAULT_CONFIG line to put in lib/layoutlab/kernels/ampere.py by hand, if it beats the current default by
-more than 3 % (the noise seen between runs).
+`check` and `time` use the check and timing helpers of the checkout's tests/test_kernels_simt_ampere.py.
 """
 import importlib.util
 import json
@@ -17,26 +13,19 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 
-#: (tile, warps, stages, min_ctas, variant); the first is the current default. "new" is the kernel in
-#: this tree; a commit id is gemm_ampere of that commit's package, extracted into $AMPERE_OLD_DIR/<id>/ by
-#: ``python -m layoutlab.bench.ab_compare --extract <id> $AMPERE_OLD_DIR``, timed in the same run for
-#: before/after ratios.
-#: e3354bb: runs 1-3 (ldmatrix before the cp.async block); e1868c7: run 5 (cp.async, then ldmatrix, then
-#: mma.sync); 96948f5: run 6 (same, B's cp.async a k-block after A's); run 7 "new": ldmatrix, mma, cp.async.
+#: (tile, warps, stages, min_ctas, variant); the first is the current default. "new" is the kernel in this
+#: tree; a commit id is gemm_ampere of that commit, extracted into $AMPERE_OLD_DIR/<id>/ by
+#: ``python -m layoutlab.bench.ab_compare --extract <id> $AMPERE_OLD_DIR``. Runs: results/simt_ampere_notes.md.
 AMPERE = [((128, 128, 64), (2, 2), 3, 0, "new"),
           ((128, 128, 64), (2, 2), 3, 0, "96948f5"),
           ((128, 128, 64), (2, 2), 3, 0, "e1868c7"),
           ((128, 128, 32), (2, 2), 4, 0, "e3354bb")]
-# Run 4 also timed (new code) 128x128x32 s3, 128x256x32 w2x4 s4 and 256x128x32 w4x2 s4 (0.499-0.521),
-# run 5 128x256x64 w2x4 s3 (0.513 vs 0.523 for the default).
-#: (stages, bK, min_ctas, stage_mn) for sgemm_fast, timed in NT and TN. Run 3: (3, 16, 2), (3, 16, 0),
-#: (4, 16, 2), all with stage_mn False; run 4 adds stage_mn (NT through registers, like TN).
-SGEMM = [(3, 16, 0, False)]   # run 4: stage_mn NT 0.662 (vs 0.878 with cp.async): dropped
+#: (stages, bK, min_ctas, stage_mn) for sgemm_fast, timed in NT and TN.
+SGEMM = [(3, 16, 0, False)]
 
 
 def _simt_tests():
-    """tests/test_kernels_simt_ampere.py of this checkout, imported from its path (its check and timing
-    helpers are the ones the GPU tests use)."""
+    """tests/test_kernels_simt_ampere.py of this checkout, imported from its path."""
     path = REPO / "tests" / "test_kernels_simt_ampere.py"
     spec = importlib.util.spec_from_file_location("test_kernels_simt_ampere", path)
     mod = importlib.util.module_from_spec(spec)
@@ -74,16 +63,15 @@ def check(first, step, out):
     TOL, check_gemm = tests.TOL, tests.check_gemm
     res = {}
     for cfg in AMPERE[first::step]:
-        kernel, worst = ampere(cfg), 0.0
+        kernel, worst, label = ampere(cfg), 0.0, ampere_label(cfg)
         try:
             for (m, n, k) in [(200, 136, 72), (777, 650, 333), (512, 512, 256)]:   # the last one even
-                worst = max(worst, check_gemm(kernel, "cupy", "float16", "TN", m, n, k, seed=m))
-                worst = max(worst, check_gemm(kernel, "cupy", "float16", "NT", m, n, k, alpha=2.0, beta=0.5,
-                                              seed=n))
-            res[ampere_label(cfg)] = {"worst_rel_err": worst, "ok": worst < TOL["float16"]}
+                worst = max(worst, check_gemm(kernel, "cupy", "float16", "TN", m, n, k, seed=m),
+                            check_gemm(kernel, "cupy", "float16", "NT", m, n, k, alpha=2.0, beta=0.5, seed=n))
+            res[label] = {"worst_rel_err": worst, "ok": worst < TOL["float16"]}
         except Exception as exc:
-            res[ampere_label(cfg)] = {"error": repr(exc)[:500], "ok": False}
-        print(ampere_label(cfg), res[ampere_label(cfg)], flush=True)
+            res[label] = {"error": repr(exc)[:500], "ok": False}
+        print(label, res[label], flush=True)
     Path(out).write_text(json.dumps(res, indent=1))
 
 
@@ -120,9 +108,7 @@ def pick(time_json, check_jsons):
     >>> tmp.cleanup()
     """
     rows = {r["label"]: r for r in json.loads(Path(time_json).read_text()) if "ratio" in r}
-    ok = {}
-    for path in check_jsons:
-        ok.update({k: v["ok"] for k, v in json.loads(Path(path).read_text()).items()})
+    ok = {k: v["ok"] for path in check_jsons for k, v in json.loads(Path(path).read_text()).items()}
     default = ampere_label(AMPERE[0])
     scored = [(rows[ampere_label(c)]["ratio"], c) for c in AMPERE
               if ampere_label(c) in rows and ok.get(ampere_label(c))]

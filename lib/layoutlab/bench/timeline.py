@@ -1,36 +1,19 @@
 """The measured pipeline timeline of the Hopper GEMMs: record it on the GPU, decode, check, summarise.
 
-``python -m layoutlab.bench.timeline OUT.json`` (on an H100) checks both instrumented kernels against a
-float64 reference, records a 4096 x 4096 x 4096 bf16 timeline of ``gemm_hopper_ws`` and ``gemm_hopper``,
-writes the record (``results/gemm_timeline_h100.json`` is what the book shows) and prints a summary.
-
-How it is measured. The kernels built with ``config.timeline=True`` (a compile-time option; off, the
-kernel is the uninstrumented one, instruction for instruction) let one lane per warp role -- the TMA
-producer (warp 0) and the first warp of each MMA warpgroup -- read ``%globaltimer`` (nanoseconds, the same
-clock on every SM) and ``%clock64`` (this SM's cycle counter) at each pipeline step, and store both with
-the event's description into an int64 buffer (PTX ISA, "Special Registers": ``%globaltimer``,
-``%clock64``). Only the first CTAs and, in the persistent kernel, their first tiles record; every
-(CTA, role, tile, event) has its own slot, so no two threads write the same word. Events:
-
-* producer: ``empty_wait`` (about to wait for a free stage) and ``load_issue`` (stage free: TMA next);
-* each consumer warpgroup: ``full_wait`` (about to wait for a k-tile), ``load_arrive`` (its full barrier
-  completed), ``mma_start`` (wgmmas about to be issued), ``mma_end`` (``wgmma.wait_group`` has returned
-  with that k-tile's batch retired -- the first moment the warpgroup *knows*, an upper bound on when the
-  tensor cores finished), ``epi_start``/``epi_end`` (the tile's epilogue, TMA stores issued) and
-  ``tile_start``.
-
-A load's *arrival* is when the first consumer warpgroup saw its full barrier complete: exact when that
-consumer was already waiting, later than the bytes when it was still busy.
-
-Where ``%globaltimer`` ticks coarsely (some GPUs update it only every microsecond), each CTA's times are
-taken from ``%clock64`` mapped onto ``%globaltimer`` by a least-squares line through the first event
-after each tick (the closest to it) of that CTA; the record's ``clock`` entry says which was used.
+``python -m layoutlab.bench.timeline OUT.json`` (on an H100) checks both instrumented kernels against float64,
+records a 4096^3 bf16 timeline of ``gemm_hopper_ws`` and ``gemm_hopper`` and writes the record
+(``results/gemm_timeline_h100.json``). Built with ``config.timeline=True``, the kernels let one lane per warp
+role (the TMA producer, each MMA warpgroup's first warp) store ``%globaltimer`` and ``%clock64`` (PTX ISA,
+"Special Registers") with each event (:data:`EVENTS`) in its own int64 slot. ``mma_end`` is when
+``wgmma.wait_group`` returned; a load's arrival is when the first consumer saw its full barrier complete.
+Where ``%globaltimer`` ticks coarsely, each CTA's ``%clock64`` is fitted onto it (``clock`` says which).
 """
 
 import argparse
 import dataclasses
 import json
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -38,8 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LayoutError
-from ..kernels.hopper import (TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig, timeline_buffer_shape,
-                                   timeline_slots)
+from ..kernels.hopper import TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig, timeline_buffer_shape
 
 __all__ = ["KERNELS", "EVENTS", "timeline_config", "pipeline_stages", "decode_timeline", "record_timeline",
            "check_timeline_record", "validate_timeline", "summarize_timeline", "select_record",
@@ -54,37 +36,27 @@ _PRODUCER_SUB = {0: "empty_wait", 1: "load_issue"}
 _CONSUMER_SUB = {0: "full_wait", 1: "load_arrive", 2: "mma_start", 3: "mma_end"}
 
 
-def _ws_config_class():
-    from ..kernels.hopper_ws import HopperWsConfig
-    return HopperWsConfig
-
-
 def timeline_config(kernel_name, num_sms=132, **fields):
     """The kernel's default configuration with ``timeline=True`` (``fields`` override others).
-    Example: ``timeline_config("gemm_hopper_ws").cluster_mn == (2, 1)``.
 
     >>> timeline_config("gemm_hopper")
     HopperGemmConfig(tile_m=128, tile_n=256, tile_k=64, stages=0, cluster_mn=(1, 1), timeline=True)
     """
-    _kernel_name(kernel_name)
-    if kernel_name == "gemm_hopper_ws":
-        return _ws_config_class()(num_sms=num_sms, timeline=True, **fields)
+    if _kernel_name(kernel_name) == "gemm_hopper_ws":
+        from ..kernels.hopper_ws import HopperWsConfig
+        return HopperWsConfig(num_sms=num_sms, timeline=True, **fields)
     return HopperGemmConfig(timeline=True, **fields)
 
 
 def pipeline_stages(kernel_name, config, itemsize=2):
     """The depth of the shared-memory ring the kernel builds (as its ``_setup`` does): gemm_hopper
     reserves 1 KiB for barriers; gemm_hopper_ws also its own C staging buffers (tile_m x 32 x 4).
-    Example: both give 4 for the default 128 x 256 x 64 tile with 16-bit operands.
 
     >>> pipeline_stages("gemm_hopper", timeline_config("gemm_hopper"))
     4
     """
-    _kernel_name(kernel_name)
-    reserved = 1024
-    if kernel_name == "gemm_hopper_ws":
-        reserved += config.tile_m * 32 * 4 * itemsize
-    return config.ab_stages(reserved_bytes=reserved, itemsize=itemsize)
+    staging = config.tile_m * 32 * 4 * itemsize if _kernel_name(kernel_name) == "gemm_hopper_ws" else 0
+    return config.ab_stages(reserved_bytes=1024 + staging, itemsize=itemsize)
 
 
 def _kernel_name(name):
@@ -104,10 +76,7 @@ def _role_warp(kernel_name, role):
     return 4 * role if kernel_name == "gemm_hopper_ws" else 4 * (role - 1)
 
 
-# ---------------------------------------------------------------------------------------------------
 # Decoding the raw buffer (CPU; tested on synthetic buffers)
-# ---------------------------------------------------------------------------------------------------
-
 def decode_timeline(raw, kernel_name, config, k):
     """The events of a raw timeline buffer (int64, :func:`~layoutlab.kernels.hopper.timeline_buffer_shape`
     flattened or not; unwritten slots hold -1) as ``(events, clock)``: ``events`` a list of dicts with
@@ -136,38 +105,34 @@ def decode_timeline(raw, kernel_name, config, k):
     """
     _kernel_name(kernel_name)
     shape = timeline_buffer_shape(kernel_name, config, k)
-    raw = np.asarray(raw, dtype=np.int64)
-    if raw.size < math.prod(shape):
+    raw, size = np.asarray(raw, dtype=np.int64), math.prod(shape)
+    if raw.size < size:
         raise LayoutError(f"decode_timeline: the buffer holds {raw.size} int64 values; {kernel_name} with "
-                          f"K={k} writes {math.prod(shape)} (shape {shape})")
-    buf = raw.reshape(-1)[:math.prod(shape)].reshape(shape)
+                          f"K={k} writes {size} (shape {shape})")
+    buf = raw.reshape(-1)[:size].reshape(shape)
     k_tiles = math.ceil(k / config.tile_k)
-    col = {name: i for i, name in enumerate(TIMELINE_COLUMNS)}
-    rows = []
-    for (cta, role, tile, slot) in zip(*np.nonzero(buf[..., col["event"]] >= 0)):
-        r = buf[cta, role, tile, slot]
-        expect, kk = _slot_meaning(int(role), int(slot), k_tiles)
-        ev = int(r[col["event"]])
-        if ev >= len(TIMELINE_EVENTS) or TIMELINE_EVENTS[ev] != expect or int(r[col["tile"]]) != tile or (
-                kk is not None and int(r[col["k_tile"]]) != kk):
-            raise LayoutError(f"decode_timeline: slot {slot} of CTA {cta}, role {_role_name(int(role))}, tile "
-                              f"{tile} holds event code {ev} (tile {int(r[col['tile']])}, k-tile "
-                              f"{int(r[col['k_tile']])}) where {expect}"
-                              f"{'' if kk is None else f' of k-tile {kk}'} belongs: the buffer is corrupt")
-        rows.append((int(cta), int(role), int(tile), expect, int(r[col["k_tile"]]), int(r[col["stage"]]),
-                     (int(r[col["tile_m"]]), int(r[col["tile_n"]])), int(r[col["globaltimer"]]),
-                     int(r[col["clock64"]])))
-    if not rows:
+    events = []
+    for cta, role, tile, slot in np.argwhere(buf[..., TIMELINE_COLUMNS.index("event")] >= 0).tolist():
+        r = dict(zip(TIMELINE_COLUMNS, buf[cta, role, tile, slot].tolist()))
+        expect, kk = _slot_meaning(role, slot, k_tiles)
+        if r["event"] >= len(EVENTS) or EVENTS[r["event"]] != expect or r["tile"] != tile or kk not in (
+                None, r["k_tile"]):
+            raise LayoutError(f"decode_timeline: slot {slot} of CTA {cta}, role {_role_name(role)}, tile "
+                              f"{tile} holds event code {r['event']} (tile {r['tile']}, k-tile {r['k_tile']}) "
+                              f"where {expect}{'' if kk is None else f' of k-tile {kk}'} belongs: the buffer "
+                              f"is corrupt")
+        events.append({"cta": cta, "role": _role_name(role), "warp": _role_warp(kernel_name, role),
+                       "event": expect, "tile": tile, "k_tile": r["k_tile"], "stage": r["stage"],
+                       "tile_mn": [r["tile_m"], r["tile_n"]], "cycles": r["clock64"], "t_ns": r["globaltimer"]})
+    if not events:
         raise LayoutError("decode_timeline: no slot of the buffer was written (is the kernel the "
                           "instrumented build, and did it run?)")
-    t_abs, clock = _times(rows)
+    t_abs, clock = _times(*(np.array([e[key] for e in events], dtype=np.float64)
+                            for key in ("cta", "t_ns", "cycles")))
     t0 = min(t_abs)
-    clk0 = {}
-    for r in rows:
-        clk0[r[0]] = min(clk0.get(r[0], r[8]), r[8])
-    events = [{"cta": r[0], "role": _role_name(r[1]), "warp": _role_warp(kernel_name, r[1]), "event": r[3],
-               "tile": r[2], "k_tile": r[4], "stage": r[5], "tile_mn": list(r[6]), "cycles": r[8] - clk0[r[0]],
-               "t_ns": round(t - t0, 1)} for r, t in zip(rows, t_abs)]
+    clk0 = {c: min(e["cycles"] for e in events if e["cta"] == c) for c in {e["cta"] for e in events}}
+    for e, t in zip(events, t_abs):
+        e.update(cycles=e["cycles"] - clk0[e["cta"]], t_ns=round(t - t0, 1))
     events.sort(key=lambda e: (e["t_ns"], e["cta"], e["role"]))
     return events, clock
 
@@ -175,32 +140,26 @@ def decode_timeline(raw, kernel_name, config, k):
 def _slot_meaning(role, slot, k_tiles):
     """(event name, k-tile or None) that the kernel stores in ``slot`` of ``role``."""
     if slot < 4 * k_tiles:
-        sub = (_PRODUCER_SUB if role == 0 else _CONSUMER_SUB).get(slot % 4)
-        return (sub or "unused"), slot // 4
+        return (_PRODUCER_SUB if role == 0 else _CONSUMER_SUB).get(slot % 4, "unused"), slot // 4
     return {0: "epi_start", 1: "epi_end", 2: "tile_start"}.get(slot - 4 * k_tiles, "unused"), None
 
 
-def _times(rows):
-    """Absolute nanoseconds per row: %globaltimer when it ticks finely, else %clock64 fitted onto it per
-    CTA (least squares), with a description of the choice."""
-    gt = np.array([r[7] for r in rows], dtype=np.float64)
+def _times(ctas, gt, clk):
+    """Absolute nanoseconds per event: %globaltimer ``gt`` when it ticks finely, else %clock64 ``clk`` fitted
+    onto it per CTA (least squares), with a description of the choice."""
     uniq = np.unique(gt)
     step = float(np.min(np.diff(uniq))) if len(uniq) > 1 else math.inf
     if step < FINE_TIMER_NS:
         return list(gt), {"source": "globaltimer", "globaltimer_step_ns": step}
-    out = np.empty(len(rows))
+    out = np.empty(len(gt))
     slopes = []
-    ctas = np.array([r[0] for r in rows])
-    clk = np.array([r[8] for r in rows], dtype=np.float64)
     for cta in np.unique(ctas):
         sel = ctas == cta
         x, y = clk[sel], gt[sel]
         # The first event after each tick is the one closest to the tick: fit those (value, cycle) pairs.
-        ticks = {}
-        for xi, yi in zip(x, y):
-            ticks[yi] = min(ticks.get(yi, xi), xi)
-        ty = np.array(sorted(ticks))
-        tx = np.array([ticks[v] for v in ty])
+        order = np.argsort(x, kind="stable")
+        ty, first = np.unique(y[order], return_index=True)
+        tx = x[order][first]
         if len(ty) < 2 or np.ptp(tx) == 0:
             out[sel] = y
             continue
@@ -210,26 +169,11 @@ def _times(rows):
     return list(out), {"source": "clock64 fitted to globaltimer per CTA", "globaltimer_step_ns": step,
                        "ns_per_cycle": round(float(np.median(slopes)), 5) if slopes else None}
 
-
-# ---------------------------------------------------------------------------------------------------
 # Recording (GPU)
-# ---------------------------------------------------------------------------------------------------
-
 def _operands(m, n, k, dtype, seed):
-    """A (M, K) and B (K, N) K-major (TN), C (M, N) row-major, standard-normal, on the GPU (torch for
-    bf16, cupy for fp16)."""
-    if dtype == "bfloat16":
-        import torch
-        g = torch.Generator(device="cuda").manual_seed(seed)
-        a = torch.randn((m, k), generator=g, device="cuda").to(torch.bfloat16)
-        b = torch.randn((n, k), generator=g, device="cuda").to(torch.bfloat16).T
-        c = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
-        return a, b, c
-    import cupy
-    rs = cupy.random.RandomState(seed)
-    a = rs.standard_normal((m, k), dtype=cupy.float32).astype(dtype)
-    b = rs.standard_normal((n, k), dtype=cupy.float32).astype(dtype).T
-    return a, b, cupy.empty((m, n), dtype=dtype)
+    """A (M, K) and B (K, N) K-major (TN), C (M, N), standard-normal, on the GPU (torch for bf16, else cupy)."""
+    from .gemm import Operands
+    return Operands("torch" if dtype == "bfloat16" else "cupy", dtype, m, n, k, 1, seed=seed).sets[0]
 
 
 def _kernel_fn(kernel_name):
@@ -247,7 +191,7 @@ def record_timeline(kernel_name, m, n, k, *, dtype="bfloat16", config=None, runs
     keeps the last) and return the JSON-able record ``{"gpu", "date", "versions", "kernel", "config",
     "problem", "clock", "events"}`` (events as :func:`decode_timeline`). GPU only."""
     import cupy
-    from .gemm import gpu_info
+    from .gemm import _versions, gpu_info
     config = config or timeline_config(kernel_name, num_sms=_sm_count())
     if not config.timeline:
         raise LayoutError(f"record_timeline: config.timeline is False; pass a config with timeline=True")
@@ -261,10 +205,8 @@ def record_timeline(kernel_name, m, n, k, *, dtype="bfloat16", config=None, runs
     cupy.cuda.runtime.deviceSynchronize()
     events, clock = decode_timeline(cupy.asnumpy(buf), kernel_name, config, k)
     cfg = dataclasses.asdict(config)
-    cfg["cluster_mn"] = list(cfg["cluster_mn"])
-    cfg["stages"] = pipeline_stages(kernel_name, config)
-    cfg["roles"] = [_role_name(r) for r in range(shape[1])]
-    cfg["recorded_ctas"], cfg["recorded_tiles_per_cta"] = shape[0], shape[2]
+    cfg.update(cluster_mn=list(cfg["cluster_mn"]), stages=pipeline_stages(kernel_name, config),
+               roles=[_role_name(r) for r in range(shape[1])], recorded_ctas=shape[0], recorded_tiles_per_cta=shape[2])
     return {"gpu": info.get("gpu"), "date": info.get("date"), "versions": _versions(info),
             "kernel": kernel_name, "config": cfg,
             "problem": {"m": m, "n": n, "k": k, "dtype": dtype, "layout": "TN",
@@ -272,15 +214,7 @@ def record_timeline(kernel_name, m, n, k, *, dtype="bfloat16", config=None, runs
             "clock": clock, "events": events}
 
 
-def _versions(info):
-    return {key: info.get(key) for key in ("driver_version", "cupy", "cuda_runtime", "nvidia-cutlass-dsl",
-                                           "cutlass", "torch")}
-
-
-# ---------------------------------------------------------------------------------------------------
 # Checking a record (CPU)
-# ---------------------------------------------------------------------------------------------------
-
 def select_record(rec, kernel=None):
     """The one-kernel record inside ``rec``: ``rec`` itself when it has ``events``, else the entry of
     ``rec["records"]`` for ``kernel`` (default: the first). Refuses anything else with a LayoutError.
@@ -296,16 +230,38 @@ def select_record(rec, kernel=None):
         recs = rec["records"]
         if not isinstance(recs, list) or not recs:
             raise LayoutError("timeline record: 'records' must be a non-empty list of one-kernel records")
-        if kernel is None:
-            return recs[0]
-        for r in recs:
-            if isinstance(r, dict) and r.get("kernel") == kernel:
-                return r
-        raise LayoutError(f"timeline record: no record of kernel {kernel!r}; it holds "
-                          f"{[r.get('kernel') for r in recs if isinstance(r, dict)]}")
+        found = [r for r in recs if kernel is None or isinstance(r, dict) and r.get("kernel") == kernel]
+        if not found:
+            raise LayoutError(f"timeline record: no record of kernel {kernel!r}; it holds "
+                              f"{[r.get('kernel') for r in recs if isinstance(r, dict)]}")
+        return found[0]
     if kernel is not None and rec.get("kernel") != kernel:
         raise LayoutError(f"timeline record: this record is of {rec.get('kernel')!r}, not {kernel!r}")
     return rec
+
+
+def _count(x):
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _event_problem(e):
+    """What is wrong with one event of a record (None if nothing)."""
+    if not isinstance(e, dict):
+        return f"is a {type(e).__name__}, not a dict"
+    missing = [key for key in _EVENT_KEYS if key not in e]
+    if missing:
+        return f"lacks {missing} (every event has {list(_EVENT_KEYS)})"
+    if e["event"] not in EVENTS:
+        return f"is {e['event']!r}; known events are {list(EVENTS)}"
+    if not isinstance(e["role"], str) or not re.fullmatch(r"producer|consumer \d+", e["role"]):
+        return f"has role {e['role']!r}; roles are 'producer' and 'consumer N'"
+    for key in ("cta", "warp", "tile", "k_tile", "stage"):
+        if not _count(e[key]):
+            return f"has {key}={e[key]!r}; it must be an int >= 0"
+    t = e["t_ns"]
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t) or t < 0:
+        return f"has t_ns={t!r}; times are finite and >= 0 (t = 0 at the first event)"
+    return None
 
 
 def check_timeline_record(rec, op="timeline record"):
@@ -332,27 +288,12 @@ def check_timeline_record(rec, op="timeline record"):
     if not isinstance(events, list) or not events:
         raise LayoutError(f"{op}: 'events' must be a non-empty list")
     for i, e in enumerate(events):
-        if not isinstance(e, dict):
-            raise LayoutError(f"{op}: event {i} is a {type(e).__name__}, not a dict")
-        missing = [key for key in _EVENT_KEYS if key not in e]
-        if missing:
-            raise LayoutError(f"{op}: event {i} lacks {missing} (every event has {list(_EVENT_KEYS)})")
-        if e["event"] not in EVENTS:
-            raise LayoutError(f"{op}: event {i} is {e['event']!r}; known events are {list(EVENTS)}")
-        role = e["role"]
-        if not isinstance(role, str) or not (role == "producer" or (
-                role.startswith("consumer ") and role[9:].isdigit())):
-            raise LayoutError(f"{op}: event {i} has role {role!r}; roles are 'producer' and 'consumer N'")
-        for key in ("cta", "warp", "tile", "k_tile", "stage"):
-            if not isinstance(e[key], int) or isinstance(e[key], bool) or e[key] < 0:
-                raise LayoutError(f"{op}: event {i} has {key}={e[key]!r}; it must be an int >= 0")
-        t = e["t_ns"]
-        if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t) or t < 0:
-            raise LayoutError(f"{op}: event {i} has t_ns={t!r}; times are finite and >= 0 (t = 0 at the "
-                              f"first event)")
-    if min(e["t_ns"] for e in events) != 0:
-        raise LayoutError(f"{op}: times must be normalised to the first event (min t_ns is "
-                          f"{min(e['t_ns'] for e in events)}, not 0)")
+        problem = _event_problem(e)
+        if problem:
+            raise LayoutError(f"{op}: event {i} {problem}")
+    t_min = min(e["t_ns"] for e in events)
+    if t_min != 0:
+        raise LayoutError(f"{op}: times must be normalised to the first event (min t_ns is {t_min}, not 0)")
     return rec
 
 
@@ -374,9 +315,7 @@ def _program_order(role, K):
         return [("tile_start", 0)] + [(ev, k) for k in range(K) for ev in ("empty_wait", "load_issue")]
     seq = [("tile_start", 0)]
     for k in range(K):
-        seq += [("full_wait", k), ("load_arrive", k), ("mma_start", k)]
-        if k > 0:
-            seq.append(("mma_end", k - 1))
+        seq += [("full_wait", k), ("load_arrive", k), ("mma_start", k)] + [("mma_end", k - 1)] * (k > 0)
     return seq + [("mma_end", K - 1), ("epi_start", 0), ("epi_end", 0)]
 
 
@@ -399,89 +338,73 @@ def validate_timeline(rec, kernel=None):
     idx = _index(events)
     counts = {"events": len(events), "monotone": 0, "complete": 0, "stages": 0, "causal": 0, "stage_reuse": 0}
     bad = []
+
+    def check(ok, key, violation):
+        if ok:
+            counts[key] += 1
+        else:
+            bad.append(violation)
+
     groups = sorted({(e["cta"], e["role"], e["tile"]) for e in events})
-    for cta, role, tile in groups:
+    for group in groups:
+        cta, role, tile = group
         seq = _program_order(role, K)
-        got = {(ev, kt) for (c, r, t, ev, kt) in idx if (c, r, t) == (cta, role, tile)}
-        missing = [s for s in seq if s not in got]
-        extra = sorted(got - set(seq))
+        got = {key[3:] for key in idx if key[:3] == group}
+        missing, extra = [s for s in seq if s not in got], sorted(got - set(seq))
         if missing or extra:
             bad.append(f"CTA {cta} {role} tile {tile}: missing {missing[:4]} extra {extra[:4]}")
             continue
         counts["complete"] += 1
-        times = [idx[(cta, role, tile) + s] for s in seq]
-        for (s0, t0), (s1, t1) in zip(zip(seq, times), zip(seq[1:], times[1:])):
-            if t1 < t0:
-                bad.append(f"CTA {cta} {role} tile {tile}: {s1[0]} k{s1[1]} at {t1} ns before {s0[0]} "
-                           f"k{s0[1]} at {t0} ns")
-            else:
-                counts["monotone"] += 1
+        for (e0, k0), (e1, k1) in zip(seq, seq[1:]):
+            t0, t1 = idx[group + (e0, k0)], idx[group + (e1, k1)]
+            check(t1 >= t0, "monotone", f"CTA {cta} {role} tile {tile}: {e1} k{k1} at {t1} ns before {e0} k{k0} "
+                                        f"at {t0} ns")
     by_key = {(e["cta"], e["role"], e["tile"], e["event"], e["k_tile"]): e for e in events}
-    ctas = sorted({g[0] for g in groups})
     consumers = sorted({e["role"] for e in events if e["role"] != "producer"})
-    for cta in ctas:
-        tiles = sorted({g[2] for g in groups if g[0] == cta})
-        for tile in tiles:
-            for k in range(K):
-                j = tile * K + k
-                for ev, role in [("load_issue", "producer")] + [("load_arrive", c) for c in consumers]:
-                    e = by_key.get((cta, role, tile, ev, k))
-                    if e is not None:
-                        if e["stage"] != j % S:
-                            bad.append(f"CTA {cta} {role} tile {tile} k{k}: stage {e['stage']}, expected "
-                                       f"{j % S} (k-tile {j} of the CTA, {S} stages)")
-                        else:
-                            counts["stages"] += 1
-                issue = idx.get((cta, "producer", tile, "load_issue", k))
-                for c in consumers:
-                    arrive = idx.get((cta, c, tile, "load_arrive", k))
-                    start = idx.get((cta, c, tile, "mma_start", k))
-                    if arrive is None or start is None:
-                        continue
-                    if issue is not None:
-                        if arrive < issue:
-                            bad.append(f"CTA {cta} tile {tile} k{k}: {c} saw the load arrive at {arrive} ns, "
-                                       f"before the producer issued it at {issue} ns")
-                        else:
-                            counts["causal"] += 1
-                    if start < arrive:
-                        bad.append(f"CTA {cta} tile {tile} k{k}: {c} started MMAs at {start} ns before the "
-                                   f"data arrived at {arrive} ns")
-                    else:
-                        counts["causal"] += 1
-                # the refill of this stage: load j + S, possibly in a later tile
-                jt, jk = divmod(j + S, K)
-                refill = idx.get((cta, "producer", jt, "load_issue", jk))
-                if refill is None:
+    for cta, tile in sorted({(cta, tile) for cta, _, tile in groups}):
+        for k in range(K):
+            j = tile * K + k
+            for ev, role in [("load_issue", "producer")] + [("load_arrive", c) for c in consumers]:
+                e = by_key.get((cta, role, tile, ev, k))
+                if e is not None:
+                    check(e["stage"] == j % S, "stages", f"CTA {cta} {role} tile {tile} k{k}: stage {e['stage']}, "
+                                                         f"expected {j % S} (k-tile {j} of the CTA, {S} stages)")
+            issue = idx.get((cta, "producer", tile, "load_issue", k))
+            for c in consumers:
+                arrive, start = idx.get((cta, c, tile, "load_arrive", k)), idx.get((cta, c, tile, "mma_start", k))
+                if arrive is None or start is None:
                     continue
-                for c in consumers:
-                    done = idx.get((cta, c, tile, "mma_end", k))
-                    if done is None:
-                        continue
-                    if refill < done:
-                        bad.append(f"CTA {cta}: the producer refilled stage {j % S} with k-tile {jk} of tile "
-                                   f"{jt} at {refill} ns before {c} retired k-tile {k} of tile {tile} at "
-                                   f"{done} ns")
-                    else:
-                        counts["stage_reuse"] += 1
+                if issue is not None:
+                    check(arrive >= issue, "causal", f"CTA {cta} tile {tile} k{k}: {c} saw the load arrive at "
+                                                     f"{arrive} ns, before the producer issued it at {issue} ns")
+                check(start >= arrive, "causal", f"CTA {cta} tile {tile} k{k}: {c} started MMAs at {start} ns "
+                                                 f"before the data arrived at {arrive} ns")
+            jt, jk = divmod(j + S, K)            # the refill of this stage: load j + S, possibly in a later tile
+            refill = idx.get((cta, "producer", jt, "load_issue", jk))
+            for c in consumers if refill is not None else ():
+                done = idx.get((cta, c, tile, "mma_end", k))
+                if done is not None:
+                    check(refill >= done, "stage_reuse", f"CTA {cta}: the producer refilled stage {j % S} with "
+                                                         f"k-tile {jk} of tile {jt} at {refill} ns before {c} "
+                                                         f"retired k-tile {k} of tile {tile} at {done} ns")
     if bad:
         raise LayoutError(f"validate_timeline ({rec.get('kernel')}): {len(bad)} violation(s): "
                           + "; ".join(bad[:5]))
     return counts
 
 
-# ---------------------------------------------------------------------------------------------------
 # Summary
-# ---------------------------------------------------------------------------------------------------
-
 def _union_length(intervals):
     total, end = 0.0, -math.inf
     for a, b in sorted(intervals):
-        if b <= end:
-            continue
-        total += b - max(a, end)
-        end = b
+        if b > end:
+            total += b - max(a, end)
+            end = b
     return total
+
+
+def _mean(xs, scale=1, digits=1):
+    return round(statistics.fmean(xs) / scale, digits) if xs else None
 
 
 def summarize_timeline(rec, kernel=None):
@@ -496,44 +419,40 @@ def summarize_timeline(rec, kernel=None):
     ['k_tiles', 'kernel', 'roles', 'tflops_per_sm_steady']
     """
     rec = check_timeline_record(select_record(rec, kernel))
-    K = rec["problem"]["k_tiles"]
     idx = _index(rec["events"])
+    first_arrival = {}                           # (cta, tile, k_tile): the earliest load_arrive over consumers
+    for (c, r, t, ev, k), v in idx.items():
+        if ev == "load_arrive":
+            first_arrival[(c, t, k)] = min(first_arrival.get((c, t, k), v), v)
+
+    def spans(role, a, b, step=0):
+        """((cta, tile, k), t_a, t_b): each event ``a`` of ``role`` and its tile's ``b`` of k-tile k + step."""
+        return [((c, t, k), v, idx[(c, r, t, b, k + step)]) for (c, r, t, ev, k), v in idx.items()
+                if r == role and ev == a and (c, r, t, b, k + step) in idx]
+
     out = {"kernel": rec["kernel"], "roles": {}}
-    roles = sorted({e["role"] for e in rec["events"]}, key=lambda r: (r != "producer", r))
-    first_arrival = _first_arrivals(idx)
-    for role in roles:
-        evs = [e for e in rec["events"] if e["role"] == role]
+    for role in sorted({e["role"] for e in rec["events"]}, key=lambda r: (r != "producer", r)):
         per_cta = {}
-        for e in evs:
-            per_cta.setdefault(e["cta"], []).append(e)
-        span = sum(max(x["t_ns"] for x in es) - min(x["t_ns"] for x in es) for es in per_cta.values())
-        waits, latencies, busy, gaps, epis, periods = [], [], [], [], [], []
-        for (c, r, t, ev, k), tv in idx.items():
-            if r != role:
-                continue
-            if role == "producer" and ev == "empty_wait":
-                waits.append(idx[(c, r, t, "load_issue", k)] - tv)
-                if (c, t, k) in first_arrival:
-                    latencies.append(first_arrival[(c, t, k)] - idx[(c, r, t, "load_issue", k)])
-            elif role != "producer" and ev == "full_wait" and (c, r, t, "load_arrive", k) in idx:
-                waits.append(idx[(c, r, t, "load_arrive", k)] - tv)
-            elif ev == "mma_start" and (c, r, t, "mma_end", k) in idx:
-                busy.append((c, tv, idx[(c, r, t, "mma_end", k)]))
-                gaps.append(tv - idx[(c, r, t, "load_arrive", k)])
-            elif ev == "epi_start" and (c, r, t, "epi_end", 0) in idx:
-                epis.append(idx[(c, r, t, "epi_end", 0)] - tv)
-            elif ev == "mma_end" and k > 0 and (c, r, t, "mma_end", k - 1) in idx:
-                periods.append(tv - idx[(c, r, t, "mma_end", k - 1)])
+        for e in rec["events"]:
+            if e["role"] == role:
+                per_cta.setdefault(e["cta"], []).append(e["t_ns"])
+        span = sum(max(ts) - min(ts) for ts in per_cta.values())
+        waits = spans(role, "empty_wait" if role == "producer" else "full_wait",
+                      "load_issue" if role == "producer" else "load_arrive")
         row = {"ctas": len(per_cta), "span_us": round(span / 1e3 / max(len(per_cta), 1), 2),
-               "wait_fraction": round(sum(waits) / span, 3) if span else None,
-               "mean_wait_ns": round(statistics.fmean(waits), 1) if waits else None}
+               "wait_fraction": round(sum(b - a for _, a, b in waits) / span, 3) if span else None,
+               "mean_wait_ns": _mean([b - a for _, a, b in waits])}
         if role == "producer":
-            row["mean_load_latency_ns"] = round(statistics.fmean(latencies), 1) if latencies else None
+            row["mean_load_latency_ns"] = _mean([first_arrival[key] - b for key, _, b in waits if key in first_arrival])
         else:
-            mma = sum(_union_length([(a, b) for (c2, a, b) in busy if c2 == c]) for c in per_cta)
+            busy = spans(role, "mma_start", "mma_end")
+            mma = sum(_union_length([(a, b) for key, a, b in busy if key[0] == c]) for c in per_cta)
+            periods = [b - a for _, a, b in spans(role, "mma_end", "mma_end", 1)]
+            epilogues = [b - a for _, a, b in spans(role, "epi_start", "epi_end")]
             row.update({"mma_in_flight_fraction": round(mma / span, 3) if span else None,
-                        "mean_arrive_to_mma_ns": round(statistics.fmean(gaps), 1) if gaps else None,
-                        "epilogue_us_per_tile": round(statistics.fmean(epis) / 1e3, 2) if epis else None,
+                        "mean_arrive_to_mma_ns": _mean([a - idx[(c, role, t, "load_arrive", k)]
+                                                        for (c, t, k), a, _ in busy]),
+                        "epilogue_us_per_tile": _mean(epilogues, 1e3, 2),
                         "k_tile_period_ns": round(statistics.median(periods), 1) if periods else None})
         out["roles"][role] = row
     cfg = rec["config"]
@@ -541,17 +460,8 @@ def summarize_timeline(rec, kernel=None):
     if period and {"tile_m", "tile_n", "tile_k"} <= cfg.keys():
         flops = 2 * cfg["tile_m"] * cfg["tile_n"] * cfg["tile_k"]
         out["tflops_per_sm_steady"] = round(flops / statistics.median(period) / 1e3, 2)
-    out["k_tiles"] = K
+    out["k_tiles"] = rec["problem"]["k_tiles"]
     return out
-
-
-def _first_arrivals(idx):
-    """{(cta, tile, k_tile): the earliest load_arrive over the consumer warpgroups}."""
-    first = {}
-    for (c, r, t, ev, k), v in idx.items():
-        if ev == "load_arrive":
-            first[(c, t, k)] = min(first.get((c, t, k), v), v)
-    return first
 
 
 def format_summary(summary):
@@ -561,19 +471,15 @@ def format_summary(summary):
     >>> print(format_summary(summarize_timeline(gpu.load_result("gemm_timeline_h100"), "gemm_hopper")).splitlines()[0])
     gemm_hopper: 64 k-tiles per tile, steady state ~... TFLOP/s per SM
     """
+    steady = summary.get("tflops_per_sm_steady")
     lines = [f"{summary['kernel']}: {summary['k_tiles']} k-tiles per tile"
-             + (f", steady state ~{summary['tflops_per_sm_steady']} TFLOP/s per SM"
-                if "tflops_per_sm_steady" in summary else "")]
+             + (f", steady state ~{steady} TFLOP/s per SM" if "tflops_per_sm_steady" in summary else "")]
     for role, row in summary["roles"].items():
-        parts = [f"{k}={v}" for k, v in row.items() if v is not None]
-        lines.append(f"  {role:11s} " + " ".join(parts))
+        lines.append(f"  {role:11s} " + " ".join(f"{k}={v}" for k, v in row.items() if v is not None))
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------------------------------------
 # The H100 run
-# ---------------------------------------------------------------------------------------------------
-
 def _check_correctness(kernel_name, m, n, k, seed=1):
     """Instrumented kernel vs float64 (relative Frobenius error) and vs the uninstrumented build
     (bitwise: the stamps must not change the arithmetic), bf16, standard-normal data."""
@@ -590,11 +496,11 @@ def _check_correctness(kernel_name, m, n, k, seed=1):
     torch.cuda.synchronize()
     ref = a.double() @ b.double()
     err = float(torch.linalg.norm(c_on.double() - ref) / torch.linalg.norm(ref))
-    same = bool(torch.equal(c_on, c_off))
+    same, nan = bool(torch.equal(c_on, c_off)), bool(torch.isnan(c_on).any())
     written = int((cupy.asnumpy(buf) >= 0).sum())
     return {"kernel": kernel_name, "m": m, "n": n, "k": k, "dtype": "bfloat16", "rel_err_vs_float64": err,
-            "identical_to_uninstrumented": same, "nan": bool(torch.isnan(c_on).any()), "words_written": written,
-            "ok": err < 1e-2 and same and not bool(torch.isnan(c_on).any()) and written > 0}
+            "identical_to_uninstrumented": same, "nan": nan, "words_written": written,
+            "ok": err < 1e-2 and same and not nan and written > 0}
 
 
 def main(argv=None):
@@ -603,28 +509,32 @@ def main(argv=None):
     parser.add_argument("--size", default="4096,4096,4096", help="M,N,K of the recorded problem")
     parser.add_argument("--check-size", default="1000,1032,1096", help="M,N,K of the correctness check")
     args = parser.parse_args(argv)
-    from .gemm import gpu_info
+    from .gemm import _versions, gpu_info
     m, n, k = (int(x) for x in args.size.split(","))
     cm, cn, ck = (int(x) for x in args.check_size.split(","))
     info = gpu_info()
     checks, records, problems = [], [], []
+
+    def problem(text):
+        problems.append(text)
+        print(text, flush=True)
+
     # One kernel's failure must not lose the other's data: everything is caught, reported and recorded.
     for name in KERNELS:
         try:
-            checks.append(_check_correctness(name, cm, cn, ck))
+            c = _check_correctness(name, cm, cn, ck)
             print(f"check {name} {cm}x{cn}x{ck} bf16 (timeline on): rel err vs float64 "
-                  f"{checks[-1]['rel_err_vs_float64']:.2e}, identical to the uninstrumented build: "
-                  f"{checks[-1]['identical_to_uninstrumented']}, words written {checks[-1]['words_written']}",
-                  flush=True)
+                  f"{c['rel_err_vs_float64']:.2e}, identical to the uninstrumented build: "
+                  f"{c['identical_to_uninstrumented']}, words written {c['words_written']}", flush=True)
         except Exception as err:                       # noqa: BLE001 - reported and recorded
-            checks.append({"kernel": name, "ok": False, "error": f"{type(err).__name__}: {err}"})
-            print(f"check {name} FAILED: {checks[-1]['error']}", flush=True)
+            c = {"kernel": name, "ok": False, "error": f"{type(err).__name__}: {err}"}
+            print(f"check {name} FAILED: {c['error']}", flush=True)
+        checks.append(c)
     for name in KERNELS:
         try:
             rec = record_timeline(name, m, n, k, info=info)
         except Exception as err:                       # noqa: BLE001
-            problems.append(f"record {name}: {type(err).__name__}: {err}")
-            print(problems[-1], flush=True)
+            problem(f"record {name}: {type(err).__name__}: {err}")
             continue
         records.append(rec)
         try:
@@ -637,8 +547,7 @@ def main(argv=None):
         try:
             print(format_summary(summarize_timeline(rec)), flush=True)
         except Exception as err:                       # noqa: BLE001
-            problems.append(f"summary {name}: {type(err).__name__}: {err}")
-            print(problems[-1], flush=True)
+            problem(f"summary {name}: {type(err).__name__}: {err}")
     ok = all(c["ok"] for c in checks) and not problems and len(records) == len(KERNELS)
     out = {"gpu": info.get("gpu"), "date": info.get("date"), "versions": _versions(info), "info": info,
            "checks": checks, "problems": problems, "records": records}

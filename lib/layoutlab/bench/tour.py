@@ -2,13 +2,7 @@
 places them, the raked thread partitions of the tutorial GEMM, and the PTX each step compiles to.
 
 Everything here works on a CPU: the rows come from a recorded benchmark (``results/gemm_h100_bench.json``,
-written by ``python -m layoutlab.bench.gemm``), or from :func:`live_record` on a GPU (the same API, shorter
-timing windows). The roofline numbers say where they come from (:data:`H100_HBM_TBS`).
-
->>> from layoutlab import gpu
->>> rows = tour_rows(gpu.load_result("gemm_h100_bench"))
->>> [r["kernel"] for r in rows]
-['sgemm_simple', 'sgemm_fast', 'gemm_ampere', 'gemm_hopper', 'gemm_hopper_ws']
+written by ``python -m layoutlab.bench.gemm``), or from :func:`live_record` on a GPU.
 """
 
 import json
@@ -33,8 +27,8 @@ H100_HBM_TBS = 3.35
 class TourStep:
     """One step of the tour: a kernel of :mod:`layoutlab.kernels` and the benchmark row that measures it.
 
-    ``tile`` is the CTA tile (bM, bN) and ``b_share`` how many CTAs share (multicast) one B tile;
-    ``elem_bytes`` the operand element size. ``change`` says in a few words what this step adds.
+    ``tile`` is the CTA tile (bM, bN), ``b_share`` how many CTAs share (multicast) one B tile, ``change``
+    what this step adds.
 
     >>> TOUR[0].kernel, TOUR[0].dtype, TOUR[0].layout, TOUR[0].mnk
     ('sgemm_simple', 'float32', 'NT', (4096, 4096, 4096))
@@ -86,22 +80,13 @@ def tour_rows(record, steps=TOUR):
     >>> [r["kernel"] for r in rows]
     ['sgemm_simple', 'sgemm_fast', 'gemm_ampere', 'gemm_hopper', 'gemm_hopper_ws']
     """
-    out = []
-    for i, step in enumerate(steps):
-        row = dict(_find_row(record, step))
-        row.update(step=i + 1, change=step.change, tile=step.tile)
-        out.append(row)
-    return out
+    return [{**_find_row(record, step), "step": i, "change": step.change, "tile": step.tile}
+            for i, step in enumerate(steps, 1)]
 
 
 def live_record(steps=TOUR, rounds=3, seconds=0.25):
-    """Measure the tour's rows now, on the GPU at hand, with the benchmark's own API
-    (:func:`layoutlab.bench.gemm.bench_point`: L2-cold rotating operands, kernel and cuBLAS alternating in
-    ``rounds`` rounds of ``seconds`` of launches). About a minute on an H100 with the defaults. Returns a
-    record shaped like ``results/gemm_h100_bench.json``."""
-    import math
-    import statistics
-
+    """Measure the tour's rows now on the GPU with :func:`layoutlab.bench.gemm.bench_point` (``rounds``
+    rounds of ``seconds``; about a minute on an H100). Returns a record like ``results/gemm_h100_bench.json``."""
     import cupy
 
     from . import gemm
@@ -111,18 +96,19 @@ def live_record(steps=TOUR, rounds=3, seconds=0.25):
     for step in steps:
         m, n, k = step.mnk
         lib = bf16_lib if step.dtype == "bfloat16" else "cupy"
-        sets = max(2, math.ceil(4 * info["l2_bytes"] / ((m * k + k * n + m * n) * step.elem_bytes)))
+        sets = gemm._operand_sets(info, m, n, k, step.elem_bytes)
         ops = gemm.Operands(lib, step.dtype, m, n, k, sets, layout=step.layout)
         t_k, t_c, err, runs = gemm.bench_point(step.kernel, ops, rounds, seconds)
         ops = None
         cupy.get_default_memory_pool().free_all_blocks()
-        t, t_ref = statistics.median(t_k), statistics.median(t_c)
-        flops = 2.0 * m * n * k
-        rows.append({"kernel": step.kernel, "dtype": step.dtype, "layout": step.layout, "m": m, "n": n,
-                     "k": k, "ms": t, "tflops": flops / t / 1e9, "cublas_ms": t_ref,
-                     "cublas_tflops": flops / t_ref / 1e9, "pct_cublas": 100.0 * t_ref / t,
-                     "rel_err_vs_cublas": err, "runs": runs, "operand_sets": sets})
+        rows.append(gemm._row(step.kernel, step.dtype, step.layout, (m, n, k), t_k, t_c, err, runs, sets))
     return gemm._record(info, rows, [f"live_record: {rounds} rounds of {seconds} s per point"])
+
+
+def _check_positive(op, **values):
+    for name, v in values.items():
+        if not isinstance(v, int) or v < 1:
+            raise LayoutError(f"{op}: {name}={v!r} must be a positive integer")
 
 
 def arithmetic_intensity(m, n, k, elem_bytes, out_bytes=None):
@@ -133,24 +119,20 @@ def arithmetic_intensity(m, n, k, elem_bytes, out_bytes=None):
     >>> round(arithmetic_intensity(4096, 4096, 4096, 2), 1)      # fp16, each operand moved once
     1365.3
     """
-    for name, v in (("m", m), ("n", n), ("k", k), ("elem_bytes", elem_bytes)):
-        if not isinstance(v, int) or v < 1:
-            raise LayoutError(f"arithmetic_intensity: {name}={v!r} must be a positive integer")
+    _check_positive("arithmetic_intensity", m=m, n=n, k=k, elem_bytes=elem_bytes)
     out_bytes = elem_bytes if out_bytes is None else out_bytes
     return 2.0 * m * n * k / ((m * k + n * k) * elem_bytes + m * n * out_bytes)
 
 
 def tile_intensity(bm, bn, elem_bytes, b_share=1):
     """FLOP per byte a CTA loads in its k-loop: a ``bm x bn`` tile does ``2 bm bn`` FLOP per k and loads
-    ``(bm + bn / b_share) e`` bytes per k (``b_share`` CTAs of a cluster split one multicast B tile).
-    If no tile were found in L2, this is the intensity DRAM would see. 128x128 fp32: 32 FLOP/byte.
+    ``(bm + bn / b_share) e`` bytes per k (``b_share`` CTAs of a cluster split one multicast B tile): the
+    intensity DRAM would see if no tile were found in L2.
 
     >>> round(tile_intensity(128, 256, 2), 1)
     85.3
     """
-    for name, v in (("bm", bm), ("bn", bn), ("elem_bytes", elem_bytes), ("b_share", b_share)):
-        if not isinstance(v, int) or v < 1:
-            raise LayoutError(f"tile_intensity: {name}={v!r} must be a positive integer")
+    _check_positive("tile_intensity", bm=bm, bn=bn, elem_bytes=elem_bytes, b_share=b_share)
     if bn % b_share:
         raise LayoutError(f"tile_intensity: b_share={b_share} must divide bn={bn} (each CTA loads bn/b_share rows)")
     return 2.0 * bm * bn / ((bm + bn // b_share) * elem_bytes)
@@ -172,41 +154,30 @@ def roofline_tflops(intensity, peak_tflops, bandwidth_tbs=H100_HBM_TBS):
 def partition_tv(tile_shape, thr_layout, proj=None):
     """The (thread, value) -> offset layout of ``local_partition`` over a column-major tile: thread ``t``'s
     value ``v`` is element ``tv((t, v))`` (offset ``m + M n``) of the tile. Built by the algebra
-    (``zipped_divide`` of the tile by the thread layout's shape, the thread mode read through the thread
-    layout's right inverse) and checked, thread by thread, against :func:`~layoutlab.local_partition`.
-
-    ``proj`` as in ``local_partition`` (e.g. ``(1, None)`` keeps the M mode of a 2-D thread layout, for
-    an (M, K) tile read by the threads of a (16, 16) C layout: then each group of threads that shares a
-    row coordinate gets the same elements, and the thread mode keeps all ``size(thr_layout)`` threads).
+    (``zipped_divide`` by the thread layout's shape, the thread mode read through its right inverse) and
+    checked, thread by thread, against :func:`~layoutlab.local_partition`; ``proj`` as there (threads that
+    share the kept coordinates get the same elements).
 
     >>> from layoutlab import Layout
     >>> print(partition_tv((128, 8), Layout((32, 8))))
     ((32,8),(4,1)):((1,128),(32,0))
     """
-    from .. import (Layout, composition, local_partition, make_layout, make_tensor, right_inverse,
-                    zipped_divide)
+    from .. import composition, local_partition, make_layout, make_tensor, right_inverse, zipped_divide
     from ..inttuple import product_each
+    from ..tensor import get_flat_coord
     tile = make_layout(tuple(tile_shape))
-    keep = None if proj is None else [i for i, p in enumerate(proj) if p is not None]
-    if proj is not None and len(proj) != len(thr_layout.shape):
-        raise LayoutError(f"partition_tv: projection {proj!r} must have one entry per mode of {thr_layout}")
     if proj is None:
-        kept = thr_layout
-    else:
-        modes = [thr_layout[i] for i in keep]
-        kept = Layout(tuple(m.shape for m in modes), tuple(m.stride for m in modes)) if len(modes) > 1 else modes[0]
-    z = zipped_divide(tile, product_each(kept.shape))
-    if proj is None:
+        z = zipped_divide(tile, product_each(thr_layout.shape))
         thr = composition(z[0], right_inverse(thr_layout))
     else:
+        if len(proj) != len(thr_layout.shape):
+            raise LayoutError(f"partition_tv: projection {proj!r} must have one entry per mode of {thr_layout}")
+        keep = [i for i, p in enumerate(proj) if p is not None]
+        shapes = tuple(thr_layout[i].shape for i in keep)
+        z = zipped_divide(tile, product_each(shapes if len(shapes) > 1 else shapes[0]))
         # thread t sits at get_flat_coord(thr_layout, t); keep the projected modes' coordinates
-        from ..tensor import get_flat_coord
-        offs = []
-        for t in range(thr_layout.size()):
-            c = get_flat_coord(thr_layout, t)
-            kc = tuple(c[i] for i in keep)
-            offs.append(z[0](kc if len(kc) > 1 else kc[0]))
-        thr = _layout_from_offsets(offs)
+        kept = [tuple(get_flat_coord(thr_layout, t)[i] for i in keep) for t in range(thr_layout.size())]
+        thr = _layout_from_offsets([z[0](kc if len(kc) > 1 else kc[0]) for kc in kept])
     tv = make_layout(thr, z[1])
     base = make_tensor(0, tile)
     for t in range(thr_layout.size()):
@@ -223,12 +194,10 @@ def _layout_from_offsets(offs):
     """A compact layout reproducing ``offs`` (index -> offset), found by splitting the index space at every
     change of stride: exact or refused."""
     from .. import Layout
-    shape, stride, i, n = [], [], 0, len(offs)
-    size = 1
+    shape, stride, size, n = [], [], 1, len(offs)
     while size < n:
         # the next mode: its stride is offs[size] - offs[0]; its extent the largest run of that step
-        d = offs[size] - offs[0]
-        ext = 1
+        d, ext = offs[size] - offs[0], 1
         while size * (ext + 1) <= n and all(offs[j + size * ext] == offs[j] + d * ext for j in range(size)):
             ext += 1
         if ext == 1 or n % (size * ext):
@@ -236,7 +205,6 @@ def _layout_from_offsets(offs):
         shape.append(ext)
         stride.append(d)
         size *= ext
-        i += 1
     lay = Layout(tuple(shape), tuple(stride)) if len(shape) > 1 else Layout(shape[0], stride[0])
     if [lay(j) for j in range(n)] != list(offs):
         raise LayoutError(f"partition_tv: the thread offsets {offs[:8]}... are not a layout")
@@ -277,11 +245,9 @@ _COMPILE_SCRIPT = textwrap.dedent("""
 
 def compile_tour(arch="sm_90a", timeout=600, keep_ptx=False):
     """Compile the five kernels of the tour on the CPU (no GPU needed) for ``arch`` in a subprocess (the DSL
-    reads ``CUTE_DSL_ARCH``/``CUTE_DSL_KEEP`` when imported) and count :data:`PTX_MARKERS` in each PTX.
-    Returns ``{kernel: {"seconds": compile time, "counts": {marker: n}}}`` (plus ``"ptx"`` with
-    ``keep_ptx``). The SIMT kernels are compiled NT, the tensor-core ones TN, as the tour measures them.
-
-    Which of a few markers each kernel's PTX holds (the compiles take about 10 s):
+    reads ``CUTE_DSL_ARCH``/``CUTE_DSL_KEEP`` when imported) and count :data:`PTX_MARKERS` in each PTX:
+    ``{kernel: {"seconds": compile time, "counts": {marker: n}}}`` (plus ``"ptx"`` with ``keep_ptx``). The
+    SIMT kernels are compiled NT, the tensor-core ones TN, as the tour measures them (about 10 s):
 
     >>> tour = compile_tour()
     >>> markers = ("ld.shared.v4", "ldmatrix", "mma.sync", "wgmma.mma_async", "multicast::cluster", "setmaxnreg")

@@ -1,47 +1,13 @@
 """Hardware truth for the MMA and copy atoms: run the real instructions on the GPU and see where data lands.
 
-Every TV layout in :mod:`layoutlab.atoms` is a claim about the hardware: "thread ``t``, value ``v`` of this
-instruction holds element ``(m, n)``". This module checks the claims on a real GPU (sm_90a for ``wgmma``,
-sm_80+ for the rest):
-
-* ``ldmatrix`` x1/x2/x4, with and without ``.trans``: shared memory is filled with each element's own
-  offset, every lane hands in the row address that the copy atom's source layout says, and the registers
-  that come back are read as offsets. That gives ``(lane, value) -> element`` straight from the hardware,
-  which must equal the atom's destination TV layout.
-* ``stmatrix`` likewise in reverse: every register holds the code of its own ``(lane, value)``; shared
-  memory is read back.
-* ``wgmma`` m64nNk16 with A and B from shared memory (no-swizzle canonical layouts, K-major and MN-major):
-  A and B are built so that ``D[m, n] = m + 64 n``; the accumulator registers that come back therefore
-  *name* their own coordinate, which must equal the atom's C layout. Random integer A, B check the full
-  product exactly, for every N in 8, 16, ..., 256.
-* ``wgmma`` with A from registers: each A register holds the code ``8 t + v`` of its own slot and B is a
-  0/1 selection matrix, so ``D[m, n] = A[m, k(n)]`` names the slot that holds ``A[m, k]``; read through the
-  C layout observed above this gives ``(t, v) -> (m, k)`` from the hardware.
-* ``mma.sync`` (m16n8k8 / m16n8k16 f16 and bf16, m16n8k4 / m16n8k8 tf32): A and B only ever live in
-  registers, so the hardware fixes their layouts only up to a relabelling of m, n, k shared by A, B, C
-  (a matrix product does not change when rows of A and C are renumbered together). The probe loads A and
-  B through our TV layouts with coordinate-coded values (``D[m, n] = m + 16 n``) and with random integers:
-  the accumulator registers must name exactly the coordinates that our C layout says, and the whole product
-  must be exact.
-
-The shared-memory operands use the PTX ISA's no-swizzle canonical layouts; each is also tried with the
-descriptor's LBO and SBO fields exchanged (where that stays inside the buffers): on the H100 only the
-documented reading reproduces A*B, for K-major and MN-major alike.
-
-Recorded on an H100 (``results/atoms_probe_h100.json.gz``): 424 checks -- 8 mma.sync atoms, 12 ldmatrix /
-stmatrix forms, wgmma m64nNk16 for all 32 N in 4 majorness pairs (+ bf16 at N = 64, 256) and with A from
-registers -- and no mismatch.
-
-Kernels are CUDA C++ with inline PTX, built for ``sm_90a`` by ``nvcc`` and launched with CuPy
-(``LAYOUTLAB_PROBE_BUILD=dir`` keeps and reuses the cubins). :func:`run` returns one JSON-able record;
-``python -m layoutlab.probe OUT.json`` writes it. :func:`compare` checks a record (live, or the one stored in
-``results/atoms_probe_h100.json.gz``) against the atoms' TV layouts; CI runs that on the recording.
-
-Example (on an H100, about 10 s)::
-
-    >>> rec = run()                        # doctest: +SKIP
-    >>> compare(rec)["mismatches"]         # doctest: +SKIP
-    []
+Every TV layout in :mod:`layoutlab.atoms` is a claim ("thread ``t``, value ``v`` holds element ``(m, n)``")
+that the probes check on an sm_90a GPU with coordinate-coded data (each element names its own coordinate)
+and random integer operands (exact products): ``ldmatrix``/``stmatrix`` x1/x2/x4 (``.trans`` too),
+``mma.sync`` f16/bf16/tf32 (fed through our A/B layouts: the hardware fixes them only up to a shared
+relabelling of m, n, k), ``wgmma`` m64nNk16 for every N, A and B from shared memory in the PTX ISA's
+no-swizzle canonical layouts (K- and MN-major; LBO and SBO also exchanged) or A from registers. Kernels:
+:mod:`layoutlab.probe.sources`. ``python -m layoutlab.probe OUT.json`` writes :func:`run`'s record;
+:func:`compare` checks one against the atoms (CI: ``results/atoms_probe_h100.json.gz``, 424 checks).
 """
 
 import datetime
@@ -54,15 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .sources import LDSM_CASES, MMA_SYNC_CASES, WGMMA_NS, _STAGE_ELEMS, _compile, _sources
+from .sources import LDSM_CASES, MMA_SYNC_CASES, WGMMA_NS, _STAGE_ELEMS, _compile, _ldsm_name, _sources
 
 __all__ = ["run", "record", "compare", "main", "WGMMA_NS", "MMA_SYNC_CASES", "LDSM_CASES"]
 
 
-# ------------------------------------------------------------------------------------------------------
 # Host side
-# ------------------------------------------------------------------------------------------------------
-
 def _f16_bits(x, ab):
     """16-bit patterns of float values (exact small integers) for f16/bf16."""
     x = np.asarray(x, dtype=np.float32)
@@ -94,6 +57,34 @@ def _tv_table(layout, nthr, nval):
     return layout.evaluate_indices(np.arange(nthr * nval)).reshape(nval, nthr).T
 
 
+def _wgmma_tv(n, a_regs=False):
+    """The table of wgmma m64nNk16's C (the SS atom), or with ``a_regs`` of its A in registers."""
+    from .. import atoms
+
+    if a_regs:
+        op = atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, n, 16), a_src="rmem")
+        return _tv_table(atoms.make_mma_atom(op).layout_a_tv, 128, 8)
+    return _tv_table(atoms.make_mma_atom(atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, n, 16))).layout_c_tv, 128,
+                     n // 2)
+
+
+def _gather(X, table):
+    """The elements of ``X`` at the flat (column-major) indices of ``table``."""
+    return X.reshape(-1, order="F")[table]
+
+
+def _coord_operands(M, N, K):
+    """A (M, K) and B (K, N) whose product names its own coordinate: ``(A B)[m, n] = m + M n``."""
+    A, B = np.zeros((M, K)), np.zeros((K, N))
+    A[:, 0], A[:, 1], B[0, :], B[1, :] = np.arange(M), 1, 1, M * np.arange(N)
+    return A, B
+
+
+def _as_list(d):
+    """Accumulator values for the record: integers where they all are."""
+    return d.astype(np.int64).tolist() if np.all(d == np.round(d)) else d.tolist()
+
+
 def _mma_sync_atom(name):
     from .. import atoms
 
@@ -107,22 +98,14 @@ def _probe_mma_sync(mod, cp, rng):
     out = {}
     for name, shape, ab, acc, na, nb, nd, M, N, K in MMA_SYNC_CASES:
         atom = _mma_sync_atom(name)
-        vals_a, vals_b = 2 * na if ab != "tf32" else na, 2 * nb if ab != "tf32" else nb
-        ta = _tv_table(atom.layout_a_tv, 32, vals_a)
-        tb = _tv_table(atom.layout_b_tv, 32, vals_b)
+        per_reg = 1 if ab == "tf32" else 2
+        ta, tb = _tv_table(atom.layout_a_tv, 32, per_reg * na), _tv_table(atom.layout_b_tv, 32, per_reg * nb)
         rec = {"layout_a_fed": str(atom.layout_a_tv), "layout_b_fed": str(atom.layout_b_tv)}
-        for design in ("coord", "random"):
-            if design == "coord":
-                A = np.zeros((M, K)); A[:, 0] = np.arange(M); A[:, 1] = 1
-                B = np.zeros((K, N)); B[0, :] = 1; B[1, :] = 16 * np.arange(N)
-            else:
-                A = rng.integers(-2, 3, (M, K)).astype(np.float64)
-                B = rng.integers(-2, 3, (K, N)).astype(np.float64)
-            fa = A.reshape(-1, order="F")[ta]  # (m, k) at flat index m + M k
-            fb = B.T.reshape(-1, order="F")[tb]  # (k, n) in the (N, K) tile at n + N k
+        rand = rng.integers(-2, 3, (M, K)).astype(np.float64), rng.integers(-2, 3, (K, N)).astype(np.float64)
+        for design, (A, B) in (("coord", _coord_operands(M, N, K)), ("random", rand)):
+            fa, fb = _gather(A, ta), _gather(B.T, tb)  # (m, k) at flat index m + M k; (k, n) in the (N, K) tile
             if ab == "tf32":
-                ra = fa.astype(np.float32).view(np.uint32)
-                rb = fb.astype(np.float32).view(np.uint32)
+                ra, rb = fa.astype(np.float32).view(np.uint32), fb.astype(np.float32).view(np.uint32)
             else:
                 ra, rb = _pack_pairs(_f16_bits(fa, ab)), _pack_pairs(_f16_bits(fb, ab))
             dA, dB = cp.asarray(ra.reshape(-1)), cp.asarray(rb.reshape(-1))
@@ -130,29 +113,22 @@ def _probe_mma_sync(mod, cp, rng):
             mod.get_function(f"mma_{name}")((1,), (32,), (dA, dB, dD))
             d = _unpack_d(cp.asnumpy(dD).reshape(32, nd), acc)
             if design == "coord":
-                rec["d_coord"] = d.astype(np.int64).tolist() if np.all(d == np.round(d)) else d.tolist()
+                rec["d_coord"] = _as_list(d)
             else:
-                C = A @ B
-                rec["random_ok"] = bool(np.array_equal(d, _c_from_table(C, _tv_table(atom.layout_c_tv, 32, d.shape[1]))))
+                rec["random_ok"] = bool(np.array_equal(d, _gather(A @ B, _tv_table(atom.layout_c_tv, 32, d.shape[1]))))
         out[name] = rec
     return out
-
-
-def _c_from_table(C, table):
-    return C.reshape(-1, order="F")[table]
 
 
 def _probe_ldsm(mod, cp):
     out = {}
     src16 = cp.asarray(np.arange(_STAGE_ELEMS, dtype=np.uint16))
     for ins, nmat, trans in LDSM_CASES:
-        nm = f"{ins}_x{nmat}{'_t' if trans else ''}"
+        nm = _ldsm_name(ins, nmat, trans)
         regs = cp.zeros(32 * nmat, dtype=cp.uint32)
         smem = cp.zeros(_STAGE_ELEMS, dtype=cp.uint16)
-        # stmatrix: register j of lane l carries codes 1 + 8 l + 2 j (+1 in the high half); 0 = untouched
-        codes = np.array([[(1 + 8 * l + 2 * j) | ((2 + 8 * l + 2 * j) << 16) for j in range(nmat)]
-                          for l in range(32)], dtype=np.uint32)
-        src32 = cp.asarray(codes.reshape(-1))
+        # stmatrix: value v of lane l carries the code 1 + 8 l + v (two per register); 0 = untouched
+        src32 = cp.asarray(_pack_pairs(1 + 8 * np.arange(32)[:, None] + np.arange(2 * nmat)).reshape(-1))
         mod.get_function(nm)((1,), (32,), (src16, src32, regs, smem))
         if ins == "ldmatrix":
             r = cp.asnumpy(regs).reshape(32, nmat)
@@ -167,32 +143,27 @@ def _probe_ldsm(mod, cp):
     return out
 
 
-def _smem_image(rows, K, major, T=8):
-    """Offsets of a (rows x K) 16-bit operand in the no-swizzle canonical layout, and (LBO, SBO) in bytes.
+def _canonical_offsets(rows, K, major, lbo, sbo, T=8):
+    """Element offsets of a (rows x K) 16-bit operand in the no-swizzle canonical layout, LBO/SBO in elements.
 
-    K-major:  ((8,rows/8),(T,K/T)):((T,SBO),(1,LBO))  with LBO = 64 el (next core matrix in K),
-              SBO = 64 * K/T el (next 8 rows).
-    MN-major: ((T,rows/T),(8,K/8)):((1,SBO),(T,LBO)) with SBO = 64 el (next T rows), LBO = 8 * rows el.
+    K-major:  ((8,rows/8),(T,K/T)):((T,SBO),(1,LBO));  MN-major: ((T,rows/T),(8,K/8)):((1,SBO),(T,LBO)).
     """
-    r = np.arange(rows)[:, None]
-    k = np.arange(K)[None, :]
+    r, k = np.arange(rows)[:, None], np.arange(K)[None, :]
     if major == "K":
-        off = (r % 8) * T + (r // 8) * (64 * (K // T)) + (k % T) + (k // T) * 64
-        lbo, sbo = 64 * 2, 64 * (K // T) * 2
-    else:
-        off = (r % T) + (r // T) * 64 + (k % 8) * T + (k // 8) * (8 * rows)
-        lbo, sbo = 8 * rows * 2, 64 * 2
-    return off, lbo, sbo
+        return (r % 8) * T + (r // 8) * sbo + (k % T) + (k // T) * lbo
+    return (r % T) + (r // T) * sbo + (k % 8) * T + (k // 8) * lbo
+
+
+def _smem_image(rows, K, major, T=8):
+    """The probe's canonical layout and its (LBO, SBO) in bytes: K-major LBO = 64 el (the next core matrix in K),
+    SBO = 64 K/T el (the next 8 rows); MN-major SBO = 64 el (the next T rows), LBO = 8 rows el."""
+    lbo, sbo = (64, 64 * (K // T)) if major == "K" else (8 * rows, 64)
+    return _canonical_offsets(rows, K, major, lbo, sbo, T), 2 * lbo, 2 * sbo
 
 
 def _reads_inside(rows, major, lbo, sbo, capacity, K=16, T=8):
     """Does the canonical no-swizzle layout with these LBO/SBO (bytes) stay inside ``capacity`` elements?"""
-    lbo_e, sbo_e = lbo // 2, sbo // 2
-    if major == "K":
-        top = (T - 1) + 7 * T + (rows // 8 - 1) * sbo_e + (K // T - 1) * lbo_e
-    else:
-        top = (T - 1) + (rows // T - 1) * sbo_e + 7 * T + (K // 8 - 1) * lbo_e
-    return top < capacity
+    return _canonical_offsets(rows, K, major, lbo // 2, sbo // 2, T).max() < capacity
 
 
 def _image(X, off, ab="f16"):
@@ -201,7 +172,7 @@ def _image(X, off, ab="f16"):
     return img
 
 
-def _probe_wgmma(mods, cp, rng, errors=None):
+def _probe_wgmma(mods, cp, rng, errors):
     def fn(name):
         for m in mods:
             try:
@@ -217,8 +188,6 @@ def _probe_wgmma(mods, cp, rng, errors=None):
         try:
             out[str(n)] = _probe_wgmma_n(n, fn, cp, rng, empty16, empty32)
         except Exception as e:  # noqa: BLE001 - one N failing must not hide the others
-            if errors is None:
-                raise
             errors[f"wgmma n{n}"] = f"{type(e).__name__}: {e}"[:2000]
             print(f"probe: wgmma n={n} failed: {e!r}", file=sys.stderr)
     return out
@@ -226,96 +195,92 @@ def _probe_wgmma(mods, cp, rng, errors=None):
 
 def _probe_wgmma_n(n, fn, cp, rng, empty16, empty32):
     """All probes of one N: SS in four majorness pairs (+ bf16 for N = 64, 256) and RS with both B majors."""
-    from .. import atoms
-
-    rec = {}
-    nd = n // 2
-    c_claim = _tv_table(atoms.make_mma_atom(atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, n, 16))).layout_c_tv, 128, nd)
+    rec, nd, c_claim = {}, n // 2, _wgmma_tv(n)
 
     def launch(name, imgA, afrag, imgB, prm):
         dout = cp.zeros(128 * nd, dtype=cp.float32)
         fn(name)((1,), (128,), (imgA, afrag, imgB, cp.asarray(np.array(prm, dtype=np.uint32)), dout))
         return cp.asnumpy(dout).reshape(128, nd).astype(np.float64)
 
-    Acoord = np.zeros((64, 16)); Acoord[:, 0] = np.arange(64); Acoord[:, 1] = 1
-    Bcoord = np.zeros((16, n)); Bcoord[0, :] = 1; Bcoord[1, :] = 64 * np.arange(n)
+    Acoord, Bcoord = _coord_operands(64, n, 16)
     Arand = rng.integers(-2, 3, (64, 16)).astype(np.float64)
     Brand = rng.integers(-2, 3, (16, n)).astype(np.float64)
-    variants = [("f16", 0, 0), ("f16", 1, 1), ("f16", 0, 1), ("f16", 1, 0)] + ([("bf16", 0, 0)] if n in (64, 256) else [])
+    variants = [("f16", 0, 0), ("f16", 1, 1), ("f16", 0, 1), ("f16", 1, 0)] + [("bf16", 0, 0)] * (n in (64, 256))
     b_swap = {}  # B majorness -> whether the LBO/SBO-swapped descriptor was the one that worked
     for ab, ta, tb in variants:
-        offA, lboA, sboA = _smem_image(64, 16, "MN" if ta else "K")
-        offB, lboB, sboB = _smem_image(n, 16, "MN" if tb else "K")
-        key = f"ss_{ab}_a{'MN' if ta else 'K'}_b{'MN' if tb else 'K'}"
-        name = f"wg_ss_{ab}_n{n}_a{ta}_b{tb}"
+        ma, mb = "MN" if ta else "K", "MN" if tb else "K"
+        (offA, lboA, sboA), (offB, lboB, sboB) = _smem_image(64, 16, ma), _smem_image(n, 16, mb)
+        key, name = f"ss_{ab}_a{ma}_b{mb}", f"wg_ss_{ab}_n{n}_a{ta}_b{tb}"
         res, coords = {}, {}
+
+        def ss(A, B, prm):
+            return launch(name, cp.asarray(_image(A, offA, ab)), empty32, cp.asarray(_image(B.T, offB, ab)), prm)
+
         for swap in (False, True):
+            reading = "lbo_sbo_swapped" if swap else "lbo_sbo_as_documented"
             prm = [sboA, lboA, sboB, lboB] if swap else [lboA, sboA, lboB, sboB]
-            if swap and not (_reads_inside(64, "MN" if ta else "K", sboA, lboA, 64 * 16)
-                             and _reads_inside(n, "MN" if tb else "K", sboB, lboB, 256 * 16)):
+            if swap and not (_reads_inside(64, ma, sboA, lboA, 64 * 16) and _reads_inside(n, mb, sboB, lboB, 256 * 16)):
                 # the wrong reading would send the tensor cores outside the buffers (an illegal address
                 # that poisons the context): skip it
-                res["lbo_sbo_swapped"] = {"random_ok": False, "skipped": "would read outside the buffers"}
-                coords[swap] = None
+                res[reading], coords[swap] = {"random_ok": False, "skipped": "would read outside the buffers"}, None
                 continue
-            d = launch(name, cp.asarray(_image(Arand, offA, ab)), empty32, cp.asarray(_image(Brand.T, offB, ab)), prm)
-            ok = bool(np.array_equal(d, _c_from_table(Arand @ Brand, c_claim)))
-            coords[swap] = launch(name, cp.asarray(_image(Acoord, offA, ab)), empty32,
-                                  cp.asarray(_image(Bcoord.T, offB, ab)), prm)
-            res["lbo_sbo_swapped" if swap else "lbo_sbo_as_documented"] = {"random_ok": ok}
+            ok = np.array_equal(ss(Arand, Brand, prm), _gather(Arand @ Brand, c_claim))
+            res[reading] = {"random_ok": bool(ok)}
+            coords[swap] = ss(Acoord, Bcoord, prm)
         # the probe's own smem layout is right under exactly one reading of the descriptor fields
         swap = not res["lbo_sbo_as_documented"]["random_ok"] and res["lbo_sbo_swapped"]["random_ok"]
         res["random_ok"] = res["lbo_sbo_swapped" if swap else "lbo_sbo_as_documented"]["random_ok"]
-        dc = coords[swap]
         if key == "ss_f16_aK_bK":
-            rec["d_coord"] = dc.astype(np.int64).tolist() if np.all(dc == np.round(dc)) else dc.tolist()
+            rec["d_coord"] = _as_list(coords[swap])
         else:
             ref = np.array(rec.get("d_coord", []))
-            res["d_coord_equals_aK_bK"] = bool(ref.size and np.array_equal(dc, ref))
+            res["d_coord_equals_aK_bK"] = bool(ref.size and np.array_equal(coords[swap], ref))
         if ta == 0 and ab == "f16":
-            b_swap["MN" if tb else "K"] = swap
+            b_swap[mb] = swap
         rec[key] = res
     # A from registers: A registers hold their own slot code 8 t + v; B selects column k = n % 8 + 8 j
+    slot = np.arange(128 * 8, dtype=np.float64).reshape(128, 8)
     for tb in (0, 1):
-        offB, lboB, sboB = _smem_image(n, 16, "MN" if tb else "K")
+        mb = "MN" if tb else "K"
+        offB, lboB, sboB = _smem_image(n, 16, mb)
         name = f"wg_rs_f16_n{n}_b{tb}"
-        prm_b = [0, 0, sboB, lboB] if b_swap.get("MN" if tb else "K") else [0, 0, lboB, sboB]
-        slot = np.arange(128 * 8, dtype=np.float64).reshape(128, 8)
-        afr = cp.asarray(_pack_pairs(_f16_bits(slot, "f16")).reshape(-1))
+        prm_b = [0, 0, sboB, lboB] if b_swap.get(mb) else [0, 0, lboB, sboB]
+
+        def rs(A_regs, B):
+            afrag = cp.asarray(_pack_pairs(_f16_bits(A_regs, "f16")).reshape(-1))
+            return launch(name, empty16, afrag, cp.asarray(_image(B.T, offB)), prm_b)
+
         runs = []
         for j in (0, 1):
             Bsel = np.zeros((16, n))
             Bsel[np.arange(n) % 8 + 8 * j, np.arange(n)] = 1
-            d = launch(name, empty16, afr, cp.asarray(_image(Bsel.T, offB)), prm_b)
-            runs.append(d)
-        a_claim = _tv_table(atoms.make_mma_atom(atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, n, 16), a_src="rmem")).layout_a_tv, 128, 8)
-        fa = Arand.reshape(-1, order="F")[a_claim]
-        afr_rand = cp.asarray(_pack_pairs(_f16_bits(fa, "f16")).reshape(-1))
-        d = launch(name, empty16, afr_rand, cp.asarray(_image(Brand.T, offB)), prm_b)
-        rec[f"rs_f16_b{'MN' if tb else 'K'}"] = {
-            "a_observed": _decode_rs(rec["d_coord"], runs, n).tolist(),
-            "random_ok": bool(np.array_equal(d, _c_from_table(Arand @ Brand, c_claim)))}
+            runs.append(rs(slot, Bsel))
+        d = rs(_gather(Arand, _wgmma_tv(n, a_regs=True)), Brand)
+        rec[f"rs_f16_b{mb}"] = {"a_observed": _decode_rs(rec["d_coord"], runs, n).tolist(),
+                                "random_ok": bool(np.array_equal(d, _gather(Arand @ Brand, c_claim)))}
     return rec
 
 
 def _decode_rs(d_coord, runs, n):
     """(t, v) -> m + 64 k of register-A from the selection runs, read through the observed C map."""
     obs_c = _coords(d_coord, 64 * n)
-    where_t = np.full(64 * n, -1, dtype=np.int64)
-    where_v = np.full(64 * n, -1, dtype=np.int64)
+    where = np.full((64 * n, 2), -1, dtype=np.int64)          # flat C index -> the (t, v) that holds it
     tt, vv = np.nonzero(obs_c >= 0)
-    where_t[obs_c[tt, vv]], where_v[obs_c[tt, vv]] = tt, vv
+    where[obs_c[tt, vv]] = np.stack([tt, vv], axis=1)
     obs_a = np.full((128, 8), -1, dtype=np.int64)
-    mm, col = np.meshgrid(np.arange(64), np.arange(min(n, 8)), indexing="ij")
-    mm, col = mm.reshape(-1), col.reshape(-1)
-    t, v = where_t[mm + 64 * col], where_v[mm + 64 * col]
+    mm, col = (x.reshape(-1) for x in np.meshgrid(np.arange(64), np.arange(min(n, 8)), indexing="ij"))
+    t, v = where[mm + 64 * col].T
     for j, run_d in enumerate(runs):  # run j: B selects k = n % 8 + 8 j, so D[m, n] = A[m, k]
-        run_d = np.asarray(run_d, dtype=np.float64)
-        code = np.where(t >= 0, run_d[t, v], -1)
+        code = np.where(t >= 0, np.asarray(run_d, dtype=np.float64)[t, v], -1)
         good = (code >= 0) & (code < 1024) & (code == np.round(code))
         c = code[good].astype(np.int64)
-        obs_a[c // 8, c % 8] = mm[good] + 64 * (col[good] % 8 + 8 * j)
+        obs_a[c // 8, c % 8] = mm[good] + 64 * (col[good] + 8 * j)
     return obs_a
+
+
+def _driver_version():
+    return subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                          capture_output=True, text=True).stdout.strip()
 
 
 def _versions():
@@ -328,8 +293,7 @@ def _versions():
     except Exception:  # noqa: BLE001 - versions are informative only
         pass
     try:
-        v["nvidia_driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                            capture_output=True, text=True).stdout.strip()
+        v["nvidia_driver"] = _driver_version()
         v["nvcc"] = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     except OSError:
         pass
@@ -344,9 +308,8 @@ def run(seed=0):
 
     if not gpu.is_hopper():
         raise RuntimeError(f"probe.run needs an sm_90a GPU (H100/H200); found {gpu.name() or gpu.reason()}")
-    build = os.environ.get("LAYOUTLAB_PROBE_BUILD")  # keep (and reuse) the cubins there
     with tempfile.TemporaryDirectory() as tmp:  # CuPy may load a cubin lazily: keep the files until done
-        workdir = build or tmp
+        workdir = os.environ.get("LAYOUTLAB_PROBE_BUILD") or tmp  # keep (and reuse) the cubins there
         Path(workdir).mkdir(parents=True, exist_ok=True)
         mods, errors = _compile(_sources(), workdir)
         rec = record(mods, cp, seed=seed, gpu_name=gpu.name(), versions=_versions())
@@ -360,14 +323,9 @@ def record(mods, cp, seed=0, gpu_name=None, versions=None):
     it with a simulated instruction set to check the host side without a GPU. A family that fails is
     recorded under ``errors`` and the others still run."""
     rng = np.random.default_rng(seed)
-    rec = {
-        "what": "layoutlab.probe: where the real instructions put each element",
-        "gpu": gpu_name,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "versions": versions or {},
-        "seed": seed,
-        "errors": {},
-    }
+    rec = {"what": "layoutlab.probe: where the real instructions put each element", "gpu": gpu_name,
+           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "versions": versions or {}, "seed": seed, "errors": {}}
     families = (("mma_sync", lambda: _probe_mma_sync(mods[0], cp, rng)),
                 ("ldsm_stsm", lambda: _probe_ldsm(mods[0], cp)),
                 ("wgmma", lambda: _probe_wgmma([m for m in mods[1:] if m is not None], cp, rng, rec["errors"])))
@@ -380,10 +338,7 @@ def record(mods, cp, seed=0, gpu_name=None, versions=None):
     return rec
 
 
-# ------------------------------------------------------------------------------------------------------
 # Comparison with the atoms (CPU; used live on the GPU and on the recording in CI)
-# ------------------------------------------------------------------------------------------------------
-
 def _coords(values, size):
     """Coordinate-coded accumulator values -> flat tile indices; -1 where a value is no valid code."""
     d = np.asarray(values, dtype=np.float64)
@@ -411,6 +366,9 @@ def compare(rec):
         if not ok:
             bad.append(f"{label}: {detail}" if detail else label)
 
+    def check_table(label, obs, claim, differ="slots differ"):
+        check(label, np.array_equal(obs, claim), f"{int((obs != claim).sum())} of {claim.size} {differ}")
+
     for where, err in (rec.get("errors") or {}).items():
         check(f"probe ran: {where}", False, err.splitlines()[0] if err else "failed")
     for fam in ("mma_sync", "ldsm_stsm", "wgmma"):
@@ -418,61 +376,48 @@ def compare(rec):
             check(f"probe ran: {fam}", False, "no results recorded")
             rec = {**rec, fam: {}}
 
-    for name, shape, ab, acc, na, nb, nd, M, N, K in MMA_SYNC_CASES:
+    for name, *_ in MMA_SYNC_CASES:
         if name not in rec["mma_sync"]:
             continue
-        r = rec["mma_sync"][name]
-        atom = _mma_sync_atom(name)
+        r, atom = rec["mma_sync"][name], _mma_sync_atom(name)
         check(f"mma.sync {name}: A/B layouts fed", r["layout_a_fed"] == str(atom.layout_a_tv)
               and r["layout_b_fed"] == str(atom.layout_b_tv), "the recording used other A/B layouts")
         obs = _coords(r["d_coord"], 16 * 8)  # D[m, n] = m + 16 n is the flat index in the 16x8 C tile
-        claim = _tv_table(atom.layout_c_tv, 32, obs.shape[1])
-        check(f"mma.sync {name}: C (t,v)->(m,n)", np.array_equal(obs, claim),
-              f"{int((obs != claim).sum())} of {claim.size} slots differ")
+        check_table(f"mma.sync {name}: C (t,v)->(m,n)", obs, _tv_table(atom.layout_c_tv, 32, obs.shape[1]))
         check(f"mma.sync {name}: random A*B exact", r["random_ok"])
 
     for ins, nmat, trans in LDSM_CASES:
-        nm = f"{ins}_x{nmat}{'_t' if trans else ''}"
-        atom = atoms.make_copy_atom((atoms.LdMatrix8x8x16bOp if ins == "ldmatrix" else atoms.StMatrix8x8x16bOp)(trans, nmat), "f16")
+        nm = _ldsm_name(ins, nmat, trans)
         if nm not in rec["ldsm_stsm"]:
             continue
         r = rec["ldsm_stsm"][nm]
+        op = atoms.LdMatrix8x8x16bOp if ins == "ldmatrix" else atoms.StMatrix8x8x16bOp
+        atom = atoms.make_copy_atom(op(trans, nmat), "f16")
         if ins == "ldmatrix":
             obs = np.array(r["lane_value_to_offset"])
             claim = _tv_table(atom.layout_dst_tv, 32, obs.shape[1])
-            check(f"{nm}: (lane,value)->element", np.array_equal(obs, claim),
-                  f"{int((obs != claim).sum())} of {claim.size} differ")
         else:
-            wrote = r["offset_to_lane_value"]
             claim = _tv_table(atom.layout_src_tv, 32, 2 * nmat)
             obs = np.full_like(claim, -1)
-            for off, (lane, v) in enumerate(wrote):
+            for off, (lane, v) in enumerate(r["offset_to_lane_value"]):
                 if lane >= 0:
                     obs[lane, v] = off
-            check(f"{nm}: (lane,value)->element", np.array_equal(obs, claim),
-                  f"{int((obs != claim).sum())} of {claim.size} differ")
+        check_table(f"{nm}: (lane,value)->element", obs, claim, "differ")
 
     for n in WGMMA_NS:
         if str(n) not in rec["wgmma"]:
             continue
-        r = rec["wgmma"][str(n)]
-        nd = n // 2
-        atom_ss = atoms.make_mma_atom(atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, n, 16)))
-        c_claim = _tv_table(atom_ss.layout_c_tv, 128, nd)
+        r, atom = rec["wgmma"][str(n)], f"wgmma m64n{n}k16"
         obs_c = _coords(r["d_coord"], 64 * n)  # D[m, n] = m + 64 n: the flat index in the 64xN tile
-        check(f"wgmma m64n{n}k16 SS: C (t,v)->(m,n)", np.array_equal(obs_c, c_claim),
-              f"{int((obs_c != c_claim).sum())} of {c_claim.size} slots differ")
+        check_table(f"{atom} SS: C (t,v)->(m,n)", obs_c, _wgmma_tv(n))
         for key, res in r.items():
-            if key.startswith("ss_"):
-                check(f"wgmma m64n{n}k16 {key}: random A*B exact", res["random_ok"])
-                if "d_coord_equals_aK_bK" in res:
-                    check(f"wgmma m64n{n}k16 {key}: same C layout as K/K", res["d_coord_equals_aK_bK"])
+            if key.startswith(("ss_", "rs_")):
+                check(f"{atom} {key}: random A*B exact", res["random_ok"])
+            if key.startswith("ss_") and "d_coord_equals_aK_bK" in res:
+                check(f"{atom} {key}: same C layout as K/K", res["d_coord_equals_aK_bK"])
             elif key.startswith("rs_"):
-                check(f"wgmma m64n{n}k16 {key}: random A*B exact", res["random_ok"])
-                a_claim = _tv_table(atoms.make_mma_atom(atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, n, 16), a_src="rmem")).layout_a_tv, 128, 8)
-                obs_a = np.asarray(res["a_observed"], dtype=np.int64)
-                check(f"wgmma m64n{n}k16 {key}: A (t,v)->(m,k)", np.array_equal(obs_a, a_claim),
-                      f"{int((obs_a != a_claim).sum())} of {a_claim.size} slots differ")
+                check_table(f"{atom} {key}: A (t,v)->(m,k)", np.asarray(res["a_observed"], dtype=np.int64),
+                            _wgmma_tv(n, a_regs=True))
     return {"checked": checked, "mismatches": bad}
 
 
@@ -485,6 +430,12 @@ def _dumps(rec):
     return json.dumps(rec, separators=(",", ":"), default=default)
 
 
+def _report(prefix, res):
+    print(f"{prefix}: {len(res['checked'])} checks, {len(res['mismatches'])} mismatches")
+    for m in res["mismatches"][:50]:
+        print("  MISMATCH", m)
+
+
 def main(argv=None):
     """``python -m layoutlab.probe OUT.json``: run the probes, write the record, print the comparison."""
     argv = sys.argv[1:] if argv is None else argv
@@ -492,10 +443,7 @@ def main(argv=None):
     rec = run()
     path.write_text(_dumps(rec))
     try:
-        res = compare(rec)
-        print(f"probe: {len(res['checked'])} checks, {len(res['mismatches'])} mismatches")
-        for m in res["mismatches"][:50]:
-            print("  MISMATCH", m)
+        _report("probe", compare(rec))
     except Exception as e:  # noqa: BLE001 - the record is written first; comparison may be fixed later
         print("probe: comparison failed:", repr(e))
     return 0

@@ -1,30 +1,17 @@
 """Hardware truth for :mod:`layoutlab.gmma`: wgmma reads the swizzled layouts exactly as the descriptor says.
 
-One kernel per majorness pair (``imm-trans-a``, ``imm-trans-b``) runs ``wgmma.mma_async.m64n128k16`` (f16,
-fp32 accumulate) over K = 64 (four k-blocks) with A (64 x 64) and B (128 x 64) in shared memory. The host
-lays each operand out with one of the eight GMMA atoms (``K_INTER`` ... ``MN_SW128``, tiled by
-``tile_to_shape``: the image holds each element at the byte address the swizzled layout gives) and builds
-the four descriptors per operand with :func:`layoutlab.gmma.gmma_k_block_descs`; the kernel only adds the
-buffer's own address. Random integers in [-2, 2] make ``D = A B^T`` exact in fp32, so a result is either
-exact or wrong.
-
-Variants (each a claim that :func:`compare` checks, or an observation it only reports):
-
-* ``documented`` (all 8 x 8 pairs of atom kinds): the descriptors as encoded -- claim: exact;
-* ``lbo_x2``, ``sbo_x2``, ``lbo_sbo_swapped``, ``swizzle_<other>`` on B's descriptor -- claim: not exact
-  (the field is read), except the LBO of a K-major swizzled operand, which the PTX ISA says is not used
-  (claim: exact whatever it holds);
-* ``pattern_shift_<j>``: the image's swizzle pattern starts ``128 j`` bytes past a 1024-byte boundary;
-  encoded with the PTX ISA's base-offset formula (``(start >> 7) & 7``) -- claim: exact; with base offset
-  0 -- claim: not exact; and ``base_offset_1``, an aligned pattern read with base offset 1 -- claim: not
-  exact. (These were observations in the first H100 run, 2026-11-24, which found exactly this; they are
-  claims now. ``"observe"`` remains available for new experiments.)
-
-Kernels are CUDA C++ with inline PTX, built with nvcc for sm_90a and launched with CuPy, like
-:mod:`layoutlab.probe`. ``python -m layoutlab.probe.gmma OUT.json`` runs it on an H100; CI runs
-:func:`compare` on ``results/gmma_probe_h100.json``.
+One kernel per majorness pair runs ``wgmma.mma_async.m64n128k16`` (f16, fp32 accumulate) over K = 64 with
+A (64 x 64) and B (128 x 64) in shared memory, laid out by one of the eight GMMA atoms (``tile_to_shape``)
+and read through the descriptors of :func:`layoutlab.gmma.gmma_k_block_descs`. Random integers in [-2, 2]
+make ``D = A B^T`` exact in fp32. Each case claims "exact" or "wrong" (:func:`cases`): the documented
+descriptors (all 8 x 8 pairs) are exact; B's LBO or SBO doubled, swapped, another swizzle, or base offset 1
+are wrong, except the LBO of a K-major swizzled operand, which the PTX ISA says is unused; a pattern starting
+``128 j`` bytes past a 1024-byte boundary is exact with the PTX ISA's base offset ``(start >> 7) & 7`` and
+wrong with 0 (first H100 run, 2026-11-24). ``python -m layoutlab.probe.gmma OUT.json`` runs it on an H100;
+CI runs :func:`compare` on ``results/gmma_probe_h100.json``.
 """
 
+import dataclasses
 import datetime
 import functools
 import json
@@ -66,14 +53,7 @@ def _base_descs(kind, mn, smem_base):
 
 def _descs(kind, mn, smem_base=0, **change):
     """The k-block descriptors (64-bit ints) of an operand; ``change`` overrides fields (encoded units)."""
-    from ..gmma import GmmaDescriptor
-    out = []
-    for d in _base_descs(kind, mn, smem_base):
-        f = dict(start_address=d.start_address, leading_byte_offset=d.leading_byte_offset,
-                 stride_byte_offset=d.stride_byte_offset, base_offset=d.base_offset, layout_type=d.layout_type)
-        f.update(change)
-        out.append(GmmaDescriptor(**f).desc)
-    return out
+    return [dataclasses.replace(d, **change).desc for d in _base_descs(kind, mn, smem_base)]
 
 
 def _reach(desc, major, mn):
@@ -103,26 +83,20 @@ def cases():
     (117, 'documented K_INTER x K_INTER', 'exact')
     """
     from ..gmma import LayoutType, decode_gmma_desc
-    out = []
-    for a in KINDS:
-        for b in KINDS:
-            out.append((f"documented {a} x {b}", a, b, 0, 0, _descs(a, 64), _descs(b, N), "exact"))
+    out = [(f"documented {a} x {b}", a, b, 0, 0, _descs(a, 64), _descs(b, N), "exact") for a in KINDS for b in KINDS]
+    a = "K_SW128"
+    da = _descs(a, 64)
     for b in KINDS:
-        a = "K_SW128"
-        da = _descs(a, 64)
         d0 = decode_gmma_desc(_descs(b, N)[0])
-        lt = d0.layout_type
+        lt, lbo, sbo = d0.layout_type, d0.leading_byte_offset, d0.stride_byte_offset
         k_swizzled = b.startswith("K") and lt != LayoutType.INTERLEAVE
         variants = []
-        if d0.leading_byte_offset:
-            variants.append(("lbo_x2", dict(leading_byte_offset=2 * d0.leading_byte_offset),
-                             "exact" if k_swizzled else "wrong"))
-        if d0.stride_byte_offset:
-            variants.append(("sbo_x2", dict(stride_byte_offset=2 * d0.stride_byte_offset), "wrong"))
-        if d0.leading_byte_offset and d0.stride_byte_offset and d0.leading_byte_offset != d0.stride_byte_offset \
-                and not k_swizzled:
-            variants.append(("lbo_sbo_swapped", dict(leading_byte_offset=d0.stride_byte_offset,
-                                                     stride_byte_offset=d0.leading_byte_offset), "wrong"))
+        if lbo:
+            variants.append(("lbo_x2", dict(leading_byte_offset=2 * lbo), "exact" if k_swizzled else "wrong"))
+        if sbo:
+            variants.append(("sbo_x2", dict(stride_byte_offset=2 * sbo), "wrong"))
+        if lbo and sbo and lbo != sbo and not k_swizzled:
+            variants.append(("lbo_sbo_swapped", dict(leading_byte_offset=sbo, stride_byte_offset=lbo), "wrong"))
         other = {LayoutType.INTERLEAVE: LayoutType.B32, LayoutType.B32: LayoutType.B64,
                  LayoutType.B64: LayoutType.B128, LayoutType.B128: LayoutType.B64}[lt]
         variants.append((f"swizzle_{other.name}", dict(layout_type=other), "wrong"))
@@ -194,26 +168,16 @@ def simulate(case, A, B):
     >>> np.array_equal(simulate(documented, A, B), A @ B.T), np.array_equal(simulate(wrong, A, B), A @ B.T)
     (True, False)
     """
-    from . import _f16_bits
     from ..gmma import gmma_read_addresses
     name, a, b, sa, sb, da, db, expect = case
-    D = np.zeros((64, N))
-    for kind, X, shift, descs, mn, which in ((a, A, sa, da, 64, "A"), (b, B, sb, db, N, "B")):
-        mem = np.zeros((_REGION_A if which == "A" else _REGION_B) // 2 + 8192, dtype=np.uint16)
+    blocks = []
+    for kind, X, shift, descs, mn, region in ((a, A, sa, da, 64, _REGION_A), (b, B, sb, db, N, _REGION_B)):
+        mem = np.zeros(region // 2 + 8192, dtype=np.uint16)
         img = _image(X, kind)
         mem[shift // 2: shift // 2 + img.size] = img
-        blocks = []
-        for x in descs:
-            addr = gmma_read_addresses(x, kind.split("_")[0], 16, mn)
-            vals = mem[np.clip(addr // 2, 0, mem.size - 1)].astype(np.uint16).view(np.float16).astype(np.float64)
-            blocks.append(vals)
-        if which == "A":
-            Ablocks = blocks
-        else:
-            Bblocks = blocks
-    for ak, bk in zip(Ablocks, Bblocks):
-        D += ak @ bk.T
-    return D
+        addrs = [gmma_read_addresses(x, kind.split("_")[0], 16, mn) // 2 for x in descs]
+        blocks.append([mem[np.clip(addr, 0, mem.size - 1)].view(np.float16).astype(np.float64) for addr in addrs])
+    return sum((ak @ bk.T for ak, bk in zip(*blocks)), np.zeros((64, N)))
 
 
 def source():
@@ -221,10 +185,9 @@ def source():
     dlist = "{" + ", ".join(f"%{j}" for j in range(64)) + "}"
     outs = ", ".join(f'"+f"(d[{j}])' for j in range(64))
     body = _SRC.replace("REGION_A", str(_REGION_A)).replace("REGION_B", str(_REGION_B))
-    units = [body.replace("{TA}", str(ta)).replace("{TB}", str(tb)).replace("{DLIST}", dlist).replace("OUTS", outs)
-             for ta in (0, 1) for tb in (0, 1)]
-    head, rest = units[0].split('extern "C"', 1)
-    return head + 'extern "C"' + rest + "".join('extern "C"' + u.split('extern "C"', 1)[1] for u in units[1:])
+    head, kernel = body.replace("{DLIST}", dlist).replace("OUTS", outs).split('extern "C"', 1)
+    return head + "".join('extern "C"' + kernel.replace("{TA}", str(ta)).replace("{TB}", str(tb))
+                          for ta in (0, 1) for tb in (0, 1))
 
 
 def run(seed=0):
@@ -243,20 +206,20 @@ def run(seed=0):
         return rec
 
 
+def _hex(descs):
+    return [f"0x{x:016x}" for x in descs]
+
+
 def record(mod, cp, seed=0, gpu_name=None, versions=None):
     """Launch every case through ``mod`` (the compiled :func:`source`, or ``None`` if it did not build) with
     the array module ``cp``; returns the record. :func:`run` passes CuPy; the tests pass a stand-in that
     executes the PTX ISA's reading of the descriptors, to check this host side without a GPU."""
-    from .. import atoms
-    from . import _tv_table
+    from . import _gather, _wgmma_tv
 
     rng = np.random.default_rng(seed)
     A = rng.integers(-2, 3, (64, K)).astype(np.float64)
     B = rng.integers(-2, 3, (N, K)).astype(np.float64)
-    ref = A @ B.T
-    c_tab = _tv_table(atoms.make_mma_atom(atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, N, 16))).layout_c_tv,
-                      128, N // 2)
-    want = ref.reshape(-1, order="F")[c_tab]           # what thread t holds in register j, if all is right
+    want = _gather(A @ B.T, _wgmma_tv(N))             # what thread t holds in register j, if all is right
     rec = {"what": "layoutlab.probe.gmma: wgmma m64n128k16 over K=64 with descriptors from layoutlab.gmma",
            "gpu": gpu_name, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "versions": versions or {}, "seed": seed, "errors": {}, "cases": {}}
@@ -266,10 +229,9 @@ def record(mod, cp, seed=0, gpu_name=None, versions=None):
     images = {}
     for name, a, b, sa, sb, da, db, expect in cases():
         try:
-            if ("A", a) not in images:
-                images[("A", a)] = cp.asarray(_image(A, a))
-            if ("B", b) not in images:
-                images[("B", b)] = cp.asarray(_image(B, b))
+            for which, X, kind in (("A", A, a), ("B", B, b)):
+                if (which, kind) not in images:
+                    images[(which, kind)] = cp.asarray(_image(X, kind))
             ia, ib = images[("A", a)], images[("B", b)]
             out = cp.zeros(128 * 64, dtype=cp.float32)
             fn = mod.get_function(f"gmma_probe_a{int(a.startswith('MN'))}_b{int(b.startswith('MN'))}")
@@ -279,7 +241,7 @@ def record(mod, cp, seed=0, gpu_name=None, versions=None):
             d = cp.asnumpy(out).reshape(128, 64).astype(np.float64)
             err = float(np.max(np.abs(d - want))) if np.all(np.isfinite(d)) else float("inf")
             rec["cases"][name] = {"a_kind": a, "b_kind": b, "a_shift": sa, "b_shift": sb,
-                                  "desc_a": [f"0x{x:016x}" for x in da], "desc_b": [f"0x{x:016x}" for x in db],
+                                  "desc_a": _hex(da), "desc_b": _hex(db),
                                   "expect": expect, "exact": bool(err == 0.0), "max_abs_err": err}
         except Exception as e:  # noqa: BLE001 - a faulting case poisons the context: record and stop
             rec["errors"][name] = f"{type(e).__name__}: {e}"[:2000]
@@ -310,7 +272,7 @@ def compare(rec):
         if r is None:
             bad.append(f"{label}: not recorded")
             continue
-        if r["desc_a"] != [f"0x{x:016x}" for x in da] or r["desc_b"] != [f"0x{x:016x}" for x in db]:
+        if (r["desc_a"], r["desc_b"]) != (_hex(da), _hex(db)):
             bad.append(f"{label}: recorded descriptors differ from what layoutlab.gmma encodes now")
         if expect == "observe":
             observed[name] = r["exact"]
@@ -322,14 +284,13 @@ def compare(rec):
 
 def main(argv=None):
     """``python -m layoutlab.probe.gmma OUT.json``: run, write the record, print the comparison."""
+    from . import _report
     argv = sys.argv[1:] if argv is None else argv
     path = Path(argv[0]) if argv else Path("gmma_probe.json")
     rec = run()
     path.write_text(json.dumps(rec, indent=1))
     res = compare(rec)
-    print(f"probe.gmma: {len(res['checked'])} checks, {len(res['mismatches'])} mismatches")
-    for m in res["mismatches"][:50]:
-        print("  MISMATCH", m)
+    _report("probe.gmma", res)
     for name, exact in res["observed"].items():
         print(f"  observed {name}: {'exact' if exact else 'wrong'}")
     return 1 if res["mismatches"] else 0

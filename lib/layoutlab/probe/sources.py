@@ -47,15 +47,15 @@ __device__ __forceinline__ u64 smem_desc(const void* p, u32 lbo_bytes, u32 sbo_b
 """
 
 
-def _regs(prefix, n, start):
+def _regs(n, start):
     return ", ".join(f"%{start + i}" for i in range(n)), start + n
 
 
 def _mma_sync_kernel(name, shape, ab, acc, na, nb, nd):
     # mma.sync with C = 0: D = A * B. A/B go in as raw 32-bit words; an f32 accumulator takes "f" operands.
-    dlist, i = _regs("d", nd, 0)
-    alist, i = _regs("a", na, i)
-    blist, i = _regs("b", nb, i)
+    dlist, i = _regs(nd, 0)
+    alist, i = _regs(na, i)
+    blist, i = _regs(nb, i)
     ctype = "f32" if acc == "f32" else "f16"
     zero_c = ", ".join(["%" + str(i)] * nd)
     dtype, dcon, zero = ("float", "=f", '"f"(0.f)') if acc == "f32" else ("u32", "=r", '"r"(0u)')
@@ -79,9 +79,13 @@ extern "C" __global__ void mma_{name}(const u32* A, const u32* B, u32* D) {{
 """
 
 
+def _ldsm_name(ins, nmat, trans):
+    return f"{ins}_x{nmat}{'_t' if trans else ''}"
+
+
 def _ldsm_kernel(ins, nmat, trans):
     # Lane l hands in the address of row l % 8 of matrix (l / 8) % nmat: the copy atom's source layout.
-    nm = f"{ins}_x{nmat}{'_t' if trans else ''}"
+    nm = _ldsm_name(ins, nmat, trans)
     q = f".x{nmat}{'.trans' if trans else ''}.shared.b16"
     regs = ", ".join(f"%{j + (0 if ins == 'ldmatrix' else 1)}" for j in range(nmat))
     addr = "%" + str(nmat) if ins == "ldmatrix" else "%0"
@@ -113,20 +117,17 @@ def _wgmma_kernel(n, a_src, ta, tb, ab="f16"):
     nd = n // 2
     dlist = ", ".join(f"%{j}" for j in range(nd))
     outs = ", ".join(f'"+f"(d[{j}])' for j in range(nd))
+    na = 1 if a_src == "ss" else 4          # A: one descriptor, or four registers
+    aop = f"%{nd}" if na == 1 else "{" + ", ".join(f"%{nd + j}" for j in range(4)) + "}"
+    bop, pred = f"%{nd + na}", f"%{nd + na + 1}"
     if a_src == "ss":
         name = f"wg_ss_{ab}_n{n}_a{ta}_b{tb}"
-        aop = f"%{nd}"
-        bop = f"%{nd + 1}"
-        pred = f"%{nd + 2}"
         ins = '"l"(da), "l"(db), "r"(1u)'
         tail = f"p, 1, 1, {ta}, {tb}"
         a_setup = ("for (int i = t; i < 64 * 16; i += 128) sA[i] = imgA[i];")
         a_desc = "u64 da = smem_desc(sA, prm[0], prm[1]);"
     else:
         name = f"wg_rs_{ab}_n{n}_b{tb}"
-        aop = "{" + ", ".join(f"%{nd + j}" for j in range(4)) + "}"
-        bop = f"%{nd + 4}"
-        pred = f"%{nd + 5}"
         ins = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1u)'
         tail = f"p, 1, 1, {tb}"
         a_setup = "u32 a[4];\n    for (int j = 0; j < 4; ++j) a[j] = afrag[t * 4 + j];"
@@ -161,12 +162,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) {name}(const u16* imgA, con
 
 def _sources():
     """Four translation units (compiled in parallel): mma.sync + ldmatrix/stmatrix, and wgmma by N."""
-    small = [_PRELUDE]
-    for name, shape, ab, acc, na, nb, nd, *_ in MMA_SYNC_CASES:
-        small.append(_mma_sync_kernel(name, shape, ab, acc, na, nb, nd))
-    for ins, nmat, trans in LDSM_CASES:
-        small.append(_ldsm_kernel(ins, nmat, trans))
-    units = ["".join(small)]
+    units = ["".join([_PRELUDE] + [_mma_sync_kernel(*case[:7]) for case in MMA_SYNC_CASES]
+                     + [_ldsm_kernel(*case) for case in LDSM_CASES])]
     groups = [[], [], []]
     for i, n in enumerate(WGMMA_NS):
         g = groups[i % 3]

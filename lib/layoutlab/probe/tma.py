@@ -1,26 +1,18 @@
 """Hardware truth for TMA: run :mod:`layoutlab.kernels.tma_copy` on a Hopper GPU and see where each byte lands.
 
-Every case loads one or more CTA tiles of a coordinate-coded global tensor into a (swizzled, staged) shared-
-memory buffer with ``cp.async.bulk.tensor`` and copies the buffer out raw.  :func:`expected_bytes` predicts
-the buffer byte for byte from :mod:`layoutlab.tma` alone (tensor map, ``tma_partition``, box placement with
-the swizzle on absolute address bits, zero fill outside the tensor, ``0xFF`` where nothing was written);
-:func:`compare` checks a record against it, and also against the shared-memory layout's own
-``ComposedLayout.byte_address`` (the CuTe view).
-
-Cases: no swizzle (16-byte-wide boxes), 32/64/128-byte swizzles, K-major and MN-major, fp16 and fp32,
-boxes partly outside the tensor (zero fill), 2 and 3 pipeline stages, a box cut to 256 elements.  Two cluster
-cases multicast each box to 2 and 4 CTAs (every CTA must hold the whole tile).  A 128B-swizzled buffer that
-starts 512 bytes after a 1024-byte boundary is recorded apart.  Two more cases are ones that the
-CuTe DSL compiles but that break a tensor-map rule (a 200-byte row stride; a shared-memory layout that
-would transpose the tile).  Every case runs in its own process (a failed launch cannot spoil the others) and
-the record keeps what happened.
-
-``python -m layoutlab.probe.tma OUT.json`` (on an H100) writes the record; :func:`compare` on the stored
-``results/tma_probe_h100.json`` runs in CI.
+Every case loads CTA tiles of a coordinate-coded global tensor into a (swizzled, staged) shared-memory buffer
+with ``cp.async.bulk.tensor`` and copies the buffer out raw. :func:`expected_bytes` predicts it byte for byte
+from :mod:`layoutlab.tma` alone (zero fill outside the tensor, ``0xFF`` where nothing was written);
+:func:`compare` checks a record against it and against ``ComposedLayout.byte_address`` (the CuTe view).
+Besides :data:`CASES`: multicast to 2 and 4 CTAs, a 128B-swizzled buffer 512 bytes past a 1024-byte
+boundary, and two configurations the CuTe DSL compiles but a tensor-map rule forbids. Every case runs in its
+own process. ``python -m layoutlab.probe.tma OUT.json`` (on an H100) writes the record; CI runs
+:func:`compare` on ``results/tma_probe_h100.json``.
 """
 
 import base64
 import datetime
+import itertools
 import json
 import subprocess
 import sys
@@ -30,23 +22,26 @@ __all__ = ["CASES", "MULTICAST_CASES", "MISALIGNED_CASES", "REFUSED_CASES", "DSL
            "expected_bytes", "cute_view_bytes", "decode_chunks", "run", "compare", "main", "unpack"]
 
 
-def _c(name, dtype, gmem, tile, smem, tiles, stages=1, offset=0):
+def _c(name, dtype, gmem, tile, smem, tiles, stages=1, offset=0, **more):
+    """A case; ``smem`` a GMMA atom kind (tiled in mode order (0, 1, 2) if K-major, (1, 0, 2) if MN) or a spec."""
+    if isinstance(smem, str):
+        smem = ["atom", smem, [0, 1, 2] if smem.startswith("K") else [1, 0, 2]]
     return {"name": name, "dtype": dtype, "gmem": gmem, "tile": tile, "smem": smem, "stages": stages,
-            "tiles": tiles, "offset": offset}
+            "tiles": tiles, "offset": offset, **more}
 
 
 CASES = [
     _c("K-major f16, no swizzle (K_INTER): 16-byte-wide boxes", "f16", [[64, 72], [72, 1]], [32, 32],
-       ["atom", "K_INTER", [0, 1, 2]], [[1, 1]]),
-    _c("K-major f16, 32B swizzle", "f16", [[64, 64], [64, 1]], [32, 32], ["atom", "K_SW32", [0, 1, 2]], [[1, 0]]),
-    _c("K-major f16, 64B swizzle", "f16", [[64, 64], [64, 1]], [32, 32], ["atom", "K_SW64", [0, 1, 2]], [[0, 1]]),
+       "K_INTER", [[1, 1]]),
+    _c("K-major f16, 32B swizzle", "f16", [[64, 64], [64, 1]], [32, 32], "K_SW32", [[1, 0]]),
+    _c("K-major f16, 64B swizzle", "f16", [[64, 64], [64, 1]], [32, 32], "K_SW64", [[0, 1]]),
     _c("K-major f16, 128B swizzle, 2 stages, second tile partly outside (zero fill)", "f16",
-       [[200, 136], [136, 1]], [64, 64], ["atom", "K_SW128", [0, 1, 2]], [[0, 0], [3, 2]], stages=2),
+       [[200, 136], [136, 1]], [64, 64], "K_SW128", [[0, 0], [3, 2]], stages=2),
     _c("MN-major f16, 128B swizzle, 2 stages, tile partly outside in M and K", "f16",
-       [[136, 200], [1, 136]], [128, 64], ["atom", "MN_SW128", [1, 0, 2]], [[0, 0], [1, 3]], stages=2),
-    _c("MN-major f32, 64B swizzle", "f32", [[64, 48], [1, 64]], [32, 16], ["atom", "MN_SW64", [1, 0, 2]], [[1, 2]]),
+       [[136, 200], [1, 136]], [128, 64], "MN_SW128", [[0, 0], [1, 3]], stages=2),
+    _c("MN-major f32, 64B swizzle", "f32", [[64, 48], [1, 64]], [32, 16], "MN_SW64", [[1, 2]]),
     _c("K-major f32, 128B swizzle, 3 stages", "f32", [[96, 64], [64, 1]], [32, 32],
-       ["atom", "K_SW128", [0, 1, 2]], [[0, 0], [1, 1], [2, 0]], stages=3),
+       "K_SW128", [[0, 0], [1, 1], [2, 0]], stages=3),
     _c("no swizzle, 512-element rows: boxes cut to 256", "f16", [[16, 1024], [1024, 1]], [4, 512],
        ["plain", None, [4, 512], [512, 1]], [[1, 0]]),
 ]
@@ -60,10 +55,10 @@ MISALIGNED_CASES = [
 
 #: Clusters: each CTA loads 1/n of every box with ``.multicast::cluster``; every CTA must end up with the tile.
 MULTICAST_CASES = [
-    dict(_c("multicast to 2 CTAs: K-major f16, 128B swizzle, 2 stages, zero fill", "f16", [[200, 136], [136, 1]],
-            [64, 64], ["atom", "K_SW128", [0, 1, 2]], [[0, 0], [3, 2]], stages=2), multicast=2),
-    dict(_c("multicast to 4 CTAs: MN-major f16, 128B swizzle", "f16", [[136, 200], [1, 136]], [128, 64],
-            ["atom", "MN_SW128", [1, 0, 2]], [[1, 3]]), multicast=4),
+    _c("multicast to 2 CTAs: K-major f16, 128B swizzle, 2 stages, zero fill", "f16", [[200, 136], [136, 1]],
+       [64, 64], "K_SW128", [[0, 0], [3, 2]], stages=2, multicast=2),
+    _c("multicast to 4 CTAs: MN-major f16, 128B swizzle", "f16", [[136, 200], [1, 136]], [128, 64], "MN_SW128",
+       [[1, 3]], multicast=4),
 ]
 
 REFUSED_CASES = [
@@ -79,14 +74,14 @@ DSL_ABORT_CASE = _c("120-wide swizzled rows: the DSL cuts the box to 60 elements
                     [[64, 128], [128, 1]], [8, 120], ["plain", 3, [8, 120], [120, 1]], [[0, 0]])
 
 
-# ------------------------------------------------------------------------------------------------------
 # The model's prediction
-# ------------------------------------------------------------------------------------------------------
-
 def _code_bytes(case, g):
+    """The bytes of global element ``g``: its coordinate code, or zeros (the TMA's fill) outside the tensor."""
     from ..kernels.tma_copy import ELEMENT_BYTES
-    rows = case["gmem"][0][0]
+    (rows, cols), _ = case["gmem"]
     esize = ELEMENT_BYTES[case["dtype"]]
+    if g[0] >= rows or g[1] >= cols:
+        return bytes(esize)
     code = 1 + g[0] + rows * g[1]
     if esize == 2:
         code = 1 + (code - 1) % 65534
@@ -137,25 +132,16 @@ def cute_view_bytes(case) -> bytes:
     if case.get("multicast", 1) > 1:
         return cute_view_bytes(dict(case, multicast=1)) * case["multicast"]
     sl, _ = _atom(case)
-    esize = ELEMENT_BYTES[case["dtype"]]
-    (rows, cols), _ = case["gmem"]
-    bm, bk = case["tile"]
-    off = case.get("offset", 0)
+    esize, (bm, bk) = ELEMENT_BYTES[case["dtype"]], case["tile"]
     buf = bytearray([0xFF]) * case_bytes(case)
     for s, (tm, tk) in enumerate(case["tiles"]):
-        for m in range(bm):
-            for k in range(bk):
-                g = (tm * bm + m, tk * bk + k)
-                addr = sl.byte_address((m, k, s), esize, base=off)
-                data = bytes(esize) if g[0] >= rows or g[1] >= cols else _code_bytes(case, g)
-                buf[addr:addr + esize] = data
+        for m, k in itertools.product(range(bm), range(bk)):
+            addr = sl.byte_address((m, k, s), esize, base=case.get("offset", 0))
+            buf[addr:addr + esize] = _code_bytes(case, (tm * bm + m, tk * bk + k))
     return bytes(buf)
 
 
-# ------------------------------------------------------------------------------------------------------
 # Running on the GPU, recording, comparing
-# ------------------------------------------------------------------------------------------------------
-
 def truncated_stride_bytes(case) -> bytes:
     """What a tensor map holds when its row stride is not a multiple of 16 bytes and nobody refused it: the
     descriptor keeps strides in 16-byte units, so the TMA reads row ``r`` of the box ``floor(stride/16)*16``
@@ -169,42 +155,38 @@ def truncated_stride_bytes(case) -> bytes:
     """
     from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
     esize = ELEMENT_BYTES[case["dtype"]]
-    (rows, cols), (s0, s1) = case["gmem"]
+    _, (s0, s1) = case["gmem"]
     if s1 != 1 or case["smem"][0] != "plain" or case["smem"][1]:
         raise ValueError("truncated_stride_bytes: a row-major global tensor and an unswizzled plain smem tile")
     step = (s0 * esize) // 16 * 16 // esize            # the stride the TMA uses, in elements
     bm, bk = case["tile"]
     tm, tk = case["tiles"][0]
     buf = bytearray([0xFF]) * case_bytes(case)
-    for r in range(bm):
-        for c in range(bk):
-            flat = (tm * bm + r) * step + tk * bk + c     # the element the TMA reads for box (c, r)
-            i, j = divmod(flat, s0)
-            data = _code_bytes(case, (i, j)) if i < rows and j < cols else bytes(esize)
-            at = (r * bk + c) * esize
-            buf[at:at + esize] = data
+    for r, c in itertools.product(range(bm), range(bk)):
+        flat = (tm * bm + r) * step + tk * bk + c     # the element the TMA reads for box (c, r)
+        at = (r * bk + c) * esize
+        buf[at:at + esize] = _code_bytes(case, divmod(flat, s0))
     return bytes(buf)
 
 
 def _describe_refused(case, got: bytes) -> str:
     """One line on what a refused configuration did on the GPU."""
+    from ..kernels.tma_copy import ELEMENT_BYTES
     if got == expected_or_none(case):
         return "as if legal"
+    esize, s0 = ELEMENT_BYTES[case["dtype"]], case["gmem"][1][0]
     try:
         if got == truncated_stride_bytes(case):
-            (_, _), (s0, _) = case["gmem"]
-            e = 2 if case["dtype"] in ("f16", "bf16") else 4
-            return (f"no error, wrong data: rows read {s0 * e // 16 * 16} bytes apart instead of {s0 * e} "
+            return (f"no error, wrong data: rows read {s0 * esize // 16 * 16} bytes apart instead of {s0 * esize} "
                     f"(the stride truncated to 16-byte units)")
     except ValueError:
         pass
     rows = decode_chunks(case, got, 0, len(got) // 128)
-    per_row = case["tile"][1] * (2 if case["dtype"] in ("f16", "bf16") else 4) // 128 or 1
+    per_row = case["tile"][1] * esize // 128 or 1
     tile_rows = [tuple(sum(rows[k:k + per_row], [])) for k in range(0, len(rows), per_row)]
     if len(set(tile_rows)) == 1:
         return (f"no error, wrong data: all {len(tile_rows)} rows of the tile hold the same "
-                f"{len(tile_rows[0]) * 16 // (2 if case['dtype'] in ('f16', 'bf16') else 4)} elements, "
-                f"starting at global {tile_rows[0][0]}")
+                f"{len(tile_rows[0]) * 16 // esize} elements, starting at global {tile_rows[0][0]}")
     return "no error, data that neither model explains"
 
 
@@ -238,25 +220,18 @@ def decode_chunks(case, buf: bytes, first: int = 0, rows: int = 8):
     ['40,32', '41,32', '42,32']
     """
     from ..kernels.tma_copy import ELEMENT_BYTES
-    esize = ELEMENT_BYTES[case["dtype"]]
-    nrows = case["gmem"][0][0]
-    out = []
-    for r in range(rows):
-        row = []
-        for c in range(8):
-            at = first + 128 * r + 16 * c
-            chunk = buf[at:at + 16]
-            if len(chunk) < 16:
-                row.append("")
-            elif chunk == bytes(16):
-                row.append("fill")
-            elif chunk == b"\xff" * 16:
-                row.append("-")
-            else:
-                code = int.from_bytes(chunk[:esize], "little") - 1
-                row.append(f"{code % nrows},{code // nrows}")
-        out.append(row)
-    return out
+    esize, nrows = ELEMENT_BYTES[case["dtype"]], case["gmem"][0][0]
+
+    def label(chunk):
+        if len(chunk) < 16:
+            return ""
+        if chunk == bytes(16):
+            return "fill"
+        if chunk == b"\xff" * 16:
+            return "-"
+        code = int.from_bytes(chunk[:esize], "little") - 1
+        return f"{code % nrows},{code // nrows}"
+    return [[label(buf[at:at + 16]) for at in range(first + 128 * r, first + 128 * r + 128, 16)] for r in range(rows)]
 
 
 def _run_one(case):
@@ -282,6 +257,8 @@ def _run_isolated(case):
 
 def _versions():
     import importlib.metadata as md
+
+    from . import _driver_version
     v = {}
     for pkg in ("nvidia-cutlass-dsl", "cupy-cuda12x", "cupy-cuda13x", "cuda-python", "cuda-bindings"):
         try:
@@ -289,8 +266,7 @@ def _versions():
         except md.PackageNotFoundError:
             pass
     try:
-        v["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                     capture_output=True, text=True).stdout.strip()
+        v["driver"] = _driver_version()
     except OSError:
         pass
     return v
@@ -324,24 +300,18 @@ def compare(record: dict) -> dict:
     """
     out = {"checked": 0, "bytes": 0, "mismatches": [], "cute_view_mismatches": [], "refused": [],
            "multicast": [], "misaligned": []}
-    for entry in record.get("misaligned_cases", []):
-        if entry["status"] != "ran":
-            out["misaligned"].append((entry["case"]["name"], entry["status"], entry.get("message", "")[-300:]))
-            continue
-        got, want = unpack(entry["bytes"]), expected_bytes(entry["case"])
-        out["misaligned"].append((entry["case"]["name"], "ran",
-                                  "as the model says: the swizzle follows absolute address bits" if got == want
-                                  else f"{sum(a != b for a, b in zip(got, want))} bytes differ from the model"))
-    for entry in record.get("multicast_cases", []):
-        if entry["status"] != "ran":
-            out["multicast"].append((entry["case"]["name"], entry["status"], entry.get("message", "")[-300:]))
-            continue
-        got, want = unpack(entry["bytes"]), expected_bytes(entry["case"])
-        out["multicast"].append((entry["case"]["name"], "ran",
-                                 "every CTA holds the whole tile" if got == want else
-                                 f"{sum(a != b for a, b in zip(got, want))} bytes differ from the model"))
-        if got != want:
-            out["mismatches"].append({"case": entry["case"]["name"], "differing_bytes": -1, "first": []})
+    for key, as_modelled in (("misaligned", "as the model says: the swizzle follows absolute address bits"),
+                             ("multicast", "every CTA holds the whole tile")):
+        for entry in record.get(f"{key}_cases", []):
+            name = entry["case"]["name"]
+            if entry["status"] != "ran":
+                out[key].append((name, entry["status"], entry.get("message", "")[-300:]))
+                continue
+            got, want = unpack(entry["bytes"]), expected_bytes(entry["case"])
+            out[key].append((name, "ran", as_modelled if got == want else
+                             f"{sum(a != b for a, b in zip(got, want))} bytes differ from the model"))
+            if got != want and key == "multicast":
+                out["mismatches"].append({"case": name, "differing_bytes": -1, "first": []})
     for entry in record["cases"]:
         if entry.get("status", "ran") != "ran":
             out["mismatches"].append({"case": entry["case"]["name"], "status": entry["status"],
@@ -350,15 +320,13 @@ def compare(record: dict) -> dict:
         case, got = entry["case"], unpack(entry["bytes"])
         for key, want in (("mismatches", expected_bytes(case)), ("cute_view_mismatches", cute_view_bytes(case))):
             if got != want:
-                diff = [i for i in range(max(len(got), len(want)))
-                        if i >= len(got) or i >= len(want) or got[i] != want[i]]
+                diff = [i for i in range(max(len(got), len(want))) if got[i:i + 1] != want[i:i + 1]]
                 out[key].append({"case": case["name"], "differing_bytes": len(diff), "first": diff[:8]})
         out["checked"] += 1
         out["bytes"] += len(got)
     for entry in record.get("refused_cases", []):
-        what = entry.get("message", "")[-300:]
-        if entry["status"] == "ran":
-            what = _describe_refused(entry["case"], unpack(entry["bytes"]))
+        what = (_describe_refused(entry["case"], unpack(entry["bytes"])) if entry["status"] == "ran"
+                else entry.get("message", "")[-300:])
         out["refused"].append((entry["case"]["name"], entry["status"], what))
     return out
 
@@ -372,7 +340,7 @@ def main(argv=None):
     with open(argv[0], "w") as fh:
         json.dump(rec, fh, indent=1)
     res = compare(rec)
-    print(json.dumps({k: v for k, v in res.items()}, indent=1))
+    print(json.dumps(res, indent=1))
     return 0 if not res["mismatches"] else 1
 
 
