@@ -1,7 +1,6 @@
 """The bookkeeping of asynchronous copies on a CPU: ``cp.async`` (sizes, zero-fill, commit groups) and the
-``mbarrier`` that a TMA load completes (arrivals, transaction bytes, phases and their parity).
-
-Sources: PTX ISA, ``cp.async``, ``cp.async.commit_group`` / ``wait_group`` and ``mbarrier``.
+``mbarrier`` a TMA load completes (arrivals, transaction bytes, phase parity). Sources: PTX ISA, ``cp.async``,
+``cp.async.commit_group`` / ``wait_group`` and ``mbarrier``.
 """
 
 from __future__ import annotations
@@ -17,11 +16,9 @@ CP_ASYNC_SIZES = (4, 8, 16)
 
 
 class MBarrier:
-    """An ``mbarrier`` object: a phase completes when all expected arrivals came and no bytes are pending.
-
-    ``arrive_expect_tx(bytes)`` is one arrival that also raises the transaction count; the TMA's
-    ``complete_tx(bytes)`` lowers it.  When both reach 0 the phase completes: ``phase`` (completed phases)
-    grows by one and the ``count`` arrivals are re-armed.  ``log`` records ``(event, phase, pending, tx)``.
+    """An ``mbarrier``: a phase completes when all ``count`` arrivals came and no transaction bytes are pending;
+    ``phase`` (completed phases) then grows by one and the arrivals re-arm. ``arrive_expect_tx(bytes)`` is an
+    arrival raising the byte count; the TMA's ``complete_tx`` lowers it. ``log``: ``(event, phase, pending, tx)``.
 
     >>> bar = MBarrier(1)                      # one producer thread arrives per phase
     >>> bar.arrive_expect_tx(16384)             # ... and expects a 16 KiB TMA box
@@ -77,11 +74,8 @@ class MBarrier:
 
 
 def mbarrier_try_wait(completed_phases: int, parity: int) -> bool:
-    """``mbarrier.try_wait.parity`` after ``completed_phases`` phase completions: True once the phase of
-    parity ``parity`` has completed, i.e. when the *current* phase's parity differs from ``parity``.
-
-    A fresh barrier: waiting on parity 0 blocks, on parity 1 returns at once -- which is why a producer
-    starts waiting on its empty barriers with phase 1.
+    """``mbarrier.try_wait.parity`` after ``completed_phases`` completions: True once the phase of parity ``parity``
+    completed (the current parity differs); a fresh barrier passes parity 1, so producers start empty barriers at 1.
 
     >>> mbarrier_try_wait(3, parity=0), mbarrier_try_wait(3, parity=1)
     (True, False)
@@ -93,10 +87,8 @@ def mbarrier_try_wait(completed_phases: int, parity: int) -> bool:
 
 def cp_async_copy(cp_size: int, src_size=None, *, cache="ca", src_addr=0, dst_addr=0):
     """One ``cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}``: ``(bytes read, bytes zero-filled)``.
-
-    ``cp-size`` is 4, 8 or 16 (``.cg`` only 16); both addresses aligned to it; ``src-size <= cp-size``
-    bytes are read and the rest of the ``cp-size`` bytes are written as zeros (how a predicated tile edge
-    is zero-filled: ``src-size = 0`` writes only zeros).
+    ``cp-size``: 4, 8 or 16 (``.cg``: 16), both addresses aligned to it; ``src-size <= cp-size`` bytes are read, the
+    rest zero-filled (``src-size = 0`` zero-fills a predicated-off tile edge).
 
     >>> cp_async_copy(16, 6)          # 6 bytes read, 10 zero-filled
     (6, 10)
@@ -118,8 +110,7 @@ def cp_async_copy(cp_size: int, src_size=None, *, cache="ca", src_addr=0, dst_ad
 
 
 def cp_async_plan(tile_bytes: int, threads: int, cp_size: int = 16) -> dict:
-    """How a thread block copies a ``tile_bytes`` tile with ``cp_size``-byte ``cp.async``: total copies and
-    copies per thread (the tile must be a whole number of copies per thread).
+    """Total and per-thread ``cp_size``-byte ``cp.async`` copies of a ``tile_bytes`` tile (whole copies per thread).
 
     >>> cp_async_plan(128 * 32 * 2, threads=128)          # a 128 x 32 fp16 tile
     {'copies': 512, 'per_thread': 4}
@@ -136,8 +127,8 @@ def cp_async_plan(tile_bytes: int, threads: int, cp_size: int = 16) -> dict:
 
 
 def cp_async_wait_group(committed: int, n: int) -> int:
-    """After ``committed`` ``cp.async.commit_group``s, ``cp.async.wait_group n`` returns once all but the
-    ``n`` most recent groups are complete: the number of groups guaranteed complete.
+    """Groups guaranteed complete when ``cp.async.wait_group n`` returns after ``committed`` ``commit_group``s:
+    all but the ``n`` most recent.
 
     >>> cp_async_wait_group(3, 1)          # 3 stages in flight: groups 0 and 1 are done
     2

@@ -1,25 +1,16 @@
 """The wgmma shared-memory matrix descriptor on a CPU: encode, decode, and which layouts it can express.
-
-A ``wgmma.mma_async`` operand in shared memory is handed to the tensor cores as one 64-bit register, the
-*matrix descriptor* (PTX ISA 9.0, §9.7.15.5.1.2.2 "Matrix Descriptor Format")::
-
-    bits  0-13  start address          (byte address >> 4)
-    bits 16-29  leading dimension byte offset, LBO  (>> 4)
-    bits 32-45  stride dimension byte offset, SBO   (>> 4)
-    bits 49-51  base offset             (0 when the swizzle pattern starts on its own boundary)
-    bits 62-63  layout type (swizzle)   0 interleave (none), 1 128B, 2 64B, 3 32B
-
-It can only describe the PTX ISA's *canonical layouts* (§9.7.15.5.1.2.1.3): 8-row "core matrices" of
-16-byte rows, repeated with two strides. In units of T = 128/bits elements (one 16-byte chunk), with
-W = 1, 2, 4, 8 chunks per swizzle row (interleave, 32B, 64B, 128B)::
+The descriptor (PTX ISA 9.0, §9.7.15.5.1.2.2 "Matrix Descriptor Format") is one 64-bit register: bits 0-13
+start address, 16-29 leading (LBO) and 32-45 stride (SBO) dimension byte offset, each ``>> 4``; 49-51 base
+offset; 62-63 layout type (0 interleave, 1 128B, 2 64B, 3 32B). It describes only the *canonical layouts*
+(§9.7.15.5.1.2.1.3): 8-row core matrices of 16-byte rows repeated with two strides, composed with
+``Swizzle<log2 W,4,3>`` on bytes; T = 128/bits elements (16 bytes), W = 1, 2, 4, 8 chunks per swizzle row::
 
     K-major   interleave : ((8,m),(T,2k)):((T,SBO),(1,LBO))
     K-major   swizzled   : ((8,m),(T,2k)):((W*T,SBO),(1,T))          LBO unused ("assumed 1")
     MN-major  interleave : ((T,1,m),(8,k)):((1,T,SBO),(T,LBO))
     MN-major  swizzled   : ((T,W,m),(8,k)):((1,T,LBO),(W*T,SBO))
 
-each composed with ``Swizzle<log2 W,4,3>`` on byte addresses. Example: the K-major 64B-swizzled f16 A tile
-of 64 x 32 from the ``K_SW64`` atom (the CuTe DSL's PTX holds the same two constants)::
+The K-major 64B-swizzled f16 A tile of 64 x 32 (the CuTe DSL's PTX holds the same two constants)::
 
     >>> from layoutlab import SmemLayoutAtomKind, make_smem_layout_atom
     >>> sA = make_smem_layout_atom(SmemLayoutAtomKind.K_SW64, 16).tile_to_shape((64, 32), (0, 1))
@@ -179,10 +170,8 @@ def _major(major, op) -> str:
 
 
 def check_operand_major(element_type, major, source="smem") -> None:
-    """Refuse an operand majorness wgmma does not have.
-
-    MN-major ("transposed") operands exist only for f16/bf16 read through a descriptor; tf32, fp8 and
-    int8 operands must be K-major, and A from registers is always K-major.
+    """Refuse an operand majorness wgmma lacks: MN-major ("transposed") exists only for f16/bf16 read through a
+    descriptor; tf32, fp8 and int8 operands, and A from registers, are K-major.
 
     >>> check_operand_major(16, "MN")          # f16/bf16: fine
     >>> check_operand_major(32, "MN")          # doctest: +IGNORE_EXCEPTION_DETAIL
@@ -233,10 +222,8 @@ def _offsets(layout, mn, k):
 
 
 def gmma_canonical_layout(major, layout_type, element_bits, mn, k, lbo=None, sbo=None):
-    """The PTX ISA's canonical layout (§9.7.15.5.1.2.1.3) of an (mn, k) operand tile, in elements.
-
-    ``lbo``/``sbo`` are in elements (default: the compact choice, core matrices packed in the order
-    CuTe's ``tile_to_shape`` uses). Returns a ``ComposedLayout`` ``S<b,4,3> o 0 o ((..),(..)):((..),(..))``.
+    """The PTX ISA's canonical layout (§9.7.15.5.1.2.1.3) of an (mn, k) operand tile, ``S<b,4,3> o 0 o outer`` in
+    elements; ``lbo``/``sbo`` in elements (default: compact, core matrices packed as CuTe's ``tile_to_shape`` does).
 
     >>> print(gmma_canonical_layout("K", "INTERLEAVE", 16, 16, 16))
     S<0,4,3> o 0 o ((8,2),(8,2)):((8,128),(1,64))
@@ -271,14 +258,10 @@ def _check_extent(major, lt, bits, mn, k, op):
 
 def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescriptor:
     """CuTe's ``make_gmma_desc<Major>``: the descriptor of one wgmma operand tile, or a refusal.
-
-    ``layout`` maps ``(mn, k)`` of one instruction's operand (MN x 32 bytes of K) to element offsets: a
-    ``Layout`` (no swizzle) or ``S<b,4,3> o offset o outer`` (e.g. a k-block of a swizzled smem tile).
-    ``smem_base`` is the byte address the layout is attached to (the start of the swizzle pattern).
-    LBO and SBO are read off the layout and the whole layout is checked against the canonical one with
-    those strides. The base offset is 0 when ``smem_base`` is a multiple of the pattern, else
-    ``(smem_base >> 7) & 7`` (PTX ISA). An unused stride (a mode of size 1) is encoded 0, as CuTe does;
-    K-major swizzled layouts put 1 in the unused LBO ("assumed 1").
+    ``layout`` maps ``(mn, k)`` of one instruction's operand (MN x 32 bytes of K) to element offsets: a ``Layout``
+    or ``S<b,4,3> o offset o outer`` (e.g. a k-block of a swizzled tile) at byte ``smem_base``. LBO/SBO are read off
+    the layout, which must equal the canonical one with them; base offset 0 if ``smem_base`` is a multiple of the
+    pattern, else ``(smem_base >> 7) & 7``. Unused strides (size-1 modes) encode 0, as in CuTe; K-major swizzled: 1.
 
     >>> d = make_gmma_desc("K", Layout(((8, 2), (8, 2)), ((8, 128), (1, 64))), 16)
     >>> d.leading_byte_offset, d.stride_byte_offset, d.layout_type.name
@@ -348,10 +331,8 @@ def make_gmma_desc(major, layout, element_type, smem_base: int = 0) -> GmmaDescr
 
 
 def gmma_k_block_descs(major, layout, element_type, smem_base: int = 0) -> list:
-    """One descriptor per wgmma along K of an (MN, K) smem tile (what ``tiled_mma.make_fragment_A/B`` yields).
-
-    The tile's K mode is cut into blocks of one wgmma's K (16 for f16: 32 bytes); each block is the layout
-    composed with ``(MN, Kw):(1, MN)`` shifted by ``kb * Kw`` columns.
+    """One descriptor per wgmma along K of an (MN, K) smem tile (what ``tiled_mma.make_fragment_A/B`` yields): block
+    kb is the layout composed with ``(MN, Kw):(1, MN)`` shifted by ``kb * Kw`` columns, Kw = one wgmma's K.
 
     >>> from layoutlab import SmemLayoutAtomKind, make_smem_layout_atom
     >>> sB = make_smem_layout_atom("K_SW128", 16).tile_to_shape((64, 64), (0, 1))
@@ -374,12 +355,9 @@ def gmma_k_block_descs(major, layout, element_type, smem_base: int = 0) -> list:
 
 
 def gmma_read_addresses(desc, major, element_type, mn) -> np.ndarray:
-    """The shared-memory byte address of each element (mn, k) one wgmma reads through ``desc``, as the
-    PTX ISA describes it: the canonical layout with the descriptor's LBO/SBO from its start address, then
-    the swizzle on the byte address (K-major swizzled layouts ignore LBO).
-
-    The swizzle XORs the 16-byte chunk number with the row, ``(address >> 7) - b`` for base offset ``b`` (our
-    reading of the PTX ISA's rule, which the H100 recording of :mod:`layoutlab.probe.gmma` agrees with).
+    """The smem byte address of each element (mn, k) one wgmma reads through ``desc``: the canonical layout with its
+    LBO/SBO (K-major swizzled: no LBO) from its start, then the swizzle, 16-byte chunk XOR row ``(address >> 7) - b``
+    for base offset ``b`` (our reading of the PTX ISA; the H100 recording of :mod:`layoutlab.probe.gmma` agrees).
 
     >>> a = gmma_read_addresses(0x4000004000010000, "K", 16, 64)      # K_SW128, f16: row 1 is swizzled
     >>> a.shape, int(a[0, 0]), int(a[1, 0]), int(a[1, 8])

@@ -1,11 +1,6 @@
-"""Which ``ldmatrix`` feeds an MMA operand from shared memory: x1/x2/x4 and ``.trans``, with the reasons.
-
-Checked against the CuTe DSL and on an H100. A lane gets two 16-bit values per 8x8 matrix: take the widest
-of x4/x2/x1 dividing the warp's fragment (a wider one is CuTe's "TiledCopy uses too few vals for selected
-CopyAtom"). A lane names one 16-byte row and gets back neighbours along it; the MMA wants neighbours along
-K, so an MN-major operand needs ``.trans``.
-
-Example (SM80 16x8x16 with the value layout (1,2,1) of CUTLASS's Ampere examples, A row-major)::
+"""Which ``ldmatrix`` feeds an MMA operand from shared memory: x1/x2/x4 and ``.trans``, with the reasons (checked
+against the CuTe DSL and on an H100). The rule is :func:`select_ldmatrix`'s. SM80 16x8x16 with CUTLASS's Ampere
+value layout (1,2,1), A row-major::
 
     >>> from layoutlab import nvgpu, make_layout, make_tiled_mma
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
@@ -30,10 +25,8 @@ __all__ = ["select_ldmatrix", "LdmatrixSelection", "operand_majorness", "ldmatri
 
 @dataclass(frozen=True)
 class LdmatrixSelection:
-    """The chosen copy atom, the tiled copy that feeds the MMA with it, and why (``reasoning``, text).
-
-    Unpacks as ``atom, reasoning = select_ldmatrix(...)``. ``name`` is CuTe's (``SM75_U32x4_LDSM_N``),
-    ``op`` the DSL-style operation (``LdMatrix8x8x16bOp(transpose, num_matrices)``).
+    """The chosen copy atom, the tiled copy feeding the MMA with it, and why (``reasoning``); unpacks as ``atom,
+    reasoning``. ``name``: CuTe's (``SM75_U32x4_LDSM_N``); ``op``: ``LdMatrix8x8x16bOp(transpose, num_matrices)``.
 
     >>> from layoutlab import nvgpu, make_layout, make_tiled_mma
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 8)))
@@ -82,11 +75,8 @@ def _contiguous_run(layout, mode):
 
 
 def operand_majorness(smem_layout, operand="A"):
-    """``("K" | "MN", contiguous run, explanation)`` for an operand tile layout in shared memory.
-
-    ``smem_layout`` maps the operand's (M, K) -- or (N, K) for B -- coordinates to element offsets: a
-    :class:`Layout`, or a swizzled ``ComposedLayout`` (``S<B,M,S> o offset o layout``: we look through the
-    swizzle, which keeps 2^M-element chunks whole). K-major means K has the stride-1 mode.
+    """``("K" | "MN", contiguous run, explanation)`` for an (M or N, K) operand tile in smem: a :class:`Layout` or a
+    swizzled ``ComposedLayout`` (looked through: it keeps 2^M-element chunks whole). K-major: K has stride 1.
 
     >>> operand_majorness(Layout((16, 16), (1, 16)))[0]      # column-major A: M contiguous
     'MN'
@@ -123,13 +113,10 @@ def operand_majorness(smem_layout, operand="A"):
 
 def select_ldmatrix(tiled_mma, operand, smem_layout, num_matrices=None) -> LdmatrixSelection:
     """The ``ldmatrix`` copy atom for operand ``"A"`` or ``"B"`` of ``tiled_mma`` read from ``smem_layout``.
-
-    Math: a thread of the tiled MMA holds ``v = size(mode 1 of tv_layout_X_tiled)`` 16-bit values of the
-    operand; ``v / 2`` 8x8 matrices per warp; x = the largest of 4, 2, 1 dividing ``v / 2`` (or the given
-    ``num_matrices``, which must divide it). ``.trans`` iff the operand is MN-major in shared memory.
-
-    Refused: an operand not A/B, an MMA that is not a 16-bit warp MMA, an unreadable majorness, or a
-    ``num_matrices`` wider than the fragment.
+    A thread holds ``v = size(mode 1 of tv_layout_X_tiled)`` 16-bit values, two per 8x8 matrix: x = the widest of
+    4, 2, 1 dividing ``v / 2`` (or ``num_matrices``, dividing it; wider is CuTe's "TiledCopy uses too few vals");
+    ``.trans`` iff the operand is MN-major (a lane gets neighbours along its 16-byte row, the MMA wants them along
+    K). Refused: not A/B, not a 16-bit warp MMA, unreadable majorness, ``num_matrices`` wider than the fragment.
 
     >>> from layoutlab import nvgpu, make_layout, make_tiled_mma
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 8)))
@@ -208,9 +195,8 @@ def _check_element(op, matrix, row, col, fn):
 
 
 def ldmatrix_address_lane(op, matrix, row):
-    """The lane whose address operand names row ``row`` of matrix ``matrix`` (PTX ISA, ldmatrix/stmatrix:
-    threads 0-7 give matrix 0's rows, 8-15 matrix 1's, ...; with .x1/.x2 the other lanes' addresses are
-    ignored). Read from the atom's address-side TV layout (the smallest lane naming that row).
+    """The lane whose address names row ``row`` of matrix ``matrix`` (PTX ISA, ldmatrix/stmatrix: lanes 0-7 give
+    matrix 0's rows, 8-15 matrix 1's, ...; .x1/.x2 ignore the rest), from the atom's address-side TV layout.
 
     >>> ldmatrix_address_lane(LdMatrix8x8x16bOp(False, 4), 2, 5)
     21
@@ -222,10 +208,8 @@ def ldmatrix_address_lane(op, matrix, row):
 
 
 def ldmatrix_owner(op, matrix, row, col):
-    """``(lane, value)`` holding element ``(row, col)`` of matrix ``matrix`` as it sits in shared memory
-    (row ``row`` = the 16 bytes at the address of :func:`ldmatrix_address_lane`). ``value // 2`` is the
-    destination register ``d{value // 2}`` and ``value % 2`` its 16-bit half. Without ``.trans`` lane
-    ``4*row + col//2`` holds it; with ``.trans`` (each matrix transposed) lane ``4*col + row//2``.
+    """``(lane, value)`` holding element ``(row, col)`` of matrix ``matrix`` (register ``d{value // 2}``, half
+    ``value % 2``): lane ``4*row + col//2``, or ``4*col + row//2`` with ``.trans`` (each matrix transposed).
 
     >>> ldmatrix_owner(LdMatrix8x8x16bOp(False, 2), 1, 3, 5), ldmatrix_owner(LdMatrix8x8x16bOp(True, 2), 1, 3, 5)
     ((14, 3), (21, 3))

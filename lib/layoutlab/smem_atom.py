@@ -1,8 +1,6 @@
-"""The Hopper GMMA shared-memory layout atoms: ``cute.nvgpu.warpgroup.SmemLayoutAtomKind`` and its tables.
-
-An atom is a swizzled :class:`~layoutlab.swizzle.ComposedLayout` of 8 rows of 128/256/512/1024 bits (INTER,
-SW32, SW64, SW128), K-major or MN-major, as ``cute.nvgpu.warpgroup.make_smem_layout_atom`` and
-``cutlass.utils.hopper_helpers.get_smem_layout_atom`` build them (also importable from :mod:`layoutlab.swizzle`).
+"""The Hopper GMMA shared-memory layout atoms (swizzled ComposedLayouts of 8 rows, K- or MN-major), as
+``cute.nvgpu.warpgroup.make_smem_layout_atom`` and ``cutlass.utils.hopper_helpers.get_smem_layout_atom`` build
+them (also importable from :mod:`layoutlab.swizzle`).
 """
 
 from __future__ import annotations
@@ -18,10 +16,8 @@ __all__ = ["SmemLayoutAtomKind", "make_smem_layout_atom", "get_smem_layout_atom"
 
 
 class SmemLayoutAtomKind(Enum):
-    """The eight GMMA shared-memory atoms, named as ``cute.nvgpu.warpgroup.SmemLayoutAtomKind``.
-
-    MN_* : the M (or N) index is contiguous; K_* : K is contiguous.  INTER = no swizzle (16-byte
-    interleave), SW32/SW64/SW128 = the 32/64/128-byte swizzle.
+    """The eight GMMA smem atoms, as ``cute.nvgpu.warpgroup.SmemLayoutAtomKind``: MN_* has M (or N) contiguous, K_*
+    K; INTER = no swizzle (16-byte interleave), SW32/SW64/SW128 = the 32/64/128-byte swizzle.
 
     >>> [k.name for k in SmemLayoutAtomKind if k.name.startswith("K_")]
     ['K_INTER', 'K_SW32', 'K_SW64', 'K_SW128']
@@ -59,11 +55,9 @@ def _atom_kind(kind, op) -> SmemLayoutAtomKind:
 
 
 def make_smem_layout_atom(kind, element_type) -> ComposedLayout:
-    """``cute.nvgpu.warpgroup.make_smem_layout_atom(kind, element_type)``, in element units.
-
-    One atom row holds 128/256/512/1024 bits (INTER/SW32/SW64/SW128), i.e. ``n = bits / width`` elements, with the
-    swizzle ``S<0|1|2|3, 4, 3>`` (on byte addresses: 16-byte chunks, 8 rows).  K-major: ``(8, n):(n, 1)``; MN-major:
-    ``(n, 8):(1, n)``.  The K-major 128-byte atom of 16-bit elements (CUTLASS's Hopper GEMM example)::
+    """``cute.nvgpu.warpgroup.make_smem_layout_atom(kind, element_type)``, in elements: a row of 128/256/512/1024
+    bits (INTER/SW32/SW64/SW128) holds ``n = bits / width`` elements, swizzled by ``S<0|1|2|3, 4, 3>`` on bytes;
+    K-major ``(8, n):(n, 1)``, MN-major ``(n, 8):(1, n)``. CUTLASS's Hopper GEMM atom (K-major, 128B, 16-bit)::
 
         >>> make_smem_layout_atom(SmemLayoutAtomKind.K_SW128, 16)
         S<3,4,3> o 0 o (8,64):(64,1)
@@ -77,10 +71,8 @@ def make_smem_layout_atom(kind, element_type) -> ComposedLayout:
 
 def get_smem_layout_atom(major, element_type, major_mode_size: int) -> SmemLayoutAtomKind:
     """``cutlass.utils.hopper_helpers.get_smem_layout_atom``: the widest swizzle the tile's major extent fills.
-
-    ``major`` is ``"K"`` or ``"MN"`` (the operand's contiguous mode); ``major_mode_size`` is the tile extent along
-    it, in elements (a multiple of 8).  SW128 when that extent is a multiple of 1024 bits, else SW64 (512 bits), SW32
-    (256), else INTER.  K-major fp16 with a K-tile of 64 and of 16 (256 bits):
+    ``major``: ``"K"`` or ``"MN"``; ``major_mode_size``: the extent along it (elements, a multiple of 8). SW128 if
+    it is a multiple of 1024 bits, else SW64 (512), SW32 (256), else INTER. K-major fp16, K-tiles of 64 and 16::
 
         >>> get_smem_layout_atom("K", 16, 64), get_smem_layout_atom("K", 16, 16)
         (<SmemLayoutAtomKind.K_SW128: 'K_SW128'>, <SmemLayoutAtomKind.K_SW32: 'K_SW32'>)

@@ -1,12 +1,6 @@
-"""TMA tensor maps on a CPU: the rules of the CUDA driver's ``cuTensorMapEncodeTiled`` and where each byte of
-a box lands in shared memory.
-
-:func:`encode_tiled` checks every rule of the driver call (each error message quotes the requirement it
-breaks); :func:`box_placement` says which global element each shared-memory byte of a box holds, through
-the map's swizzle. The CuTe view built on these is :mod:`layoutlab.tma`.
-
-Sources: CUDA Driver API, "Tensor Map Object Management", ``cuTensorMapEncodeTiled``; PTX ISA, "Tensors"
-(tiled mode, bounding box, swizzling modes).
+"""TMA tensor maps on a CPU: :func:`encode_tiled` checks every rule of ``cuTensorMapEncodeTiled`` (errors quote the
+rule); :func:`box_placement` says where each byte of a box lands in smem; :mod:`layoutlab.tma` builds on these.
+Sources: CUDA Driver API, "Tensor Map Object Management"; PTX ISA, "Tensors" (tiled mode, bounding box, swizzling).
 """
 
 from __future__ import annotations
@@ -59,10 +53,8 @@ def _mode(swizzle, op):
 
 
 def tma_swizzle(mode) -> Swizzle:
-    """The CuTe swizzle that TMA swizzle ``mode`` applies to shared-memory byte addresses.
-
-    Math: the 16-byte chunk index (address bits 4..) is XORed with the 128-byte row index (bits 7..),
-    1/2/3 bits of it for 32B/64B/128B.
+    """The CuTe swizzle TMA swizzle ``mode`` applies to smem byte addresses: the 16-byte chunk index (address bits
+    4..) XORed with 1/2/3 bits (32B/64B/128B) of the 128-byte row index (bits 7..).
 
     >>> sw = tma_swizzle("128B")
     >>> print(sw)
@@ -74,10 +66,8 @@ def tma_swizzle(mode) -> Swizzle:
 
 
 def swizzle_mode_of(sw: Swizzle) -> str:
-    """The TMA mode of a CuTe swizzle on byte addresses: ``S<0|1|2|3,4,3>`` -> none/32B/64B/128B.
-
-    Any other swizzle (``S<3,3,3>``, ``S<2,4,2>``, ...) has no TMA mode: refused (the CuTe DSL 4.8.1
-    accepts ``S<3,3,3>`` silently and shrinks the box; the hardware can only do these four).
+    """The TMA mode of a CuTe swizzle on byte addresses, ``S<0|1|2|3,4,3>`` -> none/32B/64B/128B; any other is
+    refused (the CuTe DSL 4.8.1 accepts ``S<3,3,3>`` and shrinks the box; the hardware does only these four).
 
     >>> swizzle_mode_of(Swizzle(3, 4, 3)), swizzle_mode_of(Swizzle(0, 4, 3))
     ('128B', 'none')
@@ -91,10 +81,8 @@ def swizzle_mode_of(sw: Swizzle) -> str:
 
 
 def smem_alignment(mode) -> int:
-    """Bytes a TMA shared-memory destination must be aligned to for the placement CuTe assumes.
-
-    ``cp.async.bulk.tensor`` needs 128 bytes; a swizzle acts on *address* bits 4..9, so its pattern repeats
-    every 8 rows of 128 bytes (256 / 512 / 1024 bytes for 32B / 64B / 128B), the alignment CuTe assumes.
+    """Bytes a TMA smem destination must be aligned to: 128 (``cp.async.bulk.tensor``), or, as CuTe assumes, a
+    swizzle's 8-row pattern (it acts on address bits 4..9): 256 / 512 / 1024 bytes for 32B / 64B / 128B.
 
     >>> smem_alignment("128B"), smem_alignment("none")
     (1024, 128)
@@ -105,11 +93,8 @@ def smem_alignment(mode) -> int:
 
 @dataclass(frozen=True)
 class TensorMap:
-    """The parameters of ``cuTensorMapEncodeTiled``, all dimension arrays innermost first.
-
-    ``global_strides`` are in bytes and list dimensions 1..rank-1 (dimension 0 is contiguous);
-    ``box_dim`` in elements; the box is written to shared memory densely, dimension 0 innermost,
-    so a box holds ``box_bytes`` bytes -- the transaction count an ``mbarrier`` must expect.
+    """The parameters of ``cuTensorMapEncodeTiled``, innermost first (``global_strides``: bytes, dims 1..rank-1;
+    ``box_dim``: elements). A box lands in smem densely, dim 0 innermost: ``box_bytes``, an ``mbarrier``'s tx count.
 
     >>> tm = encode_tiled("f16", (64, 256), (128,), (64, 8), swizzle="128B")
     >>> tm.box_dim, tm.swizzle, tm.element_strides
@@ -167,10 +152,8 @@ def _ints(name, xs, n, op):
 def encode_tiled(data_type, global_dim, global_strides, box_dim, element_strides=None, *, swizzle="none",
                  interleave="none", oob_fill="zero", l2_promotion=0, global_address=0) -> TensorMap:
     """``cuTensorMapEncodeTiled`` on a CPU: check every documented requirement, return the :class:`TensorMap`.
-
-    Arrays are innermost first, as the driver takes them; ``global_strides`` (bytes) has ``rank - 1``
-    entries.  Each broken requirement raises :class:`LayoutError` naming the field, the rule and a
-    valid value.  Example: a row-major 256 x 100 fp16 matrix has a row stride of 200 bytes::
+    Arrays innermost first; ``global_strides`` (bytes) has ``rank - 1`` entries. A broken requirement raises
+    :class:`LayoutError` naming the field, the rule and a valid value; a row-major 256 x 100 fp16 matrix::
 
         >>> encode_tiled("f16", (100, 256), (200,), (64, 8))   # doctest: +ELLIPSIS
         Traceback (most recent call last):
@@ -239,9 +222,8 @@ def encode_tiled(data_type, global_dim, global_strides, box_dim, element_strides
 
 
 def smem_byte_of(tmap: TensorMap, box_crd, smem_base: int = 0) -> int:
-    """Shared-memory byte address of box coordinate ``box_crd`` (element index per dimension, innermost
-    first) for a box written at ``smem_base``: dense, dimension 0 innermost, then the swizzle applied to
-    the absolute address.
+    """Smem byte address of box coordinate ``box_crd`` (innermost first) for a box written at ``smem_base``: dense,
+    dimension 0 innermost, then the swizzle on the absolute address.
 
     >>> tm = encode_tiled("f16", (64, 256), (128,), (64, 8), swizzle="128B")
     >>> smem_byte_of(tm, (0, 1)), smem_byte_of(tm, (8, 1))    # row 1: chunks 0 and 1 trade places
@@ -254,12 +236,10 @@ def smem_byte_of(tmap: TensorMap, box_crd, smem_base: int = 0) -> int:
 
 
 def box_placement(tmap: TensorMap, box_start, smem_base: int = 0):
-    """Which global element each shared-memory byte of one TMA box holds.
-
-    A list, entry ``i`` for the byte at ``smem_base + i``: ``(global coordinate, byte within the element)``,
-    or ``(None, byte)`` for out-of-bounds fill.  ``box_start`` is the box corner (innermost first; may be
-    negative); elements are taken every ``elementStrides[i]`` along dimension i >= 1.  ``smem_base`` must be
-    128-byte aligned; the swizzle acts on absolute address bits.  A box starting one element early::
+    """Which global element each smem byte of one TMA box holds: entry ``i`` (byte ``smem_base + i``) is
+    ``(global coordinate or None for OOB fill, byte within the element)``. ``box_start``: the box corner (innermost
+    first; may be negative); dimension i >= 1 steps by ``elementStrides[i]``; ``smem_base``: 128-byte aligned (the
+    swizzle acts on absolute addresses). A box starting one element early::
 
         >>> tm = encode_tiled("f16", (64,), (), (8,))
         >>> [c for c, b in box_placement(tm, (-1,))[:4]]

@@ -1,9 +1,7 @@
 """The CuTe view of TMA on a CPU: ``make_tiled_tma_atom`` as the CuTe DSL 4.8.1 derives it (plus the driver's
-checks), the copies that fill a CTA tile and where their bytes land (checked on an H100). Re-exports
-:mod:`layoutlab.tensor_map` and :mod:`layoutlab.async_copy`, which were defined here before the split.
-
-Sources: CUDA Driver API, ``cuTensorMapEncodeTiled``; PTX ISA, ``cp.async.bulk.tensor``; the CuTe DSL's
-``cpasync.make_tiled_tma_atom``. Example (an 8 x 64 fp16 K-major tile, 128-byte swizzle)::
+checks), the copies that fill a CTA tile and where their bytes land (checked on an H100); re-exports
+:mod:`layoutlab.tensor_map` and :mod:`layoutlab.async_copy`. Sources: CUDA Driver API, ``cuTensorMapEncodeTiled``;
+PTX ISA, ``cp.async.bulk.tensor``; the CuTe DSL's ``cpasync.make_tiled_tma_atom``. An 8 x 64 fp16 K-major tile::
 
     >>> from layoutlab import Layout, make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -31,9 +29,8 @@ from .tensor_map import (SWIZZLE_SPAN, TMA_DATA_TYPES, TensorMap, _dtype, _ints,
 __all__ = ["TmaAtom", "make_tiled_tma_atom", "TmaCopy", "tma_partition", "tile_placement", "multicast_slices",
            "TMA_DSL_SETUP", "tma_dsl_summary"] + tensor_map.__all__ + async_copy.__all__
 
-#: Setup code for :func:`layoutlab.dsl.dsl_eval` / ``dsl_check``: ``tma(dt, gshape, gstride, smem_layout, tiler)``
-#: traces ``cpasync.make_tiled_tma_atom`` on a CPU and returns ``"tma_gbasis|copy_bits|TMA tensor|atom"``,
-#: what :func:`tma_dsl_summary` gives for our atom; ``staged(kind, dt, shape, order)`` tiles a GMMA smem atom.
+#: Setup for :func:`layoutlab.dsl.dsl_eval`: ``tma(dt, gshape, gstride, smem_layout, tiler)`` traces the DSL's
+#: atom and returns what :func:`tma_dsl_summary` gives for ours; ``staged(kind, dt, shape, order)`` tiles a GMMA atom.
 TMA_DSL_SETUP = """
 from cutlass.cute.nvgpu import cpasync
 W = cute.nvgpu.warpgroup
@@ -79,10 +76,8 @@ def _op_name(op):
 
 @dataclass(frozen=True)
 class TmaAtom:
-    """What ``cpasync.make_tiled_tma_atom`` derives, plus the tensor map it implies.
-
-    ``modes``: the box as ``(extent, gmem mode)`` pairs, innermost first (the DSL's ``tma_gbasis``);
-    ``tensor_map``: the encode parameters, in TMA dimension order.
+    """What ``cpasync.make_tiled_tma_atom`` derives and the tensor map it implies (TMA dimension order); ``modes``:
+    the box as ``(extent, gmem mode)`` pairs, innermost first (the DSL's ``tma_gbasis``).
 
     >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -160,14 +155,11 @@ def _smem_parts(smem_layout, tiler_rank, op):
 def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", num_multicast=1, *,
                         global_address=0, oob_fill="zero", validate=True) -> TmaAtom:
     """``cute.nvgpu.cpasync.make_tiled_tma_atom(op, gmem_tensor, smem_layout, cta_tiler)`` on a CPU.
-
-    ``gmem`` is the global tensor's layout (element strides; flat, static); ``smem_layout`` a Layout or a
-    swizzled ComposedLayout over the tile (optionally with a trailing stage mode); ``cta_tiler`` the tile
-    shape.  Like the DSL: walk shared memory from offset 0 and read off which global mode each offset
-    steps along (``tma_gbasis``); keep the leading modes that step by one element; cut the inner one to the
-    swizzle span and every one to 256 (to the largest divisor, dropping the modes after a cut); add the
-    global modes the tile does not walk with extent 1.  Then :func:`encode_tiled` checks every driver rule
-    (the DSL does not); ``validate=False`` skips that and returns what the DSL derives::
+    ``gmem``: flat static global layout (element strides); ``smem_layout``: a Layout or swizzled ComposedLayout
+    over the tile (+ optional stage mode); ``cta_tiler``: the tile shape. As the DSL: walk smem from offset 0 and
+    read which global mode each offset steps along (``tma_gbasis``); keep the leading unit-step modes; cut the
+    inner one to the swizzle span, each to 256 (largest divisor; later modes drop to 1); add untouched global modes
+    with extent 1. :func:`encode_tiled` then checks the driver rules (the DSL does not; ``validate=False`` skips)::
 
         >>> from layoutlab import Layout, make_composed_layout, make_swizzle
         >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -198,8 +190,7 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
         raise LayoutError(f"{fn}: smem layout shape {outer.shape} does not cover the tile {tiler}")
     mode = swizzle_mode_of(sw)
 
-    # smem offset -> tile coordinate (the right inverse of the smem layout, on its contiguous prefix);
-    # crd[0] is the origin, as the smem layout maps coordinate 0 to offset 0
+    # smem offset -> tile coordinate (the smem layout's right inverse on its contiguous prefix; crd[0]: the origin)
     where = {outer(i): i for i in reversed(range(outer.size()))}      # the first index of each offset
     crd = []
     while len(crd) in where:
@@ -252,8 +243,7 @@ def make_tiled_tma_atom(op, gmem, smem_layout, cta_tiler, element_type="f16", nu
 
 @dataclass(frozen=True)
 class TmaCopy:
-    """One ``cp.async.bulk.tensor`` of a tile: its box corner (TMA coordinates, innermost first) and the
-    shared-memory element offset it writes to (before the swizzle).
+    """One ``cp.async.bulk.tensor``: box corner (TMA coordinates, innermost first), unswizzled smem element offset.
 
     >>> TmaCopy(box_start=(0, 8), smem_offset=0)
     TmaCopy(box_start=(0, 8), smem_offset=0)
@@ -264,10 +254,8 @@ class TmaCopy:
 
 
 def tma_partition(atom: TmaAtom, tile_coord) -> list:
-    """The TMA instructions that fill CTA tile ``tile_coord`` (one per box), as ``cpasync.tma_partition``
-    + ``cute.copy`` issue them: the tile's shared memory is cut into ``atom.num_values``-element pieces in
-    offset order; piece j starts at the tile coordinate that the smem layout puts at offset
-    ``j * num_values``.
+    """The TMA copies that fill CTA tile ``tile_coord``, one per box, as ``cpasync.tma_partition`` + ``cute.copy``
+    issue them: copy j fills smem offsets from ``j * atom.num_values`` on, starting at the tile coordinate there.
 
     >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -290,12 +278,9 @@ def tma_partition(atom: TmaAtom, tile_coord) -> list:
 
 
 def tile_placement(atom: TmaAtom, tile_coord, smem_base: int = 0) -> dict:
-    """Where every byte of one CTA tile lands when the TMA copies of :func:`tma_partition` run: a dict
-    ``smem byte offset -> (global coordinate in the gmem layout's mode order, or None for OOB fill)``
-    for every written byte, relative to ``smem_base`` (the buffer's address; see :func:`smem_alignment`).
-
-    Each copy writes its box at ``smem_base + smem_offset * element_bytes``, swizzled on absolute addresses;
-    for an aligned buffer this is the smem layout's own ``ComposedLayout.byte_address``.
+    """Where each byte of CTA tile ``tile_coord`` lands (:func:`tma_partition`'s copies): ``{smem byte - smem_base:
+    (global coordinate in gmem mode order, or None for OOB fill; byte of the element)}``, swizzled on absolute
+    addresses (for an aligned ``smem_base``, see :func:`smem_alignment`: the smem layout's ``byte_address``).
 
     >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
@@ -311,17 +296,15 @@ def tile_placement(atom: TmaAtom, tile_coord, smem_base: int = 0) -> dict:
         if base % 128:
             raise LayoutError(f"tile_placement: a box would start at smem byte {base}, not 128-byte aligned")
         for i, (g, b) in enumerate(box_placement(atom.tensor_map, cp.box_start, 0)):
-            # box_placement is relative to an aligned 0: sw(i) is byte i's unswizzled position; swizzle it at
-            # the true base
+            # relative to an aligned 0, sw(i) is byte i's unswizzled position: swizzle it at the true base
             gm = None if g is None else tuple(g[t] for t in atom.tma_coord_of_mode)
             out[sw(base + sw(i)) - smem_base] = (gm, b)
     return out
 
 
 def multicast_slices(box_bytes: int, num_ctas: int) -> list:
-    """With ``.multicast::cluster``, each of ``num_ctas`` CTAs loads one slice of the tile and the TMA writes
-    it into every CTA's shared memory; each CTA's barrier still expects the whole tile.  Returns
-    ``[(first byte, bytes)]`` per CTA; ``num_ctas`` must divide the tile into 16-byte-multiple slices.
+    """``[(first byte, bytes)]`` per CTA of a ``.multicast::cluster`` load: each of ``num_ctas`` CTAs loads one
+    slice (whole 16-byte chunks), written to every CTA's smem; each CTA's barrier still expects the whole tile.
 
     >>> multicast_slices(16384, 2)
     [(0, 8192), (8192, 8192)]
