@@ -127,8 +127,7 @@ def cp_async_plan(tile_bytes: int, threads: int, cp_size: int = 16) -> dict:
 
 
 def cp_async_wait_group(committed: int, n: int) -> int:
-    """Groups guaranteed complete when ``cp.async.wait_group n`` returns after ``committed`` ``commit_group``s:
-    all but the ``n`` most recent.
+    """Groups complete when ``cp.async.wait_group n`` returns after ``committed`` commit_groups: all but ``n``.
 
     >>> cp_async_wait_group(3, 1)          # 3 stages in flight: groups 0 and 1 are done
     2

@@ -81,8 +81,7 @@ def swizzle_mode_of(sw: Swizzle) -> str:
 
 
 def smem_alignment(mode) -> int:
-    """Bytes a TMA smem destination must be aligned to: 128 (``cp.async.bulk.tensor``), or, as CuTe assumes, a
-    swizzle's 8-row pattern (it acts on address bits 4..9): 256 / 512 / 1024 bytes for 32B / 64B / 128B.
+    """A TMA smem buffer's alignment: 128 bytes, or the swizzle's 8-row pattern: 256/512/1024 for 32B/64B/128B.
 
     >>> smem_alignment("128B"), smem_alignment("none")
     (1024, 128)
@@ -222,8 +221,7 @@ def encode_tiled(data_type, global_dim, global_strides, box_dim, element_strides
 
 
 def smem_byte_of(tmap: TensorMap, box_crd, smem_base: int = 0) -> int:
-    """Smem byte address of box coordinate ``box_crd`` (innermost first) for a box written at ``smem_base``: dense,
-    dimension 0 innermost, then the swizzle on the absolute address.
+    """Smem byte of box element ``box_crd`` (innermost first), box at ``smem_base``: dense, dim 0 first, swizzled.
 
     >>> tm = encode_tiled("f16", (64, 256), (128,), (64, 8), swizzle="128B")
     >>> smem_byte_of(tm, (0, 1)), smem_byte_of(tm, (8, 1))    # row 1: chunks 0 and 1 trade places

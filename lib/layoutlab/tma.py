@@ -278,9 +278,8 @@ def tma_partition(atom: TmaAtom, tile_coord) -> list:
 
 
 def tile_placement(atom: TmaAtom, tile_coord, smem_base: int = 0) -> dict:
-    """Where each byte of CTA tile ``tile_coord`` lands (:func:`tma_partition`'s copies): ``{smem byte - smem_base:
-    (global coordinate in gmem mode order, or None for OOB fill; byte of the element)}``, swizzled on absolute
-    addresses (for an aligned ``smem_base``, see :func:`smem_alignment`: the smem layout's ``byte_address``).
+    """Where each byte of CTA tile ``tile_coord`` lands (the copies of :func:`tma_partition`, swizzled on absolute
+    addresses): ``{smem byte - smem_base: (gmem-mode coordinate or None for OOB fill, element byte)}``.
 
     >>> from layoutlab import make_composed_layout, make_swizzle
     >>> sl = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
