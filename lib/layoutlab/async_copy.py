@@ -75,7 +75,7 @@ class MBarrier:
 
 def mbarrier_try_wait(completed_phases: int, parity: int) -> bool:
     """``mbarrier.try_wait.parity`` after ``completed_phases`` completions: True once the phase of parity ``parity``
-    completed (the current parity differs); a fresh barrier passes parity 1, so producers start empty barriers at 1.
+    completed (the current parity differs); a fresh barrier passes parity 1: producers wait on empty ones from 1.
 
     >>> mbarrier_try_wait(3, parity=0), mbarrier_try_wait(3, parity=1)
     (True, False)
@@ -127,7 +127,7 @@ def cp_async_plan(tile_bytes: int, threads: int, cp_size: int = 16) -> dict:
 
 
 def cp_async_wait_group(committed: int, n: int) -> int:
-    """Groups complete when ``cp.async.wait_group n`` returns after ``committed`` commit_groups: all but ``n``.
+    """Groups done when ``cp.async.wait_group n`` returns after ``committed`` commit_groups: all but the ``n`` last.
 
     >>> cp_async_wait_group(3, 1)          # 3 stages in flight: groups 0 and 1 are done
     2

@@ -25,8 +25,8 @@ __all__ = ["select_ldmatrix", "LdmatrixSelection", "operand_majorness", "ldmatri
 
 @dataclass(frozen=True)
 class LdmatrixSelection:
-    """The chosen copy atom, the tiled copy feeding the MMA with it, and why (``reasoning``); unpacks as ``atom,
-    reasoning``. ``name``: CuTe's (``SM75_U32x4_LDSM_N``); ``op``: ``LdMatrix8x8x16bOp(transpose, num_matrices)``.
+    """The chosen copy atom, the tiled copy feeding the MMA with it, and why (``reasoning``); unpacks as (atom,
+    reasoning). ``name``: CuTe's (``SM75_U32x4_LDSM_N``); ``op``: ``LdMatrix8x8x16bOp(transpose, num_matrices)``.
 
     >>> from layoutlab import nvgpu, make_layout, make_tiled_mma
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 8)))
