@@ -15,7 +15,7 @@ from functools import lru_cache, wraps
 
 from .errors import LayoutError
 from .inttuple import ScaledBasis, ceil_div, format_int_tuple, is_int, is_tuple, leaves, signum, unflatten, zip_leaves
-from .layout import Layout
+from .layout import Layout, make_layout
 
 __all__ = ["LayoutWrapper", "coalesce", "filter", "filter_zeros", "composition"]
 
@@ -41,6 +41,14 @@ class LayoutWrapper(ABC):
     @abstractmethod
     def _with_layout(self, layout):
         """The same object around ``layout``."""
+
+    shape = property(lambda self: self._algebra_layout().shape)
+
+    def size(self, mode=()) -> int:
+        return self._algebra_layout().size(mode)
+
+    def rank(self, mode=()) -> int:
+        return self._algebra_layout().rank(mode)
 
     def _recast_layout(self, new_type_bits: int, old_type_bits: int):
         from .products import recast_layout
@@ -69,16 +77,6 @@ def _mk_flat(shapes, strides) -> Layout:
     return _mk(shapes[0], strides[0]) if len(shapes) == 1 else _mk(tuple(shapes), tuple(strides))
 
 
-def _concat(modes) -> Layout:
-    """The layout whose top-level modes are ``modes`` (``make_layout(*modes)`` without re-validation)."""
-    return _mk(tuple(m.shape for m in modes), tuple(m.stride for m in modes))
-
-
-def _modes(layout: Layout):
-    """Top-level modes as Layouts (a rank-1 integer layout is its own single mode)."""
-    return [_mk(s, d) for s, d in zip(layout.shape, layout.stride)] if is_tuple(layout.shape) else [layout]
-
-
 def _flat(layout: Layout):
     return leaves(layout.shape), leaves(layout.stride)
 
@@ -90,11 +88,11 @@ def _need_layout(x, op, what):
 
 def _transform_layout(layout: Layout, tiler: tuple, fn, op: str, keep_rest: bool = True) -> Layout:
     """Apply ``fn(mode_i, tiler_i)`` to the first ``len(tiler)`` modes; keep (or drop) the remaining modes."""
-    modes = _modes(layout)
+    modes = list(layout)
     if len(tiler) > len(modes):
         raise LayoutError(f"{op}: the tiler has {len(tiler)} modes but the layout {layout} has only {len(modes)}; "
                           f"give at most one tiler entry per mode")
-    return _concat([fn(m, t) for m, t in zip(modes, tiler)] + (modes[len(tiler):] if keep_rest else []))
+    return make_layout([fn(m, t) for m, t in zip(modes, tiler)] + (modes[len(tiler):] if keep_rest else []))
 
 
 @lru_cache(maxsize=4096)
@@ -193,7 +191,7 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
 
     def compose(ls, ld, rs, rd, key=()):
         if is_tuple(rs):  # right-distributivity over the modes of rhs
-            return _concat([compose(ls, ld, s, d, key) for s, d in zip(rs, rd)])
+            return make_layout([compose(ls, ld, s, d, key) for s, d in zip(rs, rd)])
         if isinstance(rd, ScaledBasis):
             return compose(_basis_get(rd.mode, ls), _basis_get(rd.mode, ld), rs, rd.value, key + rd.mode)
         if rd == 0:
@@ -237,7 +235,7 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
 
     if _has_basis(rhs.stride) and is_tuple(lhs.shape):
         # rhs selects modes of lhs through basis strides: keep lhs's top-level modes apart.
-        flat = _concat([_coalesce(m, True) for m in _modes(lhs)])
+        flat = make_layout([_coalesce(m, True) for m in lhs])
     else:
         flat = _coalesce(lhs, True)
     result = compose(flat.shape, flat.stride, rhs.shape, rhs.stride)

@@ -9,7 +9,7 @@ import re
 
 from .errors import LayoutError
 
-__all__ = ["ScaledBasis", "E"]
+__all__ = ["ScaledBasis", "E", "is_int"]
 
 
 def is_int(x) -> bool:

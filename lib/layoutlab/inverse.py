@@ -10,10 +10,10 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import zip_longest
 
-from .algebra_core import _concat, _flat, _has_basis, _mk, _mk_flat, _need_layout, coalesce, filter
+from .algebra_core import _flat, _has_basis, _mk, _mk_flat, _need_layout, coalesce, filter
 from .errors import LayoutError
 from .inttuple import ScaledBasis, _ceil_div_modes, format_int_tuple, prefix_product, product, transform_leaf
-from .layout import Layout, cosize
+from .layout import Layout, cosize, make_layout
 
 __all__ = ["complement", "right_inverse", "left_inverse", "is_injective", "nullspace"]
 
@@ -128,7 +128,7 @@ def _complement_basis(layout, cotarget):
             if part.size() == 1:  # the DSL keeps the span as the stride of an empty complement
                 part = _mk(1, span)
         out.append(_mk(part.shape, transform_leaf(part.stride, lambda v, i=i: ScaledBasis(v, i))))
-    return _concat(out)
+    return make_layout(out)
 
 
 @lru_cache(maxsize=4096)
@@ -226,8 +226,8 @@ def _inverse(layout: Layout, flat_inverse, op) -> Layout:
     pre = prefix_product(shapes)
     if not _has_basis(layout.stride):
         return flat_inverse(shapes, strides, pre, layout)
-    return _concat([flat_inverse([shapes[k] for k in ks], [strides[k].value for k in ks], [pre[k] for k in ks], layout)
-                    if ks else _mk(1, 0) for ks in _basis_dims(strides, layout, op)])
+    return make_layout([flat_inverse([shapes[k] for k in ks], [strides[k].value for k in ks], [pre[k] for k in ks],
+                                     layout) if ks else _mk(1, 0) for ks in _basis_dims(strides, layout, op)])
 
 
 def right_inverse(layout: Layout) -> Layout:

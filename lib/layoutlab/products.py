@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from math import gcd
 
-from .algebra_core import (LayoutWrapper, _concat, _mk, _modes, _need_layout, _transform_layout, _wrapped, coalesce,
-                           composition)
+from .algebra_core import LayoutWrapper, _mk, _need_layout, _transform_layout, _wrapped, coalesce, composition
 from .inverse import _complement, complement, right_inverse
 from .errors import LayoutError
 from .inttuple import ceil_div, format_int_tuple, is_int, is_tuple, product_each, signum, zip_leaves, unflatten
-from .layout import Layout, cosize, make_ordered_layout
+from .layout import Layout, cosize, make_layout, make_ordered_layout
 
 __all__ = ["logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product", "zipped_product",
            "tiled_product", "flat_product", "blocked_product", "raked_product", "tile_to_shape", "max_common_layout",
@@ -38,7 +37,7 @@ def _by_mode(public, layout: Layout, tiler, what: str, fn) -> Layout:
 
 def _unpack(z: Layout, tile_too: bool = False) -> Layout:
     """``(tile, rest)`` with the rest modes (and, with ``tile_too``, the tile modes) unpacked to the top level."""
-    return _concat([*(_modes(z[0]) if tile_too else [z[0]]), *_modes(z[1])])
+    return make_layout([*(z[0] if tile_too else [z[0]]), *z[1]])
 
 
 @_wrapped
@@ -53,15 +52,15 @@ def logical_divide(layout: Layout, tiler) -> Layout:
     ((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))
     """
     return _by_mode(logical_divide, layout, tiler, "the layout",
-                    lambda L, T: composition(L, _concat([T, complement(T, coalesce(L).shape)])))
+                    lambda L, T: composition(L, make_layout(T, complement(T, coalesce(L).shape))))
 
 
 def _zip2_by(layout: Layout, guide):
     """Gather the (tile, rest) pairs at the terminals of ``guide`` into two modes."""
     if isinstance(guide, (tuple, list)):
-        modes = _modes(layout)  # the divide or product already refused a guide longer than the modes
+        modes = list(layout)  # the divide or product already refused a guide longer than the modes
         pairs = [_zip2_by(m, g) for m, g in zip(modes, guide)]
-        return _concat([_concat([p[0] for p in pairs]), _concat([p[1] for p in pairs] + modes[len(guide):])])
+        return make_layout(make_layout([p[0] for p in pairs]), make_layout([p[1] for p in pairs] + modes[len(guide):]))
     if layout.rank() != 2 or not is_tuple(layout.shape):
         raise LayoutError(
             f"zipped_divide/zipped_product: the mode {layout} for tiler entry {guide!r} is not a (tile, rest) pair; "
@@ -102,7 +101,7 @@ def flat_divide(layout: Layout, tiler) -> Layout:
 
 def _logical_product_layout(block: Layout, tiler: Layout) -> Layout:
     rest = _complement(block, block.size() * cosize(tiler), checked=False)  # the tiler extends its last mode
-    return _concat([block, composition(rest, tiler)])
+    return make_layout(block, composition(rest, tiler))
 
 
 @_wrapped
@@ -151,8 +150,8 @@ def flat_product(block: Layout, tiler) -> Layout:
 
 def _pad(layout: Layout, r: int) -> Layout:
     """``append<r>``: pad with ``1:0`` modes up to rank ``r`` (a layout of rank ``r`` is returned as is)."""
-    modes = _modes(layout)
-    return layout if len(modes) == r else _concat(modes + [_mk(1, 0)] * (r - len(modes)))
+    modes = list(layout)
+    return layout if len(modes) == r else make_layout(modes + [_mk(1, 0)] * (r - len(modes)))
 
 
 def _rank_product(op: str, block: Layout, tiler: Layout):
@@ -169,11 +168,11 @@ def _pair(first: Layout, second: Layout, whole: bool = False) -> Layout:
     ``second`` in a single mode, as the DSL pairs rank-1 modes."""
     if whole or not is_tuple(first.shape):
         return _mk(((first.shape, second.shape),), ((first.stride, second.stride),))
-    ma, mb = _modes(first), _modes(second)
+    ma, mb = list(first), list(second)
     if len(ma) != len(mb):
         raise LayoutError(f"zip: ranks differ, {first} has {len(ma)} modes and {second} has {len(mb)}; the block and "
                           f"its repetitions pair up mode by mode")
-    return _concat([_concat([a, b]) for a, b in zip(ma, mb)])
+    return make_layout([make_layout(a, b) for a, b in zip(ma, mb)])
 
 
 @_wrapped
@@ -229,7 +228,7 @@ def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
         raise LayoutError(f"tile_to_shape: block {block} has rank {block.rank()}, more than the target shape "
                           f"{format_int_tuple(trg_shape)} (rank {r})")
     padded, grid = _pad(block, r), []
-    for i, (t, m) in enumerate(zip(product_each(trg_shape) if is_tuple(trg_shape) else (trg_shape,), _modes(padded))):
+    for i, (t, m) in enumerate(zip(product_each(trg_shape) if is_tuple(trg_shape) else (trg_shape,), padded)):
         if t % m.size() != 0:
             raise LayoutError(
                 f"tile_to_shape: mode {i} of the target shape {format_int_tuple(trg_shape)} has size {t}, not a "

@@ -120,20 +120,10 @@ class ComposedLayout(LayoutWrapper):
             raise LayoutError(f"ComposedLayout: outer {self.outer!r} must be a Layout (the coordinate -> offset map)")
         object.__setattr__(self, "offset", int(self.offset))
 
-    @property
-    def shape(self):
-        return self.outer.shape
-
-    def size(self) -> int:
-        return self.outer.size()
-
     def cosize(self) -> int:
         """``offset + cosize(outer)`` (what ``cute.cosize`` reports: the swizzle permutes offsets within
         aligned blocks, so it does not change how much memory the layout needs)."""
         return self.offset + self.outer.cosize()
-
-    def rank(self) -> int:
-        return self.outer.rank()
 
     def __getitem__(self, i) -> "ComposedLayout":
         """Mode ``i``: ``inner o offset o outer[i]`` (as ``c[i]`` / ``cute.get(c, mode=[i])``)."""

@@ -11,7 +11,7 @@ from .algebra import LayoutWrapper, coalesce, composition, raked_product, right_
 from .algebra_core import _need_layout
 from .errors import LayoutError
 from .inttuple import (_add, as_int_tuple, crd2idx, format_tree, is_int, is_tuple, leaves, product_each, rank,
-                       size, unflatten, zip_leaves)
+                       unflatten, zip_leaves)
 from .layout import Layout, _has_none, compact_col_major, dice, make_identity_layout, make_layout, slice_and_offset
 
 __all__ = ["Tensor", "make_tensor", "make_identity_tensor", "local_tile", "local_partition", "Step", "X",
@@ -65,9 +65,7 @@ class Tensor(LayoutWrapper):
         """The same engine and iterator over ``layout`` (``cute.composition(tensor, tiler)`` and friends)."""
         return Tensor(self.iterator if self.engine is None else self.engine, layout, self.iterator)
 
-    shape = property(lambda self: self.layout.shape)
-    stride = property(lambda self: self.layout.stride)
-    size, rank = size, rank  # the IntTuple functions: they measure the shape
+    stride = property(lambda self: self.layout.stride)  # shape, size and rank: LayoutWrapper's
 
     def _offset(self, crd):
         return _add(self.iterator, self.layout(crd))
