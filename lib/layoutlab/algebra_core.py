@@ -1,10 +1,8 @@
-"""The core of the CuTe layout algebra: coalesce, filter and composition, and the LayoutWrapper protocol.
+"""The core of the CuTe layout algebra (``cute/layout.hpp``): coalesce, filter, composition, the LayoutWrapper protocol.
 
-As in CuTe's ``cute/layout.hpp`` (results print as ``cutlass.cute`` prints them); where CuTe checks only a weak
-condition and silently returns a wrong layout, we check exact admissibility and raise a
-:class:`~layoutlab.errors.LayoutError` naming the rule.  Objects that hold a layout (a swizzled
-``ComposedLayout``, a ``Tensor``) take part through the :class:`LayoutWrapper` protocol.  The complement and
-inverses are in :mod:`layoutlab.inverse`, the divides and products in :mod:`layoutlab.products`.
+Where CuTe checks only a weak condition and silently returns a wrong layout, we check exact admissibility and raise
+a :class:`~layoutlab.errors.LayoutError` naming the rule.  Inverses: :mod:`.inverse`; divides and products:
+:mod:`.products`.
 """
 
 from __future__ import annotations
@@ -23,9 +21,8 @@ __all__ = ["LayoutWrapper", "coalesce", "filter", "filter_zeros", "composition"]
 class LayoutWrapper(ABC):
     """The protocol of objects that hold a layout the algebra acts on (CuTe's ``ComposedLayout``, ``Tensor``).
 
-    ``composition``, the divides, the products, ``coalesce`` and ``tile_to_shape`` act on ``_algebra_layout()`` and
-    rebuild the object with ``_with_layout(result)``, as the ``cute.*`` functions do; ``recast_layout`` calls
-    ``_recast_layout(new_bits, old_bits)`` (override it when the wrapper depends on the element width, like a swizzle).
+    The ``cute.*`` algebra acts on ``_algebra_layout()`` and rebuilds the object with ``_with_layout(result)``;
+    ``recast_layout`` calls ``_recast_layout(new_bits, old_bits)`` (a swizzle overrides it).
 
     >>> from layoutlab import ComposedLayout, Swizzle
     >>> isinstance(ComposedLayout(Swizzle(3,4,3), 0, Layout((8,64),(64,1))), LayoutWrapper)
@@ -97,8 +94,7 @@ def _transform_layout(layout: Layout, tiler: tuple, fn, op: str, keep_rest: bool
 
 @lru_cache(maxsize=4096)
 def _coalesce(layout: Layout, extend: bool = False) -> Layout:
-    """CuTe's backward coalesce of the flat modes.  ``extend`` also keeps the layout *outside* its domain (the
-    last mode extends forever), so a trailing size-1 mode keeps its stride as the extension."""
+    """CuTe's backward coalesce of the flat modes; ``extend`` keeps the function past its domain too."""
     shapes, strides = _flat(layout)
     rs, rd = [2 if extend and shapes[-1] == 1 else shapes[-1]], [strides[-1]]
     for s, d in zip(reversed(shapes[:-1]), reversed(strides[:-1])):
@@ -115,11 +111,8 @@ def _coalesce(layout: Layout, extend: bool = False) -> Layout:
 
 
 def coalesce(layout, target_profile=None):
-    """Simplify a layout without changing it as a function on its domain: merge modes ``s0:d0, s1:d1``
-    with ``d1 == s0*d0`` and drop size-1 modes.  Result has depth <= 1; all-size-1 gives ``1:0``.
-
-    With ``target_profile`` (a tuple), coalesce each top-level mode separately, keeping the rank.
-    A swizzled ComposedLayout keeps its swizzle and coalesces its outer layout.
+    """The same function on the domain, simplified: merge modes ``s0:d0, s1:d1`` with ``d1 == s0*d0``, drop size-1
+    modes (depth <= 1; all size 1: ``1:0``).  A tuple ``target_profile`` coalesces each top-level mode (same rank).
 
     >>> coalesce(Layout(((2,4),(3,2)), ((1,2),(8,24))), target_profile=(1,1))
     (8,6):(1,8)
@@ -151,8 +144,8 @@ def filter_zeros(layout: Layout, target_profile=None) -> Layout:
 
 
 def filter(layout: Layout, target_profile=None) -> Layout:  # noqa: A001 - CuTe's name
-    """Remove all stride-0 and size-1 modes and coalesce (``1:0`` when nothing is left); with a tuple
-    ``target_profile``, filter mode by mode.
+    """Remove all stride-0 and size-1 modes and coalesce (``1:0`` when nothing is left), mode by mode for a tuple
+    ``target_profile``.
 
     >>> filter(Layout((4,1,6),(0,3,1)))
     6:1
@@ -182,10 +175,8 @@ def _has_basis(stride) -> bool:
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
     """``lhs o rhs`` for Layouts: CuTe's composition_impl on the coalesced ``lhs``, checked exactly.
 
-    ``usage[key, i]`` accumulates the largest coordinate that the rhs modes reach inside lhs mode ``i``;
-    right-distributivity (composing mode by mode) is exact only if their sum stays inside the mode.
-    A negative stride in rhs walks lhs backwards: its magnitude does the divisibility walk, its sign is
-    carried into the result (``4:1 o 4:-1 = 4:-1``), as in CuTe.
+    ``usage[key, i]`` sums the coordinates the rhs modes reach in lhs mode ``i``: composing mode by mode is exact only
+    if the sum stays inside the mode.  A negative rhs stride walks by its magnitude; its sign goes into the result.
     """
     usage = Counter()
 
@@ -253,18 +244,11 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
 def composition(lhs, rhs):
     """Functional composition ``R = lhs o rhs``: ``R(c) = lhs(rhs(c))`` for every coordinate ``c`` of ``rhs``.
 
-    ``rhs`` may be
-
-    * a Layout: the result is compatible with (has the shape of) ``rhs``; negative strides walk ``lhs`` backwards;
-    * an integer ``n``: the first ``n`` elements of ``lhs`` (``rhs = make_layout(n)``, so ``1`` means ``1:0``);
-    * a tuple tiler ``(t0, t1, ...)`` of Layouts / integers / ``None`` / nested tuples: compose mode by mode (``None``
-      keeps the mode); modes of ``lhs`` beyond the tiler are dropped, as in CuTe; ``()`` gives ``():()``;
-    * ``None``: ``lhs`` itself.
-
-    A swizzled ComposedLayout (or a Tensor) as ``lhs`` keeps its swizzle (engine) and composes its layout.
-    Admissibility (checked exactly; CuTe checks only weakly): walking ``lhs``'s coalesced modes, each stride of ``rhs``
-    must divide out whole modes (``d % s == 0`` or ``s % d == 0``) and each shape of ``rhs`` must be made of whole
-    pieces of those modes.  ``lhs`` extends beyond its size along its last mode.
+    ``rhs``: a Layout (the result has its shape); an integer ``n`` (``make_layout(n)``, ``1`` is ``1:0``); a tuple
+    tiler of Layouts / integers / ``None`` (keep) / tuples, mode by mode, dropping the modes beyond it (``()``:
+    ``():()``); ``None`` (``lhs``).  Admissibility, checked exactly: walking ``lhs``'s coalesced modes, each stride of
+    ``rhs`` divides out whole modes (``d % s == 0`` or ``s % d == 0``) and each shape of ``rhs`` is made of whole pieces
+    of them.  ``lhs`` extends past its size along its last mode.
 
     >>> composition(Layout((6,2), (8,2)), Layout((4,3), (3,1)))
     ((2,2),3):((24,2),8)

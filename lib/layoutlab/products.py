@@ -1,8 +1,6 @@
-"""The divides and products of the CuTe layout algebra, tile_to_shape, common vectors and recasting.
+"""The divides and products of the CuTe layout algebra (``cute/layout.hpp``), tile_to_shape, common vectors, recasts.
 
-Built from composition and the complement as in CuTe's ``cute/layout.hpp``; results print as the CuTe DSL prints
-them.  A :class:`~layoutlab.algebra_core.LayoutWrapper` (a swizzled ``ComposedLayout``) is divided, multiplied,
-tiled and recast through its held layout and keeps its swizzle, as ``cute.*`` does.
+Built from composition and the complement; a :class:`~layoutlab.algebra_core.LayoutWrapper` acts through its layout.
 """
 
 from __future__ import annotations
@@ -21,8 +19,8 @@ __all__ = ["logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "lo
 
 
 def _by_mode(public, layout: Layout, tiler, what: str, fn) -> Layout:
-    """``fn(layout, tiler)`` for a Layout or integer tiler (``n`` means ``n:1``); ``None`` keeps ``layout``, and a
-    tuple tiler applies ``public`` mode by mode (``None`` keeps a mode; untouched trailing modes are kept)."""
+    """``fn(layout, tiler)`` for a Layout or integer tiler (``n:1``); ``None`` keeps ``layout``, a tuple tiler
+    applies ``public`` mode by mode (``None`` keeps a mode, as do the trailing modes)."""
     op = public.__name__
     _need_layout(layout, op, what)
     if tiler is None:
@@ -44,9 +42,7 @@ def _unpack(z: Layout, tile_too: bool = False) -> Layout:
 def logical_divide(layout: Layout, tiler) -> Layout:
     """Split ``layout`` into (tile, rest): ``composition(layout, make_layout(tiler, complement(tiler, size)))``.
 
-    Mode 0 of the result enumerates one tile (as ``tiler`` picks it), mode 1 enumerates the tiles.
-    A tuple tiler divides mode by mode (``None`` keeps a mode; untouched trailing modes are kept); an
-    integer ``n`` means the tile ``n:1``.
+    A tuple tiler divides mode by mode (``None`` keeps a mode, as do trailing modes); an integer ``n`` is ``n:1``.
 
     >>> logical_divide(Layout((9,(4,8)), (59,(13,1))), (Layout(3,3), Layout((2,4),(1,8))))
     ((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))
@@ -108,8 +104,7 @@ def _logical_product_layout(block: Layout, tiler: Layout) -> Layout:
 def logical_product(block: Layout, tiler) -> Layout:
     """Repeat ``block`` as ``tiler`` says: ``(block, complement(block, size(block)*cosize(tiler)) o tiler)``.
 
-    Mode 0 is the block, mode 1 enumerates its copies.  A tuple tiler works mode by mode.
-    Admissible only for an injective ``block`` (its complement must exist).
+    A tuple tiler works mode by mode.  Admissible only for an injective ``block`` (its complement must exist).
 
     >>> logical_product(Layout((2,2),(4,1)), Layout(6,1))
     ((2,2),(2,3)):((4,1),(2,8))
@@ -119,8 +114,7 @@ def logical_product(block: Layout, tiler) -> Layout:
 
 @_wrapped
 def zipped_product(block: Layout, tiler) -> Layout:
-    """:func:`logical_product` with block modes gathered in mode 0 and repetition modes in mode 1
-    (for a Layout tiler this is :func:`logical_product` itself; tuple tilers are zipped mode by mode).
+    """:func:`logical_product` with block modes gathered in mode 0 and repetition modes in mode 1.
 
     >>> zipped_product(Layout((2,2),(2,1)), Layout((2,3)))
     ((2,2),(2,3)):((2,1),(4,8))
@@ -155,7 +149,7 @@ def _pad(layout: Layout, r: int) -> Layout:
 
 
 def _rank_product(op: str, block: Layout, tiler: Layout):
-    """The block and repetition modes of ``logical_product`` with both padded by ``1:0`` to the larger rank r."""
+    """The block and repetition modes of ``logical_product`` of both padded to the larger rank ``r``."""
     _need_layout(block, op, "the block")
     _need_layout(tiler, op, "the tiler")
     r = max(block.rank(), tiler.rank())
@@ -164,8 +158,7 @@ def _rank_product(op: str, block: Layout, tiler: Layout):
 
 
 def _pair(first: Layout, second: Layout, whole: bool = False) -> Layout:
-    """Mode ``i`` is ``(first_i, second_i)``; an integer-shaped ``first`` (or any, with ``whole``) pairs with all of
-    ``second`` in a single mode, as the DSL pairs rank-1 modes."""
+    """Mode ``i`` is ``(first_i, second_i)``; an integer-shaped ``first`` (or ``whole``) pairs with all ``second``."""
     if whole or not is_tuple(first.shape):
         return _mk(((first.shape, second.shape),), ((first.stride, second.stride),))
     ma, mb = list(first), list(second)
@@ -177,10 +170,8 @@ def _pair(first: Layout, second: Layout, whole: bool = False) -> Layout:
 
 @_wrapped
 def blocked_product(block: Layout, tiler: Layout) -> Layout:
-    """Rank-preserving product: mode ``i`` is ``(block_i, tiler_i)`` — whole blocks laid out by ``tiler``.
-
-    Math: ``logical_product(block, tiler)`` (both padded with ``1:0`` to the larger rank), with block mode
-    ``i`` and repetition mode ``i`` zipped together.
+    """Rank-preserving product: mode ``i`` is ``(block_i, tiler_i)``, the modes of ``logical_product`` (both padded
+    with ``1:0`` to the larger rank) zipped.
 
     >>> blocked_product(Layout((2,2)), Layout((3,4)))
     ((2,3),(2,4)):((1,4),(2,12))
@@ -196,9 +187,8 @@ def blocked_product(block: Layout, tiler: Layout) -> Layout:
 
 @_wrapped
 def raked_product(block: Layout, tiler: Layout) -> Layout:
-    """Rank-preserving interleaved product: mode ``i`` is ``(tiler_i, block_i)`` — blocks raked across the tiler.
-
-    Like :func:`blocked_product` with the pair order swapped, then each mode coalesced (as CuTe does).
+    """Rank-preserving interleaved product: mode ``i`` is ``(tiler_i, block_i)`` (:func:`blocked_product` with the
+    pair swapped), each mode coalesced, as CuTe does.
 
     >>> raked_product(Layout((2,2)), Layout((3,4)))
     ((3,2),(4,2)):((4,1),(12,2))
@@ -214,9 +204,8 @@ def raked_product(block: Layout, tiler: Layout) -> Layout:
 
 @_wrapped
 def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
-    """Repeat ``block`` (a blocked product) until it has shape ``trg_shape``; ``order`` says which mode of the
-    repetition grid advances first (default: mode 0, column-major).  Every mode of ``trg_shape`` must be a
-    multiple of the block's mode size.
+    """Repeat ``block`` (a blocked product) to shape ``trg_shape`` (each mode a multiple of the block's); ``order``:
+    which mode of the repetition grid advances first (default: column-major).
 
     >>> tile_to_shape(Layout((2,2)), (8,6), order=(1,0))
     ((2,4),(2,3)):((1,12),(2,4))
@@ -243,8 +232,7 @@ def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
 
 
 def _common_run(a: Layout, b: Layout, op: str):
-    """``right_inverse(b)`` and the leading mode of ``coalesce(a o right_inverse(b))`` (where a and b agree, if its
-    stride is 1)."""
+    """``right_inverse(b)`` and the leading mode of ``coalesce(a o right_inverse(b))``."""
     _need_layout(a, op, "a")
     _need_layout(b, op, "b")
     inv_b = right_inverse(b)
@@ -253,9 +241,8 @@ def _common_run(a: Layout, b: Layout, op: str):
 
 
 def max_common_layout(a: Layout, b: Layout) -> Layout:
-    """The layout ``R`` of the largest contiguous run on which ``a`` and ``b`` agree: ``a(R(i)) == i == b(R(i))``.
-
-    ``R = right_inverse(b) o (the leading stride-1 mode of coalesce(a o right_inverse(b)))``; ``1:0`` if none.
+    """The layout ``R`` of the largest contiguous run on which ``a`` and ``b`` agree, ``a(R(i)) == i == b(R(i))``:
+    ``right_inverse(b) o (the leading stride-1 mode of coalesce(a o right_inverse(b)))``, or ``1:0``.
 
     >>> max_common_layout(Layout((4,8),(1,4)), Layout((4,8),(1,8)))
     4:1
@@ -275,8 +262,7 @@ def max_common_vector(a: Layout, b: Layout) -> int:
 
 
 def _map_leaves(layout: Layout, f, op: str, n: int) -> Layout:
-    """Apply ``f(shape, stride) -> (shape, stride)`` to every flat mode of ``layout``, keeping the nesting (for
-    ``upcast``/``downcast`` by the factor ``n``, both checked first)."""
+    """Apply ``f(shape, stride) -> (shape, stride)`` to every flat mode, keeping the nesting (factor ``n`` checked)."""
     _need_layout(layout, op, "the argument")
     if n < 1:
         raise LayoutError(f"{op}: factor {n} must be a positive integer")
@@ -314,9 +300,8 @@ def downcast(layout: Layout, n: int) -> Layout:
 
 
 def recast_layout(new_type_bits: int, old_type_bits: int, src_layout):
-    """Re-express a layout of ``old_type_bits``-bit elements in ``new_type_bits``-bit elements (the DSL's
-    argument order).  A swizzled ComposedLayout recasts its swizzle too (its base ``M`` moves by the log2 of
-    the ratio).
+    """Re-express a layout of ``old_type_bits``-bit elements in ``new_type_bits``-bit ones (the DSL's argument
+    order); a swizzle's base ``M`` moves by log2 of the ratio.
 
     >>> recast_layout(32, 16, Layout((4,8),(1,4)))
     (2,8):(1,2)

@@ -1,5 +1,4 @@
-"""A lightweight ``Tensor`` (an engine: a numpy array, an integer offset or a coordinate; plus a Layout), as the
-CuTe DSL's ``cute.make_tensor(0, layout)`` and ``cute.make_identity_tensor(shape)``, printed the same way; with
+"""A lightweight ``Tensor`` (an engine plus a Layout) as the CuTe DSL's ``cute.make_tensor``, printed the same way;
 :func:`local_tile` (a CTA's tiles) and :func:`local_partition` (a thread's share of a tile).
 """
 
@@ -22,8 +21,7 @@ X = None
 
 
 def Step(*modes):
-    """A projection for :func:`local_tile`: ``Step(1, X, 1)`` (C++'s ``Step<_1,X,_1>``, the DSL's ``(1, None, 1)``)
-    keeps modes 0 and 2 of the tiler and coordinate.
+    """A projection for :func:`local_tile`: ``Step(1, X, 1)`` (C++'s ``Step<_1,X,_1>``) keeps modes 0 and 2.
 
     >>> Step(1, X, 1)
     (1, None, 1)
@@ -34,8 +32,7 @@ def Step(*modes):
 class Tensor(LayoutWrapper):
     """A view: ``engine`` (numpy array, integer offset or coordinate) + ``iterator`` (start) + ``layout``.
 
-    ``T[c]`` / ``T(c)`` is ``engine[iterator + layout(c)]``, or the counting value ``iterator + layout(c)``; a
-    coordinate containing ``None`` (CuTe's ``_``) slices (the iterator moves to the slice origin).
+    ``T[c]`` is ``engine[iterator + layout(c)]``, or the counting value ``iterator + layout(c)``; ``None`` slices.
 
     >>> t = make_tensor(0, Layout((5120, 4096)))
     >>> t[None, 3], t[7, 3]
@@ -146,9 +143,7 @@ def _unwrap(t):
 
 def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
     """The tile(s) of ``tensor`` at tile coordinate ``coord``: ``zipped_divide(tensor, tiler)`` sliced with
-    ``(_, coord)``.  ``None`` in ``coord`` keeps that tile mode (e.g. the k-tiles); ``proj`` (``Step(1, X, 1)``
-    or the DSL's ``(1, None, 1)``) first drops the tiler/coord modes marked ``X``/``None``.  sgemm_nt_1's A tile
-    (M=N=5120, K=4096, a 128x128x8 CTA tile, block (m, n) = (3, 0)):
+    ``(_, coord)`` (``None`` keeps a tile mode); ``proj`` first drops the modes marked ``X``.  sgemm_nt_1's A tile:
 
     >>> mA = make_tensor(0, Layout((5120, 4096)))
     >>> local_tile(mA, (128, 128, 8), (3, 0, None), Step(1, X, 1))
@@ -176,8 +171,8 @@ def _slice_tensor(tensor, layout, crd, op):
 
 
 def get_flat_coord(layout: Layout, index: int):
-    """The coordinate (one integer per top-level mode) at which ``layout`` produces ``index``: each leaf's is
-    ``(index // stride) % shape`` (0 for stride 0), each top-level mode's then flattened colexicographically.
+    """The coordinate (one integer per top-level mode) at which ``layout`` produces ``index``: per leaf
+    ``(index // stride) % shape`` (0 for stride 0), per top-level mode colexicographic.
 
     >>> get_flat_coord(Layout((32, 8), (8, 1)), 37)
     (4, 5)
@@ -188,9 +183,8 @@ def get_flat_coord(layout: Layout, index: int):
 
 
 def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor:
-    """Thread ``index``'s share of ``tensor`` when the thread layout ``tiler`` is repeated over it:
-    ``zipped_divide(tensor, product_each(shape(tiler)))`` at ``(get_flat_coord(tiler, index), _)``; the DSL's
-    ``proj`` then drops modes of both (thread 37 of ``(16,16)`` is at ``(5,2)``; ``proj=(1,None)`` keeps row 5).
+    """Thread ``index``'s share of ``tensor`` under the repeated thread layout ``tiler``: ``zipped_divide(tensor,
+    product_each(shape(tiler)))`` at ``(get_flat_coord(tiler, index), _)``; the DSL's ``proj`` drops modes of both.
 
     >>> local_partition(make_tensor(0, Layout((16, 64))), Layout((2, 16)), 5)
     tensor<33 o (8,4):(2,256)>
@@ -210,11 +204,10 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
 
 
 def make_layout_tv(thr_layout: Layout, val_layout: Layout):
-    """``(tiler_mn, layout_tv)``: each thread of ``thr_layout`` ((m, n) -> thread) owns a ``val_layout`` block
-    ((m, n) -> value) of the tile, as the DSL's ``cute.make_layout_tv``.
+    """``(tiler_mn, layout_tv)``: each thread of ``thr_layout`` owns a ``val_layout`` block, as ``cute.make_layout_tv``.
 
-    Math: ``layout_tv`` is ``right_inverse(layout_mn)`` composed with the compact ``(threads, values)`` layout,
-    ``layout_mn = raked_product(thr_layout, val_layout)`` a bijection (both layouts compact, as the DSL requires).
+    Math: ``right_inverse(raked_product(thr_layout, val_layout))`` (a bijection: both compact) o compact (threads,
+    values).
 
     >>> make_layout_tv(make_layout((2, 3), stride=(3, 1)), make_layout((2, 2), stride=(2, 1)))
     ((4, 6), ((3,2),(2,2)):((8,2),(4,1)))
@@ -230,11 +223,10 @@ def make_layout_tv(thr_layout: Layout, val_layout: Layout):
 
 
 def domain_distribute(shape, n: int) -> Layout:
-    """A compact sub-domain of ``n`` elements of ``shape`` spread over its modes (CuTe C++'s ``domain_distribute``;
-    the DSL 4.8.1 has none).
+    """A compact sub-domain of ``n`` elements of ``shape`` spread over its modes (CuTe C++'s ``domain_distribute``).
 
-    Math: take ``g_i = gcd(a_i, rest)`` of each leaf ``a_i`` left to right (``rest = n`` divided by the ``g`` so
-    far), with ``shape``'s column-major strides, coalesced; fewer than ``n`` if the leaves lack ``n``'s factors.
+    Math: ``g_i = gcd(a_i, rest)`` per leaf left to right (``rest``: ``n`` over the ``g`` so far), column-major
+    strides, coalesced; fewer than ``n`` if the leaves lack ``n``'s factors.
 
     >>> domain_distribute((15, 14), 6), domain_distribute((4, 8), 8)
     ((3,2):(1,15), 8:1)
