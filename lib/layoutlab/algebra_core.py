@@ -1,8 +1,7 @@
 """The core of the CuTe layout algebra (``cute/layout.hpp``): coalesce, filter, composition, the LayoutWrapper protocol.
 
-Where CuTe checks only a weak condition and silently returns a wrong layout, we check exact admissibility and raise
-a :class:`~layoutlab.errors.LayoutError` naming the rule.  Inverses: :mod:`.inverse`; divides and products:
-:mod:`.products`.
+Where CuTe checks only weakly and silently returns a wrong layout, we check exact admissibility and raise a
+:class:`~layoutlab.errors.LayoutError` naming the rule.
 """
 
 from __future__ import annotations
@@ -19,10 +18,8 @@ __all__ = ["LayoutWrapper", "coalesce", "filter", "filter_zeros", "composition"]
 
 
 class LayoutWrapper(ABC):
-    """The protocol of objects that hold a layout the algebra acts on (CuTe's ``ComposedLayout``, ``Tensor``).
-
-    The ``cute.*`` algebra acts on ``_algebra_layout()`` and rebuilds the object with ``_with_layout(result)``;
-    ``recast_layout`` calls ``_recast_layout(new_bits, old_bits)`` (a swizzle overrides it).
+    """The protocol of objects holding a layout (``ComposedLayout``, ``Tensor``): the ``cute.*`` algebra acts on
+    ``_algebra_layout()``, rebuilds with ``_with_layout(result)``; ``recast_layout`` calls ``_recast_layout``.
 
     >>> from layoutlab import ComposedLayout, Swizzle
     >>> isinstance(ComposedLayout(Swizzle(3,4,3), 0, Layout((8,64),(64,1))), LayoutWrapper)
@@ -54,8 +51,7 @@ class LayoutWrapper(ABC):
 
 
 def _wrapped(fn):
-    """Let a layout operation ``fn(layout, *args)`` accept a LayoutWrapper: act on its layout, rebuild it (for the
-    divides and products; ``coalesce`` and ``composition`` dispatch by hand, keeping their keyword arguments)."""
+    """Let ``fn(layout, *args)`` accept a LayoutWrapper: act on its layout, rebuild it (the divides and products)."""
 
     @wraps(fn)
     def op(layout, *args, **kw):
@@ -144,8 +140,7 @@ def filter_zeros(layout: Layout, target_profile=None) -> Layout:
 
 
 def filter(layout: Layout, target_profile=None) -> Layout:  # noqa: A001 - CuTe's name
-    """Remove all stride-0 and size-1 modes and coalesce (``1:0`` when nothing is left), mode by mode for a tuple
-    ``target_profile``.
+    """Remove all stride-0 and size-1 modes and coalesce (else ``1:0``); a tuple ``target_profile``: mode by mode.
 
     >>> filter(Layout((4,1,6),(0,3,1)))
     6:1
@@ -173,11 +168,8 @@ def _has_basis(stride) -> bool:
 
 @lru_cache(maxsize=8192)
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
-    """``lhs o rhs`` for Layouts: CuTe's composition_impl on the coalesced ``lhs``, checked exactly.
-
-    ``usage[key, i]`` sums the coordinates the rhs modes reach in lhs mode ``i``: composing mode by mode is exact only
-    if the sum stays inside the mode.  A negative rhs stride walks by its magnitude; its sign goes into the result.
-    """
+    """``lhs o rhs`` for Layouts: CuTe's composition_impl on the coalesced ``lhs``, checked exactly: ``usage[key, i]``
+    sums the coordinates the rhs modes reach in lhs mode ``i``; composing mode by mode is exact only if it fits."""
     usage = Counter()
 
     def compose(ls, ld, rs, rd, key=()):
@@ -244,11 +236,9 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
 def composition(lhs, rhs):
     """Functional composition ``R = lhs o rhs``: ``R(c) = lhs(rhs(c))`` for every coordinate ``c`` of ``rhs``.
 
-    ``rhs``: a Layout (the result has its shape); an integer ``n`` (``make_layout(n)``, ``1`` is ``1:0``); a tuple
-    tiler of Layouts / integers / ``None`` (keep) / tuples, mode by mode, dropping the modes beyond it (``()``:
-    ``():()``); ``None`` (``lhs``).  Admissibility, checked exactly: walking ``lhs``'s coalesced modes, each stride of
-    ``rhs`` divides out whole modes (``d % s == 0`` or ``s % d == 0``) and each shape of ``rhs`` is made of whole pieces
-    of them.  ``lhs`` extends past its size along its last mode.
+    ``rhs``: a Layout, an integer ``n`` (``make_layout(n)``), a tuple tiler (mode by mode; ``None`` keeps a mode, the
+    modes beyond it are dropped) or ``None``.  Admissible (checked exactly) when, along ``lhs``'s coalesced modes, each
+    stride of ``rhs`` divides out whole modes and each shape of ``rhs`` is made of whole pieces of them.
 
     >>> composition(Layout((6,2), (8,2)), Layout((4,3), (3,1)))
     ((2,2),3):((24,2),8)

@@ -22,9 +22,8 @@ def is_int(x) -> bool:
 
 
 class ScaledBasis:
-    """A scaled unit vector ``value @ mode`` of CuTe's arithmetic tuples (``E<mode>`` scaled by ``value``).
-
-    ``mode`` is the path to the coordinate entry, outermost first, printed innermost first, as in the CuTe DSL.
+    """A scaled unit vector ``value @ mode`` of CuTe's arithmetic tuples; ``mode`` is the path to the coordinate
+    entry, outermost first (printed innermost first), as in the CuTe DSL.
 
     >>> ScaledBasis(2, 1), ScaledBasis(1, [1, 0]), ScaledBasis(1, 1) * 4
     (2@1, 1@0@1, 4@1)

@@ -4,8 +4,7 @@ __all__ = ["LayoutError"]
 
 
 class LayoutError(ValueError):
-    """Invalid input to a layoutlab operation: the message names the operation, the offending argument or mode,
-    the rule that was broken and what would have been valid.
+    """Invalid input: the message names the operation, the offending argument, the rule broken and what is valid.
 
     >>> from layoutlab import Layout
     >>> try:

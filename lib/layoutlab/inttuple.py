@@ -82,8 +82,7 @@ def _sub(a, mode, op):
 
 
 def size(a, mode=()):
-    """Number of elements: the product of a shape (or of a Layout's shape), as ``cute.size``; ``mode`` selects a
-    sub-mode first, as ``cute.size(x, mode=[i, j])`` does.
+    """Number of elements of a shape (or a Layout), of sub-mode ``mode`` if given, as ``cute.size(x, mode=[i, j])``.
 
     >>> size(((4,8),6)), size(((4,8),6), mode=[0])
     (192, 32)
@@ -171,8 +170,7 @@ def compatible(a, b) -> bool:
 
 
 def evenly_divides(shape, tiler) -> bool:
-    """The tiler divides ``shape`` mode by mode (CuTe C++'s ``evenly_divides``): ``t`` divides ``s`` when
-    ``size(s) == t * size(ceil_div(s, t))`` with CuTe's per-mode ``ceil_div``.
+    """CuTe C++'s ``evenly_divides``, mode by mode: ``t`` divides ``s`` if ``size(s) == t * size(ceil_div(s, t))``.
 
     >>> evenly_divides((4,6), 8), evenly_divides((4,6), 3), evenly_divides((4,6), (2,3)), evenly_divides(12, 8)
     (True, False, True, False)
@@ -230,8 +228,7 @@ def _div_modes(a, b, div):
 
 
 def shape_div(a, b):
-    """CuTe's ``shape_div``, left to right: ``a // b`` if ``b`` divides ``a``, else ``1`` and ``b // a`` carries on to
-    the next mode; two tuples element-wise; neither dividing the other is refused, as in the DSL.
+    """CuTe's ``shape_div``, left to right: ``a // b``, or ``1`` and ``b // a`` goes on (else refused); tuples: each.
 
     >>> shape_div((4,6), 8), shape_div((4,6), (2,3))
     ((1, 3), (2, 2))

@@ -43,9 +43,8 @@ def _refuse(op, layout, shapes, strides, need, otherwise):
 def _complement_int(shapes, strides, cotarget, layout, checked=True):
     """CuTe's complement of the filtered integer modes ``shapes:strides``; returns (result, span of the modes).
 
-    Why: with ``d_k >= r_k`` (the span below; CuTe's assertion) the gap modes ``floor(d_k / r_k) : r_k`` keep the
-    result ordered and disjoint, but a rounded-down gap leaves holes and the last mode ``ceil(M / r_n)`` can fall short
-    of the cotarget (``(5,5):(2,11)``, ``M = 55``), so then CuTe's post-conditions (complement.cpp) are checked.
+    Why the check: a rounded-down gap ``floor(d_k / r_k) : r_k`` leaves holes, so the last mode ``ceil(M / r_n)`` can
+    fall short of the cotarget (``(5,5):(2,11)``, ``M = 55``); then CuTe's post-conditions (complement.cpp) are checked.
     """
     if len(shapes) == 1 and strides[0] == 0:
         return coalesce(_mk(product(cotarget), 1)), 1
@@ -72,8 +71,7 @@ def _complement_int(shapes, strides, cotarget, layout, checked=True):
 
 def _check_rounded_complement(flat, result, cotarget, layout):
     """CuTe's post-conditions (complement.cpp) on a rounded complement: (layout, complement) reaches the cotarget
-    and the complement has at least ``M / size(layout)`` elements.  (Not the upper bound on its cosize: exact
-    complements break it too, e.g. ``((2,5),(4,2)):((20,1),(5,120))`` with ``M = 320``.)"""
+    and the complement has at least ``M / size(layout)`` elements (not its cosize bound: exact ones break it too)."""
     m, fewest = product(cotarget), product(cotarget) // flat.size()
     reach = cosize(flat) + cosize(result) - 1
     broken = [f"(layout, complement) reaches only offset {reach - 1}, short of the cotarget {m}"] if reach < m else []
@@ -109,8 +107,7 @@ def _basis_dims(strides, layout, op):
 
 
 def _complement_basis(layout, cotarget):
-    """The DSL's complement of a basis-strided layout: per coordinate mode ``i``, of the modes with stride ``k@i``
-    against mode ``i`` of the cotarget, scaled back by ``@i``."""
+    """The DSL's complement of a basis-strided layout: per mode ``i``, the ``k@i`` modes against cotarget mode ``i``."""
     shapes, strides = _flat(layout)
     out = []
     targets = cotarget if isinstance(cotarget, tuple) else (cotarget,)
@@ -137,10 +134,9 @@ def _complement(layout: Layout, cotarget, checked: bool = True) -> Layout:
 def complement(layout: Layout, cotarget=None) -> Layout:
     """The layout of the offsets *not* hit by ``layout``, ordered and disjoint from it, up to ``cotarget``.
 
-    Math (CuTe's algorithm): the filtered modes sorted by stride ``d_0 < d_1 < ...`` give the coalesced modes
-    ``(d_0/1, d_1/(s_0 d_0), ..., ceil(M/(s_k d_k))) : (1, s_0 d_0, ..., s_k d_k)`` (quotients rounded down);
-    ``make_layout(layout, complement(layout, M))`` is injective and reaches ``M = size(cotarget)`` (default
-    ``cosize(layout)``).  Admissible when every stride is at least the span of the modes below it.
+    Math (CuTe's): modes sorted by stride give ``(d_0/1, d_1/(s_0 d_0), ..., ceil(M/(s_k d_k))) : (1, s_0 d_0, ...,
+    s_k d_k)``, coalesced; ``(layout, complement)`` reaches ``M = size(cotarget)`` (default ``cosize``).  Admissible
+    when every stride is at least the span of the modes below it.
 
     >>> complement(Layout((2,2), (1,6)), 24)
     (3,2):(2,12)
@@ -220,8 +216,7 @@ def _inverse(layout: Layout, flat_inverse, op) -> Layout:
 
 
 def right_inverse(layout: Layout) -> Layout:
-    """A layout ``R`` with ``layout(R(i)) == i`` for all ``i < size(R)`` (the largest such contiguous domain): the
-    stride chain ``1, s*d, ...`` of the coalesced layout.
+    """The largest ``R`` with ``layout(R(i)) == i`` for all ``i < size(R)``: the stride chain ``1, s*d, ...``.
 
     >>> right_inverse(Layout((4,8),(8,1))), right_inverse(Layout(4,2))
     ((8,4):(4,1), 1:0)
@@ -232,9 +227,8 @@ def right_inverse(layout: Layout) -> Layout:
 def left_inverse(layout: Layout) -> Layout:
     """A layout ``L`` with ``L(layout(i)) == i`` for all ``i < size(layout)``.
 
-    Math: the offset's digits in the mixed radix of the coalesced modes sorted by stride: shapes ``(d_0, d_1/d_0,
-    ..., s_last)``, index strides of the sorted modes; stride-0 modes are ignored (a quasi-inverse).  Admissible when
-    the non-zero modes nest (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``.
+    Math: the offset's digits in the mixed radix of the modes sorted by stride (stride 0 ignored), ``(d_0, d_1/d_0,
+    ..., s_last)``; admissible when the modes nest (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``.
 
     >>> left_inverse(Layout((4,6),(6,1)))
     (6,4):(4,1)

@@ -19,8 +19,7 @@ __all__ = ["logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "lo
 
 
 def _by_mode(public, layout: Layout, tiler, what: str, fn) -> Layout:
-    """``fn(layout, tiler)`` for a Layout or integer tiler (``n:1``); ``None`` keeps ``layout``, a tuple tiler
-    applies ``public`` mode by mode (``None`` keeps a mode, as do the trailing modes)."""
+    """``fn(layout, tiler)`` for a Layout or integer tiler (``n:1``); ``None`` keeps it; a tuple: mode by mode."""
     op = public.__name__
     _need_layout(layout, op, what)
     if tiler is None:
@@ -40,9 +39,8 @@ def _unpack(z: Layout, tile_too: bool = False) -> Layout:
 
 @_wrapped
 def logical_divide(layout: Layout, tiler) -> Layout:
-    """Split ``layout`` into (tile, rest): ``composition(layout, make_layout(tiler, complement(tiler, size)))``.
-
-    A tuple tiler divides mode by mode (``None`` keeps a mode, as do trailing modes); an integer ``n`` is ``n:1``.
+    """Split ``layout`` into (tile, rest): ``composition(layout, make_layout(tiler, complement(tiler, size)))``; a
+    tuple tiler divides mode by mode (``None`` keeps a mode, as do trailing modes), an integer ``n`` is ``n:1``.
 
     >>> logical_divide(Layout((9,(4,8)), (59,(13,1))), (Layout(3,3), Layout((2,4),(1,8))))
     ((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))
@@ -102,9 +100,8 @@ def _logical_product_layout(block: Layout, tiler: Layout) -> Layout:
 
 @_wrapped
 def logical_product(block: Layout, tiler) -> Layout:
-    """Repeat ``block`` as ``tiler`` says: ``(block, complement(block, size(block)*cosize(tiler)) o tiler)``.
-
-    A tuple tiler works mode by mode.  Admissible only for an injective ``block`` (its complement must exist).
+    """Repeat ``block`` as ``tiler`` says: ``(block, complement(block, size(block)*cosize(tiler)) o tiler)``, mode by
+    mode for a tuple tiler.  Admissible only for an injective ``block`` (its complement must exist).
 
     >>> logical_product(Layout((2,2),(4,1)), Layout(6,1))
     ((2,2),(2,3)):((4,1),(2,8))
@@ -170,8 +167,7 @@ def _pair(first: Layout, second: Layout, whole: bool = False) -> Layout:
 
 @_wrapped
 def blocked_product(block: Layout, tiler: Layout) -> Layout:
-    """Rank-preserving product: mode ``i`` is ``(block_i, tiler_i)``, the modes of ``logical_product`` (both padded
-    with ``1:0`` to the larger rank) zipped.
+    """Rank-preserving product: mode ``i`` is ``(block_i, tiler_i)`` of ``logical_product`` (padded to one rank).
 
     >>> blocked_product(Layout((2,2)), Layout((3,4)))
     ((2,3),(2,4)):((1,4),(2,12))
@@ -187,8 +183,7 @@ def blocked_product(block: Layout, tiler: Layout) -> Layout:
 
 @_wrapped
 def raked_product(block: Layout, tiler: Layout) -> Layout:
-    """Rank-preserving interleaved product: mode ``i`` is ``(tiler_i, block_i)`` (:func:`blocked_product` with the
-    pair swapped), each mode coalesced, as CuTe does.
+    """Rank-preserving interleaved product: mode ``i`` is ``(tiler_i, block_i)``, coalesced, as CuTe does.
 
     >>> raked_product(Layout((2,2)), Layout((3,4)))
     ((3,2),(4,2)):((4,1),(12,2))
@@ -204,8 +199,7 @@ def raked_product(block: Layout, tiler: Layout) -> Layout:
 
 @_wrapped
 def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
-    """Repeat ``block`` (a blocked product) to shape ``trg_shape`` (each mode a multiple of the block's); ``order``:
-    which mode of the repetition grid advances first (default: column-major).
+    """Repeat ``block`` to ``trg_shape`` (multiples of its modes); ``order`` ranks the repetition grid's modes.
 
     >>> tile_to_shape(Layout((2,2)), (8,6), order=(1,0))
     ((2,4),(2,3)):((1,12),(2,4))
@@ -241,8 +235,8 @@ def _common_run(a: Layout, b: Layout, op: str):
 
 
 def max_common_layout(a: Layout, b: Layout) -> Layout:
-    """The layout ``R`` of the largest contiguous run on which ``a`` and ``b`` agree, ``a(R(i)) == i == b(R(i))``:
-    ``right_inverse(b) o (the leading stride-1 mode of coalesce(a o right_inverse(b)))``, or ``1:0``.
+    """The largest ``R`` with ``a(R(i)) == i == b(R(i))``: ``right_inverse(b) o`` the leading stride-1 mode of
+    ``coalesce(a o right_inverse(b))``, or ``1:0``.
 
     >>> max_common_layout(Layout((4,8),(1,4)), Layout((4,8),(1,8)))
     4:1
@@ -300,8 +294,7 @@ def downcast(layout: Layout, n: int) -> Layout:
 
 
 def recast_layout(new_type_bits: int, old_type_bits: int, src_layout):
-    """Re-express a layout of ``old_type_bits``-bit elements in ``new_type_bits``-bit ones (the DSL's argument
-    order); a swizzle's base ``M`` moves by log2 of the ratio.
+    """Re-express a layout of ``old_type_bits``-bit elements in ``new_type_bits``-bit ones (the DSL's order).
 
     >>> recast_layout(32, 16, Layout((4,8),(1,4)))
     (2,8):(1,2)

@@ -19,10 +19,9 @@ __all__ = ["Swizzle", "make_swizzle", "ComposedLayout", "make_composed_layout", 
 
 @dataclass(frozen=True, slots=True, repr=False)
 class Swizzle:
-    """``Sw<B,M,S>``: x -> x XOR ((x & yyy_mask) >> S) (a left shift when S < 0), CuTe's swizzle functor.
-
-    B = ``num_bits`` XORed, M = ``num_base`` low bits kept, S = ``num_shift``.  Requires B >= 0, M >= 0 and |S| >= B
-    (CuTe's ``static_assert``s in ``include/cute/swizzle.hpp``; the DSL silently returns ``S<0,4,3>`` instead)::
+    """``Sw<B,M,S>``: x -> x XOR ((x & yyy_mask) >> S) (<< when S < 0), CuTe's swizzle functor: B = ``num_bits``
+    XORed, M = ``num_base`` low bits kept, S = ``num_shift``.  Requires B >= 0, M >= 0 and |S| >= B (CuTe's
+    ``static_assert``s in ``include/cute/swizzle.hpp``; the DSL silently returns ``S<0,4,3>`` instead)::
 
         >>> sw = Swizzle(3, 4, 3); sw(0x80), sw(0x90)     # row 1: chunk 0 -> 1, chunk 1 -> 0
         (144, 128)
@@ -82,10 +81,8 @@ def make_swizzle(b: int, m: int, s: int) -> Swizzle:
 
 @dataclass(frozen=True, slots=True, repr=False)
 class ComposedLayout(LayoutWrapper):
-    """``inner o offset o outer``: c -> inner(offset + outer(c)), as in the CuTe DSL, on element offsets.
-
-    ``inner`` is a :class:`Swizzle` (or a Layout), ``offset`` an integer.  Shape, size and modes are ``outer``'s; the
-    algebra acts on ``outer`` and keeps ``inner`` and ``offset`` (a :class:`~layoutlab.algebra.LayoutWrapper`)::
+    """``inner o offset o outer``: c -> inner(offset + outer(c)), as in the CuTe DSL; ``inner`` a :class:`Swizzle` (or
+    a Layout).  Shape, size, modes and the algebra are ``outer``'s (a :class:`~layoutlab.algebra.LayoutWrapper`)::
 
         >>> c = ComposedLayout(Swizzle(3,4,3), 0, Layout((8,64), (64,1)))
         >>> print(c); c((1, 8))        # row 1, column 8: 72 has no bits 7..9 set, unchanged
@@ -123,8 +120,7 @@ class ComposedLayout(LayoutWrapper):
         return self.slice_(crd) if _has_none(crd) else self.inner(self.offset + self.outer(crd))
 
     def byte_address(self, crd, element_bytes: int, base: int = 0) -> int:
-        """The shared-memory byte address when the DSL attaches this layout to a pointer at ``base`` (aligned):
-        ``inner(base + (offset + outer(crd)) * element_bytes)``, the swizzle acting on bytes (used by banks)."""
+        """The byte address at a smem pointer ``base``: ``inner(base + (offset + outer(crd)) * element_bytes)``."""
         if not isinstance(self.inner, Swizzle):
             raise LayoutError("byte_address: only a Swizzle inner acts on byte addresses")
         return self.inner(base + (self.offset + self.outer(crd)) * element_bytes)
@@ -155,9 +151,7 @@ class ComposedLayout(LayoutWrapper):
         return ComposedLayout(self.inner, self.offset, layout)
 
     def _recast_layout(self, new_type_bits: int, old_type_bits: int) -> "ComposedLayout":
-        """``cute.recast_layout`` of a swizzled layout: the outer layout and the offset are recast, and the
-        swizzle's base ``M`` moves by log2 of the width ratio (``S<3,4,3>`` on 16-bit elements is ``S<3,3,3>`` on
-        32-bit ones), since the swizzle acts on element offsets."""
+        """``cute.recast_layout``: outer and offset recast, the swizzle's ``M`` moved by log2 of the width ratio."""
         num, den, inner = new_type_bits, old_type_bits, self.inner
         if isinstance(inner, Swizzle) and inner.num_bits:
             lo, hi = sorted((num, den))

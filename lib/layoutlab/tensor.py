@@ -30,9 +30,8 @@ def Step(*modes):
 
 
 class Tensor(LayoutWrapper):
-    """A view: ``engine`` (numpy array, integer offset or coordinate) + ``iterator`` (start) + ``layout``.
-
-    ``T[c]`` is ``engine[iterator + layout(c)]``, or the counting value ``iterator + layout(c)``; ``None`` slices.
+    """A view ``engine`` (numpy array, integer or coordinate) + ``iterator`` + ``layout``: ``T[c]`` is
+    ``engine[iterator + layout(c)]`` (or the counting value ``iterator + layout(c)``); ``None`` slices.
 
     >>> t = make_tensor(0, Layout((5120, 4096)))
     >>> t[None, 3], t[7, 3]
@@ -171,8 +170,7 @@ def _slice_tensor(tensor, layout, crd, op):
 
 
 def get_flat_coord(layout: Layout, index: int):
-    """The coordinate (one integer per top-level mode) at which ``layout`` produces ``index``: per leaf
-    ``(index // stride) % shape`` (0 for stride 0), per top-level mode colexicographic.
+    """Per top-level mode, the coordinate where ``layout`` gives ``index``: per leaf ``(index // stride) % shape``.
 
     >>> get_flat_coord(Layout((32, 8), (8, 1)), 37)
     (4, 5)
@@ -183,8 +181,7 @@ def get_flat_coord(layout: Layout, index: int):
 
 
 def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor:
-    """Thread ``index``'s share of ``tensor`` under the repeated thread layout ``tiler``: ``zipped_divide(tensor,
-    product_each(shape(tiler)))`` at ``(get_flat_coord(tiler, index), _)``; the DSL's ``proj`` drops modes of both.
+    """Thread ``index``'s share: ``zipped_divide(tensor, product_each(shape(tiler)))`` at ``(get_flat_coord(...), _)``.
 
     >>> local_partition(make_tensor(0, Layout((16, 64))), Layout((2, 16)), 5)
     tensor<33 o (8,4):(2,256)>
@@ -204,10 +201,8 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
 
 
 def make_layout_tv(thr_layout: Layout, val_layout: Layout):
-    """``(tiler_mn, layout_tv)``: each thread of ``thr_layout`` owns a ``val_layout`` block, as ``cute.make_layout_tv``.
-
-    Math: ``right_inverse(raked_product(thr_layout, val_layout))`` (a bijection: both compact) o compact (threads,
-    values).
+    """``(tiler_mn, layout_tv)``: each thread of ``thr_layout`` owns a ``val_layout`` block, as ``cute.make_layout_tv``:
+    ``right_inverse(raked_product(thr_layout, val_layout))`` (both compact) o compact (threads, values).
 
     >>> make_layout_tv(make_layout((2, 3), stride=(3, 1)), make_layout((2, 2), stride=(2, 1)))
     ((4, 6), ((3,2),(2,2)):((8,2),(4,1)))
@@ -223,10 +218,8 @@ def make_layout_tv(thr_layout: Layout, val_layout: Layout):
 
 
 def domain_distribute(shape, n: int) -> Layout:
-    """A compact sub-domain of ``n`` elements of ``shape`` spread over its modes (CuTe C++'s ``domain_distribute``).
-
-    Math: ``g_i = gcd(a_i, rest)`` per leaf left to right (``rest``: ``n`` over the ``g`` so far), column-major
-    strides, coalesced; fewer than ``n`` if the leaves lack ``n``'s factors.
+    """A compact sub-domain of ``n`` elements of ``shape`` (CuTe C++'s ``domain_distribute``): ``gcd(a_i, rest)`` per
+    leaf left to right (``rest``: ``n`` over those so far), column-major strides, coalesced.
 
     >>> domain_distribute((15, 14), 6), domain_distribute((4, 8), 8)
     ((3,2):(1,15), 8:1)
