@@ -1,7 +1,5 @@
 """The core of the CuTe layout algebra (``cute/layout.hpp``): coalesce, filter, composition, the LayoutWrapper protocol.
-
-Where CuTe checks only weakly and silently returns a wrong layout, we check exact admissibility and raise a
-:class:`~layoutlab.errors.LayoutError` naming the rule.
+Where CuTe checks only weakly and returns a wrong layout, we check exact admissibility and raise a LayoutError.
 """
 
 from __future__ import annotations
@@ -234,10 +232,9 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
 
 
 def composition(lhs, rhs):
-    """Functional composition ``R = lhs o rhs``: ``R(c) = lhs(rhs(c))`` for every coordinate ``c`` of ``rhs``.
-
-    ``rhs``: a Layout, an integer ``n`` (``make_layout(n)``), a tuple tiler (mode by mode; ``None`` keeps a mode, the
-    modes beyond it are dropped) or ``None``.  Admissible (checked exactly) when, along ``lhs``'s coalesced modes, each
+    """Functional composition ``R = lhs o rhs``: ``R(c) = lhs(rhs(c))`` for every coordinate ``c`` of ``rhs``, which is
+    a Layout, an integer ``n`` (``make_layout(n)``), a tuple tiler (mode by mode; ``None`` keeps a mode, the modes
+    beyond it are dropped) or ``None``.  Admissible (checked exactly) when, along ``lhs``'s coalesced modes, each
     stride of ``rhs`` divides out whole modes and each shape of ``rhs`` is made of whole pieces of them.
 
     >>> composition(Layout((6,2), (8,2)), Layout((4,3), (3,1)))

@@ -12,13 +12,11 @@ from operator import mul
 from .basis import E, ScaledBasis, is_int
 from .errors import LayoutError
 
-__all__ = [
-    "ScaledBasis", "E", "is_int", "is_tuple", "as_int_tuple", "product", "product_each", "size", "rank",
-    "depth", "flatten", "unflatten", "congruent", "compatible", "weakly_congruent", "evenly_divides",
-    "prefix_product", "suffix_product", "shape_div", "ceil_div", "crd2idx", "idx2crd", "crd2crd", "elem_scale",
-    "inner_product", "signum", "repeat_like", "zip_tuples", "format_int_tuple", "leaves", "leaf_paths",
-    "zip_leaves", "transform_leaf", "zip_profile", "none_to_zero", "format_tree"
-]
+__all__ = ["ScaledBasis", "E", "is_int", "is_tuple", "as_int_tuple", "product", "product_each", "size", "rank", "depth",
+           "flatten", "unflatten", "congruent", "compatible", "weakly_congruent", "evenly_divides", "prefix_product",
+           "suffix_product", "shape_div", "ceil_div", "crd2idx", "idx2crd", "crd2crd", "elem_scale", "inner_product",
+           "signum", "repeat_like", "zip_tuples", "format_int_tuple", "leaves", "leaf_paths", "zip_leaves",
+           "transform_leaf", "zip_profile", "none_to_zero", "format_tree"]
 
 
 def is_tuple(x) -> bool:

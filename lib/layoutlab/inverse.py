@@ -1,7 +1,5 @@
-"""The complement, the inverses and the nullspace of a layout, as in CuTe's ``cute/layout.hpp``.
-
-Inputs for which CuTe's algorithm gives no valid result are refused with a :class:`~layoutlab.errors.LayoutError`
-naming the rule.  Basis-strided layouts (``(4,5):(1@0,1@1)``) are treated per coordinate mode, as the DSL does.
+"""The complement, the inverses and the nullspace of a layout, as in CuTe's ``cute/layout.hpp``; inputs for which
+CuTe's algorithm gives no valid result are refused.  Basis strides are treated per coordinate mode, as in the DSL.
 """
 
 from __future__ import annotations
@@ -42,10 +40,8 @@ def _refuse(op, layout, shapes, strides, need, otherwise):
 
 def _complement_int(shapes, strides, cotarget, layout, checked=True):
     """CuTe's complement of the filtered integer modes ``shapes:strides``; returns (result, span of the modes).
-
-    Why the check: a rounded-down gap ``floor(d_k / r_k) : r_k`` leaves holes, so the last mode ``ceil(M / r_n)`` can
-    fall short of the cotarget (``(5,5):(2,11)``, ``M = 55``); then CuTe's post-conditions (complement.cpp) are checked.
-    """
+    A rounded-down gap ``floor(d_k / r_k) : r_k`` leaves holes, so the last mode ``ceil(M / r_n)`` can fall short of
+    the cotarget (``(5,5):(2,11)``, ``M = 55``): then CuTe's post-conditions (complement.cpp) are checked."""
     if len(shapes) == 1 and strides[0] == 0:
         return coalesce(_mk(product(cotarget), 1)), 1
     for d in strides:
@@ -132,11 +128,10 @@ def _complement(layout: Layout, cotarget, checked: bool = True) -> Layout:
 
 
 def complement(layout: Layout, cotarget=None) -> Layout:
-    """The layout of the offsets *not* hit by ``layout``, ordered and disjoint from it, up to ``cotarget``.
-
-    Math (CuTe's): modes sorted by stride give ``(d_0/1, d_1/(s_0 d_0), ..., ceil(M/(s_k d_k))) : (1, s_0 d_0, ...,
-    s_k d_k)``, coalesced; ``(layout, complement)`` reaches ``M = size(cotarget)`` (default ``cosize``).  Admissible
-    when every stride is at least the span of the modes below it.
+    """The layout of the offsets *not* hit by ``layout``, ordered and disjoint from it, up to ``cotarget``: modes
+    sorted by stride give ``(d_0/1, d_1/(s_0 d_0), ..., ceil(M/(s_k d_k))) : (1, s_0 d_0, ..., s_k d_k)`` (CuTe's),
+    coalesced, reaching ``M = size(cotarget)`` (default ``cosize``).  Admissible when every stride is at least the
+    span of the modes below it.
 
     >>> complement(Layout((2,2), (1,6)), 24)
     (3,2):(2,12)
@@ -225,10 +220,9 @@ def right_inverse(layout: Layout) -> Layout:
 
 
 def left_inverse(layout: Layout) -> Layout:
-    """A layout ``L`` with ``L(layout(i)) == i`` for all ``i < size(layout)``.
-
-    Math: the offset's digits in the mixed radix of the modes sorted by stride (stride 0 ignored), ``(d_0, d_1/d_0,
-    ..., s_last)``; admissible when the modes nest (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``.
+    """A layout ``L`` with ``L(layout(i)) == i`` for all ``i < size(layout)``: the offset's digits in the mixed radix
+    of the modes sorted by stride (stride 0 ignored), ``(d_0, d_1/d_0, ..., s_last)``; admissible when the modes nest
+    (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``.
 
     >>> left_inverse(Layout((4,6),(6,1)))
     (6,4):(4,1)

@@ -14,11 +14,9 @@ from .inttuple import (_layout_like, as_int_tuple, congruent, crd2idx, depth as 
                        is_int, is_tuple, leaf_paths, leaves, none_to_zero, prefix_product, product, rank as _rank,
                        size as _size, suffix_product, transform_leaf, unflatten, zip_leaves, zip_profile)
 
-__all__ = [
-    "Layout", "make_layout", "make_ordered_layout", "make_identity_layout", "compact_col_major",
-    "compact_row_major", "parse_layout", "is_layout", "shape", "stride", "cosize", "get", "select",
-    "group_modes", "append", "prepend", "slice_", "slice_and_offset", "dice", "zip_layouts"
-]
+__all__ = ["Layout", "make_layout", "make_ordered_layout", "make_identity_layout", "compact_col_major",
+           "compact_row_major", "parse_layout", "is_layout", "shape", "stride", "cosize", "get", "select",
+           "group_modes", "append", "prepend", "slice_", "slice_and_offset", "dice", "zip_layouts"]
 
 
 def is_layout(x) -> bool:
@@ -79,10 +77,8 @@ def cosize(x, mode=()):
 
 @dataclass(frozen=True, slots=True, init=False)  # immutable; == and hash on (shape, stride)
 class Layout:
-    """A CuTe layout ``shape:stride`` — a function from (nested) coordinates to offsets.
-
-    Math: ``L(c) = sum_i c_i * stride_i`` over the leaves of a coordinate ``c``; an index ``k`` is first
-    ``idx2crd(k, shape)`` (past ``size(L)`` the last mode extends).  ``None`` in ``c`` slices.
+    """A CuTe layout ``shape:stride``, a function from coordinates to offsets: ``L(c) = sum_i c_i * stride_i`` over the
+    leaves of ``c``; an index ``k`` is first ``idx2crd(k, shape)`` (the last mode extends).  ``None`` in ``c`` slices.
 
     >>> L = Layout(((4,8,4),(2,2,8)), ((128,1,16),(64,8,512)))
     >>> L(1), L((1, 2)), L[1]
@@ -281,8 +277,7 @@ def parse_layout(text: str) -> Layout:
     return Layout(shp, read_tuple(d[0], "stride") if d else None)
 
 
-def _as_layout(x, op) -> Layout:
-    """The layout of ``x`` (a Layout, or a Tensor's layout)."""
+def _as_layout(x, op) -> Layout:  # a Layout, or a Tensor's layout
     x = x.layout if isinstance(getattr(x, "layout", None), Layout) else x
     if not isinstance(x, Layout):
         raise LayoutError(f"{op}: expected a Layout, got {type(x).__name__}")

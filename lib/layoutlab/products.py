@@ -1,6 +1,5 @@
-"""The divides and products of the CuTe layout algebra (``cute/layout.hpp``), tile_to_shape, common vectors, recasts.
-
-Built from composition and the complement; a :class:`~layoutlab.algebra_core.LayoutWrapper` acts through its layout.
+"""The divides and products of the CuTe layout algebra (``cute/layout.hpp``), tile_to_shape, common vectors, recasts,
+built from composition and the complement.
 """
 
 from __future__ import annotations

@@ -126,10 +126,8 @@ class ComposedLayout(LayoutWrapper):
         return self.inner(base + (self.offset + self.outer(crd)) * element_bytes)
 
     def slice_(self, crd) -> "ComposedLayout":
-        """Fix the integer entries of ``crd`` and keep the ``None`` modes; the fixed part folds into the offset.
-
-        (The CuTe DSL 4.8.1 drops that offset and folds the swizzle into the strides, wrongly for some SW32 staged
-        layouts; ``tests/test_swizzle.py`` records them.)"""
+        """Fix the integer entries of ``crd`` and keep the ``None`` modes; the fixed part folds into the offset (the DSL
+        4.8.1 drops it and folds the swizzle into the strides, wrongly for some SW32 staged layouts: test_swizzle)."""
         return ComposedLayout(self.inner, self.offset + self.outer(none_to_zero(crd)), slice_(self.outer, crd))
 
     def compose(self, rhs) -> "ComposedLayout":
