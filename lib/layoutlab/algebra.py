@@ -1,8 +1,4 @@
-"""The CuTe layout algebra, gathered: :mod:`layoutlab.algebra_core` (coalesce, filter, composition and the
-:class:`LayoutWrapper` protocol), :mod:`layoutlab.inverse` (complement, inverses, nullspace) and
-:mod:`layoutlab.products` (divides, products, tile_to_shape, common vectors, recasting), so that
-``from layoutlab.algebra import logical_divide`` keeps working.
-"""
+"""The CuTe layout algebra, gathered from :mod:`.algebra_core`, :mod:`.inverse` and :mod:`.products` (the old path)."""
 
 from .algebra_core import *  # noqa: F401,F403
 from .algebra_core import __all__ as _core_all, _coalesce, _compose_layouts  # noqa: F401 - bench clears the caches

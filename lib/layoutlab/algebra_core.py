@@ -1,10 +1,5 @@
-"""The core of the CuTe layout algebra: coalesce, filter and composition, and the LayoutWrapper protocol.
-
-As in CuTe's ``cute/layout.hpp`` (results print as ``cutlass.cute`` prints them); where CuTe checks only a weak
-condition and silently returns a wrong layout, we check exact admissibility and raise a
-:class:`~layoutlab.errors.LayoutError` naming the rule.  Objects that hold a layout (a swizzled
-``ComposedLayout``, a ``Tensor``) take part through the :class:`LayoutWrapper` protocol.  The complement and
-inverses are in :mod:`layoutlab.inverse`, the divides and products in :mod:`layoutlab.products`.
+"""The core of the CuTe layout algebra (``cute/layout.hpp``): coalesce, filter, composition, the LayoutWrapper protocol.
+Where CuTe checks only weakly and returns a wrong layout, we check exact admissibility and raise a LayoutError.
 """
 
 from __future__ import annotations
@@ -15,17 +10,14 @@ from functools import lru_cache, wraps
 
 from .errors import LayoutError
 from .inttuple import ScaledBasis, ceil_div, format_int_tuple, is_int, is_tuple, leaves, signum, unflatten, zip_leaves
-from .layout import Layout
+from .layout import Layout, make_layout
 
 __all__ = ["LayoutWrapper", "coalesce", "filter", "filter_zeros", "composition"]
 
 
 class LayoutWrapper(ABC):
-    """The protocol of objects that hold a layout the algebra acts on (CuTe's ``ComposedLayout``, ``Tensor``).
-
-    ``composition``, the divides, the products, ``coalesce`` and ``tile_to_shape`` act on ``_algebra_layout()`` and
-    rebuild the object with ``_with_layout(result)``, as the ``cute.*`` functions do; ``recast_layout`` calls
-    ``_recast_layout(new_bits, old_bits)`` (override it when the wrapper depends on the element width, like a swizzle).
+    """The protocol of objects holding a layout (``ComposedLayout``, ``Tensor``): the ``cute.*`` algebra acts on
+    ``_algebra_layout()``, rebuilds with ``_with_layout(result)``; ``recast_layout`` calls ``_recast_layout``.
 
     >>> from layoutlab import ComposedLayout, Swizzle
     >>> isinstance(ComposedLayout(Swizzle(3,4,3), 0, Layout((8,64),(64,1))), LayoutWrapper)
@@ -42,6 +34,14 @@ class LayoutWrapper(ABC):
     def _with_layout(self, layout):
         """The same object around ``layout``."""
 
+    shape = property(lambda self: self._algebra_layout().shape)
+
+    def size(self, mode=()) -> int:
+        return self._algebra_layout().size(mode)
+
+    def rank(self, mode=()) -> int:
+        return self._algebra_layout().rank(mode)
+
     def _recast_layout(self, new_type_bits: int, old_type_bits: int):
         from .products import recast_layout
 
@@ -49,8 +49,7 @@ class LayoutWrapper(ABC):
 
 
 def _wrapped(fn):
-    """Let a layout operation ``fn(layout, *args)`` accept a LayoutWrapper: act on its layout, rebuild it (for the
-    divides and products; ``coalesce`` and ``composition`` dispatch by hand, keeping their keyword arguments)."""
+    """Let ``fn(layout, *args)`` accept a LayoutWrapper: act on its layout, rebuild it (the divides and products)."""
 
     @wraps(fn)
     def op(layout, *args, **kw):
@@ -69,16 +68,6 @@ def _mk_flat(shapes, strides) -> Layout:
     return _mk(shapes[0], strides[0]) if len(shapes) == 1 else _mk(tuple(shapes), tuple(strides))
 
 
-def _concat(modes) -> Layout:
-    """The layout whose top-level modes are ``modes`` (``make_layout(*modes)`` without re-validation)."""
-    return _mk(tuple(m.shape for m in modes), tuple(m.stride for m in modes))
-
-
-def _modes(layout: Layout):
-    """Top-level modes as Layouts (a rank-1 integer layout is its own single mode)."""
-    return [_mk(s, d) for s, d in zip(layout.shape, layout.stride)] if is_tuple(layout.shape) else [layout]
-
-
 def _flat(layout: Layout):
     return leaves(layout.shape), leaves(layout.stride)
 
@@ -90,17 +79,16 @@ def _need_layout(x, op, what):
 
 def _transform_layout(layout: Layout, tiler: tuple, fn, op: str, keep_rest: bool = True) -> Layout:
     """Apply ``fn(mode_i, tiler_i)`` to the first ``len(tiler)`` modes; keep (or drop) the remaining modes."""
-    modes = _modes(layout)
+    modes = list(layout)
     if len(tiler) > len(modes):
         raise LayoutError(f"{op}: the tiler has {len(tiler)} modes but the layout {layout} has only {len(modes)}; "
                           f"give at most one tiler entry per mode")
-    return _concat([fn(m, t) for m, t in zip(modes, tiler)] + (modes[len(tiler):] if keep_rest else []))
+    return make_layout([fn(m, t) for m, t in zip(modes, tiler)] + (modes[len(tiler):] if keep_rest else []))
 
 
 @lru_cache(maxsize=4096)
 def _coalesce(layout: Layout, extend: bool = False) -> Layout:
-    """CuTe's backward coalesce of the flat modes.  ``extend`` also keeps the layout *outside* its domain (the
-    last mode extends forever), so a trailing size-1 mode keeps its stride as the extension."""
+    """CuTe's backward coalesce of the flat modes; ``extend`` keeps the function past its domain too."""
     shapes, strides = _flat(layout)
     rs, rd = [2 if extend and shapes[-1] == 1 else shapes[-1]], [strides[-1]]
     for s, d in zip(reversed(shapes[:-1]), reversed(strides[:-1])):
@@ -117,11 +105,8 @@ def _coalesce(layout: Layout, extend: bool = False) -> Layout:
 
 
 def coalesce(layout, target_profile=None):
-    """Simplify a layout without changing it as a function on its domain: merge modes ``s0:d0, s1:d1``
-    with ``d1 == s0*d0`` and drop size-1 modes.  Result has depth <= 1; all-size-1 gives ``1:0``.
-
-    With ``target_profile`` (a tuple), coalesce each top-level mode separately, keeping the rank.
-    A swizzled ComposedLayout keeps its swizzle and coalesces its outer layout.
+    """The same function on the domain, simplified: merge modes ``s0:d0, s1:d1`` with ``d1 == s0*d0``, drop size-1
+    modes (depth <= 1; all size 1: ``1:0``).  A tuple ``target_profile`` coalesces each top-level mode (same rank).
 
     >>> coalesce(Layout(((2,4),(3,2)), ((1,2),(8,24))), target_profile=(1,1))
     (8,6):(1,8)
@@ -153,8 +138,7 @@ def filter_zeros(layout: Layout, target_profile=None) -> Layout:
 
 
 def filter(layout: Layout, target_profile=None) -> Layout:  # noqa: A001 - CuTe's name
-    """Remove all stride-0 and size-1 modes and coalesce (``1:0`` when nothing is left); with a tuple
-    ``target_profile``, filter mode by mode.
+    """Remove all stride-0 and size-1 modes and coalesce (else ``1:0``); a tuple ``target_profile``: mode by mode.
 
     >>> filter(Layout((4,1,6),(0,3,1)))
     6:1
@@ -182,18 +166,13 @@ def _has_basis(stride) -> bool:
 
 @lru_cache(maxsize=8192)
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
-    """``lhs o rhs`` for Layouts: CuTe's composition_impl on the coalesced ``lhs``, checked exactly.
-
-    ``usage[key, i]`` accumulates the largest coordinate that the rhs modes reach inside lhs mode ``i``;
-    right-distributivity (composing mode by mode) is exact only if their sum stays inside the mode.
-    A negative stride in rhs walks lhs backwards: its magnitude does the divisibility walk, its sign is
-    carried into the result (``4:1 o 4:-1 = 4:-1``), as in CuTe.
-    """
+    """``lhs o rhs`` for Layouts: CuTe's composition_impl on the coalesced ``lhs``, checked exactly: ``usage[key, i]``
+    sums the coordinates the rhs modes reach in lhs mode ``i``; composing mode by mode is exact only if it fits."""
     usage = Counter()
 
     def compose(ls, ld, rs, rd, key=()):
         if is_tuple(rs):  # right-distributivity over the modes of rhs
-            return _concat([compose(ls, ld, s, d, key) for s, d in zip(rs, rd)])
+            return make_layout([compose(ls, ld, s, d, key) for s, d in zip(rs, rd)])
         if isinstance(rd, ScaledBasis):
             return compose(_basis_get(rd.mode, ls), _basis_get(rd.mode, ld), rs, rd.value, key + rd.mode)
         if rd == 0:
@@ -237,7 +216,7 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
 
     if _has_basis(rhs.stride) and is_tuple(lhs.shape):
         # rhs selects modes of lhs through basis strides: keep lhs's top-level modes apart.
-        flat = _concat([_coalesce(m, True) for m in _modes(lhs)])
+        flat = make_layout([_coalesce(m, True) for m in lhs])
     else:
         flat = _coalesce(lhs, True)
     result = compose(flat.shape, flat.stride, rhs.shape, rhs.stride)
@@ -253,20 +232,10 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
 
 
 def composition(lhs, rhs):
-    """Functional composition ``R = lhs o rhs``: ``R(c) = lhs(rhs(c))`` for every coordinate ``c`` of ``rhs``.
-
-    ``rhs`` may be
-
-    * a Layout: the result is compatible with (has the shape of) ``rhs``; negative strides walk ``lhs`` backwards;
-    * an integer ``n``: the first ``n`` elements of ``lhs`` (``rhs = make_layout(n)``, so ``1`` means ``1:0``);
-    * a tuple tiler ``(t0, t1, ...)`` of Layouts / integers / ``None`` / nested tuples: compose mode by mode (``None``
-      keeps the mode); modes of ``lhs`` beyond the tiler are dropped, as in CuTe; ``()`` gives ``():()``;
-    * ``None``: ``lhs`` itself.
-
-    A swizzled ComposedLayout (or a Tensor) as ``lhs`` keeps its swizzle (engine) and composes its layout.
-    Admissibility (checked exactly; CuTe checks only weakly): walking ``lhs``'s coalesced modes, each stride of ``rhs``
-    must divide out whole modes (``d % s == 0`` or ``s % d == 0``) and each shape of ``rhs`` must be made of whole
-    pieces of those modes.  ``lhs`` extends beyond its size along its last mode.
+    """Functional composition ``R = lhs o rhs``: ``R(c) = lhs(rhs(c))`` for every coordinate ``c`` of ``rhs``, which is
+    a Layout, an integer ``n`` (``make_layout(n)``), a tuple tiler (mode by mode; ``None`` keeps a mode, the modes
+    beyond it are dropped) or ``None``.  Admissible (checked exactly) when, along ``lhs``'s coalesced modes, each
+    stride of ``rhs`` divides out whole modes and each shape of ``rhs`` is made of whole pieces of them.
 
     >>> composition(Layout((6,2), (8,2)), Layout((4,3), (3,1)))
     ((2,2),3):((24,2),8)

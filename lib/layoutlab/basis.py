@@ -1,6 +1,5 @@
-"""CuTe's printed notation: the scaled basis elements ``1@0``, ``2@1@0`` of identity layouts (C++'s arithmetic
-tuples, ``cute/numeric/arithmetic_tuple.hpp``; the DSL's ``cute.E``, ``cute.ScaledBasis``), and a reader of printed
-nested tuples.  :mod:`layoutlab.inttuple` re-exports them.
+"""The scaled basis elements ``1@0``, ``2@1@0`` of identity layouts (``cute/numeric/arithmetic_tuple.hpp``; the DSL's
+``cute.E``, ``cute.ScaledBasis``) and a reader of CuTe's printed nested tuples.
 """
 
 from __future__ import annotations
@@ -9,7 +8,7 @@ import re
 
 from .errors import LayoutError
 
-__all__ = ["ScaledBasis", "E"]
+__all__ = ["ScaledBasis", "E", "is_int"]
 
 
 def is_int(x) -> bool:
@@ -23,10 +22,8 @@ def is_int(x) -> bool:
 
 
 class ScaledBasis:
-    """A scaled unit vector ``value @ mode`` of CuTe's arithmetic tuples (``E<mode>`` scaled by ``value``).
-
-    As in the CuTe DSL, ``mode`` is the path to the coordinate entry, outermost first (``ScaledBasis(1, [1, 0])``
-    is sub-mode 0 of mode 1), printed innermost first (``1@0@1``): the strides of :func:`make_identity_layout`.
+    """A scaled unit vector ``value @ mode`` of CuTe's arithmetic tuples; ``mode`` is the path to the coordinate
+    entry, outermost first (printed innermost first), as in the CuTe DSL.
 
     >>> ScaledBasis(2, 1), ScaledBasis(1, [1, 0]), ScaledBasis(1, 1) * 4
     (2@1, 1@0@1, 4@1)
@@ -81,8 +78,7 @@ class ScaledBasis:
 
 
 def E(*mode):
-    """The unit basis vector ``E<mode>`` (``1@mode``) of the CuTe DSL's ``cute.E``, the path outermost first;
-    ``E([])`` is the integer 1 (the rank-1 coordinate is the index itself).
+    """The unit basis vector ``E<mode>`` (``1@mode``), as ``cute.E``; ``E([])`` is the integer 1.
 
     >>> E(1), E([1, 0]), E(1, 0), E([])
     (1@1, 1@0@1, 1@0@1, 1)

@@ -4,13 +4,10 @@ __all__ = ["LayoutError"]
 
 
 class LayoutError(ValueError):
-    """Invalid input to a layoutlab operation: the message names the operation, the offending argument or mode,
-    the rule that was broken and what would have been valid.
+    """Invalid input: the message names the operation, the offending argument, the rule broken and what is valid.
 
     >>> from layoutlab import Layout
-    >>> try:
-    ...     Layout((4, 6))((4, 0))
-    ... except LayoutError as e:
-    ...     print(e)
-    Layout(): coordinate 4 is out of range for a mode of size 4 in (4,6):(1,4); valid: 0..3 (only the last mode extends past its size)
+    >>> Layout((4, 6))((4, 0))
+    Traceback (most recent call last):
+    layoutlab.errors.LayoutError: Layout(): coordinate 4 is out of range for a mode of size 4 in (4,6):(1,4); valid: 0..3 (only the last mode extends past its size)
     """

@@ -1,7 +1,5 @@
-"""IntTuples: integers and (nested) tuples of integers, the shapes, strides and coordinates of CuTe.
-
-Each function is pure and named after its CuTe counterpart (``size((4,(2,3)))`` is ``cute.size((4,(2,3)))``); strides
-may hold :class:`ScaledBasis` leaves (``1@0``, identity layouts).  The tree helpers at the end walk nested tuples.
+"""IntTuples: the (nested) integer tuples of CuTe's shapes, strides and coordinates (strides may hold
+:class:`ScaledBasis` leaves); pure functions named after CuTe's.  The tree helpers at the end walk nested tuples.
 """
 
 from __future__ import annotations
@@ -14,13 +12,11 @@ from operator import mul
 from .basis import E, ScaledBasis, is_int
 from .errors import LayoutError
 
-__all__ = [
-    "ScaledBasis", "E", "is_int", "is_tuple", "as_int_tuple", "product", "product_each", "size", "rank",
-    "depth", "flatten", "unflatten", "congruent", "compatible", "weakly_congruent", "evenly_divides",
-    "prefix_product", "suffix_product", "shape_div", "ceil_div", "crd2idx", "idx2crd", "crd2crd", "elem_scale",
-    "inner_product", "signum", "repeat_like", "zip_tuples", "format_int_tuple", "leaves", "leaf_paths",
-    "zip_leaves", "transform_leaf", "zip_profile", "none_to_zero", "format_tree"
-]
+__all__ = ["ScaledBasis", "E", "is_int", "is_tuple", "as_int_tuple", "product", "product_each", "size", "rank", "depth",
+           "flatten", "unflatten", "congruent", "compatible", "weakly_congruent", "evenly_divides", "prefix_product",
+           "suffix_product", "shape_div", "ceil_div", "crd2idx", "idx2crd", "crd2crd", "elem_scale", "inner_product",
+           "signum", "repeat_like", "zip_tuples", "format_int_tuple", "leaves", "leaf_paths", "zip_leaves",
+           "transform_leaf", "zip_profile", "none_to_zero", "format_tree"]
 
 
 def is_tuple(x) -> bool:
@@ -84,8 +80,7 @@ def _sub(a, mode, op):
 
 
 def size(a, mode=()):
-    """Number of elements: the product of a shape (or of a Layout's shape), as ``cute.size``; ``mode`` selects a
-    sub-mode first, as ``cute.size(x, mode=[i, j])`` does.
+    """Number of elements of a shape (or a Layout), of sub-mode ``mode`` if given, as ``cute.size(x, mode=[i, j])``.
 
     >>> size(((4,8),6)), size(((4,8),6), mode=[0])
     (192, 32)
@@ -161,8 +156,7 @@ def weakly_congruent(a, b) -> bool:
 
 
 def compatible(a, b) -> bool:
-    """Shape ``a`` is compatible with shape ``b``: sizes agree and every coordinate of ``a`` is one of ``b``
-    (``a`` is weakly congruent to ``b`` and each integer of ``a`` is the size of the sub-tuple it stands for).
+    """Every coordinate of shape ``a`` is one of ``b``: weakly congruent, each integer the size of its sub-tuple.
 
     >>> compatible(24, (4,6)), compatible((4,6), (4,(2,3))), compatible((4,6), (6,4))
     (True, True, False)
@@ -174,9 +168,7 @@ def compatible(a, b) -> bool:
 
 
 def evenly_divides(shape, tiler) -> bool:
-    """True when the tiler divides ``shape`` without remainder, mode by mode (CuTe C++'s ``evenly_divides``; the
-    DSL 4.8.1 has none): a tile ``t`` divides ``s`` when ``size(s) == t * size(ceil_div(s, t))`` (CuTe's
-    mode-by-mode ``ceil_div``), a tuple tiler mode by mode (more modes than the shape never divide).
+    """CuTe C++'s ``evenly_divides``, mode by mode: ``t`` divides ``s`` if ``size(s) == t * size(ceil_div(s, t))``.
 
     >>> evenly_divides((4,6), 8), evenly_divides((4,6), 3), evenly_divides((4,6), (2,3)), evenly_divides(12, 8)
     (True, False, True, False)
@@ -234,10 +226,7 @@ def _div_modes(a, b, div):
 
 
 def shape_div(a, b):
-    """CuTe's ``shape_div``: divide shape ``a`` by ``b`` left to right, one mode at a time.
-
-    Integers: ``a // b`` when ``b`` divides ``a``, ``1`` when ``a`` divides ``b`` (``b // a`` carries on to the
-    next mode); two tuples divide element-wise; other pairs are refused, as in the DSL (``shape_div(6, 4)``).
+    """CuTe's ``shape_div``, left to right: ``a // b``, or ``1`` and ``b // a`` goes on (else refused); tuples: each.
 
     >>> shape_div((4,6), 8), shape_div((4,6), (2,3))
     ((1, 3), (2, 2))
@@ -255,8 +244,7 @@ def shape_div(a, b):
 
 
 def ceil_div(a, b):
-    """Ceiling division as the DSL's ``cute.ceil_div`` computes it: element-wise for two tuples, and
-    ``ceil(size(a) / b)`` for a shape divided by an integer.
+    """``cute.ceil_div``: element-wise for two tuples, ``ceil(size(a) / b)`` for a shape and an integer.
 
     >>> ceil_div(10, 4), ceil_div((4,6), (3,4)), ceil_div((4,6), 8)
     (3, (2, 2), 3)
@@ -338,8 +326,7 @@ def _check_modes(op, crd, shape):
 
 
 def idx2crd(idx, shape):
-    """Natural coordinate of a 1-D index in ``shape`` (colexicographic: the first mode varies fastest; the last
-    mode absorbs any overflow, as in CuTe); a tuple ``idx`` is mapped mode by mode.
+    """Natural coordinate of a 1-D index in ``shape`` (colexicographic, the last mode absorbs any overflow).
 
     >>> idx2crd(17, (4,6)), idx2crd(17, ((2,2),6)), idx2crd(30, (4,6))
     ((1, 4), ((1, 0), 4), (2, 7))
@@ -357,8 +344,7 @@ def idx2crd(idx, shape):
 
 
 def crd2idx(crd, shape, stride=None):
-    """Map a coordinate to an index with ``stride`` (default: the LayoutLeft strides of ``shape``); an integer
-    standing for a (sub-)tuple of ``shape`` is split with :func:`idx2crd` first.
+    """A coordinate's index with ``stride`` (default LayoutLeft); an integer for a sub-tuple goes through idx2crd.
 
     >>> crd2idx((1,2), (4,6)), crd2idx((1,2), (4,6), (6,1)), crd2idx(9, (4,6), (6,1))
     (9, 8, 8)
@@ -391,9 +377,6 @@ def format_int_tuple(a) -> str:
     ('((4,8,4),(2,2,8))', '(5)')
     """
     return format_tree(a)
-
-
-# --------------------------------------------------------------------------- tree helpers
 
 
 def _is_node(t) -> bool:
@@ -442,8 +425,7 @@ def transform_leaf(t, f):
 
 
 def zip_profile(profile, t) -> tuple:
-    """Walk ``t`` along a coarser ``profile`` (like a coordinate with a shape): one pair ``(leaf_of_profile,
-    subtree_of_t)`` per leaf of ``profile``; a ``t`` that does not refine ``profile`` raises a LayoutError.
+    """One pair ``(leaf_of_profile, subtree_of_t)`` per leaf of the coarser ``profile`` (a coordinate and a shape).
 
     >>> zip_profile((None, 3), ((4,8),(2,2)))
     ((None, (4, 8)), (3, (2, 2)))
@@ -457,7 +439,7 @@ def zip_profile(profile, t) -> tuple:
 
 
 def none_to_zero(c):
-    """``c`` with every ``None`` (CuTe's ``_``) replaced by 0: the origin of the slice ``c`` describes.
+    """``c`` with every ``None`` (CuTe's ``_``) replaced by 0: the origin of the slice ``c``.
 
     >>> none_to_zero((None, (2, None)))
     (0, (2, 0))

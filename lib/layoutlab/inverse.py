@@ -1,8 +1,5 @@
-"""The complement, the inverses and the nullspace of a layout: the operations that read a layout's image.
-
-As in CuTe's ``cute/layout.hpp`` (printed as the CuTe DSL prints); an input for which CuTe's algorithm gives no valid
-result is refused with a :class:`~layoutlab.errors.LayoutError` naming the rule.  Basis-strided layouts
-(``(4,5):(1@0,1@1)``) are complemented and inverted per coordinate mode, as the DSL does.
+"""The complement, the inverses and the nullspace of a layout, as in CuTe's ``cute/layout.hpp``; inputs for which
+CuTe's algorithm gives no valid result are refused.  Basis strides are treated per coordinate mode, as in the DSL.
 """
 
 from __future__ import annotations
@@ -10,10 +7,10 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import zip_longest
 
-from .algebra_core import _concat, _flat, _has_basis, _mk, _mk_flat, _need_layout, coalesce, filter
+from .algebra_core import _flat, _has_basis, _mk, _mk_flat, _need_layout, coalesce, filter
 from .errors import LayoutError
 from .inttuple import ScaledBasis, _ceil_div_modes, format_int_tuple, prefix_product, product, transform_leaf
-from .layout import Layout, cosize
+from .layout import Layout, cosize, make_layout
 
 __all__ = ["complement", "right_inverse", "left_inverse", "is_injective", "nullspace"]
 
@@ -43,14 +40,8 @@ def _refuse(op, layout, shapes, strides, need, otherwise):
 
 def _complement_int(shapes, strides, cotarget, layout, checked=True):
     """CuTe's complement of the filtered integer modes ``shapes:strides``; returns (result, span of the modes).
-
-    Why only the size is checked: sorted by stride, CuTe puts a gap mode ``floor(d_k / r_k) : r_k`` below each mode
-    ``s_k:d_k`` (``r_k`` = span ``s_{k-1} d_{k-1}`` below).  With ``d_k >= r_k`` (CuTe's own assertion) the complement
-    is ordered and disjoint from the layout even when ``d_k`` is not a multiple of ``r_k``; but a rounded-down gap
-    leaves holes, and the last mode, sized ``ceil(M / r_n)`` as if there were none, can fall short of the cotarget
-    (``(5,5):(2,11)`` with ``M = 55`` reaches only offset 53).  So when a gap was rounded, CuTe's cosize
-    post-conditions (``test_complement``, complement.cpp) are checked in closed form.
-    """
+    A rounded-down gap ``floor(d_k / r_k) : r_k`` leaves holes, so the last mode ``ceil(M / r_n)`` can fall short of
+    the cotarget (``(5,5):(2,11)``, ``M = 55``): then CuTe's post-conditions (complement.cpp) are checked."""
     if len(shapes) == 1 and strides[0] == 0:
         return coalesce(_mk(product(cotarget), 1)), 1
     for d in strides:
@@ -75,10 +66,8 @@ def _complement_int(shapes, strides, cotarget, layout, checked=True):
 
 
 def _check_rounded_complement(flat, result, cotarget, layout):
-    """CuTe's post-conditions on a complement whose gaps were rounded down (complement.cpp): the completed layout
-    reaches the cotarget, and the complement has at least ``M / size(layout)`` elements.  (Not its upper bound
-    ``cosize(complement) <= round_up(M, cosize(layout))``: exact complements break it too, e.g.
-    ``((2,5),(4,2)):((20,1),(5,120))`` with ``M = 320`` gives ``(3,2):(40,240)``.)"""
+    """CuTe's post-conditions (complement.cpp) on a rounded complement: (layout, complement) reaches the cotarget
+    and the complement has at least ``M / size(layout)`` elements (not its cosize bound: exact ones break it too)."""
     m, fewest = product(cotarget), product(cotarget) // flat.size()
     reach = cosize(flat) + cosize(result) - 1
     broken = [f"(layout, complement) reaches only offset {reach - 1}, short of the cotarget {m}"] if reach < m else []
@@ -114,8 +103,7 @@ def _basis_dims(strides, layout, op):
 
 
 def _complement_basis(layout, cotarget):
-    """The DSL's complement of a layout with basis strides: one complement per coordinate mode ``i`` (of the
-    modes with stride ``k@i``, against mode ``i`` of the cotarget, 1 beyond it), scaled back by ``@i``."""
+    """The DSL's complement of a basis-strided layout: per mode ``i``, the ``k@i`` modes against cotarget mode ``i``."""
     shapes, strides = _flat(layout)
     out = []
     targets = cotarget if isinstance(cotarget, tuple) else (cotarget,)
@@ -128,29 +116,22 @@ def _complement_basis(layout, cotarget):
             if part.size() == 1:  # the DSL keeps the span as the stride of an empty complement
                 part = _mk(1, span)
         out.append(_mk(part.shape, transform_leaf(part.stride, lambda v, i=i: ScaledBasis(v, i))))
-    return _concat(out)
+    return make_layout(out)
 
 
 @lru_cache(maxsize=4096)
 def _complement(layout: Layout, cotarget, checked: bool = True) -> Layout:
-    """``checked=False`` skips the cotarget post-conditions of a rounded complement: a product composes the
-    complement with its tiler, which extends the last mode, so only order and disjointness matter there."""
+    """``checked=False`` (for products, whose tiler extends the last mode) skips the rounded-complement checks."""
     if _has_basis(layout.stride):
         return _complement_basis(layout, cotarget)
     return _complement_int(*_flat(filter(layout)), cotarget, layout, checked)[0]
 
 
 def complement(layout: Layout, cotarget=None) -> Layout:
-    """The layout of the offsets *not* hit by ``layout``, ordered and disjoint from it, up to ``cotarget``.
-
-    Math (CuTe's algorithm): with ``layout`` filtered and its modes sorted by stride ``d_0 < d_1 < ...``, the
-    complement has modes ``(d_0/1, d_1/(s_0 d_0), ..., ceil(M/(s_k d_k))) : (1, s_0 d_0, ..., s_k d_k)`` (each
-    quotient rounded down), coalesced; ``make_layout(layout, complement(layout, M))`` is injective and
-    reaches at least ``M = size(cotarget)``.  ``cotarget`` is an integer or a shape (default: ``cosize(layout)``).
-    Basis strides (``(4,5):(1@0,1@1)``) are complemented per coordinate mode, as the CuTe DSL does.
-
-    Admissible when every stride is at least the span of the modes below it (CuTe's requirement); a
-    non-injective layout, or one whose modes interleave, is refused.
+    """The layout of the offsets *not* hit by ``layout``, ordered and disjoint from it, up to ``cotarget``: modes
+    sorted by stride give ``(d_0/1, d_1/(s_0 d_0), ..., ceil(M/(s_k d_k))) : (1, s_0 d_0, ..., s_k d_k)`` (CuTe's),
+    coalesced, reaching ``M = size(cotarget)`` (default ``cosize``).  Admissible when every stride is at least the
+    span of the modes below it.
 
     >>> complement(Layout((2,2), (1,6)), 24)
     (3,2):(2,12)
@@ -219,22 +200,18 @@ def _left_inverse_flat(shapes, strides, pre, layout) -> Layout:
 
 
 def _inverse(layout: Layout, flat_inverse, op) -> Layout:
-    """``flat_inverse`` of the coalesced modes; for a basis-strided layout one inverse per coordinate mode ``i``
-    (of the modes with stride ``k@i``, reading their indices in ``layout``'s domain), as the CuTe DSL does."""
+    """``flat_inverse`` of the coalesced modes; basis-strided: one per coordinate mode (of the ``k@i`` modes)."""
     _need_layout(layout, op, "the argument")
     shapes, strides = _flat(coalesce(layout))
     pre = prefix_product(shapes)
     if not _has_basis(layout.stride):
         return flat_inverse(shapes, strides, pre, layout)
-    return _concat([flat_inverse([shapes[k] for k in ks], [strides[k].value for k in ks], [pre[k] for k in ks], layout)
-                    if ks else _mk(1, 0) for ks in _basis_dims(strides, layout, op)])
+    return make_layout([flat_inverse([shapes[k] for k in ks], [strides[k].value for k in ks], [pre[k] for k in ks],
+                                     layout) if ks else _mk(1, 0) for ks in _basis_dims(strides, layout, op)])
 
 
 def right_inverse(layout: Layout) -> Layout:
-    """A layout ``R`` with ``layout(R(i)) == i`` for all ``i < size(R)`` (the largest such contiguous domain).
-
-    Follows the stride chain ``1, s*d, ...`` of the coalesced layout.  A basis-strided layout is inverted per
-    coordinate mode: ``right_inverse((4,5):(1@0,1@1))`` is ``(4,5):(1,4)``, as in the CuTe DSL.
+    """The largest ``R`` with ``layout(R(i)) == i`` for all ``i < size(R)``: the stride chain ``1, s*d, ...``.
 
     >>> right_inverse(Layout((4,8),(8,1))), right_inverse(Layout(4,2))
     ((8,4):(4,1), 1:0)
@@ -243,13 +220,9 @@ def right_inverse(layout: Layout) -> Layout:
 
 
 def left_inverse(layout: Layout) -> Layout:
-    """A layout ``L`` with ``L(layout(i)) == i`` for all ``i < size(layout)``.
-
-    Math: sort the coalesced modes by stride ``d_0 < d_1 < ...``; the inverse reads offset digits in that mixed radix:
-    shapes ``(d_0, d_1/d_0, ..., s_last)`` with the index strides of the sorted modes.  Stride-0 modes are ignored
-    (then ``layout(L(layout(i))) == layout(i)``, a quasi-inverse).  Admissible when the non-zero modes nest
-    (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``; a non-injective layout is refused naming two indices
-    that collide.  Basis strides are inverted per coordinate mode, as in the CuTe DSL.
+    """A layout ``L`` with ``L(layout(i)) == i`` for all ``i < size(layout)``: the offset's digits in the mixed radix
+    of the modes sorted by stride (stride 0 ignored), ``(d_0, d_1/d_0, ..., s_last)``; admissible when the modes nest
+    (``d_{k+1} >= s_k d_k``) and ``d_k`` divides ``d_{k+1}``.
 
     >>> left_inverse(Layout((4,6),(6,1)))
     (6,4):(4,1)
@@ -258,8 +231,7 @@ def left_inverse(layout: Layout) -> Layout:
 
 
 def nullspace(layout: Layout) -> Layout:
-    """The (flat) coordinates mapped to offset 0: the stride-0 modes, with the index strides of ``flatten(layout)``
-    (``1:0`` if there is none).
+    """The (flat) coordinates mapped to offset 0: the stride-0 modes with their index strides (else ``1:0``).
 
     >>> nullspace(Layout((4,3,2),(0,1,0)))
     (4,2):(1,12)

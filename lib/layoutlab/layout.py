@@ -1,7 +1,5 @@
-"""``Layout``: a pair (shape, stride) of congruent IntTuples, i.e. a function from coordinates to offsets.
-
-``L = make_layout((4,6), stride=(6,1))`` maps the coordinate ``(i,j)`` to ``6*i + j`` and the 1-D index ``k``
-(colexicographic, first mode fastest) to ``L(idx2crd(k, (4,6)))``.  Printing and names follow the CuTe DSL.
+"""``Layout``: a pair (shape, stride) of congruent IntTuples, a function from coordinates to offsets, with its
+constructors, modes and slicing; printing and names follow the CuTe DSL.
 """
 
 from __future__ import annotations
@@ -16,11 +14,9 @@ from .inttuple import (_layout_like, as_int_tuple, congruent, crd2idx, depth as 
                        is_int, is_tuple, leaf_paths, leaves, none_to_zero, prefix_product, product, rank as _rank,
                        size as _size, suffix_product, transform_leaf, unflatten, zip_leaves, zip_profile)
 
-__all__ = [
-    "Layout", "make_layout", "make_ordered_layout", "make_identity_layout", "compact_col_major",
-    "compact_row_major", "parse_layout", "is_layout", "shape", "stride", "cosize", "get", "select",
-    "group_modes", "append", "prepend", "slice_", "slice_and_offset", "dice", "zip_layouts"
-]
+__all__ = ["Layout", "make_layout", "make_ordered_layout", "make_identity_layout", "compact_col_major",
+           "compact_row_major", "parse_layout", "is_layout", "shape", "stride", "cosize", "get", "select",
+           "group_modes", "append", "prepend", "slice_", "slice_and_offset", "dice", "zip_layouts"]
 
 
 def is_layout(x) -> bool:
@@ -55,8 +51,7 @@ def _compact_strides(shape, current, reverse):
 
 @lru_cache(maxsize=256)
 def _table(layout: Layout):
-    """All offsets ``[L(0), L(1), ..., L(size-1)]`` as a read-only int64 numpy array (``Layout.table``): outer sums
-    of each flat mode's offsets, the new mode the slow axis (column-major order)."""
+    """All offsets ``[L(0), ..., L(size-1)]`` as a read-only int64 numpy array: outer sums of the flat modes'."""
     import numpy as np
 
     if not layout.is_integral:
@@ -70,8 +65,7 @@ def _table(layout: Layout):
 
 
 def cosize(x, mode=()):
-    """Codomain size: one past the largest offset, ``sum_i (s_i - 1) * |d_i| + 1`` over the leaves (for a
-    coordinate layout, the product of the coordinate extents).
+    """One past the largest offset, ``sum_i (s_i - 1) * |d_i| + 1`` (coordinate layouts: the product of the extents).
 
     >>> cosize(Layout((4,6), (1,10))), cosize(make_identity_layout((4,6)))
     (54, 24)
@@ -83,12 +77,8 @@ def cosize(x, mode=()):
 
 @dataclass(frozen=True, slots=True, init=False)  # immutable; == and hash on (shape, stride)
 class Layout:
-    """A CuTe layout ``shape:stride`` — a function from (nested) coordinates to offsets.
-
-    Math: the offset of a coordinate ``c`` congruent to ``shape`` is ``sum_i c_i * stride_i`` over the leaves; an
-    index ``k`` is first turned into ``idx2crd(k, shape)`` (first mode fastest; past ``size(L)`` the last mode
-    extends, as in CuTe).  ``L(k)``, ``L((i,j))`` or ``L(i, j)`` give an offset, a coordinate containing ``None``
-    (CuTe's ``_``) the slice of the free modes, ``L(np.arange(n))`` all offsets as a numpy array.
+    """A CuTe layout ``shape:stride``, a function from coordinates to offsets: ``L(c) = sum_i c_i * stride_i`` over the
+    leaves of ``c``; an index ``k`` is first ``idx2crd(k, shape)`` (the last mode extends).  ``None`` in ``c`` slices.
 
     >>> L = Layout(((4,8,4),(2,2,8)), ((128,1,16),(64,8,512)))
     >>> L(1), L((1, 2)), L[1]
@@ -162,10 +152,7 @@ class Layout:
         return crd2idx(crd, self.shape, self.stride)
 
     def evaluate_indices(self, idx):
-        """Offsets of many 1-D indices at once, as a numpy array (a lookup in the cached :meth:`table`).
-
-        Indices past ``size`` extend the last mode, as a single ``L(k)`` does.
-        """
+        """Offsets of many 1-D indices at once, as a numpy array (a lookup in the cached :meth:`table`)."""
         import numpy as np
 
         idx = np.asarray(idx, dtype=np.int64)
@@ -206,8 +193,7 @@ def _check_coord(crd, layout, op):
 
 
 def make_layout(*args, stride=None) -> Layout:
-    """Make a layout from a shape (default: LayoutLeft strides, size-1 modes stride 0 like the DSL) and a stride,
-    or from layouts ``L0, L1, ...`` as its modes.
+    """A layout from a shape and a stride (default LayoutLeft, size-1 modes stride 0), or from layouts as modes.
 
     >>> make_layout((4,1,6)), make_layout((4,6), stride=(6,1)), make_layout(Layout(4,1), Layout(6,4))
     ((4,1,6):(1,0,4), (4,6):(6,1), (4,6):(1,4))
@@ -225,8 +211,7 @@ def make_layout(*args, stride=None) -> Layout:
 
 
 def compact_col_major(shape, current=1) -> Layout:
-    """LayoutLeft: first mode fastest, strides starting at ``current`` (CuTe's ``compact_col_major``; a tuple
-    ``current`` starts each mode separately).  Size-1 modes get stride 0.
+    """LayoutLeft strides from ``current`` (per mode if a tuple), size-1 modes 0: CuTe's ``compact_col_major``.
 
     >>> compact_col_major((4,6)), compact_col_major((4,6), 2), compact_col_major((4,(1,6)), (1,100))
     ((4,6):(1,4), (4,6):(2,8), (4,(1,6)):(1,(0,100)))
@@ -246,8 +231,7 @@ def compact_row_major(shape, current=1) -> Layout:
 
 
 def make_ordered_layout(shape, order) -> Layout:
-    """Compact layout whose modes are laid out in the given ``order`` (rank 0 = fastest): mode ``i`` gets stride
-    ``prod(size of modes with smaller order)``; size-1 modes get stride 0.
+    """Compact layout, leaf ``i``'s stride the product of the leaves of smaller ``order`` (size 1: stride 0).
 
     >>> make_ordered_layout((4,6,2), order=(2,0,1))
     (4,6,2):(12,1,6)
@@ -267,8 +251,7 @@ def make_ordered_layout(shape, order) -> Layout:
 
 
 def make_identity_layout(shape) -> Layout:
-    """The coordinate layout of ``shape``: maps each index to its own natural coordinate, with the unit bases
-    ``E([i, j, ...])`` as strides (printed ``1@j@i``; an integer shape gets stride 1), as the DSL.
+    """The coordinate layout of ``shape``: each index to its natural coordinate, strides ``E([i, j, ...])``.
 
     >>> make_identity_layout(((2,3),4)), make_identity_layout((4,6))(5)
     (((2,3),4):((1@0@0,1@1@0),1@1), (1, 1))
@@ -278,8 +261,7 @@ def make_identity_layout(shape) -> Layout:
 
 
 def parse_layout(text: str) -> Layout:
-    """Read CuTe's printed notation ``shape:stride`` back into a :class:`Layout`; a bare shape gets LayoutLeft
-    strides, ``_`` prefixes of static integers (``_4``) are accepted.
+    """Read CuTe's printed ``shape:stride`` (or a bare shape: LayoutLeft; ``_4`` static integers) into a Layout.
 
     >>> parse_layout("((4,8),(2,2)):((128,1),(64,8))")((1, 2)), parse_layout("(_4,_6)"), parse_layout("2:1@0@1")
     (136, (4,6):(1,4), 2:1@0@1)
@@ -295,8 +277,7 @@ def parse_layout(text: str) -> Layout:
     return Layout(shp, read_tuple(d[0], "stride") if d else None)
 
 
-def _as_layout(x, op) -> Layout:
-    """The layout of ``x`` (a Layout, or a Tensor's layout)."""
+def _as_layout(x, op) -> Layout:  # a Layout, or a Tensor's layout
     x = x.layout if isinstance(getattr(x, "layout", None), Layout) else x
     if not isinstance(x, Layout):
         raise LayoutError(f"{op}: expected a Layout, got {type(x).__name__}")
@@ -406,8 +387,7 @@ def _kept(crd, t, keep_free: bool):
 
 
 def slice_and_offset(crd, layout: Layout):
-    """The slice of ``layout`` at ``crd`` and the offset of its origin, as the DSL's ``cute.slice_and_offset``
-    (which takes the coordinate first): ``(slice_(layout, crd), layout(crd with None -> 0))``.
+    """``(slice_(layout, crd), layout(crd with None -> 0))``, as ``cute.slice_and_offset`` (coordinate first).
 
     >>> slice_and_offset((1, None), Layout(((4,2),6), ((3,40),7)))
     ((6):(7), 3)
@@ -425,8 +405,7 @@ def _slice_and_offset(layout, crd, op):
 
 
 def slice_(layout: Layout, crd) -> Layout:
-    """The sub-layout of the modes where ``crd`` is ``None`` (CuTe's ``_``), as ``cute.slice_(src, coord)``: kept
-    modes stay a tuple, fixing all gives ``():()``, ``None`` keeps all (offset: :func:`slice_and_offset`).
+    """The sub-layout of the modes where ``crd`` is ``None`` (CuTe's ``_``), as ``cute.slice_(src, coord)``.
 
     >>> L = Layout(((4,8,4),(2,2,8)), ((128,1,16),(64,8,512)))
     >>> slice_(L, (None, 3)), slice_(L, ((1, None, 2), None)), slice_(L, (1, 2))
@@ -441,8 +420,7 @@ def slice_(layout: Layout, crd) -> Layout:
 
 
 def dice(layout: Layout, crd) -> Layout:
-    """The complement of :func:`slice_`, as ``cute.dice(src, dicer)``: keep the modes of the layout (or tuple)
-    where ``crd`` is an integer; an integer keeps all of it, ``None`` nothing.
+    """The modes of the layout (or tuple) where ``crd`` is an integer (all for an integer ``crd``), as ``cute.dice``.
 
     >>> dice(Layout((4,6,2)), (1, None, 1)), dice(Layout((4,6)), (None, None)), dice((128, 128, 8), (1, None, 1))
     ((4,2):(1,24), ():(), (128, 8))

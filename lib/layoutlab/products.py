@@ -1,20 +1,16 @@
-"""The divides and products of the CuTe layout algebra, tile_to_shape, common vectors and recasting.
-
-Built from composition and the complement as in CuTe's ``cute/layout.hpp``; results print as the CuTe DSL prints
-them.  A :class:`~layoutlab.algebra_core.LayoutWrapper` (a swizzled ``ComposedLayout``) is divided, multiplied,
-tiled and recast through its held layout and keeps its swizzle, as ``cute.*`` does.
+"""The divides and products of the CuTe layout algebra (``cute/layout.hpp``), tile_to_shape, common vectors, recasts,
+built from composition and the complement.
 """
 
 from __future__ import annotations
 
 from math import gcd
 
-from .algebra_core import (LayoutWrapper, _concat, _mk, _modes, _need_layout, _transform_layout, _wrapped, coalesce,
-                           composition)
+from .algebra_core import LayoutWrapper, _mk, _need_layout, _transform_layout, _wrapped, coalesce, composition
 from .inverse import _complement, complement, right_inverse
 from .errors import LayoutError
 from .inttuple import ceil_div, format_int_tuple, is_int, is_tuple, product_each, signum, zip_leaves, unflatten
-from .layout import Layout, cosize, make_ordered_layout
+from .layout import Layout, cosize, make_layout, make_ordered_layout
 
 __all__ = ["logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product", "zipped_product",
            "tiled_product", "flat_product", "blocked_product", "raked_product", "tile_to_shape", "max_common_layout",
@@ -22,8 +18,7 @@ __all__ = ["logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "lo
 
 
 def _by_mode(public, layout: Layout, tiler, what: str, fn) -> Layout:
-    """``fn(layout, tiler)`` for a Layout or integer tiler (``n`` means ``n:1``); ``None`` keeps ``layout``, and a
-    tuple tiler applies ``public`` mode by mode (``None`` keeps a mode; untouched trailing modes are kept)."""
+    """``fn(layout, tiler)`` for a Layout or integer tiler (``n:1``); ``None`` keeps it; a tuple: mode by mode."""
     op = public.__name__
     _need_layout(layout, op, what)
     if tiler is None:
@@ -38,30 +33,27 @@ def _by_mode(public, layout: Layout, tiler, what: str, fn) -> Layout:
 
 def _unpack(z: Layout, tile_too: bool = False) -> Layout:
     """``(tile, rest)`` with the rest modes (and, with ``tile_too``, the tile modes) unpacked to the top level."""
-    return _concat([*(_modes(z[0]) if tile_too else [z[0]]), *_modes(z[1])])
+    return make_layout([*(z[0] if tile_too else [z[0]]), *z[1]])
 
 
 @_wrapped
 def logical_divide(layout: Layout, tiler) -> Layout:
-    """Split ``layout`` into (tile, rest): ``composition(layout, make_layout(tiler, complement(tiler, size)))``.
-
-    Mode 0 of the result enumerates one tile (as ``tiler`` picks it), mode 1 enumerates the tiles.
-    A tuple tiler divides mode by mode (``None`` keeps a mode; untouched trailing modes are kept); an
-    integer ``n`` means the tile ``n:1``.
+    """Split ``layout`` into (tile, rest): ``composition(layout, make_layout(tiler, complement(tiler, size)))``; a
+    tuple tiler divides mode by mode (``None`` keeps a mode, as do trailing modes), an integer ``n`` is ``n:1``.
 
     >>> logical_divide(Layout((9,(4,8)), (59,(13,1))), (Layout(3,3), Layout((2,4),(1,8))))
     ((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))
     """
     return _by_mode(logical_divide, layout, tiler, "the layout",
-                    lambda L, T: composition(L, _concat([T, complement(T, coalesce(L).shape)])))
+                    lambda L, T: composition(L, make_layout(T, complement(T, coalesce(L).shape))))
 
 
 def _zip2_by(layout: Layout, guide):
     """Gather the (tile, rest) pairs at the terminals of ``guide`` into two modes."""
     if isinstance(guide, (tuple, list)):
-        modes = _modes(layout)  # the divide or product already refused a guide longer than the modes
+        modes = list(layout)  # the divide or product already refused a guide longer than the modes
         pairs = [_zip2_by(m, g) for m, g in zip(modes, guide)]
-        return _concat([_concat([p[0] for p in pairs]), _concat([p[1] for p in pairs] + modes[len(guide):])])
+        return make_layout(make_layout([p[0] for p in pairs]), make_layout([p[1] for p in pairs] + modes[len(guide):]))
     if layout.rank() != 2 or not is_tuple(layout.shape):
         raise LayoutError(
             f"zipped_divide/zipped_product: the mode {layout} for tiler entry {guide!r} is not a (tile, rest) pair; "
@@ -102,15 +94,13 @@ def flat_divide(layout: Layout, tiler) -> Layout:
 
 def _logical_product_layout(block: Layout, tiler: Layout) -> Layout:
     rest = _complement(block, block.size() * cosize(tiler), checked=False)  # the tiler extends its last mode
-    return _concat([block, composition(rest, tiler)])
+    return make_layout(block, composition(rest, tiler))
 
 
 @_wrapped
 def logical_product(block: Layout, tiler) -> Layout:
-    """Repeat ``block`` as ``tiler`` says: ``(block, complement(block, size(block)*cosize(tiler)) o tiler)``.
-
-    Mode 0 is the block, mode 1 enumerates its copies.  A tuple tiler works mode by mode.
-    Admissible only for an injective ``block`` (its complement must exist).
+    """Repeat ``block`` as ``tiler`` says: ``(block, complement(block, size(block)*cosize(tiler)) o tiler)``, mode by
+    mode for a tuple tiler.  Admissible only for an injective ``block`` (its complement must exist).
 
     >>> logical_product(Layout((2,2),(4,1)), Layout(6,1))
     ((2,2),(2,3)):((4,1),(2,8))
@@ -120,8 +110,7 @@ def logical_product(block: Layout, tiler) -> Layout:
 
 @_wrapped
 def zipped_product(block: Layout, tiler) -> Layout:
-    """:func:`logical_product` with block modes gathered in mode 0 and repetition modes in mode 1
-    (for a Layout tiler this is :func:`logical_product` itself; tuple tilers are zipped mode by mode).
+    """:func:`logical_product` with block modes gathered in mode 0 and repetition modes in mode 1.
 
     >>> zipped_product(Layout((2,2),(2,1)), Layout((2,3)))
     ((2,2),(2,3)):((2,1),(4,8))
@@ -151,12 +140,12 @@ def flat_product(block: Layout, tiler) -> Layout:
 
 def _pad(layout: Layout, r: int) -> Layout:
     """``append<r>``: pad with ``1:0`` modes up to rank ``r`` (a layout of rank ``r`` is returned as is)."""
-    modes = _modes(layout)
-    return layout if len(modes) == r else _concat(modes + [_mk(1, 0)] * (r - len(modes)))
+    modes = list(layout)
+    return layout if len(modes) == r else make_layout(modes + [_mk(1, 0)] * (r - len(modes)))
 
 
 def _rank_product(op: str, block: Layout, tiler: Layout):
-    """The block and repetition modes of ``logical_product`` with both padded by ``1:0`` to the larger rank r."""
+    """The block and repetition modes of ``logical_product`` of both padded to the larger rank ``r``."""
     _need_layout(block, op, "the block")
     _need_layout(tiler, op, "the tiler")
     r = max(block.rank(), tiler.rank())
@@ -165,23 +154,19 @@ def _rank_product(op: str, block: Layout, tiler: Layout):
 
 
 def _pair(first: Layout, second: Layout, whole: bool = False) -> Layout:
-    """Mode ``i`` is ``(first_i, second_i)``; an integer-shaped ``first`` (or any, with ``whole``) pairs with all of
-    ``second`` in a single mode, as the DSL pairs rank-1 modes."""
+    """Mode ``i`` is ``(first_i, second_i)``; an integer-shaped ``first`` (or ``whole``) pairs with all ``second``."""
     if whole or not is_tuple(first.shape):
         return _mk(((first.shape, second.shape),), ((first.stride, second.stride),))
-    ma, mb = _modes(first), _modes(second)
+    ma, mb = list(first), list(second)
     if len(ma) != len(mb):
         raise LayoutError(f"zip: ranks differ, {first} has {len(ma)} modes and {second} has {len(mb)}; the block and "
                           f"its repetitions pair up mode by mode")
-    return _concat([_concat([a, b]) for a, b in zip(ma, mb)])
+    return make_layout([make_layout(a, b) for a, b in zip(ma, mb)])
 
 
 @_wrapped
 def blocked_product(block: Layout, tiler: Layout) -> Layout:
-    """Rank-preserving product: mode ``i`` is ``(block_i, tiler_i)`` — whole blocks laid out by ``tiler``.
-
-    Math: ``logical_product(block, tiler)`` (both padded with ``1:0`` to the larger rank), with block mode
-    ``i`` and repetition mode ``i`` zipped together.
+    """Rank-preserving product: mode ``i`` is ``(block_i, tiler_i)`` of ``logical_product`` (padded to one rank).
 
     >>> blocked_product(Layout((2,2)), Layout((3,4)))
     ((2,3),(2,4)):((1,4),(2,12))
@@ -197,9 +182,7 @@ def blocked_product(block: Layout, tiler: Layout) -> Layout:
 
 @_wrapped
 def raked_product(block: Layout, tiler: Layout) -> Layout:
-    """Rank-preserving interleaved product: mode ``i`` is ``(tiler_i, block_i)`` — blocks raked across the tiler.
-
-    Like :func:`blocked_product` with the pair order swapped, then each mode coalesced (as CuTe does).
+    """Rank-preserving interleaved product: mode ``i`` is ``(tiler_i, block_i)``, coalesced, as CuTe does.
 
     >>> raked_product(Layout((2,2)), Layout((3,4)))
     ((3,2),(4,2)):((4,1),(12,2))
@@ -215,9 +198,7 @@ def raked_product(block: Layout, tiler: Layout) -> Layout:
 
 @_wrapped
 def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
-    """Repeat ``block`` (a blocked product) until it has shape ``trg_shape``; ``order`` says which mode of the
-    repetition grid advances first (default: mode 0, column-major).  Every mode of ``trg_shape`` must be a
-    multiple of the block's mode size.
+    """Repeat ``block`` to ``trg_shape`` (multiples of its modes); ``order`` ranks the repetition grid's modes.
 
     >>> tile_to_shape(Layout((2,2)), (8,6), order=(1,0))
     ((2,4),(2,3)):((1,12),(2,4))
@@ -229,7 +210,7 @@ def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
         raise LayoutError(f"tile_to_shape: block {block} has rank {block.rank()}, more than the target shape "
                           f"{format_int_tuple(trg_shape)} (rank {r})")
     padded, grid = _pad(block, r), []
-    for i, (t, m) in enumerate(zip(product_each(trg_shape) if is_tuple(trg_shape) else (trg_shape,), _modes(padded))):
+    for i, (t, m) in enumerate(zip(product_each(trg_shape) if is_tuple(trg_shape) else (trg_shape,), padded)):
         if t % m.size() != 0:
             raise LayoutError(
                 f"tile_to_shape: mode {i} of the target shape {format_int_tuple(trg_shape)} has size {t}, not a "
@@ -244,8 +225,7 @@ def tile_to_shape(block: Layout, trg_shape, order=None) -> Layout:
 
 
 def _common_run(a: Layout, b: Layout, op: str):
-    """``right_inverse(b)`` and the leading mode of ``coalesce(a o right_inverse(b))`` (where a and b agree, if its
-    stride is 1)."""
+    """``right_inverse(b)`` and the leading mode of ``coalesce(a o right_inverse(b))``."""
     _need_layout(a, op, "a")
     _need_layout(b, op, "b")
     inv_b = right_inverse(b)
@@ -254,9 +234,8 @@ def _common_run(a: Layout, b: Layout, op: str):
 
 
 def max_common_layout(a: Layout, b: Layout) -> Layout:
-    """The layout ``R`` of the largest contiguous run on which ``a`` and ``b`` agree: ``a(R(i)) == i == b(R(i))``.
-
-    ``R = right_inverse(b) o (the leading stride-1 mode of coalesce(a o right_inverse(b)))``; ``1:0`` if none.
+    """The largest ``R`` with ``a(R(i)) == i == b(R(i))``: ``right_inverse(b) o`` the leading stride-1 mode of
+    ``coalesce(a o right_inverse(b))``, or ``1:0``.
 
     >>> max_common_layout(Layout((4,8),(1,4)), Layout((4,8),(1,8)))
     4:1
@@ -276,8 +255,7 @@ def max_common_vector(a: Layout, b: Layout) -> int:
 
 
 def _map_leaves(layout: Layout, f, op: str, n: int) -> Layout:
-    """Apply ``f(shape, stride) -> (shape, stride)`` to every flat mode of ``layout``, keeping the nesting (for
-    ``upcast``/``downcast`` by the factor ``n``, both checked first)."""
+    """Apply ``f(shape, stride) -> (shape, stride)`` to every flat mode, keeping the nesting (factor ``n`` checked)."""
     _need_layout(layout, op, "the argument")
     if n < 1:
         raise LayoutError(f"{op}: factor {n} must be a positive integer")
@@ -315,9 +293,7 @@ def downcast(layout: Layout, n: int) -> Layout:
 
 
 def recast_layout(new_type_bits: int, old_type_bits: int, src_layout):
-    """Re-express a layout of ``old_type_bits``-bit elements in ``new_type_bits``-bit elements (the DSL's
-    argument order).  A swizzled ComposedLayout recasts its swizzle too (its base ``M`` moves by the log2 of
-    the ratio).
+    """Re-express a layout of ``old_type_bits``-bit elements in ``new_type_bits``-bit ones (the DSL's order).
 
     >>> recast_layout(32, 16, Layout((4,8),(1,4)))
     (2,8):(1,2)

@@ -1,13 +1,7 @@
-"""Swizzles and swizzled (composed) layouts.
-
-A swizzle ``Sw<B,M,S>`` is the XOR functor CuTe applies to shared-memory offsets to spread the rows of a tile over
-the 32 banks: ``Sw(x) = x XOR ((x & yyy_mask) >> S)`` (a left shift when S < 0), moving the B bits at
-M + max(S,0) onto the B bits at M - min(S,0).  Over F2 that is ``I + E`` with ``E^2 = 0`` (|S| >= B), an
-involution; :func:`layoutlab.linear.swizzle_to_linear_layout` gives the matrix.  ``ComposedLayout(inner, offset,
-outer)`` is c -> inner(offset + outer(c)), printed as the CuTe DSL prints it: ``S<3,4,3> o 0 o (8,64):(64,1)``.
-Like the DSL, its values are element offsets; :meth:`ComposedLayout.byte_address` gives the byte address a
-shared-memory pointer sees (what :mod:`layoutlab.banks` uses).  The GMMA atoms (``make_smem_layout_atom``,
-``get_smem_layout_atom``, ``SmemLayoutAtomKind``) live in :mod:`layoutlab.smem_atom` and are re-exported here.
+"""Swizzles ``Sw<B,M,S>`` (CuTe's XOR functor on shared-memory offsets, ``include/cute/swizzle.hpp``) and swizzled
+layouts ``ComposedLayout(inner, offset, outer)``: c -> inner(offset + outer(c)), printed as the CuTe DSL prints it.
+Over F2 a swizzle is ``I + E`` with ``E^2 = 0``, an involution (:func:`layoutlab.linear.swizzle_to_linear_layout`).
+The GMMA atoms live in :mod:`layoutlab.smem_atom` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -25,15 +19,9 @@ __all__ = ["Swizzle", "make_swizzle", "ComposedLayout", "make_composed_layout", 
 
 @dataclass(frozen=True, slots=True, repr=False)
 class Swizzle:
-    """``Sw<B,M,S>``: x -> x XOR ((x & yyy_mask) >> S), CuTe's swizzle functor on integer offsets.
-
-    B = ``num_bits`` (how many bits are XORed), M = ``num_base`` (how many low bits stay fixed: the unit is 2^M),
-    S = ``num_shift`` (from the source bits down to the target bits; S < 0 moves low bits up).  Requires B >= 0,
-    M >= 0 and |S| >= B, so that the bit ranges do not overlap: CuTe's ``static_assert``s
-    (``include/cute/swizzle.hpp``); the DSL instead silently returns the identity ``S<0,4,3>`` for the others.
-
-    The 128-byte swizzle on byte addresses (16-byte chunks, 128-byte rows) and a negative shift (bits 0..2 are XORed
-    into bits 3..5)::
+    """``Sw<B,M,S>``: x -> x XOR ((x & yyy_mask) >> S) (<< when S < 0), CuTe's swizzle functor: B = ``num_bits``
+    XORed, M = ``num_base`` low bits kept, S = ``num_shift``.  Requires B >= 0, M >= 0 and |S| >= B (CuTe's
+    ``static_assert``s in ``include/cute/swizzle.hpp``; the DSL silently returns ``S<0,4,3>`` instead)::
 
         >>> sw = Swizzle(3, 4, 3); sw(0x80), sw(0x90)     # row 1: chunk 0 -> 1, chunk 1 -> 0
         (144, 128)
@@ -93,13 +81,8 @@ def make_swizzle(b: int, m: int, s: int) -> Swizzle:
 
 @dataclass(frozen=True, slots=True, repr=False)
 class ComposedLayout(LayoutWrapper):
-    """``inner o offset o outer``: the function c -> inner(offset + outer(c)), as in the CuTe DSL.
-
-    ``outer`` is a CuTe ``Layout`` (its shape is the domain), ``inner`` a :class:`Swizzle` (or a Layout), ``offset``
-    an integer.  Shape, size and modes are those of ``outer``; slicing and the algebra act on ``outer`` and keep
-    ``inner`` and ``offset`` (a :class:`~layoutlab.algebra.LayoutWrapper`: every ``cute.*`` algebra function takes it).
-
-    Example (the K-major 128B GMMA atom for 16-bit elements, as ``make_smem_layout_atom`` builds it)::
+    """``inner o offset o outer``: c -> inner(offset + outer(c)), as in the CuTe DSL; ``inner`` a :class:`Swizzle` (or
+    a Layout).  Shape, size, modes and the algebra are ``outer``'s (a :class:`~layoutlab.algebra.LayoutWrapper`)::
 
         >>> c = ComposedLayout(Swizzle(3,4,3), 0, Layout((8,64), (64,1)))
         >>> print(c); c((1, 8))        # row 1, column 8: 72 has no bits 7..9 set, unchanged
@@ -120,20 +103,9 @@ class ComposedLayout(LayoutWrapper):
             raise LayoutError(f"ComposedLayout: outer {self.outer!r} must be a Layout (the coordinate -> offset map)")
         object.__setattr__(self, "offset", int(self.offset))
 
-    @property
-    def shape(self):
-        return self.outer.shape
-
-    def size(self) -> int:
-        return self.outer.size()
-
     def cosize(self) -> int:
-        """``offset + cosize(outer)`` (what ``cute.cosize`` reports: the swizzle permutes offsets within
-        aligned blocks, so it does not change how much memory the layout needs)."""
+        """``offset + cosize(outer)``, as ``cute.cosize`` (the swizzle permutes offsets within aligned blocks)."""
         return self.offset + self.outer.cosize()
-
-    def rank(self) -> int:
-        return self.outer.rank()
 
     def __getitem__(self, i) -> "ComposedLayout":
         """Mode ``i``: ``inner o offset o outer[i]`` (as ``c[i]`` / ``cute.get(c, mode=[i])``)."""
@@ -148,26 +120,18 @@ class ComposedLayout(LayoutWrapper):
         return self.slice_(crd) if _has_none(crd) else self.inner(self.offset + self.outer(crd))
 
     def byte_address(self, crd, element_bytes: int, base: int = 0) -> int:
-        """Physical shared-memory byte address when the DSL attaches this layout to a pointer at ``base``: the swizzle
-        then acts on byte addresses, ``inner(base + (offset + outer(crd)) * element_bytes)`` (``base`` aligned to the
-        swizzle's span, as the DSL requires).  Only for Swizzle inners."""
+        """The byte address at a smem pointer ``base``: ``inner(base + (offset + outer(crd)) * element_bytes)``."""
         if not isinstance(self.inner, Swizzle):
             raise LayoutError("byte_address: only a Swizzle inner acts on byte addresses")
         return self.inner(base + (self.offset + self.outer(crd)) * element_bytes)
 
     def slice_(self, crd) -> "ComposedLayout":
-        """Fix the integer entries of ``crd`` and keep the ``None`` modes.
-
-        Math: inner(offset + outer(c)) with the fixed part folded into the offset, so the result evaluates exactly
-        like the original at every kept coordinate.  (The CuTe DSL 4.8.1 drops that offset and, when it can, folds
-        the swizzle into the strides, wrongly for some SW32 staged layouts: ``K_SW32``/tf32 tiled to (8,8,3) with
-        order (1,0,2) and sliced at stage 0 reaches offset -16, not 0..63; ``tests/test_swizzle.py`` records them.)
-        """
+        """Fix the integer entries of ``crd`` and keep the ``None`` modes; the fixed part folds into the offset (the DSL
+        4.8.1 drops it and folds the swizzle into the strides, wrongly for some SW32 staged layouts: test_swizzle)."""
         return ComposedLayout(self.inner, self.offset + self.outer(none_to_zero(crd)), slice_(self.outer, crd))
 
     def compose(self, rhs) -> "ComposedLayout":
-        """``cute.composition(c, rhs)``: inner o offset o composition(outer, rhs).  Example: ``S<3,4,3> o 0 o
-        (8,64):(64,1)`` with ``(4,8):(1,4)`` is ``S<3,4,3> o 0 o (4,(2,4)):(64,(256,1))``."""
+        """``cute.composition(c, rhs)``: inner o offset o composition(outer, rhs)."""
         return composition(self, rhs)
 
     def logical_divide(self, tiler) -> "ComposedLayout":
@@ -175,9 +139,7 @@ class ComposedLayout(LayoutWrapper):
         return logical_divide(self, tiler)
 
     def tile_to_shape(self, trg_shape, order=None) -> "ComposedLayout":
-        """``cute.tile_to_shape(c, shape, order)``: repeat the atom's outer layout over ``shape``.  Example: the
-        128B K-major fp16 atom tiled to (128, 64, 7 stages) is
-        ``S<3,4,3> o 0 o ((8,16),(64,1),(1,7)):((64,512),(1,0),(0,8192))``."""
+        """``cute.tile_to_shape(c, shape, order)``: repeat the atom's outer layout over ``shape``."""
         return tile_to_shape(self, trg_shape, order)
 
     def _algebra_layout(self) -> Layout:
@@ -187,9 +149,7 @@ class ComposedLayout(LayoutWrapper):
         return ComposedLayout(self.inner, self.offset, layout)
 
     def _recast_layout(self, new_type_bits: int, old_type_bits: int) -> "ComposedLayout":
-        """``cute.recast_layout`` of a swizzled layout: the outer layout and the offset are recast, and the
-        swizzle's base ``M`` moves by log2 of the width ratio (``S<3,4,3>`` on 16-bit elements is ``S<3,3,3>`` on
-        32-bit ones), since the swizzle acts on element offsets."""
+        """``cute.recast_layout``: outer and offset recast, the swizzle's ``M`` moved by log2 of the width ratio."""
         num, den, inner = new_type_bits, old_type_bits, self.inner
         if isinstance(inner, Swizzle) and inner.num_bits:
             lo, hi = sorted((num, den))

@@ -1,5 +1,4 @@
-"""A lightweight ``Tensor`` (an engine: a numpy array, an integer offset or a coordinate; plus a Layout), as the
-CuTe DSL's ``cute.make_tensor(0, layout)`` and ``cute.make_identity_tensor(shape)``, printed the same way; with
+"""A lightweight ``Tensor`` (an engine plus a Layout) as the CuTe DSL's ``cute.make_tensor``, printed the same way;
 :func:`local_tile` (a CTA's tiles) and :func:`local_partition` (a thread's share of a tile).
 """
 
@@ -11,7 +10,7 @@ from .algebra import LayoutWrapper, coalesce, composition, raked_product, right_
 from .algebra_core import _need_layout
 from .errors import LayoutError
 from .inttuple import (_add, as_int_tuple, crd2idx, format_tree, is_int, is_tuple, leaves, product_each, rank,
-                       size, unflatten, zip_leaves)
+                       unflatten, zip_leaves)
 from .layout import Layout, _has_none, compact_col_major, dice, make_identity_layout, make_layout, slice_and_offset
 
 __all__ = ["Tensor", "make_tensor", "make_identity_tensor", "local_tile", "local_partition", "Step", "X",
@@ -22,8 +21,7 @@ X = None
 
 
 def Step(*modes):
-    """A projection for :func:`local_tile`: ``Step(1, X, 1)`` (C++'s ``Step<_1,X,_1>``, the DSL's ``(1, None, 1)``)
-    keeps modes 0 and 2 of the tiler and coordinate.
+    """A projection for :func:`local_tile`: ``Step(1, X, 1)`` (C++'s ``Step<_1,X,_1>``) keeps modes 0 and 2.
 
     >>> Step(1, X, 1)
     (1, None, 1)
@@ -32,10 +30,8 @@ def Step(*modes):
 
 
 class Tensor(LayoutWrapper):
-    """A view: ``engine`` (numpy array, integer offset or coordinate) + ``iterator`` (start) + ``layout``.
-
-    ``T[c]`` / ``T(c)`` is ``engine[iterator + layout(c)]``, or the counting value ``iterator + layout(c)``; a
-    coordinate containing ``None`` (CuTe's ``_``) slices (the iterator moves to the slice origin).
+    """A view ``engine`` (numpy array, integer or coordinate) + ``iterator`` + ``layout``: ``T[c]`` is
+    ``engine[iterator + layout(c)]`` (or the counting value ``iterator + layout(c)``); ``None`` slices.
 
     >>> t = make_tensor(0, Layout((5120, 4096)))
     >>> t[None, 3], t[7, 3]
@@ -65,9 +61,7 @@ class Tensor(LayoutWrapper):
         """The same engine and iterator over ``layout`` (``cute.composition(tensor, tiler)`` and friends)."""
         return Tensor(self.iterator if self.engine is None else self.engine, layout, self.iterator)
 
-    shape = property(lambda self: self.layout.shape)
-    stride = property(lambda self: self.layout.stride)
-    size, rank = size, rank  # the IntTuple functions: they measure the shape
+    stride = property(lambda self: self.layout.stride)  # shape, size and rank: LayoutWrapper's
 
     def _offset(self, crd):
         return _add(self.iterator, self.layout(crd))
@@ -148,9 +142,7 @@ def _unwrap(t):
 
 def local_tile(tensor: Tensor, tiler, coord, proj=None) -> Tensor:
     """The tile(s) of ``tensor`` at tile coordinate ``coord``: ``zipped_divide(tensor, tiler)`` sliced with
-    ``(_, coord)``.  ``None`` in ``coord`` keeps that tile mode (e.g. the k-tiles); ``proj`` (``Step(1, X, 1)``
-    or the DSL's ``(1, None, 1)``) first drops the tiler/coord modes marked ``X``/``None``.  sgemm_nt_1's A tile
-    (M=N=5120, K=4096, a 128x128x8 CTA tile, block (m, n) = (3, 0)):
+    ``(_, coord)`` (``None`` keeps a tile mode); ``proj`` first drops the modes marked ``X``.  sgemm_nt_1's A tile:
 
     >>> mA = make_tensor(0, Layout((5120, 4096)))
     >>> local_tile(mA, (128, 128, 8), (3, 0, None), Step(1, X, 1))
@@ -178,8 +170,7 @@ def _slice_tensor(tensor, layout, crd, op):
 
 
 def get_flat_coord(layout: Layout, index: int):
-    """The coordinate (one integer per top-level mode) at which ``layout`` produces ``index``: each leaf's is
-    ``(index // stride) % shape`` (0 for stride 0), each top-level mode's then flattened colexicographically.
+    """Per top-level mode, the coordinate where ``layout`` gives ``index``: per leaf ``(index // stride) % shape``.
 
     >>> get_flat_coord(Layout((32, 8), (8, 1)), 37)
     (4, 5)
@@ -190,9 +181,7 @@ def get_flat_coord(layout: Layout, index: int):
 
 
 def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor:
-    """Thread ``index``'s share of ``tensor`` when the thread layout ``tiler`` is repeated over it:
-    ``zipped_divide(tensor, product_each(shape(tiler)))`` at ``(get_flat_coord(tiler, index), _)``; the DSL's
-    ``proj`` then drops modes of both (thread 37 of ``(16,16)`` is at ``(5,2)``; ``proj=(1,None)`` keeps row 5).
+    """Thread ``index``'s share: ``zipped_divide(tensor, product_each(shape(tiler)))`` at ``(get_flat_coord(...), _)``.
 
     >>> local_partition(make_tensor(0, Layout((16, 64))), Layout((2, 16)), 5)
     tensor<33 o (8,4):(2,256)>
@@ -212,11 +201,8 @@ def local_partition(tensor: Tensor, tiler: Layout, index: int, proj=1) -> Tensor
 
 
 def make_layout_tv(thr_layout: Layout, val_layout: Layout):
-    """``(tiler_mn, layout_tv)``: each thread of ``thr_layout`` ((m, n) -> thread) owns a ``val_layout`` block
-    ((m, n) -> value) of the tile, as the DSL's ``cute.make_layout_tv``.
-
-    Math: ``layout_tv`` is ``right_inverse(layout_mn)`` composed with the compact ``(threads, values)`` layout,
-    ``layout_mn = raked_product(thr_layout, val_layout)`` a bijection (both layouts compact, as the DSL requires).
+    """``(tiler_mn, layout_tv)``: each thread of ``thr_layout`` owns a ``val_layout`` block, as ``cute.make_layout_tv``:
+    ``right_inverse(raked_product(thr_layout, val_layout))`` (both compact) o compact (threads, values).
 
     >>> make_layout_tv(make_layout((2, 3), stride=(3, 1)), make_layout((2, 2), stride=(2, 1)))
     ((4, 6), ((3,2),(2,2)):((8,2),(4,1)))
@@ -232,11 +218,8 @@ def make_layout_tv(thr_layout: Layout, val_layout: Layout):
 
 
 def domain_distribute(shape, n: int) -> Layout:
-    """A compact sub-domain of ``n`` elements of ``shape`` spread over its modes (CuTe C++'s ``domain_distribute``;
-    the DSL 4.8.1 has none).
-
-    Math: take ``g_i = gcd(a_i, rest)`` of each leaf ``a_i`` left to right (``rest = n`` divided by the ``g`` so
-    far), with ``shape``'s column-major strides, coalesced; fewer than ``n`` if the leaves lack ``n``'s factors.
+    """A compact sub-domain of ``n`` elements of ``shape`` (CuTe C++'s ``domain_distribute``): ``gcd(a_i, rest)`` per
+    leaf left to right (``rest``: ``n`` over those so far), column-major strides, coalesced.
 
     >>> domain_distribute((15, 14), 6), domain_distribute((4, 8), 8)
     ((3,2):(1,15), 8:1)
