@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import reduce
 from operator import mul, or_, xor
 
+from .basis import is_int
 from .errors import LayoutError
 from .linear_dims import DimensionOps
 from .linear_f2 import bit_offsets, check_size, cols_to_rows, is_pow2, log2, next_pow2_above, pivot_columns
@@ -50,6 +51,12 @@ class LinearLayout(DimensionOps):
             if not is_pow2(size):
                 raise LayoutError(f"{op}: out-dim '{name}' has size {size}; linear layouts need power-of-two sizes "
                                   f"(e.g. {next_pow2_above(size - 1) if isinstance(size, int) and size > 0 else 1})")
+        for in_dim, vectors in bases:
+            for i, v in enumerate(vectors):
+                bad = [x for x in v if not is_int(x)]
+                if bad:
+                    raise LayoutError(f"{op}: basis {i} of in-dim '{in_dim}' is {list(v)}; every basis entry must "
+                                      f"be an integer, got {bad[0]!r}")
         clean = [(d, [[int(x) for x in v] for v in vs]) for d, vs in bases]
         for in_dim, vectors in clean:
             for i, v in enumerate(vectors):
@@ -90,7 +97,7 @@ class LinearLayout(DimensionOps):
         """
         out_dim_names = list(out_dim_names)
         if out_dim_sizes is None:           # each out-dim as small as its bases allow; then it must be surjective
-            values = [[max(int(x), 0) for x in v] for _, vs in bases for v in vs]
+            values = [[max(int(x), 0) if is_int(x) else 0 for x in v] for _, vs in bases for v in vs]
             out_dim_sizes = [next_pow2_above(max([0] + [v[k] for v in values if k < len(v)]))
                              for k in range(len(out_dim_names))]
             require_surjective = True
