@@ -20,9 +20,8 @@ __all__ = ["LinearLayout", "rref_f2", "supremum"]
 class LinearLayout(DimensionOps):
     """A linear map over F2 from named input dims to named output dims (Triton's ``LinearLayout``).
 
-    Math: every dim has a power-of-two size; with the input bits stacked in x (dims in order, LSB first),
-    L(x) = M x over F2, where ``bases[d][i]`` is column "bit i of input dim d" of M, one integer per output dim.
-    The blocked layout of Triton's tutorial (2 warps, 16x16):
+    Math: dims have power-of-two sizes; with the input bits stacked in x (dims in order, LSB first), L(x) = M x,
+    ``bases[d][i]`` (one integer per out-dim) being column "bit i of in-dim d" of M. Triton's blocked example:
 
     >>> L = LinearLayout.from_bases([("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]),
     ...                              ("warp", [[8, 0]])], ["dim0", "dim1"])
@@ -32,10 +31,8 @@ class LinearLayout(DimensionOps):
 
     __slots__ = ("_bases", "_out_dims", "_rank_cache")
 
-    # ------------------------------------------------------------------ construction
     def __init__(self, bases, out_dims, require_surjective: bool = True):
-        """From ``bases`` = [(in_dim, [[v_out0, ...], ...]), ...] and ``out_dims`` = [(out_dim, size), ...],
-        checking every invariant; prefer :meth:`from_bases`.
+        """From ``bases`` = [(in_dim, [[v_out0, ...], ...]), ...] and ``out_dims`` = [(out_dim, size), ...], checked.
 
         >>> LinearLayout([("lane", [[1], [2]])], [("dim0", 4)]).in_dims
         [('lane', 4)]
@@ -88,9 +85,8 @@ class LinearLayout(DimensionOps):
 
     @staticmethod
     def from_bases(bases, out_dim_names, out_dim_sizes=None, require_surjective: bool = True) -> "LinearLayout":
-        """Triton's ``LinearLayout.from_bases``: basis i of ``in_dim`` in ``[(in_dim, [basis, ...]), ...]`` is the
-        image of 2^i, one integer per out-dim.  Without ``out_dim_sizes`` each out-dim gets the smallest power of
-        two above its largest basis value, and the layout must then be surjective (as in Triton).
+        """Triton's ``from_bases``: basis i of an in-dim is the image of 2^i. Without ``out_dim_sizes`` each out-dim
+        gets the smallest power of two above its largest value, and the layout must be surjective (as in Triton).
 
         >>> LinearLayout.from_bases([("lane", [[1], [2]])], ["dim0"]).out_dims
         [('dim0', 4)]
@@ -142,8 +138,7 @@ class LinearLayout(DimensionOps):
 
     @staticmethod
     def strided_1d(size: int, stride: int, in_dim: str, out_dim: str) -> "LinearLayout":
-        """x -> stride * x on ``size`` elements into an out-dim of size ``size * stride``, both powers of two
-        (then the multiplication is a bit shift, so linear).
+        """x -> stride * x on ``size`` elements into an out-dim of size ``size * stride``, both powers of two.
 
         >>> LinearLayout.strided_1d(4, 2, "x", "y").bases
         [('x', [[2], [4]])]
@@ -154,7 +149,6 @@ class LinearLayout(DimensionOps):
                               f"over F2 only for stride = 2^k")
         return LinearLayout._make([(in_dim, [[stride << i] for i in range(log2(size))])], [(out_dim, size * stride)])
 
-    # ------------------------------------------------------------------ accessors
     @property
     def bases(self) -> list:
         """``[(in_dim, [[v_out0, ...], ...]), ...]`` exactly as given to :meth:`from_bases`.
@@ -260,7 +254,6 @@ class LinearLayout(DimensionOps):
             raise LayoutError(f"{op}: '{d}' is not an output dim; the output dims are {self.get_out_dim_names()}")
         return self.get_out_dim_names().index(d)
 
-    # ------------------------------------------------------------------ matrix view
     def _columns(self) -> list[int]:
         """Each input bit's image as one int (out dims stacked, first least significant): the columns of M."""
         if not self._out_dims:
@@ -293,7 +286,6 @@ class LinearLayout(DimensionOps):
         n = self.total_in_dim_size_log2()
         return [[(row >> c) & 1 for c in range(n)] for row in self._matrix_rows()]
 
-    # ------------------------------------------------------------------ properties
     def is_surjective(self) -> bool:
         """Every output is hit: rank M = number of output bits.
 
@@ -319,8 +311,7 @@ class LinearLayout(DimensionOps):
         return self.is_surjective() and self.is_injective()
 
     def free_variable_masks(self) -> dict:
-        """Per input dim, a bit mask of the *free* input bits, those not pivots of RREF(M): their bases are
-        combinations of earlier ones, so the layout broadcasts along them (Triton's ``getFreeVariableMasks``).
+        """Per input dim, the mask of its bits that are no pivot of RREF(M): broadcast (``getFreeVariableMasks``).
 
         >>> LinearLayout.from_bases([("lane", [[1]]), ("warp", [[0]])], ["dim0"]).free_variable_masks()
         {'lane': 0, 'warp': 1}
@@ -330,8 +321,7 @@ class LinearLayout(DimensionOps):
                 for (d, vs), c in zip(self._bases, bit_offsets(s for _, s in self.in_dims))}
 
     def get_num_consecutive_in_out(self) -> int:
-        """How many consecutive values of the first in-dim land on consecutive values of the first out-dim
-        (a power of two; Triton's ``getNumConsecutiveInOut``, e.g. the vector width of a register layout).
+        """How many consecutive first-in-dim values land on consecutive first-out-dim ones (``getNumConsecutiveInOut``).
 
         >>> LinearLayout.from_bases([("in", [[1], [2], [4], [10]])], ["out"]).get_num_consecutive_in_out()
         2
@@ -344,10 +334,8 @@ class LinearLayout(DimensionOps):
         other = reduce(or_, (v[0] for k, (_, vs) in enumerate(self._bases) for v in vs[0 if k else consec:]), 0)
         return min(1 << consec, other & -other or 1 << 31)    # the lowest bit the other bases touch
 
-    # ------------------------------------------------------------------ evaluation
     def apply(self, inputs: dict) -> dict:
-        """L(x), the XOR of the bases of the set input bits, as ``{out_dim: value}``; every input dim must be
-        given a value below its size.
+        """L(x), the XOR of the bases of the set input bits, as ``{out_dim: value}``; every in-dim needs a value.
 
         >>> LinearLayout.identity_1d(8, "i", "o").apply({"i": 5})
         {'o': 5}
@@ -375,10 +363,8 @@ class LinearLayout(DimensionOps):
         hits = [v for d, x in named for i, v in enumerate(table.get(d, ())) if (x >> i) & 1]
         return tuple(reduce(xor, (v[k] for v in hits), 0) for k in range(len(self._out_dims)))
 
-    # ------------------------------------------------------------------ algebra
     def compose(self, outer: "LinearLayout") -> "LinearLayout":
-        """``A.compose(B)`` is B∘A, the matrix product M_B M_A: A's output dims must be B's input dims (any
-        order), each A out-size <= the B in-size.
+        """``A.compose(B)`` is B∘A (M_B M_A): A's out-dims must be B's in-dims (any order), no larger than them.
 
         >>> LinearLayout.identity_1d(4, "i", "o").compose(LinearLayout.strided_1d(4, 2, "o", "p")).bases
         [('i', [[2], [4]])]
@@ -396,8 +382,8 @@ class LinearLayout(DimensionOps):
                                   outer._out_dims)
 
     def __mul__(self, outer: "LinearLayout") -> "LinearLayout":
-        """Direct-sum product ``A * B``: in a dim both share, A's bits come first and B's images are shifted left by
-        A's out-size.  Common dims must appear in the same relative order in both.
+        """Direct-sum product ``A * B``: in a shared dim A's bits come first and B's images shift by A's out-size;
+        common dims keep the same relative order in both.
 
         >>> (LinearLayout.identity_1d(4, "r", "d0") * LinearLayout.identity_1d(2, "r", "d0")).bases
         [('r', [[1], [2], [4]])]
@@ -412,18 +398,16 @@ class LinearLayout(DimensionOps):
         return LinearLayout._make([(d, minor.get(d, []) + major.get(d, [])) for d in ins], list(sizes.items()))
 
     def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
-        """``A.invert_and_compose(B)`` = C with A(x) = B(C(x)) for all x (C = B⁻¹∘A).
+        """``A.invert_and_compose(B)`` = C with A(x) = B(C(x)) for all x (C = B⁻¹∘A), the minimal-norm solution.
 
-        A and B must have the same output dims and sizes and B must be surjective.  Where B is not injective,
-        Triton's choice: the minimal-norm least-squares solution (broadcast data is read from one place).
+        A and B have the same out-dims and sizes; B is surjective.
 
         >>> LinearLayout.identity_1d(8, "i", "o").invert_and_compose(LinearLayout.strided_1d(8, 1, "j", "o")).bases
         [('i', [[1], [2], [4]])]
 
-        Why: solving B C = A directly would send an input dim both layouts share *and* use alike (say, both
-        broadcast over warps) to the zero warp, moving data that need not move; such dims stay the identity.  Unlike
-        Triton, a shared dim whose image meets the span of B's other dims is solved with the rest (apart, the
-        reduced system could have no solution: Triton trips an assertion).  A missing solution is refused.
+        Why: solving B C = A directly would send an in-dim both use alike (say, broadcast over warps) to the zero
+        warp, moving data needlessly; such dims stay the identity. Unlike Triton, one whose image meets the span of
+        B's other dims is solved with the rest (else the system may have no solution: Triton asserts).
         """
         A = self                        # the layout whose values we look up...
         out_names = A.get_out_dim_names()
@@ -480,9 +464,8 @@ class LinearLayout(DimensionOps):
                 f"bijection has an inverse - use pseudoinvert() for a surjective layout:{self}")
         return self.pseudoinvert()
 
-    # ------------------------------------------------------------------ printing / equality
     def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
-        """Same dims in the same order and the same bases, whatever the out-dim sizes (``equalIgnoringOutDimSizes``).
+        """Equal but for the out-dim sizes (``equalIgnoringOutDimSizes``).
 
         >>> wide = LinearLayout.from_bases([("i", [[1], [2]])], ["o"], [8], require_surjective=False)
         >>> LinearLayout.identity_1d(4, "i", "o").equal_ignoring_out_dim_sizes(wide)
@@ -510,7 +493,6 @@ class LinearLayout(DimensionOps):
                f"{[s for _, s in self._out_dims]!r}, require_surjective={self.is_surjective()!r})"
 
 
-# ---------------------------------------------------------------------- F2 solving
 def _solve(B: LinearLayout, A: LinearLayout) -> LinearLayout:
     """The minimal-norm X with B X = A over F2, as a layout A.in -> B.in."""
     num_b = B.total_in_dim_size_log2()
