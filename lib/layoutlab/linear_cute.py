@@ -55,9 +55,8 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
                     f"{op}: mode {k} has extent {ms} in shape {shape}, not a power of two; a linear layout "
                     f"over F2 needs 2^k extents (pad the tile to {next_pow2_above(ms - 1)} or use the CuTe layout)")
             if md != 0 and not is_pow2(md):
-                raise LayoutError(
-                    f"{op}: mode {k} has stride {md} in {stride}, neither 0 nor a power of two, so offsets "
-                    f"carry between bits and the map is not linear over F2")
+                raise LayoutError(f"{op}: mode {k} has stride {md} in {stride}, neither 0 nor a power of two, so "
+                                  "offsets carry between bits and the map is not linear over F2")
             for v in (md << j for j in range(log2(ms))):
                 if v in seen:
                     raise LayoutError(
@@ -90,10 +89,9 @@ def cute_from_linear_layout(ll: LinearLayout):
         ms, md = [], []
         for i, (v,) in enumerate(vs):
             if v & (v - 1):
-                raise LayoutError(
-                    f"cute_from_linear_layout: bit {i} of in-dim '{d}' maps to {v} = 0b{v:b}, a sum of several "
-                    f"offset bits (an XOR); a CuTe Layout can only add strides - express it as a Swizzle "
-                    f"composed with a Layout instead")
+                raise LayoutError(f"cute_from_linear_layout: bit {i} of in-dim '{d}' maps to {v} = 0b{v:b}, a sum "
+                                  "of several offset bits (an XOR); a CuTe Layout can only add strides - express "
+                                  "it as a Swizzle composed with a Layout instead")
             if ms and v == md[-1] * ms[-1]:     # doubling the previous run's stride (or 0 after 0) extends it
                 ms[-1] *= 2
             else:

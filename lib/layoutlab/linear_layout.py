@@ -48,29 +48,25 @@ class LinearLayout(DimensionOps):
             if not is_pow2(size):
                 raise LayoutError(f"{op}: out-dim '{name}' has size {size}; linear layouts need power-of-two sizes "
                                   f"(e.g. {next_pow2_above(size - 1) if isinstance(size, int) and size > 0 else 1})")
-        for in_dim, vectors in bases:
-            for i, v in enumerate(vectors):
-                bad = [x for x in v if not is_int(x)]
-                if bad:
-                    raise LayoutError(f"{op}: basis {i} of in-dim '{in_dim}' is {list(v)}; every basis entry must "
-                                      f"be an integer, got {bad[0]!r}")
+        bad = next(((d, i, v, x) for d, vs in bases for i, v in enumerate(vs) for x in v if not is_int(x)), None)
+        if bad:
+            d, i, v, x = bad
+            raise LayoutError(f"{op}: basis {i} of in-dim '{d}' is {list(v)}; every basis entry must be an integer, "
+                              f"got {x!r}")
         clean = [(d, [[int(x) for x in v] for v in vs]) for d, vs in bases]
         for in_dim, vectors in clean:
             for i, v in enumerate(vectors):
                 if len(v) != len(out_dims):
-                    raise LayoutError(
-                        f"{op}: basis {i} of in-dim '{in_dim}' is {v} with {len(v)} entries; every basis "
-                        f"needs one entry per out-dim {names}")
+                    raise LayoutError(f"{op}: basis {i} of in-dim '{in_dim}' is {v} with {len(v)} entries; every "
+                                      f"basis needs one entry per out-dim {names}")
                 for (oname, osize), x in zip(out_dims, v):
                     if not 0 <= x < osize:
-                        raise LayoutError(
-                            f"{op}: basis {i} of in-dim '{in_dim}' has value {x} for out-dim '{oname}', "
-                            f"out of range; values must lie in [0, {osize})")
+                        raise LayoutError(f"{op}: basis {i} of in-dim '{in_dim}' has value {x} for out-dim "
+                                          f"'{oname}', out of range; values must lie in [0, {osize})")
         self._set(clean, out_dims)
         if require_surjective and not self.is_surjective():
-            raise LayoutError(
-                f"{op}: the layout is not surjective (some output is reached by no input), but "
-                f"require_surjective=True; pass require_surjective=False or add bases:{self}")
+            raise LayoutError(f"{op}: the layout is not surjective (some output is reached by no input), but "
+                              f"require_surjective=True; pass require_surjective=False or add bases:{self}")
 
     @classmethod
     def _make(cls, bases, out_dims) -> "LinearLayout":
@@ -99,9 +95,8 @@ class LinearLayout(DimensionOps):
             require_surjective = True
         out_dim_sizes = list(out_dim_sizes)
         if len(out_dim_sizes) != len(out_dim_names):
-            raise LayoutError(
-                f"from_bases: {len(out_dim_names)} out-dim names {out_dim_names} but {len(out_dim_sizes)} "
-                f"sizes {out_dim_sizes}; give one size per name")
+            raise LayoutError(f"from_bases: {len(out_dim_names)} out-dim names {out_dim_names} but "
+                              f"{len(out_dim_sizes)} sizes {out_dim_sizes}; give one size per name")
         return LinearLayout(bases, list(zip(out_dim_names, out_dim_sizes)), require_surjective)
 
     @staticmethod
@@ -370,9 +365,8 @@ class LinearLayout(DimensionOps):
         [('i', [[2], [4]])]
         """
         if set(self.get_out_dim_names()) != set(outer.get_in_dim_names()):
-            raise LayoutError(
-                f"compose: A's output dims {self.get_out_dim_names()} must equal B's input dims "
-                f"{outer.get_in_dim_names()} (A.compose(B) = B after A)")
+            raise LayoutError(f"compose: A's output dims {self.get_out_dim_names()} must equal B's input dims "
+                              f"{outer.get_in_dim_names()} (A.compose(B) = B after A)")
         for d, s in self._out_dims:
             if s > outer.get_in_dim_size(d):
                 raise LayoutError(f"compose: A's out-dim '{d}' has size {s} but B's in-dim '{d}' only "
@@ -458,10 +452,9 @@ class LinearLayout(DimensionOps):
         [('o', [[2], [1]])]
         """
         if not self.is_invertible():
-            raise LayoutError(
-                f"invert: the layout is not invertible ({self.total_in_dim_size_log2()} input bits, "
-                f"{self.total_out_dim_size_log2()} output bits, surjective={self.is_surjective()}); only a "
-                f"bijection has an inverse - use pseudoinvert() for a surjective layout:{self}")
+            raise LayoutError(f"invert: the layout is not invertible ({self.total_in_dim_size_log2()} input bits, "
+                              f"{self.total_out_dim_size_log2()} output bits, surjective={self.is_surjective()}); "
+                              f"only a bijection has an inverse - use pseudoinvert() for a surjective layout:{self}")
         return self.pseudoinvert()
 
     def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
