@@ -65,10 +65,9 @@ def bank_conflicts(addresses, bytes_per_access: int = 4, threads_per_phase: int 
     ``addresses``: each lane's byte address (at most 32; ``None`` = inactive), multiples of ``bytes_per_access``
     (1, 2, 4, 8, 16); an access covers ``max(1, bytes/4)`` words; ``threads_per_phase`` overrides the phase size.
     Math: wavefronts = sum over phases p of max over banks b of |{a // 4 : a in p, bank(a) = b}|.
-    A column of a 32x32 fp32 row-major tile (stride 128 B): 32 distinct words in bank 0::
 
-        >>> bank_conflicts([128 * t for t in range(32)]).conflict_degree
-        32
+    >>> bank_conflicts([128 * t for t in range(32)]).conflict_degree      # a column of a 32x32 fp32 tile
+    32
     """
     op = "bank_conflicts"
     _check_access_bytes(op, "bytes_per_access", bytes_per_access)
@@ -98,15 +97,15 @@ def layout_bank_conflicts(thread_to_element, smem_layout, element_bytes: int, ve
 
     ``thread_to_element`` (a Layout or callable) maps a lane to an element index or coordinate; ``smem_layout``
     (a Layout, or a ComposedLayout whose Swizzle acts on *byte* addresses, as in the CuTe DSL) maps that to the
-    element offset. The ``vector`` elements of one access must be contiguous there (checked). A column of a
-    32x32 fp32 tile is 32-way; ``S<3,4,3>`` only permutes 16-byte chunks, so 4-way (:func:`find_swizzle`)::
+    element offset. The ``vector`` elements of one access must be contiguous there (checked). ``S<3,4,3>`` only
+    permutes 16-byte chunks, so a column of a 32x32 fp32 tile stays 4-way (:func:`find_swizzle` does better):
 
-        >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
-        >>> tile = make_layout((32, 32), stride=(32, 1))
-        >>> column = lambda t: (t, 0)                            # lane t reads row t, column 0
-        >>> (layout_bank_conflicts(column, tile, 4).conflict_degree,
-        ...  layout_bank_conflicts(column, make_composed_layout(make_swizzle(3, 4, 3), 0, tile), 4).conflict_degree)
-        (32, 4)
+    >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
+    >>> tile = make_layout((32, 32), stride=(32, 1))
+    >>> column = lambda t: (t, 0)                            # lane t reads row t, column 0
+    >>> (layout_bank_conflicts(column, tile, 4).conflict_degree,
+    ...  layout_bank_conflicts(column, make_composed_layout(make_swizzle(3, 4, 3), 0, tile), 4).conflict_degree)
+    (32, 4)
     """
     op = "layout_bank_conflicts"
     _check_access_bytes(op, "element_bytes", element_bytes)
@@ -157,13 +156,11 @@ def _byte_address(smem_layout, crd, element_bytes):
 def ldmatrix_bank_conflicts(row_addresses) -> BankConflicts:
     """Phase analysis of one ``ldmatrix``: each matrix (8 row addresses of 16 bytes) is one phase.
 
-    Rows of a 128-byte-pitch fp16 tile share 4 banks -> 8-way; ``S<3,4,3>`` spreads them -> conflict-free::
-
-        >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
-        >>> tile = make_layout((64, 64), stride=(64, 1))
-        >>> swizzled = make_composed_layout(make_swizzle(3, 4, 3), 0, tile)
-        >>> [ldmatrix_bank_conflicts(ldmatrix_row_addresses(t, 2, 0, 0, 1)).conflict_degree for t in (tile, swizzled)]
-        [8, 1]
+    >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
+    >>> tile = make_layout((64, 64), stride=(64, 1))            # 128-byte rows share 4 banks: 8-way
+    >>> swizzled = make_composed_layout(make_swizzle(3, 4, 3), 0, tile)
+    >>> [ldmatrix_bank_conflicts(ldmatrix_row_addresses(t, 2, 0, 0, 1)).conflict_degree for t in (tile, swizzled)]
+    [8, 1]
     """
     rows = list(row_addresses)
     if len(rows) not in (8, 16, 32):

@@ -11,7 +11,6 @@ from .layout import Layout
 __all__ = ["TMEM_LANES", "TMEM_COLUMNS", "tmem_alloc_columns", "accumulator_columns", "tmem_ld_32x32b_tv",
            "block_scale_layout"]
 
-#: tensor memory per CTA: 128 lanes (one per row of an M = 128 accumulator) x 512 columns of 32 bits.
 TMEM_LANES, TMEM_COLUMNS = 128, 512
 
 

@@ -127,7 +127,7 @@ class SliceLayout:
     """The layout of a tensor reduced along ``dim`` of a ``parent`` layout (rank one lower).
 
     Math: the parent on the shape with size 1 inserted at ``dim``, output ``dim`` dropped, zero register bases
-    deleted. The row sums of a blocked layout; lanes that walked dim 1 now hold copies (zero bases):
+    deleted (the lanes that walked dim 1 now hold copies: zero bases).
 
     >>> SliceLayout(1, BlockedLayout([2, 2], [4, 8], [2, 1], [1, 0])).to_linear_layout([16]).bases
     [('register', [[1]]), ('lane', [[0], [0], [0], [2], [4]]), ('warp', [[8]])]
@@ -296,7 +296,6 @@ class NVMMASharedLayout:
                                   f"dim is not dim 0; use rank 2, a swizzle, or transposed=False")
             ll = _identity_nd("offset", box, list(range(r)) if self.transposed else list(range(r - 1, -1, -1)))
             return ensure_layout_not_smaller_than(ll, want).transpose_outs(names)
-        # the outer dims collapse into rows of the core-matrix tile, which repeats over the box
         rows, cols = (box[-1], math.prod(box[:-1])) if self.transposed else (math.prod(box[:-1]), box[-1])
         tile = self._core_matrix()
         if rows < 8 or cols < tile.get_out_dim_size("dim1"):
@@ -316,10 +315,9 @@ class NVMMASharedLayout:
 class SwizzledSharedLayout:
     """The classic XOR-swizzled shared layout: ``vec`` elements together, ``order`` contiguous dim first.
 
-    Math: offset bits walk the contiguous dim, then row bit r maps to (2^r, vec * ((2^r / per_phase) % max_phase)
-    mod cols). vec=1, per_phase=1, max_phase=32 on 32x32 fp32 is the transpose-friendly swizzle:
+    Math: offset bits walk the contiguous dim; row bit r maps to (2^r, vec * ((2^r / per_phase) % max_phase) mod cols).
 
-    >>> SwizzledSharedLayout(1, 1, 32, [1, 0]).to_linear_layout([32, 32]).apply({"offset": 32 * 3 + 5})
+    >>> SwizzledSharedLayout(1, 1, 32, [1, 0]).to_linear_layout([32, 32]).apply({"offset": 32 * 3 + 5})  # transpose
     {'dim0': 3, 'dim1': 6}
     """
     vec: int

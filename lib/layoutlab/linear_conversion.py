@@ -33,8 +33,7 @@ def layout_conversion(src: LinearLayout, dst: LinearLayout) -> LayoutConversion:
     """Classify converting a distributed tensor from layout ``src`` to ``dst`` (Triton's rule).
 
     Math: C = dst.invert_and_compose(src); ``"none"`` if src == dst; C trivial over (block, warp, lane):
-    ``"register"``; over (block, warp): ``"warp_shuffle"``; else ``"shared_memory"``. Swapping registers, then a
-    lane bit with a register bit:
+    ``"register"``; over (block, warp): ``"warp_shuffle"``; else ``"shared_memory"``.
 
     >>> a = LinearLayout.from_bases([("register", [[1], [2]]), ("lane", [[4]])], ["dim0"])
     >>> layout_conversion(a, LinearLayout.from_bases([("register", [[2], [1]]), ("lane", [[4]])], ["dim0"])).kind

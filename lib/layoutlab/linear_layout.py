@@ -382,7 +382,6 @@ class LinearLayout(DimensionOps):
         >>> (LinearLayout.identity_1d(4, "r", "d0") * LinearLayout.identity_1d(2, "r", "d0")).bases
         [('r', [[1], [2], [4]])]
         """
-        # dims merge in an order consistent with both operands (the "supremum" of the two orders)
         outs = supremum(self.get_out_dim_names(), outer.get_out_dim_names(), "operator*: output dims")
         ins = supremum(self.get_in_dim_names(), outer.get_in_dim_names(), "operator*: input dims")
         minor, major = self._bases_over(outs), outer._bases_over(outs, {o: log2(s) for o, s in self._out_dims})

@@ -116,8 +116,7 @@ def get_integer_strides(layout: LinearLayout, out_dim: str, in_dims) -> dict | N
 
 
 def factor_maximal_identity_prefix(layout: LinearLayout, in_dim: str, out_dim: str, max_size: int):
-    """``(size, quotient)`` with ``identity_1d(size, in_dim, out_dim) * quotient == layout``, size <= ``max_size``
-    largest.
+    """The largest ``(size, q)``, size <= ``max_size``, with ``identity_1d(size, in_dim, out_dim) * q == layout``.
 
     >>> L = LinearLayout.from_bases([("x", [[1], [2], [8]]), ("other", [[4]])], ["out"], [16], False)
     >>> factor_maximal_identity_prefix(L, "x", "out", 8)[0]

@@ -97,17 +97,16 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
     (up to ``max_vector_bytes``). Math: the layout is an invertible F2 matrix (index bits -> offset bits), the
     vector bits lowest; a phase is conflict-free when no difference of its lanes' indices maps onto the *row*
     offset bits only. Scored with the bank model: every CuTe ``Sw<B,M,S>`` on bytes (B <= ``max_bits``, fewer
-    XOR bits first), then the greedy F2 layout, kept only when strictly better. The transpose (rows written,
-    columns read, 32-way unswizzled) gets ``S<5,2,5>`` with scalar accesses::
+    XOR bits first), then the greedy F2 layout, kept only when strictly better.
 
-        >>> from layoutlab import LinearLayout
-        >>> def warp(lanes_along):                 # 32 lanes along one dim, 32 registers along the other
-        ...     one = lambda d, i: [1 << i, 0] if d == 0 else [0, 1 << i]
-        ...     return LinearLayout.from_bases([("register", [one(1 - lanes_along, i) for i in range(5)]),
-        ...                                     ("lane", [one(lanes_along, i) for i in range(5)])], ["dim0", "dim1"])
-        >>> c = find_swizzle([warp(1), warp(0)], (32, 32), 4, max_vector_bytes=4)     # write rows, read columns
-        >>> c.swizzle, c.unswizzled_wavefronts, c.wavefronts
-        (S<5,2,5>, 1056, 64)
+    >>> from layoutlab import LinearLayout
+    >>> def warp(lanes_along):                 # 32 lanes along one dim, 32 registers along the other
+    ...     one = lambda d, i: [1 << i, 0] if d == 0 else [0, 1 << i]
+    ...     return LinearLayout.from_bases([("register", [one(1 - lanes_along, i) for i in range(5)]),
+    ...                                     ("lane", [one(lanes_along, i) for i in range(5)])], ["dim0", "dim1"])
+    >>> c = find_swizzle([warp(1), warp(0)], (32, 32), 4, max_vector_bytes=4)     # transpose: write rows, read columns
+    >>> c.swizzle, c.unswizzled_wavefronts, c.wavefronts
+    (S<5,2,5>, 1056, 64)
     """
     M, N = (int(x) for x in tile_shape)
     op = "find_swizzle"
@@ -148,8 +147,7 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
     smem = LinearLayout([("dim0", [[addr_of(logical(1 << k, 0)) // element_bytes] for k in range(log2(M))]),
                          ("dim1", [[addr_of(logical(0, 1 << k)) // element_bytes] for k in range(log2(N))])],
                         [("offset", M * N)], require_surjective=False)
-    # the plain tile's byte address is element index * eb, so the swizzle on bytes keeps the low log2(eb)
-    # bits and sends index bit k to addr_of(2^k)
+    # on bytes the swizzle keeps the low log2(eb) bits of element index * eb and sends index bit k to addr_of(2^k)
     byte_bases = [[1 << i] for i in range(log_eb)] + [[addr_of(1 << k)] for k in range(n_bits)]
     sw_matrix = LinearLayout([("offset", byte_bases)], [("offset", 1 << total_bits)])
     return SwizzleChoice(swizzle, sw_matrix, smem, *best_cost[:2], costs[cute[0]][0], (1 << vec_bits) * element_bytes,
