@@ -21,9 +21,8 @@ def _shape_stride(layout):
 def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offset") -> LinearLayout:
     """A CuTe layout with power-of-two shapes and strides as a LinearLayout.
 
-    Math: coordinate bit j of a mode (s):(d) adds d * 2^j to the offset, an XOR exactly when every stride is 0 or
-    a power of two and no two bits land on the same offset bit. Mode k becomes in-dim ``in_dim_names[k]``
-    (default ``dim0, ...``).
+    Math: bit j of a mode (s):(d) adds d * 2^j to the offset, an XOR exactly when every stride is 0 or a power of
+    two and no two bits land on the same offset bit. Mode k becomes in-dim ``in_dim_names[k]`` (default dimk).
 
     >>> from layoutlab import Layout
     >>> linear_layout_from_cute(Layout((8, 4), (4, 1))).bases

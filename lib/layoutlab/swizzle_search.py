@@ -92,12 +92,10 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
                  max_bits: int = 5, max_vector_bytes: int = 16) -> SwizzleChoice:
     """The shared-memory layout that minimises the bank conflicts of all ``accesses`` and keeps their vector width.
 
-    ``accesses``: layouts register/lane[/warp] -> dim0, dim1 reading or writing the (M, N) ``tile_shape`` tile,
-    stored row-major (``row_major``) or column-major; a lane's vector is its register elements contiguous there
-    (up to ``max_vector_bytes``). Math: the layout is an invertible F2 matrix (index bits -> offset bits), the
-    vector bits lowest; a phase is conflict-free when no difference of its lanes' indices maps onto the *row*
-    offset bits only. Scored with the bank model: every CuTe ``Sw<B,M,S>`` on bytes (B <= ``max_bits``, fewer
-    XOR bits first), then the greedy F2 layout, kept only when strictly better.
+    ``accesses``: layouts register/lane[/warp] -> dim0, dim1 on the (M, N) ``tile_shape`` tile, stored row-major
+    (``row_major``) or column-major; vectors up to ``max_vector_bytes``. Math: an invertible F2 matrix (index bits
+    -> offset bits), vector bits lowest; candidates scored with the bank model: every CuTe ``Sw<B,M,S>`` on bytes
+    (B <= ``max_bits``, fewer XOR bits first), then the greedy F2 layout (:func:`_f2_layout`) if strictly better.
 
     >>> from layoutlab import LinearLayout
     >>> def warp(lanes_along):                 # 32 lanes along one dim, 32 registers along the other
