@@ -190,3 +190,12 @@ def test_bad_input():
     with pytest.raises(LayoutError, match="same relative order"):
         (LinearLayout.identity_1d(2, "a", "o") * LinearLayout.identity_1d(2, "b", "o")) * \
             (LinearLayout.identity_1d(2, "b", "o") * LinearLayout.identity_1d(2, "a", "o"))
+
+
+@pytest.mark.parametrize("entry", ["x", 1.5, True])
+def test_non_integer_basis_entry_is_refused(entry):
+    """A basis entry that is not an integer is refused by name, not cast by int() (1.5 used to become 1)."""
+    with pytest.raises(LayoutError, match=f"must be an integer, got {entry!r}"):
+        LinearLayout([("in", [[1], [entry]])], [("out", 4)])
+    with pytest.raises(LayoutError, match="must be an integer"):
+        LinearLayout.from_bases([("in", [[1], [entry]])], ["out"])

@@ -1,12 +1,9 @@
-"""The bank model of one warp's shared-memory access (NVIDIA, Volta through Hopper); re-exported by
-:mod:`layoutlab.banks`.
+"""The bank model of one warp's shared-memory access (NVIDIA, Volta through Hopper); re-exported by ``banks``.
 
-32 banks of 4 bytes: byte address a is in bank ``(a // 4) % 32``; one *wavefront* serves at most one 4-byte word
-per bank (128 bytes).  A warp's request is split into *phases* served separately: one of 32 threads for 1/2/4-byte
-accesses, half-warps for 8 bytes, quarter-warps of 8 threads for 16 bytes (``ldmatrix`` too: 8 row addresses of
-16 bytes per matrix).  Threads reading the same word share it (broadcast), so a phase needs
-``max over banks of (distinct words it touches in that bank)`` wavefronts and the request the sum over phases;
-the *conflict degree* ("n-way") is the worst phase's count, ``ideal_wavefronts`` the number of phases.
+32 banks of 4 bytes: address a is in bank ``(a // 4) % 32``; a *wavefront* serves one 4-byte word per bank. A request
+splits into *phases*: 32 threads for 1/2/4-byte accesses, 16 for 8 bytes, 8 for 16 bytes (and ldmatrix). Same-word
+threads share (broadcast), so a phase costs max over banks of its distinct words there, the request the sum over
+phases; the *conflict degree* ("n-way") is the worst phase's cost, ``ideal_wavefronts`` the number of phases.
 """
 
 from __future__ import annotations
@@ -40,12 +37,8 @@ def bank_of(address: int) -> int:
 
 @dataclass(frozen=True)
 class BankConflicts:
-    """Result of :func:`bank_conflicts` for one warp-wide shared-memory instruction.
-
-    ``wavefronts``: total 128-byte wavefronts (cycles of the shared-memory pipe); ``ideal_wavefronts``: the
-    number of phases (what a conflict-free access costs); ``conflict_degree``: the worst phase's wavefronts
-    (n-way conflict; 1 = none); ``phase_wavefronts``: per phase; ``bank_words``: per phase, distinct words per
-    bank (32 ints).
+    """Result of :func:`bank_conflicts` for one warp instruction (terms in the module docstring);
+    ``phase_wavefronts`` per phase, ``bank_words`` per phase the distinct words in each of the 32 banks.
 
     >>> bank_conflicts([8 * t for t in range(32)], 8)       # 8-byte loads: two half-warp phases
     BankConflicts(wavefronts=2, ideal_wavefronts=2, conflict_degree=1, phase_wavefronts=(1, 1))
@@ -69,17 +62,12 @@ def _threads_per_phase(bytes_per_access: int) -> int:
 def bank_conflicts(addresses, bytes_per_access: int = 4, threads_per_phase: int | None = None) -> BankConflicts:
     """Wavefronts and conflict degree of one warp access (model in the module docstring).
 
-    ``addresses``: the byte address each thread (lane 0, 1, ...) accesses, at most 32, ``None`` for an
-    inactive lane; each must be a multiple of ``bytes_per_access`` (1, 2, 4, 8 or 16).  A thread's
-    access covers ``max(1, bytes/4)`` consecutive words.  ``threads_per_phase`` overrides the phase
-    size (e.g. 8 for ldmatrix's 8 row addresses per matrix).
-
+    ``addresses``: each lane's byte address (at most 32; ``None`` = inactive), multiples of ``bytes_per_access``
+    (1, 2, 4, 8, 16); an access covers ``max(1, bytes/4)`` words; ``threads_per_phase`` overrides the phase size.
     Math: wavefronts = sum over phases p of max over banks b of |{a // 4 : a in p, bank(a) = b}|.
 
-    A column of a 32x32 fp32 row-major tile (stride 128 B): 32 distinct words in bank 0::
-
-        >>> bank_conflicts([128 * t for t in range(32)]).conflict_degree
-        32
+    >>> bank_conflicts([128 * t for t in range(32)]).conflict_degree      # a column of a 32x32 fp32 tile
+    32
     """
     op = "bank_conflicts"
     _check_access_bytes(op, "bytes_per_access", bytes_per_access)
@@ -107,20 +95,17 @@ def layout_bank_conflicts(thread_to_element, smem_layout, element_bytes: int, ve
                           num_threads: int = 32) -> BankConflicts:
     """Bank conflicts of a warp whose lane t accesses elements ``thread_to_element(t) + 0..vector-1``.
 
-    ``thread_to_element`` is a CuTe Layout (or any callable) from lane to a 1-D element index (or coordinate)
-    of ``smem_layout``'s domain; ``smem_layout`` maps that to the element offset in shared memory: a Layout, or
-    a ``ComposedLayout`` with a Swizzle, which swizzles the *byte* address (as the CuTe DSL does on a
-    shared-memory pointer).  The ``vector`` elements of one access must be contiguous there (checked).
+    ``thread_to_element`` (a Layout or callable) maps a lane to an element index or coordinate; ``smem_layout``
+    (a Layout, or a ComposedLayout whose Swizzle acts on *byte* addresses, as in the CuTe DSL) maps that to the
+    element offset. The ``vector`` elements of one access must be contiguous there (checked). ``S<3,4,3>`` only
+    permutes 16-byte chunks, so a column of a 32x32 fp32 tile stays 4-way (:func:`find_swizzle` does better):
 
-    A column of a 32x32 fp32 row-major tile is 32-way; the 128-byte swizzle remaps only 8 distinct 16-byte
-    chunks, so it is still 4-way (:func:`find_swizzle` finds a conflict-free one)::
-
-        >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
-        >>> tile = make_layout((32, 32), stride=(32, 1))
-        >>> column = lambda t: (t, 0)                            # lane t reads row t, column 0
-        >>> (layout_bank_conflicts(column, tile, 4).conflict_degree,
-        ...  layout_bank_conflicts(column, make_composed_layout(make_swizzle(3, 4, 3), 0, tile), 4).conflict_degree)
-        (32, 4)
+    >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
+    >>> tile = make_layout((32, 32), stride=(32, 1))
+    >>> column = lambda t: (t, 0)                            # lane t reads row t, column 0
+    >>> (layout_bank_conflicts(column, tile, 4).conflict_degree,
+    ...  layout_bank_conflicts(column, make_composed_layout(make_swizzle(3, 4, 3), 0, tile), 4).conflict_degree)
+    (32, 4)
     """
     op = "layout_bank_conflicts"
     _check_access_bytes(op, "element_bytes", element_bytes)
@@ -147,9 +132,8 @@ def ldmatrix_row_addresses(smem_layout, element_bytes: int, row0: int, col0: int
                            matrices_along: str = "rows") -> list:
     """The 8 x ``num_matrices`` row addresses ldmatrix reads from a 2-D smem tile (rows = M or N, cols = K).
 
-    Matrix j is 8 rows x 16 bytes starting at (row0 + 8j, col0) (``matrices_along="rows"``) or at (row0, col0 +
-    j * 16/element_bytes) (``"cols"``); lane 8j + r supplies the address of row r of matrix j.  ``smem_layout``
-    maps (row, col) to an element offset (Layout or swizzled ComposedLayout).
+    Matrix j (8 rows x 16 bytes) starts at (row0 + 8j, col0) (``matrices_along="rows"``) or (row0, col0 +
+    j * 16/element_bytes) (``"cols"``); lane 8j + r gives row r of matrix j. ``smem_layout``: as above.
 
     >>> from layoutlab import make_layout
     >>> ldmatrix_row_addresses(make_layout((64, 64), stride=(64, 1)), 2, 0, 0, num_matrices=1)
@@ -172,14 +156,11 @@ def _byte_address(smem_layout, crd, element_bytes):
 def ldmatrix_bank_conflicts(row_addresses) -> BankConflicts:
     """Phase analysis of one ``ldmatrix``: each matrix (8 row addresses of 16 bytes) is one phase.
 
-    A conflict-free matrix touches all 32 banks once (8 rows x 4 words).  8 rows of a 128-byte-pitch K-major
-    fp16 tile share 4 banks -> 8-way; ``S<3,4,3>`` spreads the rows' 16-byte chunks -> conflict-free::
-
-        >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
-        >>> tile = make_layout((64, 64), stride=(64, 1))
-        >>> swizzled = make_composed_layout(make_swizzle(3, 4, 3), 0, tile)
-        >>> [ldmatrix_bank_conflicts(ldmatrix_row_addresses(t, 2, 0, 0, 1)).conflict_degree for t in (tile, swizzled)]
-        [8, 1]
+    >>> from layoutlab import make_layout, make_composed_layout, make_swizzle
+    >>> tile = make_layout((64, 64), stride=(64, 1))            # 128-byte rows share 4 banks: 8-way
+    >>> swizzled = make_composed_layout(make_swizzle(3, 4, 3), 0, tile)
+    >>> [ldmatrix_bank_conflicts(ldmatrix_row_addresses(t, 2, 0, 0, 1)).conflict_degree for t in (tile, swizzled)]
+    [8, 1]
     """
     rows = list(row_addresses)
     if len(rows) not in (8, 16, 32):
@@ -188,8 +169,7 @@ def ldmatrix_bank_conflicts(row_addresses) -> BankConflicts:
 
 
 def classic_patterns() -> dict:
-    """Named warp access patterns with known answers, for the chapter and the GPU check: each value is
-    ``(byte addresses of lanes 0..31, bytes_per_access)``.
+    """Named warp access patterns with known answers: ``{name: (byte addresses of lanes 0..31, bytes)}``.
 
     >>> bank_conflicts(*classic_patterns()["4B 8-way"]).conflict_degree
     8

@@ -1,7 +1,5 @@
-"""Shared-memory bank conflicts: the model of one warp's access and ldmatrix phases (:mod:`layoutlab.bank_model`),
-the swizzle search (:mod:`layoutlab.swizzle_search`), both re-exported here, and the GPU check:
-:func:`measure_shared_load_cycles` times such patterns on a GPU (cupy, ``clock64``) so the chapter can show
-measured cycles tracking the predicted wavefronts; the H100 record lives in ``results/banks_h100.json``.
+"""Shared-memory bank conflicts: re-exports :mod:`layoutlab.bank_model` and :mod:`layoutlab.swizzle_search`, and
+the GPU check (:func:`measure_shared_load_cycles`: cupy, ``clock64``; H100 record in ``results/banks_h100.json``).
 """
 
 from __future__ import annotations
@@ -60,10 +58,9 @@ def measure_shared_load_cycles(addresses, bytes_per_access: int, warps: int = 16
                                repeats: int = 5) -> float:
     """Measured shared-memory cycles per warp-wide load of the given pattern (needs a GPU and cupy).
 
-    One block of ``warps`` warps, each issuing ``16 * iters`` volatile ``ld.shared`` of the same per-lane
-    addresses; ``clock64`` cycles between two barriers / loads of all warps, the median of ``repeats`` launches.
-    The pipe serves one 128-byte wavefront per cycle, so this tracks the predicted ``wavefronts`` once enough
-    warps keep it busy.  The arguments are checked before any GPU work::
+    One block of ``warps`` warps, each issuing ``16 * iters`` volatile ``ld.shared`` of the per-lane addresses;
+    ``clock64`` cycles per load of all warps, median of ``repeats`` launches. The pipe serves one wavefront per
+    cycle, so this tracks the predicted ``wavefronts`` once enough warps keep it busy. Arguments are checked first::
 
         >>> measure_shared_load_cycles([0] * 32, 2)
         Traceback (most recent call last):

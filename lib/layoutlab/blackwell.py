@@ -1,11 +1,8 @@
-"""Blackwell (sm_100) on paper: tensor memory, the ``tcgen05.ld`` register layout, block-scale factors.
-
-Chapter 10 describes hardware this course cannot run; these helpers compute its numbers so that the
-chapter's claims are checked, not typed. Sources: PTX ISA 9.0 §9.7.16 "TensorCore 5th Generation Family
-Instructions" (tensor memory: 128 lanes x 512 columns of 32-bit cells per CTA, allocated in columns, a power
-of two >= 32; ``tcgen05.ld.32x32b``: warp ``w`` of a warpgroup reaches lanes ``32 (w % 4) ...``, thread ``t``
-reads lane ``32 w + t``) and the block-scaled ``tcgen05.mma`` kinds (one scale factor per 32 elements of K
-for ``mxf8f6f4``/``mxf4``, per 16 for ``mxf4nvf4``).
+"""Blackwell (sm_100) on paper: tensor memory, the ``tcgen05.ld`` register layout, block-scale factors (chapter 10's
+numbers, computed). Source: PTX ISA 9.0 §9.7.16 "TensorCore 5th Generation Family Instructions": tensor memory is
+128 lanes x 512 32-bit columns per CTA, allocated in powers of two >= 32 columns; in ``tcgen05.ld.32x32b`` thread
+``t`` of warp ``w`` reads lane ``32 w + t``; block-scaled ``tcgen05.mma`` has one scale per 32 K elements
+(``mxf8f6f4``, ``mxf4``) or 16 (``mxf4nvf4``).
 """
 
 from .errors import LayoutError
@@ -14,7 +11,6 @@ from .layout import Layout
 __all__ = ["TMEM_LANES", "TMEM_COLUMNS", "tmem_alloc_columns", "accumulator_columns", "tmem_ld_32x32b_tv",
            "block_scale_layout"]
 
-#: tensor memory per CTA: 128 lanes (one per row of an M = 128 accumulator) x 512 columns of 32 bits.
 TMEM_LANES, TMEM_COLUMNS = 128, 512
 
 

@@ -1,11 +1,9 @@
 """Gluon's layout classes (``triton.experimental.gluon.language``) and their linear layouts.
 
-Same class names and keyword parameters as Gluon; each ``.to_linear_layout(shape)`` gives the bases Gluon's own
-gives (checked against Gluon in ``tests/test_gluon.py``).  Distributed layouts map ``register, lane, warp`` ->
-``dim0, dim1, ...``; shared layouts map ``offset`` -> ``dim0, ...``.  How a layout meets a tensor shape
-(Triton's ``combineCtaCgaWithShape``): a tile smaller than the tensor repeats through extra *register* bits;
-a larger one loses the biggest bases along the too-large dim: registers are dropped, lanes/warps zeroed
-(those threads hold copies of the same element - a broadcast, seen by ``free_variable_masks``).
+Gluon's class and keyword names; ``.to_linear_layout(shape)`` gives Gluon's bases (checked in ``tests/test_gluon.py``):
+``register, lane, warp`` (distributed) or ``offset`` (shared) -> ``dim0, dim1, ...``. Fitting to a shape (Triton's
+``combineCtaCgaWithShape``): a smaller tile repeats through extra register bits; a larger one loses its biggest bases
+along the too-large dim: registers dropped, lanes/warps zeroed (they hold copies: a broadcast).
 """
 
 from __future__ import annotations
@@ -89,11 +87,9 @@ def _mma_layout(mma, shape, tile, k_width, order, k_dim=None):
 
 @dataclass(frozen=True)
 class BlockedLayout:
-    """Each thread holds a ``size_per_thread`` block; ``threads_per_warp`` lanes and ``warps_per_cta`` warps
-    tile the tensor; ``order`` lists dims from most to least contiguous.
+    """Each thread holds a ``size_per_thread`` block, tiled by lanes and warps; ``order``: most contiguous dim first.
 
-    Math: L = I_reg(size_per_thread) * I_lane(threads_per_warp) * I_warp(warps_per_cta), each identity
-    taking the dims in ``order`` (minor first), then fitted to the shape.  A 16x16 tile over 2 warps:
+    Math: L = I_reg(size_per_thread) * I_lane(threads_per_warp) * I_warp(warps_per_cta), dims in ``order``:
 
     >>> BlockedLayout([2, 2], [4, 8], [2, 1], [1, 0]).to_linear_layout([16, 16]).bases
     [('register', [[0, 1], [1, 0]]), ('lane', [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ('warp', [[8, 0]])]
@@ -130,9 +126,8 @@ class BlockedLayout:
 class SliceLayout:
     """The layout of a tensor reduced along ``dim`` of a ``parent`` layout (rank one lower).
 
-    Math: evaluate the parent on the shape with size 1 inserted at ``dim``, drop output ``dim``, and
-    delete register bases that became zero.  ``SliceLayout(1, blocked)`` of a 2-D blocked layout is the
-    1-D layout of its row sums; lanes that walked dim 1 now hold copies (zero bases):
+    Math: the parent on the shape with size 1 inserted at ``dim``, output ``dim`` dropped, zero register bases
+    deleted (the lanes that walked dim 1 now hold copies: zero bases).
 
     >>> SliceLayout(1, BlockedLayout([2, 2], [4, 8], [2, 1], [1, 0])).to_linear_layout([16]).bases
     [('register', [[1]]), ('lane', [[0], [0], [0], [2], [4]]), ('warp', [[8]])]
@@ -157,9 +152,8 @@ class SliceLayout:
 
 @dataclass(frozen=True)
 class NVMMADistributedLayout:
-    """The MMA accumulator layout: ``version=[2,0]`` Ampere ``mma.sync`` (16x8 tiles), ``[3,0]`` Hopper wgmma
-    (16xN per warp, ``instr_shape=[16,N,K]``); ``warps_per_cta`` tiles warps (row-major on Ampere,
-    column-major - along M first - on Hopper).
+    """The MMA accumulator: ``version=[2,0]`` Ampere ``mma.sync`` (16x8), ``[3,0]`` Hopper wgmma (16xN per warp,
+    ``instr_shape=[16,N,K]``); warps tile row-major on Ampere, along M first on Hopper.
 
     >>> for dim, bases in NVMMADistributedLayout([3, 0], [4, 1], [16, 64, 16]).to_linear_layout([64, 64]).bases:
     ...     print(dim, bases)
@@ -197,10 +191,9 @@ class NVMMADistributedLayout:
 
 @dataclass(frozen=True)
 class DotOperandLayout:
-    """The register layout of an MMA operand: ``operand_index`` 0 (A, M x K) or 1 (B, K x N) of an
-    ``NVMMADistributedLayout`` parent; ``k_width`` consecutive K elements per register group (32 bits / element
-    width for mma.sync).  Warps along K are broadcast (zero bases).  Hopper takes B from shared memory, so
-    operand 1 of a v3 parent is refused.  A tile wider than the tensor keeps its register bases, zeroed:
+    """The register layout of operand ``operand_index`` 0 (A, M x K) or 1 (B, K x N; refused for Hopper, which reads
+    B from shared memory) of an ``NVMMADistributedLayout``; ``k_width`` K elements per register group; warps along
+    K broadcast. A tile wider than the tensor keeps its register bases, zeroed:
 
     >>> mma = NVMMADistributedLayout([2, 0], [1, 1], [16, 8])
     >>> DotOperandLayout(0, mma, 2).to_linear_layout([16, 8]).bases[0]       # K = 8 < 8 * k_width
@@ -240,16 +233,11 @@ def _swizzle_rows(vec, per_phase, max_phase, n):
 
 @dataclass(frozen=True)
 class NVMMASharedLayout:
-    """The shared-memory layout wgmma/TMA use: rows of ``swizzle_byte_width`` bytes (0/32/64/128), 16-byte
-    chunks XOR-swizzled by row as CuTe's ``S<0..3,4,3>``; ``transposed`` makes dim 0 contiguous;
-    ``fp4_padded`` (128-byte swizzle, 8-bit) stores packed fp4 pairs in the first 8 bytes of each 16-byte
-    chunk, the other 8 being padding.
-
-    Math (offset -> (row, col), non-transposed, vec = 16 bytes in elements, W = row width in elements): offset
-    bits below W walk the columns; row bit r adds (2^r, vec * ((2^r / per_phase) % max_phase)) with per_phase =
-    128/width, max_phase = width/16 - the inverse of the CuTe atom.  The tile is one TMA box (Triton's
-    ``getTMABlockShape``: each dim at most 256 elements, the contiguous one exactly a swizzle row, or plain rows
-    without swizzle); the outer dims collapse into rows, and the tensor repeats the box.
+    """The wgmma/TMA shared layout: rows of ``swizzle_byte_width`` (0/32/64/128) bytes, 16-byte chunks XORed by row
+    as CuTe's ``S<0..3,4,3>``; ``transposed``: dim 0 contiguous; ``fp4_padded``: packed fp4 pairs in the first 8
+    bytes of each 16-byte chunk. Math: offset bits below the row width walk the columns; row bit r adds
+    (2^r, vec * ((2^r / per_phase) % max_phase)), vec = 16 bytes, per_phase = 128/width, max_phase = width/16. The
+    tile is one TMA box (Triton's ``getTMABlockShape``), outer dims collapsed into rows; the tensor repeats it.
 
     >>> NVMMASharedLayout(128, 16).to_linear_layout([16, 64]).apply({"offset": 64})
     {'dim0': 1, 'dim1': 8}
@@ -308,7 +296,6 @@ class NVMMASharedLayout:
                                   f"dim is not dim 0; use rank 2, a swizzle, or transposed=False")
             ll = _identity_nd("offset", box, list(range(r)) if self.transposed else list(range(r - 1, -1, -1)))
             return ensure_layout_not_smaller_than(ll, want).transpose_outs(names)
-        # the outer dims collapse into rows of the core-matrix tile, which repeats over the box
         rows, cols = (box[-1], math.prod(box[:-1])) if self.transposed else (math.prod(box[:-1]), box[-1])
         tile = self._core_matrix()
         if rows < 8 or cols < tile.get_out_dim_size("dim1"):
@@ -326,13 +313,11 @@ class NVMMASharedLayout:
 
 @dataclass(frozen=True)
 class SwizzledSharedLayout:
-    """The classic XOR-swizzled shared layout: ``vec`` elements stay together; ``order`` gives the contiguous
-    dim first; row r's vectors are XORed with ``(r / per_phase) % max_phase``.
+    """The classic XOR-swizzled shared layout: ``vec`` elements together, ``order`` contiguous dim first.
 
-    Math: offset bits walk the contiguous dim, then row bit r maps to (2^r, vec * ((2^r / per_phase) %
-    max_phase) mod cols).  vec=1, per_phase=1, max_phase=32 on 32x32 fp32 is the transpose-friendly swizzle:
+    Math: offset bits walk the contiguous dim; row bit r maps to (2^r, vec * ((2^r / per_phase) % max_phase) mod cols).
 
-    >>> SwizzledSharedLayout(1, 1, 32, [1, 0]).to_linear_layout([32, 32]).apply({"offset": 32 * 3 + 5})
+    >>> SwizzledSharedLayout(1, 1, 32, [1, 0]).to_linear_layout([32, 32]).apply({"offset": 32 * 3 + 5})  # transpose
     {'dim0': 3, 'dim1': 6}
     """
     vec: int

@@ -1,6 +1,5 @@
-"""Linear layouts over F2 with Triton's names, in one import: the class (:mod:`layoutlab.linear_layout`), Triton's
-``LayoutUtils`` (:mod:`layoutlab.linear_utils`), the CuTe bridge (:mod:`layoutlab.linear_cute`) and the
-conversion classifier (:mod:`layoutlab.linear_conversion`).
+"""Linear layouts over F2 with Triton's names in one import: ``linear_layout``, ``linear_utils``, ``linear_cute``,
+``linear_conversion``.
 
 >>> from layoutlab.linear import LinearLayout, divide_left
 >>> divide_left(LinearLayout.identity_1d(8, "in", "out"), LinearLayout.identity_1d(4, "in", "out")).bases

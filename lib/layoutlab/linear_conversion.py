@@ -13,11 +13,8 @@ __all__ = ["LayoutConversion", "layout_conversion"]
 
 @dataclass(frozen=True)
 class LayoutConversion:
-    """How data moves when a tensor changes from distributed layout ``src`` to ``dst``.
-
-    ``map`` (``dst.invert_and_compose(src)``) sends a destination (register, lane, warp, ...) to the source
-    location holding its element; ``kind``, the cheapest mechanism that suffices, is ``"none"`` (same layout),
-    ``"register"`` (within a thread), ``"warp_shuffle"`` (within a warp) or ``"shared_memory"``.
+    """How data moves from distributed layout ``src`` to ``dst``: ``map`` (``dst.invert_and_compose(src)``) sends a
+    destination location to the source holding its element; ``kind`` is the cheapest mechanism (see below).
 
     >>> L = LinearLayout.identity_1d(4, "lane", "dim0")
     >>> layout_conversion(L, L)
@@ -35,9 +32,8 @@ def _trivial_over(L: LinearLayout, dims) -> bool:
 def layout_conversion(src: LinearLayout, dst: LinearLayout) -> LayoutConversion:
     """Classify converting a distributed tensor from layout ``src`` to ``dst`` (Triton's rule).
 
-    Math: C = dst.invert_and_compose(src), dst(x) = src(C(x)).  C the identity on (block, warp, lane), not mixing
-    them with registers: ``"register"``; on (block, warp) only: ``"warp_shuffle"``; else ``"shared_memory"``.
-    Transposing a thread's registers, then swapping a lane bit with a register bit:
+    Math: C = dst.invert_and_compose(src); ``"none"`` if src == dst; C trivial over (block, warp, lane):
+    ``"register"``; over (block, warp): ``"warp_shuffle"``; else ``"shared_memory"``.
 
     >>> a = LinearLayout.from_bases([("register", [[1], [2]]), ("lane", [[4]])], ["dim0"])
     >>> layout_conversion(a, LinearLayout.from_bases([("register", [[2], [1]]), ("lane", [[4]])], ["dim0"])).kind

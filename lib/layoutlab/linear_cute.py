@@ -1,7 +1,5 @@
-"""The bridge between CuTe and linear layouts: a CuTe layout, swizzle or TV layout whose shapes and strides are
-powers of two is a linear map over F2 (``linear_layout_from_cute`` and ``cute_from_linear_layout`` are inverse
-where both exist).
-"""
+"""The bridge between CuTe and linear layouts: a CuTe layout, swizzle or TV layout with power-of-two shapes and
+strides is a linear map over F2."""
 
 from __future__ import annotations
 
@@ -23,10 +21,8 @@ def _shape_stride(layout):
 def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offset") -> LinearLayout:
     """A CuTe layout with power-of-two shapes and strides as a LinearLayout.
 
-    Math: coordinate bit j of a mode (s):(d) adds d * 2^j to the offset; the sum is an XOR (linear over F2)
-    exactly when every stride is 0 or a power of two and no two bits land on the same offset bit.  Top-level
-    mode k becomes input dim ``in_dim_names[k]`` (default ``dim0, dim1, ...``); the one output dim ``offset``
-    has the next power of two above the largest offset.
+    Math: bit j of a mode (s):(d) adds d * 2^j to the offset, an XOR exactly when every stride is 0 or a power of
+    two and no two bits land on the same offset bit. Mode k becomes in-dim ``in_dim_names[k]`` (default dimk).
 
     >>> from layoutlab import Layout
     >>> linear_layout_from_cute(Layout((8, 4), (4, 1))).bases
@@ -58,9 +54,8 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
                     f"{op}: mode {k} has extent {ms} in shape {shape}, not a power of two; a linear layout "
                     f"over F2 needs 2^k extents (pad the tile to {next_pow2_above(ms - 1)} or use the CuTe layout)")
             if md != 0 and not is_pow2(md):
-                raise LayoutError(
-                    f"{op}: mode {k} has stride {md} in {stride}, neither 0 nor a power of two, so offsets "
-                    f"carry between bits and the map is not linear over F2")
+                raise LayoutError(f"{op}: mode {k} has stride {md} in {stride}, neither 0 nor a power of two, so "
+                                  "offsets carry between bits and the map is not linear over F2")
             for v in (md << j for j in range(log2(ms))):
                 if v in seen:
                     raise LayoutError(
@@ -74,11 +69,10 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
 
 
 def cute_from_linear_layout(ll: LinearLayout):
-    """Back from a LinearLayout to a CuTe ``Layout``, when one exists.
+    """Back from a LinearLayout to a CuTe ``Layout``, when one exists (the inverse of :func:`linear_layout_from_cute`).
 
-    Each input dim becomes a top-level mode; each input bit whose (flattened, first out-dim least significant)
-    image is 0 or a power of two a size-2 sub-mode with that stride, runs with doubling strides merged
-    (``2,2,2 : 1,2,4`` -> ``8:1``).  An image with several set bits (an XOR: a swizzle) is a ``LayoutError``.
+    Each in-dim is a mode, each input bit (image 0 or a power of two in the flattened output) a size-2 sub-mode,
+    doubling runs merged (``2,2,2 : 1,2,4`` -> ``8:1``); an image with several bits (a swizzle) is refused.
 
     >>> from layoutlab import Layout
     >>> cute_from_linear_layout(linear_layout_from_cute(Layout((8, 64), (64, 1))))
@@ -94,10 +88,9 @@ def cute_from_linear_layout(ll: LinearLayout):
         ms, md = [], []
         for i, (v,) in enumerate(vs):
             if v & (v - 1):
-                raise LayoutError(
-                    f"cute_from_linear_layout: bit {i} of in-dim '{d}' maps to {v} = 0b{v:b}, a sum of several "
-                    f"offset bits (an XOR); a CuTe Layout can only add strides - express it as a Swizzle "
-                    f"composed with a Layout instead")
+                raise LayoutError(f"cute_from_linear_layout: bit {i} of in-dim '{d}' maps to {v} = 0b{v:b}, a sum "
+                                  "of several offset bits (an XOR); a CuTe Layout can only add strides - express "
+                                  "it as a Swizzle composed with a Layout instead")
             if ms and v == md[-1] * ms[-1]:     # doubling the previous run's stride (or 0 after 0) extends it
                 ms[-1] *= 2
             else:
@@ -111,8 +104,7 @@ def cute_from_linear_layout(ll: LinearLayout):
 def swizzle_to_linear_layout(swizzle, num_bits: int | None = None, dim: str = "offset") -> LinearLayout:
     """The swizzle Sw<B,M,S> as an invertible F2 map on offset bits ``dim -> dim``.
 
-    Math: Sw(x) = x XOR ((x & yyy_mask) >> S), yyy_mask the B bits from M+S, so bit M+S+i also flips bit M+i
-    (S>0): Sw = I + E with ones of E at (M+i, M+S+i), an involution since E^2 = 0.  ``num_bits`` defaults to M+B+|S|.
+    Math: Sw(x) = x XOR ((x & yyy_mask) >> S): bit M+S+i also flips bit M+i (S>0), Sw = I + E, E^2 = 0.
 
     >>> from layoutlab import Swizzle
     >>> swizzle_to_linear_layout(Swizzle(1, 0, 1), 2).bases      # bit 1 also flips bit 0
@@ -127,10 +119,8 @@ def swizzle_to_linear_layout(swizzle, num_bits: int | None = None, dim: str = "o
 
 
 def tv_layout_to_linear_layout(tv_layout, tile_mn, threads_per_warp: int = 32) -> LinearLayout:
-    """A CuTe TV layout (thread, value) -> index of an M x N tile, as register/lane/warp -> dim0/dim1.
-
-    The tile index is CuTe's colexicographic ``m + M*n``; thread bits below ``threads_per_warp`` become ``lane``,
-    the rest ``warp``, value bits ``register``; the output dims ``dim0`` = m, ``dim1`` = n (Triton/Gluon's).
+    """A CuTe TV layout (thread, value) -> index ``m + M*n`` of an M x N tile, as register/lane/warp -> dim0/dim1
+    (thread bits below ``threads_per_warp`` are lanes, the rest warps; value bits are registers).
 
     >>> from layoutlab import Layout
     >>> tv_layout_to_linear_layout(Layout(((8, 4, 2), (2, 2)), ((32, 2, 8), (16, 1))), (16, 16)).bases[0]

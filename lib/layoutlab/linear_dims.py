@@ -1,6 +1,4 @@
-"""Reshaping and restricting a linear layout's named dims (Triton's names in snake case): a mixin of
-:class:`~layoutlab.linear_layout.LinearLayout`, kept apart so the class module reads as the F2 algebra.
-"""
+"""Reshaping and restricting a linear layout's named dims (Triton's names): a mixin of ``LinearLayout``."""
 
 from __future__ import annotations
 
@@ -14,8 +12,7 @@ class DimensionOps:
     __slots__ = ()
 
     def sublayout(self, in_dim_names, out_dim_names) -> "LinearLayout":
-        """The restriction to the given input dims and projection onto the given output dims (the layout's
-        own order is kept).
+        """The restriction to the given in-dims, projected onto the given out-dims (the layout's order kept).
 
         >>> from layoutlab.linear import LinearLayout
         >>> (LinearLayout.identity_1d(2, "i", "a") * LinearLayout.identity_1d(2, "j", "b")).sublayout(["i"], ["a"]).bases
@@ -40,8 +37,7 @@ class DimensionOps:
         return not any(any(v) for _, vs in self.sublayout(in_dim_names, out_dim_names)._bases for v in vs)
 
     def sublayout_is_identity(self, in_dim_names, out_dim_names) -> bool:
-        """Whether the sublayout, flattened (first dims least significant), is x -> x: input bit i of the
-        given in-dims lands exactly on output bit i of the given out-dims.
+        """Whether the sublayout, flattened (first dims least significant), is x -> x.
 
         >>> from layoutlab.linear import LinearLayout
         >>> (LinearLayout.identity_1d(4, "i", "o") * LinearLayout.zeros_1d(2, "j", "o")).sublayout_is_identity(["i"], ["o"])
@@ -72,8 +68,7 @@ class DimensionOps:
         return self._make(self._bases_over(names).items(), [(n, dict(self._out_dims)[n]) for n in names])
 
     def flatten_ins(self) -> "LinearLayout":
-        """Merge all input dims into one named like the first (its bits first), as Triton's ``flattenIns``;
-        a layout without input dims stays as it is.
+        """Merge all in-dims into one named like the first, its bits first (Triton's ``flattenIns``).
 
         >>> from layoutlab.linear import LinearLayout
         >>> (LinearLayout.identity_1d(2, "i", "o") * LinearLayout.identity_1d(4, "j", "o")).flatten_ins().bases
@@ -84,8 +79,7 @@ class DimensionOps:
         return self.reshape_ins([(self._bases[0][0], 1 << self.total_in_dim_size_log2())])
 
     def flatten_outs(self, name=None) -> "LinearLayout":
-        """Merge all output dims into one (the first out-dim least significant), named ``name`` or like the
-        first out-dim, as Triton's ``flattenOuts``; a layout without output dims stays as it is.
+        """Merge all out-dims into one (first least significant) named ``name`` or like the first (``flattenOuts``).
 
         >>> from layoutlab.linear import LinearLayout
         >>> (LinearLayout.identity_1d(2, "i", "a") * LinearLayout.identity_1d(2, "j", "b")).flatten_outs().bases
@@ -137,8 +131,7 @@ class DimensionOps:
         return self._make([(new if d == old else d, vs) for d, vs in self._bases], self._out_dims)
 
     def quotient(self, dim_names) -> "LinearLayout | None":
-        """The layout with ``dim_names`` divided out, when it acts on them as the identity and they neither
-        feed nor receive the other dims (Triton's ``quotient``); ``None`` when it does not.
+        """The layout without ``dim_names`` when it is trivial over them (Triton's ``quotient``), else ``None``.
 
         >>> from layoutlab.linear import LinearLayout
         >>> (LinearLayout.identity_1d(4, "lane", "lane") * LinearLayout.identity_1d(2, "reg", "reg")).quotient(["lane"]).bases

@@ -1,6 +1,5 @@
-"""Linear algebra over F2 on bit-packed matrices (one int per row, bit c = column c, as Triton packs them for
-``f2reduce``) and the small helpers every linear-layout module shares; nothing here knows about named dims.
-"""
+"""Linear algebra over F2 on bit-packed matrices (one int per row, bit c = column c, as Triton's ``f2reduce``) and
+the helpers every linear-layout module shares."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ def bit_offsets(sizes):
 
 
 def rref_f2(rows: list[int], num_cols: int) -> list[int]:
-    """Reduced row-echelon form over F2 of a matrix stored one int per row (bit c = column c): the nonzero pivot
-    rows by increasing pivot column (scanned from bit 0), then zero rows, unique (as Triton's ``f2reduce``).
+    """Reduced row-echelon form over F2: the pivot rows by increasing pivot column, then zero rows (``f2reduce``).
 
     >>> rref_f2([0b11, 0b01], 2)
     [1, 2]
@@ -51,8 +49,8 @@ def rank_f2(rows: list[int], num_cols: int) -> int:
 
 
 def supremum(x: list, y: list, what: str = "supremum: the lists") -> list:
-    """Shortest list holding x and y as subsequences, preferring x's items when free to choose (Triton's
-    ``supremum``: how ``*`` orders its operands' dims); lists ordering two common items differently have none.
+    """Shortest list holding x and y as subsequences, x's items first when free (Triton's ``supremum``, the dim
+    order of ``*``); none exists when they order two common items differently.
 
     >>> supremum(["block", "lane"], ["register", "warp", "lane"])
     ['block', 'register', 'warp', 'lane']
@@ -82,8 +80,7 @@ def cols_to_rows(cols: list[int], n: int) -> list[int]:
 
 
 def spans_meet(cols_x: list[int], cols_y: list[int], n: int) -> bool:
-    """Whether the spans of two sets of n-bit columns share a nonzero vector (rank x + rank y > rank of both; the
-    rank of a matrix is that of its transpose, so the columns serve as rows)."""
+    """Whether the spans of two sets of n-bit columns share a nonzero vector (rank x + rank y > rank of both)."""
     return rank_f2(cols_x, n) + rank_f2(cols_y, n) > rank_f2(cols_x + cols_y, n)
 
 
@@ -93,9 +90,8 @@ def pivot_columns(rows, num_cols):
 
 
 def solve_f2(b_rows: list[int], a_rows: list[int], num_b: int, num_a: int) -> list[int] | None:
-    """The minimal-norm X with B X = A over F2 (Triton's ``lstsq``) as its columns, or ``None`` when some column of
-    A is outside the image of B: in the RREF of [B | A] a pivot in B's columns fixes that bit of X, free bits are
-    zero (the minimal norm), and a pivot in A's columns is a value of A that B never reaches."""
+    """The minimal-norm X with B X = A over F2 (Triton's ``lstsq``) as columns, or ``None``: in RREF([B | A]) a pivot
+    in B's columns fixes a bit of X, free bits are 0, a pivot in A's columns is a value B never reaches."""
     pivots = pivot_columns([b | (a << num_b) for b, a in zip(b_rows, a_rows)], num_b + num_a)
     if any(c >= num_b for c in pivots):
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import reduce
 from operator import mul, or_, xor
 
+from .basis import is_int
 from .errors import LayoutError
 from .linear_dims import DimensionOps
 from .linear_f2 import bit_offsets, check_size, cols_to_rows, is_pow2, log2, next_pow2_above, pivot_columns
@@ -19,9 +20,8 @@ __all__ = ["LinearLayout", "rref_f2", "supremum"]
 class LinearLayout(DimensionOps):
     """A linear map over F2 from named input dims to named output dims (Triton's ``LinearLayout``).
 
-    Math: every dim has a power-of-two size; with the input bits stacked in x (dims in order, LSB first),
-    L(x) = M x over F2, where ``bases[d][i]`` is column "bit i of input dim d" of M, one integer per output dim.
-    The blocked layout of Triton's tutorial (2 warps, 16x16):
+    Math: dims have power-of-two sizes; with the input bits stacked in x (dims in order, LSB first), L(x) = M x,
+    ``bases[d][i]`` (one integer per out-dim) being column "bit i of in-dim d" of M. Triton's blocked example:
 
     >>> L = LinearLayout.from_bases([("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]),
     ...                              ("warp", [[8, 0]])], ["dim0", "dim1"])
@@ -31,10 +31,8 @@ class LinearLayout(DimensionOps):
 
     __slots__ = ("_bases", "_out_dims", "_rank_cache")
 
-    # ------------------------------------------------------------------ construction
     def __init__(self, bases, out_dims, require_surjective: bool = True):
-        """From ``bases`` = [(in_dim, [[v_out0, ...], ...]), ...] and ``out_dims`` = [(out_dim, size), ...],
-        checking every invariant; prefer :meth:`from_bases`.
+        """From ``bases`` = [(in_dim, [[v_out0, ...], ...]), ...] and ``out_dims`` = [(out_dim, size), ...], checked.
 
         >>> LinearLayout([("lane", [[1], [2]])], [("dim0", 4)]).in_dims
         [('lane', 4)]
@@ -50,23 +48,25 @@ class LinearLayout(DimensionOps):
             if not is_pow2(size):
                 raise LayoutError(f"{op}: out-dim '{name}' has size {size}; linear layouts need power-of-two sizes "
                                   f"(e.g. {next_pow2_above(size - 1) if isinstance(size, int) and size > 0 else 1})")
+        bad = next(((d, i, v, x) for d, vs in bases for i, v in enumerate(vs) for x in v if not is_int(x)), None)
+        if bad:
+            d, i, v, x = bad
+            raise LayoutError(f"{op}: basis {i} of in-dim '{d}' is {list(v)}; every basis entry must be an integer, "
+                              f"got {x!r}")
         clean = [(d, [[int(x) for x in v] for v in vs]) for d, vs in bases]
         for in_dim, vectors in clean:
             for i, v in enumerate(vectors):
                 if len(v) != len(out_dims):
-                    raise LayoutError(
-                        f"{op}: basis {i} of in-dim '{in_dim}' is {v} with {len(v)} entries; every basis "
-                        f"needs one entry per out-dim {names}")
+                    raise LayoutError(f"{op}: basis {i} of in-dim '{in_dim}' is {v} with {len(v)} entries; every "
+                                      f"basis needs one entry per out-dim {names}")
                 for (oname, osize), x in zip(out_dims, v):
                     if not 0 <= x < osize:
-                        raise LayoutError(
-                            f"{op}: basis {i} of in-dim '{in_dim}' has value {x} for out-dim '{oname}', "
-                            f"out of range; values must lie in [0, {osize})")
+                        raise LayoutError(f"{op}: basis {i} of in-dim '{in_dim}' has value {x} for out-dim "
+                                          f"'{oname}', out of range; values must lie in [0, {osize})")
         self._set(clean, out_dims)
         if require_surjective and not self.is_surjective():
-            raise LayoutError(
-                f"{op}: the layout is not surjective (some output is reached by no input), but "
-                f"require_surjective=True; pass require_surjective=False or add bases:{self}")
+            raise LayoutError(f"{op}: the layout is not surjective (some output is reached by no input), but "
+                              f"require_surjective=True; pass require_surjective=False or add bases:{self}")
 
     @classmethod
     def _make(cls, bases, out_dims) -> "LinearLayout":
@@ -81,24 +81,22 @@ class LinearLayout(DimensionOps):
 
     @staticmethod
     def from_bases(bases, out_dim_names, out_dim_sizes=None, require_surjective: bool = True) -> "LinearLayout":
-        """Triton's ``LinearLayout.from_bases``: basis i of ``in_dim`` in ``[(in_dim, [basis, ...]), ...]`` is the
-        image of 2^i, one integer per out-dim.  Without ``out_dim_sizes`` each out-dim gets the smallest power of
-        two above its largest basis value, and the layout must then be surjective (as in Triton).
+        """Triton's ``from_bases``: basis i of an in-dim is the image of 2^i. Without ``out_dim_sizes`` each out-dim
+        gets the smallest power of two above its largest value, and the layout must be surjective (as in Triton).
 
         >>> LinearLayout.from_bases([("lane", [[1], [2]])], ["dim0"]).out_dims
         [('dim0', 4)]
         """
         out_dim_names = list(out_dim_names)
         if out_dim_sizes is None:           # each out-dim as small as its bases allow; then it must be surjective
-            values = [[max(int(x), 0) for x in v] for _, vs in bases for v in vs]
+            values = [[max(int(x), 0) if is_int(x) else 0 for x in v] for _, vs in bases for v in vs]
             out_dim_sizes = [next_pow2_above(max([0] + [v[k] for v in values if k < len(v)]))
                              for k in range(len(out_dim_names))]
             require_surjective = True
         out_dim_sizes = list(out_dim_sizes)
         if len(out_dim_sizes) != len(out_dim_names):
-            raise LayoutError(
-                f"from_bases: {len(out_dim_names)} out-dim names {out_dim_names} but {len(out_dim_sizes)} "
-                f"sizes {out_dim_sizes}; give one size per name")
+            raise LayoutError(f"from_bases: {len(out_dim_names)} out-dim names {out_dim_names} but "
+                              f"{len(out_dim_sizes)} sizes {out_dim_sizes}; give one size per name")
         return LinearLayout(bases, list(zip(out_dim_names, out_dim_sizes)), require_surjective)
 
     @staticmethod
@@ -135,8 +133,7 @@ class LinearLayout(DimensionOps):
 
     @staticmethod
     def strided_1d(size: int, stride: int, in_dim: str, out_dim: str) -> "LinearLayout":
-        """x -> stride * x on ``size`` elements into an out-dim of size ``size * stride``, both powers of two
-        (then the multiplication is a bit shift, so linear).
+        """x -> stride * x on ``size`` elements into an out-dim of size ``size * stride``, both powers of two.
 
         >>> LinearLayout.strided_1d(4, 2, "x", "y").bases
         [('x', [[2], [4]])]
@@ -147,7 +144,6 @@ class LinearLayout(DimensionOps):
                               f"over F2 only for stride = 2^k")
         return LinearLayout._make([(in_dim, [[stride << i] for i in range(log2(size))])], [(out_dim, size * stride)])
 
-    # ------------------------------------------------------------------ accessors
     @property
     def bases(self) -> list:
         """``[(in_dim, [[v_out0, ...], ...]), ...]`` exactly as given to :meth:`from_bases`.
@@ -253,7 +249,6 @@ class LinearLayout(DimensionOps):
             raise LayoutError(f"{op}: '{d}' is not an output dim; the output dims are {self.get_out_dim_names()}")
         return self.get_out_dim_names().index(d)
 
-    # ------------------------------------------------------------------ matrix view
     def _columns(self) -> list[int]:
         """Each input bit's image as one int (out dims stacked, first least significant): the columns of M."""
         if not self._out_dims:
@@ -286,7 +281,6 @@ class LinearLayout(DimensionOps):
         n = self.total_in_dim_size_log2()
         return [[(row >> c) & 1 for c in range(n)] for row in self._matrix_rows()]
 
-    # ------------------------------------------------------------------ properties
     def is_surjective(self) -> bool:
         """Every output is hit: rank M = number of output bits.
 
@@ -312,8 +306,7 @@ class LinearLayout(DimensionOps):
         return self.is_surjective() and self.is_injective()
 
     def free_variable_masks(self) -> dict:
-        """Per input dim, a bit mask of the *free* input bits, those not pivots of RREF(M): their bases are
-        combinations of earlier ones, so the layout broadcasts along them (Triton's ``getFreeVariableMasks``).
+        """Per input dim, the mask of its bits that are no pivot of RREF(M): broadcast (``getFreeVariableMasks``).
 
         >>> LinearLayout.from_bases([("lane", [[1]]), ("warp", [[0]])], ["dim0"]).free_variable_masks()
         {'lane': 0, 'warp': 1}
@@ -323,8 +316,7 @@ class LinearLayout(DimensionOps):
                 for (d, vs), c in zip(self._bases, bit_offsets(s for _, s in self.in_dims))}
 
     def get_num_consecutive_in_out(self) -> int:
-        """How many consecutive values of the first in-dim land on consecutive values of the first out-dim
-        (a power of two; Triton's ``getNumConsecutiveInOut``, e.g. the vector width of a register layout).
+        """How many consecutive first-in-dim values land on consecutive first-out-dim ones (``getNumConsecutiveInOut``).
 
         >>> LinearLayout.from_bases([("in", [[1], [2], [4], [10]])], ["out"]).get_num_consecutive_in_out()
         2
@@ -337,10 +329,8 @@ class LinearLayout(DimensionOps):
         other = reduce(or_, (v[0] for k, (_, vs) in enumerate(self._bases) for v in vs[0 if k else consec:]), 0)
         return min(1 << consec, other & -other or 1 << 31)    # the lowest bit the other bases touch
 
-    # ------------------------------------------------------------------ evaluation
     def apply(self, inputs: dict) -> dict:
-        """L(x), the XOR of the bases of the set input bits, as ``{out_dim: value}``; every input dim must be
-        given a value below its size.
+        """L(x), the XOR of the bases of the set input bits, as ``{out_dim: value}``; every in-dim needs a value.
 
         >>> LinearLayout.identity_1d(8, "i", "o").apply({"i": 5})
         {'o': 5}
@@ -368,18 +358,15 @@ class LinearLayout(DimensionOps):
         hits = [v for d, x in named for i, v in enumerate(table.get(d, ())) if (x >> i) & 1]
         return tuple(reduce(xor, (v[k] for v in hits), 0) for k in range(len(self._out_dims)))
 
-    # ------------------------------------------------------------------ algebra
     def compose(self, outer: "LinearLayout") -> "LinearLayout":
-        """``A.compose(B)`` is B∘A, the matrix product M_B M_A: A's output dims must be B's input dims (any
-        order), each A out-size <= the B in-size.
+        """``A.compose(B)`` is B∘A (M_B M_A): A's out-dims must be B's in-dims (any order), no larger than them.
 
         >>> LinearLayout.identity_1d(4, "i", "o").compose(LinearLayout.strided_1d(4, 2, "o", "p")).bases
         [('i', [[2], [4]])]
         """
         if set(self.get_out_dim_names()) != set(outer.get_in_dim_names()):
-            raise LayoutError(
-                f"compose: A's output dims {self.get_out_dim_names()} must equal B's input dims "
-                f"{outer.get_in_dim_names()} (A.compose(B) = B after A)")
+            raise LayoutError(f"compose: A's output dims {self.get_out_dim_names()} must equal B's input dims "
+                              f"{outer.get_in_dim_names()} (A.compose(B) = B after A)")
         for d, s in self._out_dims:
             if s > outer.get_in_dim_size(d):
                 raise LayoutError(f"compose: A's out-dim '{d}' has size {s} but B's in-dim '{d}' only "
@@ -389,13 +376,12 @@ class LinearLayout(DimensionOps):
                                   outer._out_dims)
 
     def __mul__(self, outer: "LinearLayout") -> "LinearLayout":
-        """Direct-sum product ``A * B``: in a dim both share, A's bits come first and B's images are shifted left by
-        A's out-size.  Common dims must appear in the same relative order in both.
+        """Direct-sum product ``A * B``: in a shared dim A's bits come first and B's images shift by A's out-size;
+        common dims keep the same relative order in both.
 
         >>> (LinearLayout.identity_1d(4, "r", "d0") * LinearLayout.identity_1d(2, "r", "d0")).bases
         [('r', [[1], [2], [4]])]
         """
-        # dims merge in an order consistent with both operands (the "supremum" of the two orders)
         outs = supremum(self.get_out_dim_names(), outer.get_out_dim_names(), "operator*: output dims")
         ins = supremum(self.get_in_dim_names(), outer.get_in_dim_names(), "operator*: input dims")
         minor, major = self._bases_over(outs), outer._bases_over(outs, {o: log2(s) for o, s in self._out_dims})
@@ -405,18 +391,16 @@ class LinearLayout(DimensionOps):
         return LinearLayout._make([(d, minor.get(d, []) + major.get(d, [])) for d in ins], list(sizes.items()))
 
     def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
-        """``A.invert_and_compose(B)`` = C with A(x) = B(C(x)) for all x (C = B⁻¹∘A).
+        """``A.invert_and_compose(B)`` = C with A(x) = B(C(x)) for all x (C = B⁻¹∘A), the minimal-norm solution.
 
-        A and B must have the same output dims and sizes and B must be surjective.  Where B is not injective,
-        Triton's choice: the minimal-norm least-squares solution (broadcast data is read from one place).
+        A and B have the same out-dims and sizes; B is surjective.
 
         >>> LinearLayout.identity_1d(8, "i", "o").invert_and_compose(LinearLayout.strided_1d(8, 1, "j", "o")).bases
         [('i', [[1], [2], [4]])]
 
-        Why: solving B C = A directly would send an input dim both layouts share *and* use alike (say, both
-        broadcast over warps) to the zero warp, moving data that need not move; such dims stay the identity.  Unlike
-        Triton, a shared dim whose image meets the span of B's other dims is solved with the rest (apart, the
-        reduced system could have no solution: Triton trips an assertion).  A missing solution is refused.
+        Why: solving B C = A directly would send an in-dim both use alike (say, broadcast over warps) to the zero
+        warp, moving data needlessly; such dims stay the identity. Unlike Triton, one whose image meets the span of
+        B's other dims is solved with the rest (else the system may have no solution: Triton asserts).
         """
         A = self                        # the layout whose values we look up...
         out_names = A.get_out_dim_names()
@@ -467,15 +451,13 @@ class LinearLayout(DimensionOps):
         [('o', [[2], [1]])]
         """
         if not self.is_invertible():
-            raise LayoutError(
-                f"invert: the layout is not invertible ({self.total_in_dim_size_log2()} input bits, "
-                f"{self.total_out_dim_size_log2()} output bits, surjective={self.is_surjective()}); only a "
-                f"bijection has an inverse - use pseudoinvert() for a surjective layout:{self}")
+            raise LayoutError(f"invert: the layout is not invertible ({self.total_in_dim_size_log2()} input bits, "
+                              f"{self.total_out_dim_size_log2()} output bits, surjective={self.is_surjective()}); "
+                              f"only a bijection has an inverse - use pseudoinvert() for a surjective layout:{self}")
         return self.pseudoinvert()
 
-    # ------------------------------------------------------------------ printing / equality
     def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
-        """Same dims in the same order and the same bases, whatever the out-dim sizes (``equalIgnoringOutDimSizes``).
+        """Equal but for the out-dim sizes (``equalIgnoringOutDimSizes``).
 
         >>> wide = LinearLayout.from_bases([("i", [[1], [2]])], ["o"], [8], require_surjective=False)
         >>> LinearLayout.identity_1d(4, "i", "o").equal_ignoring_out_dim_sizes(wide)
@@ -503,7 +485,6 @@ class LinearLayout(DimensionOps):
                f"{[s for _, s in self._out_dims]!r}, require_surjective={self.is_surjective()!r})"
 
 
-# ---------------------------------------------------------------------- F2 solving
 def _solve(B: LinearLayout, A: LinearLayout) -> LinearLayout:
     """The minimal-norm X with B X = A over F2, as a layout A.in -> B.in."""
     num_b = B.total_in_dim_size_log2()

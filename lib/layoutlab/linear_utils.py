@@ -1,7 +1,4 @@
-"""Triton's ``LayoutUtils`` (and ``divideLeft`` / ``divideRight``) in snake case: factoring a linear layout, reading
-masks and strides off its bases, renaming and resizing its dims, ``ColumnAction``.  Where Triton answers
-``std::optional`` these return ``None``.
-"""
+"""Triton's ``LayoutUtils`` and ``divideLeft`` / ``divideRight`` in snake case (``None`` for ``std::optional``)."""
 
 from __future__ import annotations
 
@@ -41,9 +38,7 @@ def _divide(A: LinearLayout, B: LinearLayout, left: bool) -> LinearLayout | None
 
 
 def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
-    """C with ``B * C == A`` (B the minor factor), or ``None`` when A does not start with B (``divideLeft``).
-
-    Math: A = [[B, 0], [0, C]] as a block matrix on every in/out dim pair B has; C keeps A's dims.
+    """C with ``B * C == A``, A = [[B, 0], [0, C]] (B minor), or ``None`` (``divideLeft``); C keeps A's dims.
 
     >>> A = LinearLayout.identity_1d(8, "in", "out") * LinearLayout.zeros_1d(4, "in", "out")
     >>> divide_left(A, LinearLayout.identity_1d(8, "in", "out")) == LinearLayout.zeros_1d(4, "in", "out")
@@ -53,9 +48,7 @@ def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
 
 
 def divide_right(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
-    """C with ``C * B == A`` (B the major factor), or ``None`` when A does not end with B (``divideRight``).
-
-    Math: A = [[C, 0], [0, B]] as a block matrix; B's bases sit above C's, scaled by C's out sizes.
+    """C with ``C * B == A``, A = [[C, 0], [0, B]] (B major), or ``None`` (``divideRight``).
 
     >>> A = LinearLayout.identity_1d(8, "in", "out") * LinearLayout.zeros_1d(4, "in", "out")
     >>> divide_right(A, LinearLayout.zeros_1d(4, "in", "out")) == LinearLayout.identity_1d(8, "in", "out")
@@ -98,8 +91,8 @@ class IntegerStride(NamedTuple):
 
 
 def get_integer_strides(layout: LinearLayout, out_dim: str, in_dims) -> dict | None:
-    """``{in_dim: IntegerStride}`` when each of ``in_dims`` acts on ``out_dim`` as a stride (basis i = stride * 2^i)
-    touching bits no other dim touches, so XOR is addition; ``None`` otherwise (Triton's ``getIntegerStrides``).
+    """``{in_dim: IntegerStride}`` when each in-dim adds a stride (basis i = stride * 2^i) on bits no other dim
+    touches (XOR is then addition); ``None`` otherwise (Triton's ``getIntegerStrides``).
 
     >>> L = LinearLayout.from_bases([("x", [[2], [4]]), ("y", [[1]])], ["out"])
     >>> get_integer_strides(L, "out", ["x"])
@@ -123,8 +116,7 @@ def get_integer_strides(layout: LinearLayout, out_dim: str, in_dims) -> dict | N
 
 
 def factor_maximal_identity_prefix(layout: LinearLayout, in_dim: str, out_dim: str, max_size: int):
-    """``(size, quotient)`` with ``identity_1d(size, in_dim, out_dim) * quotient == layout`` and ``size`` as
-    large as possible up to ``max_size``: how many consecutive inputs are consecutive outputs (a vector).
+    """The largest ``(size, q)``, size <= ``max_size``, with ``identity_1d(size, in_dim, out_dim) * q == layout``.
 
     >>> L = LinearLayout.from_bases([("x", [[1], [2], [8]]), ("other", [[4]])], ["out"], [16], False)
     >>> factor_maximal_identity_prefix(L, "x", "out", 8)[0]
@@ -141,8 +133,7 @@ def factor_maximal_identity_prefix(layout: LinearLayout, in_dim: str, out_dim: s
 
 
 def square_sublayout_is_identity(layout: LinearLayout, dim_names) -> bool:
-    """Whether ``layout`` restricted to ``dim_names`` -> ``dim_names`` (each an input and an output dim of the
-    same size) is the identity (Triton's ``squareSublayoutIsIdentity``).
+    """Whether ``layout`` on ``dim_names`` -> ``dim_names`` is the identity (``squareSublayoutIsIdentity``).
 
     >>> square_sublayout_is_identity(LinearLayout.identity_1d(4, "in", "in"), ["in"])
     True
@@ -178,8 +169,7 @@ def rename_linear_layout_dims(layout: LinearLayout, in_renames=(), out_renames=(
 
 
 def is_linear_layout_image_subset(subset: LinearLayout, superset: LinearLayout) -> bool:
-    """Whether every output of ``subset`` is an output of ``superset`` (span inclusion over F2), with output
-    dims matched by name, whatever their order.
+    """Whether every output of ``subset`` is one of ``superset`` (span inclusion; out-dims matched by name).
 
     >>> sup = LinearLayout.from_bases([("x", [[1, 1], [2, 0]])], ["out0", "out1"], [4, 2], False)
     >>> is_linear_layout_image_subset(LinearLayout.from_bases([("o", [[3, 1]])], ["out0", "out1"], [4, 2], False), sup)
@@ -194,8 +184,8 @@ def is_linear_layout_image_subset(subset: LinearLayout, superset: LinearLayout) 
 
 
 def get_reps(cvt: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
-    """The repetitions of ``tile`` inside ``cvt``: cvt with the tile's leading bases zeroed, or ``None`` when
-    cvt does not start with the tile or its other bases touch the tile's bits (Triton's ``getReps``).
+    """``cvt`` with ``tile``'s leading bases zeroed, or ``None`` when it does not start with the tile or its other
+    bases touch the tile's bits (Triton's ``getReps``).
 
     >>> cvt = LinearLayout.from_bases([("in", [[1, 0], [0, 1]])], ["out0", "out1"])
     >>> get_reps(cvt, LinearLayout.from_bases([("in", [[1]])], ["out0"])).bases
@@ -216,8 +206,7 @@ def get_reps(cvt: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
 
 
 def ensure_layout_not_smaller_than(layout: LinearLayout, shape: dict) -> LinearLayout:
-    """Repeat ``layout`` along its first input dim until each out-dim ``d`` reaches ``shape[d]`` (Triton's
-    ``ensureLayoutNotSmallerThan``: a tile smaller than the tensor repeats through registers / offsets).
+    """Repeat ``layout`` along its first in-dim until out-dim d reaches ``shape[d]`` (``ensureLayoutNotSmallerThan``).
 
     >>> ensure_layout_not_smaller_than(LinearLayout.identity_1d(2, "register", "dim0"), {"dim0": 8}).bases
     [('register', [[1], [2], [4]])]
@@ -239,8 +228,7 @@ def ensure_layout_not_smaller_than(layout: LinearLayout, shape: dict) -> LinearL
 
 
 class ColumnAction:
-    """Reorder (or drop) the bases of one input dim: new basis i is old basis ``action[i]`` (Triton's ``ColumnAction``,
-    how a conversion permutes or skips registers), on a layout or on the ``2 ** in_size_log2`` values of that dim.
+    """New basis i of ``in_dim`` is old basis ``action[i]``, on a layout or that dim's values (``ColumnAction``).
 
     >>> ColumnAction([2, 0, 1], "register", 3).apply([1, 2, 3, 4, 5, 6, 7, 8])
     [1, 5, 2, 6, 3, 7, 4, 8]
@@ -261,8 +249,7 @@ class ColumnAction:
         return self.action == list(range(self.in_size_log2))
 
     def apply(self, target):
-        """The layout with ``in_dim``'s bases reordered, or the values reindexed: new index i reads old index
-        sum of bit j of i times 2^action[j].
+        """The layout with ``in_dim``'s bases reordered, or values[sum of bit j of i times 2^action[j]] for each i.
 
         >>> ColumnAction([1, 0], "in", 3).apply(LinearLayout.identity_1d(8, "in", "out")).bases
         [('in', [[2], [1]])]

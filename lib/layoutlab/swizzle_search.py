@@ -1,6 +1,5 @@
 """The swizzle search: the shared-memory layout (a CuTe ``Sw<B,M,S>`` or a general F2 swizzle) that keeps every
-access of a tile conflict-free, the linear-layout "optimal swizzle" idea.  Re-exported by :mod:`layoutlab.banks`.
-"""
+access of a tile conflict-free (the linear-layout "optimal swizzle"); re-exported by :mod:`layoutlab.banks`."""
 
 from __future__ import annotations
 
@@ -18,12 +17,9 @@ __all__ = ["SwizzleChoice", "find_swizzle"]
 
 @dataclass(frozen=True)
 class SwizzleChoice:
-    """What :func:`find_swizzle` picked: ``swizzle``, a CuTe ``Sw<B,M,S>`` on byte addresses (``None`` for a
-    general F2 swizzle); ``linear_layout``, the swizzle as an F2 matrix on byte-address bits (``offset -> offset``;
-    for a CuTe answer ``swizzle_to_linear_layout(swizzle)``); ``smem_layout``, (dim0, dim1) -> element ``offset``;
-    wavefronts (``wavefronts``, ``ideal_wavefronts``, ``unswizzled_wavefronts``) summed over warp 0's
-    instructions, ``per_access`` per instruction; ``vector_bytes``, the widest access kept.  ``conflict_free``
-    when every access costs only its phases::
+    """What :func:`find_swizzle` picked: ``swizzle``, a CuTe ``Sw<B,M,S>`` on byte addresses (``None``: general F2);
+    ``linear_layout``, it as an F2 matrix on byte-address bits; ``smem_layout``, (dim0, dim1) -> element offset;
+    the wavefront counts summed over warp 0's instructions (``per_access``: each); ``vector_bytes``, the access kept::
 
         >>> SwizzleChoice(None, None, None, 64, 64, 1056, 4, (32, 32)).conflict_free
         True
@@ -43,8 +39,7 @@ class SwizzleChoice:
 
 
 def _access_instructions(ll, element_bytes, row_major, max_vector_bytes):
-    """Split a distributed layout into warp instructions: ([(vector_elems, [(m, n) per lane])], vector bits,
-    lane bases)."""
+    """A layout's warp instructions: ([(vector_elems, [(m, n) per lane])], vector bits, lane bases)."""
     bases, names = dict(ll.bases), ll.get_in_dim_names()
     regs, fast = bases.get("register", []), 1 if row_major else 0
     vec_bits = 0  # leading register bits that walk the contiguous dim by 1, 2, 4, ... form the vector
@@ -60,12 +55,10 @@ def _access_instructions(ll, element_bytes, row_major, max_vector_bytes):
 
 
 def _f2_layout(phase_spans, n_bits, log_eb, vec_bits):
-    """Greedy F2 construction of the smem layout (offset bit j -> logical index vector).
+    """Greedy F2 smem layout (offset bit j -> logical index): vector bits, then *bank* columns, then *row* columns.
 
-    Offset columns: the vector bits first (kept contiguous), then *bank* columns (element-offset bits that pick
-    the 4-byte bank inside a 128-byte line), then *row* columns.  Two lanes of a phase conflict when their
-    logical difference lies in span(row + same-word columns) but not in the same-word part; so the row columns
-    are chosen one by one to keep each phase's lane span as disjoint from them as possible.
+    Two lanes of a phase conflict when their difference lies in span(row + same-word columns) but not in the
+    same-word part, so each row column is picked to keep every phase's lane span as disjoint from them as possible.
     """
     def rank(vectors):
         return rank_f2(vectors, max(vectors, default=0).bit_length())
@@ -97,33 +90,21 @@ def _f2_layout(phase_spans, n_bits, log_eb, vec_bits):
 
 def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = True,
                  max_bits: int = 5, max_vector_bytes: int = 16) -> SwizzleChoice:
-    """Choose the shared-memory layout that minimises bank conflicts of all ``accesses`` while keeping their
-    vector width - the linear-layout "optimal swizzle" idea.
+    """The shared-memory layout that minimises the bank conflicts of all ``accesses`` and keeps their vector width.
 
-    ``accesses``: distributed layouts (``LinearLayout`` register/lane[/warp] -> dim0, dim1) that write or read
-    the ``tile_shape`` = (M, N) tile, stored row-major (``row_major``, dim1 contiguous) or column-major.  Each
-    warp instruction moves, per lane, the register elements contiguous along the stored-contiguous dim (up to
-    ``max_vector_bytes``, at most 16).
+    ``accesses``: layouts register/lane[/warp] -> dim0, dim1 on the (M, N) ``tile_shape`` tile, stored row-major
+    (``row_major``) or column-major; vectors up to ``max_vector_bytes``. Math: an invertible F2 matrix (index bits
+    -> offset bits), vector bits lowest; candidates scored with the bank model: every CuTe ``Sw<B,M,S>`` on bytes
+    (B <= ``max_bits``, fewer XOR bits first), then the greedy F2 layout (:func:`_f2_layout`) if strictly better.
 
-    Math: the smem layout is an invertible F2 matrix F (logical index bits -> offset bits) whose low columns
-    are the vector bits (every vector stays one access).  A phase is conflict-free when no nonzero difference
-    of its lanes' logical indices maps into the *row* offset bits only (same bank, other word).  Scored with
-    the bank model: every CuTe ``Sw<B,M,S>`` on byte addresses (B <= ``max_bits``, 2^M >= the widest vector in
-    bytes; ties: fewer XOR bits), then a greedy F2 construction choosing the row columns to avoid every
-    phase's lane span, kept only when strictly better.
-
-    Example (the classic transpose): a 32x32 fp32 tile written by rows and read by columns is 32-way
-    conflicted unswizzled; with scalar accesses ``find_swizzle`` returns ``S<5,2,5>`` (row r's words
-    XORed by r: one wavefront per access), with 16-byte reads ``S<3,4,3>``::
-
-        >>> from layoutlab import LinearLayout
-        >>> def warp(lanes_along):                 # 32 lanes along one dim, 32 registers along the other
-        ...     one = lambda d, i: [1 << i, 0] if d == 0 else [0, 1 << i]
-        ...     return LinearLayout.from_bases([("register", [one(1 - lanes_along, i) for i in range(5)]),
-        ...                                     ("lane", [one(lanes_along, i) for i in range(5)])], ["dim0", "dim1"])
-        >>> c = find_swizzle([warp(1), warp(0)], (32, 32), 4, max_vector_bytes=4)     # write rows, read columns
-        >>> c.swizzle, c.unswizzled_wavefronts, c.wavefronts
-        (S<5,2,5>, 1056, 64)
+    >>> from layoutlab import LinearLayout
+    >>> def warp(lanes_along):                 # 32 lanes along one dim, 32 registers along the other
+    ...     one = lambda d, i: [1 << i, 0] if d == 0 else [0, 1 << i]
+    ...     return LinearLayout.from_bases([("register", [one(1 - lanes_along, i) for i in range(5)]),
+    ...                                     ("lane", [one(lanes_along, i) for i in range(5)])], ["dim0", "dim1"])
+    >>> c = find_swizzle([warp(1), warp(0)], (32, 32), 4, max_vector_bytes=4)     # transpose: write rows, read columns
+    >>> c.swizzle, c.unswizzled_wavefronts, c.wavefronts
+    (S<5,2,5>, 1056, 64)
     """
     M, N = (int(x) for x in tile_shape)
     op = "find_swizzle"
@@ -152,8 +133,7 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
 
     f2 = LinearLayout([("offset", [[c] for c in _f2_layout(phase_spans, n_bits, log_eb, vec_bits)])],
                       [("logical", 1 << n_bits)]).invert()        # logical index -> offset
-    # candidates, the first of the cheapest wins: no swizzle, every CuTe swizzle on byte addresses (fewer XOR bits
-    # first), the greedy F2 layout (None)
+    # the first of the cheapest wins: no swizzle, the CuTe swizzles (fewer XOR bits first), the F2 layout (None)
     cute = [Swizzle(0, 0, 0)] + [Swizzle(b, m, s) for b in range(1, max_bits + 1)
                                  for m in range(vec_bits + log_eb, total_bits)
                                  for s in range(b, total_bits - m - b + 1)]
@@ -165,8 +145,7 @@ def find_swizzle(accesses, tile_shape, element_bytes: int, row_major: bool = Tru
     smem = LinearLayout([("dim0", [[addr_of(logical(1 << k, 0)) // element_bytes] for k in range(log2(M))]),
                          ("dim1", [[addr_of(logical(0, 1 << k)) // element_bytes] for k in range(log2(N))])],
                         [("offset", M * N)], require_surjective=False)
-    # the plain tile's byte address is element index * eb, so the swizzle on bytes keeps the low log2(eb)
-    # bits and sends index bit k to addr_of(2^k)
+    # on bytes the swizzle keeps the low log2(eb) bits of element index * eb and sends index bit k to addr_of(2^k)
     byte_bases = [[1 << i] for i in range(log_eb)] + [[addr_of(1 << k)] for k in range(n_bits)]
     sw_matrix = LinearLayout([("offset", byte_bases)], [("offset", 1 << total_bits)])
     return SwizzleChoice(swizzle, sw_matrix, smem, *best_cost[:2], costs[cute[0]][0], (1 << vec_bits) * element_bytes,
