@@ -167,13 +167,8 @@ def _run_batch(snippets, setup, arch, timeout, per_snippet_timeout):
     elif proc is None:
         missing = DSLResult("timeout", message=f"DSL subprocess timed out after {timeout:.0f} s")
     else:  # the zygote itself died: the DSL does not import here, or the setup code failed
-        rc = proc.returncode
-        how = f"process exited with status {rc}"
-        if rc < 0:
-            try:
-                how = f"process killed by {signal.Signals(-rc).name}"
-            except ValueError:
-                how = f"process killed by signal {-rc}"
+        rc, names = proc.returncode, {sig.value: sig.name for sig in signal.Signals}
+        how = f"process killed by {names.get(-rc, f'signal {-rc}')}" if rc < 0 else f"process exited with status {rc}"
         tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
         missing = DSLResult("error", message=f"DSL subprocess failed ({how}); stderr: {tail}")
     return [results.get(k, missing) for k in range(len(snippets))]
@@ -184,10 +179,9 @@ _MEMO = {}
 
 def dsl_eval(snippets: Sequence[str], setup: str = "", *, arch: str = "sm_90a", timeout: float = 600.0,
              child_timeout: float = 120.0) -> list[DSLResult]:
-    """Evaluate each snippet inside one ``@cute.jit`` trace (one subprocess, one ``cute.compile``).
-
-    One :class:`DSLResult` per snippet, in order (without the DSL, ``"error"``). A native crash or a hang
-    (``child_timeout`` s for one snippet) is pinned on its snippet and the rest run on in a new child.
+    """Evaluate each snippet inside one ``@cute.jit`` trace (one subprocess, one ``cute.compile``): one
+    :class:`DSLResult` each, in order (without the DSL, ``"error"``). A native crash or a hang (``child_timeout``
+    s for one snippet) is pinned on its snippet and the rest run on in a new child.
 
     >>> rs = dsl_eval(["cute.make_layout((4,6), stride=(6,1))", "cute.size(cute.make_layout((4,6)))", "1/0"])
     >>> [(r.status, r.value) for r in rs]
@@ -248,10 +242,9 @@ def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
 
 
 def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult] | None:
-    """Notebook helper: ask the DSL for each ``(label, snippet, ours)`` in one batch; print both; stop on a difference.
-
-    ``ours`` (``layoutlab``'s result) is compared by its printed form (``None``: show the DSL's answer alone). A
-    disagreement raises ``AssertionError``; without a DSL that runs here it prints a note and returns ``None``.
+    """Notebook helper: ask the DSL for each ``(label, snippet, ours)`` in one batch; print both; stop on a difference
+    (``AssertionError``). ``ours`` is compared by its printed form (``None``: the DSL's answer alone); without a
+    DSL that runs here it prints a note and returns ``None``.
 
     >>> from layoutlab import Layout
     >>> checked = dsl_check([("row-major", "cute.make_layout((4,6), stride=(6,1))", Layout((4,6),(6,1))),

@@ -82,7 +82,6 @@ def _normalise(x, leaf, path=""):
 
 
 def _plain(x, path=""):
-    """numpy integers as ints, anything else (bools too) as it is."""
     return int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else x
 
 
@@ -329,8 +328,7 @@ def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: boo
 
 
 def check_that(condition, message: str) -> None:
-    """A property a visible test checks without revealing the answer; ``message`` says which and why. Unlike
-    ``assert`` (dropped by ``python -O``) it raises a :class:`WrongAnswer`, like every other check.
+    """A property a visible test checks without revealing the answer (a :class:`WrongAnswer`, even under -O).
 
     >>> check_that(6 % 2 == 0, "matrices_a: the chosen width must divide the matrix count")
     >>> check_that(6 % 4 == 0, "matrices_a: the chosen width must divide the matrix count")

@@ -49,7 +49,6 @@ def _dsl_enum(x, what, allowed):
 
 
 def _check(what, value, allowed, rule):
-    """``value`` if it is in ``allowed``, else the LayoutError "{what} {value} is not {rule}"."""
     if value not in allowed:
         raise LayoutError(f"{what} {value} is not {rule}")
     return value
@@ -65,7 +64,7 @@ def _check_fields(op, what, **rules):
 
 
 def _acc16(ab, instr):
-    """(allowed, rule) of the accumulator for 16-bit inputs ``ab``: f16 or f32, but f32 only for bf16."""
+    """(allowed, rule) of the accumulator for 16-bit inputs ``ab``."""
     if ab == "f16":
         return ("f16", "f32"), "f16 or f32"
     return ("f32",), f"f32: {instr} accumulates bf16 inputs in f32 only"
@@ -163,8 +162,7 @@ class MmaF16BF16Op:
 
 @dataclass(frozen=True)
 class MmaTF32Op:
-    """SM80 warp MMA ``mma.sync.aligned.m16n8k{4,8}.row.col.f32.tf32.tf32.f32`` (DSL:
-    ``cute.nvgpu.warp.MmaTF32Op(shape_mnk)``).
+    """SM80 warp MMA ``mma.sync.aligned.m16n8k{4,8}.row.col.f32.tf32.tf32.f32`` (DSL: ``warp.MmaTF32Op(shape_mnk)``).
 
     >>> print(make_mma_atom(MmaTF32Op((16, 8, 8))).layout_a_tv)
     ((4,8),(2,2)):((16,1),(8,64))

@@ -65,7 +65,6 @@ def _atom_attr(name):
 
 
 def _thread(thr_idx, size, what):
-    """``thr_idx``, checked to be a thread of a tiled atom of ``size`` threads (for ``get_slice``)."""
     if not is_int(thr_idx) or not 0 <= thr_idx < size:
         raise LayoutError(f"{what}.get_slice: thread {thr_idx!r} is outside 0..{size - 1}")
     return thr_idx
