@@ -2,8 +2,7 @@
 tests and notebooks to ask the DSL what it computes. A snippet (an expression, or lines whose last one is the
 expression) runs at trace time inside ``@cute.jit``, where static layouts are computed as in a kernel; it sees
 ``cute``, ``cutlass`` and ``setup``'s names. Values print the CuTe way; results are memoised per DSL version.
-:data:`HAVE_DSL` says whether ``nvidia-cutlass-dsl`` is importable, :data:`SKIP_REASON` why not.
-"""
+:data:`HAVE_DSL` says whether ``nvidia-cutlass-dsl`` is importable, :data:`SKIP_REASON` why not."""
 
 from __future__ import annotations
 
