@@ -1,11 +1,8 @@
 """MMA and copy atoms (:mod:`layoutlab.mma_atoms`, :mod:`layoutlab.copy_atoms`) as the CuTe DSL's ``cute.nvgpu``
-operations. An MMA atom's ``layout_a_tv`` / ``layout_b_tv`` / ``layout_c_tv`` map ``(thread, value)`` to the
-column-major index ``m + M*k`` / ``n + N*k`` / ``m + M*n`` into A (``M x K``), B (``N x K``) and C (``M x N``); a
-copy atom's ``layout_src_tv`` / ``layout_dst_tv`` map it to the element in the register side's order, in units of
-``value_type``. What the DSL accepts but no instruction does (a 2-byte ``cp.async``, ``ldmatrix.trans`` of 32-bit
-values, MN-major fp8 ``wgmma``) raises a ``LayoutError``. Sources: PTX ISA "Matrix Fragments for mma.m16n8k*",
-"wgmma.mma_async", "ldmatrix"; CuTe ``mma_traits_sm*.hpp``.
-
+operations. An MMA atom's ``layout_a_tv/b_tv/c_tv`` map ``(thread, value)`` to the column-major index
+``m + M*k`` / ``n + N*k`` / ``m + M*n`` of A, B, C; a copy atom's ``layout_src_tv/dst_tv`` to the element, in
+``value_type`` units. What the DSL accepts but no instruction does (e.g. MN-major fp8 ``wgmma``) is a LayoutError.
+Sources: PTX ISA "Matrix Fragments for mma.m16n8k*", "wgmma.mma_async", "ldmatrix"; CuTe ``mma_traits_sm*.hpp``.
 Example (the Hopper accumulator of ``wgmma.m64n64k16``)::
 
     >>> atom = make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16)))

@@ -12,10 +12,9 @@ __all__ = ["CopyAtom", "make_copy_atom", "LdMatrix8x8x16bOp", "StMatrix8x8x16bOp
 
 
 class CopyAtom:
-    """One copy instruction as layouts, in units of ``value_type``: ``op``, ``name`` (CuTe C++ name), ``value_type``
-    (DSL short name), ``thr_id``, ``layout_src_tv``, ``layout_dst_tv``, ``layout_ref_tv`` (the reference order:
-    the register side), ``num_val`` (values per thread), ``layout_src_tv_bits`` / ``layout_dst_tv_bits`` (in bits,
-    as CuTe C++ writes them).
+    """One copy instruction as layouts in units of ``value_type``: ``op``, ``name`` (CuTe's), ``value_type``,
+    ``thr_id``, ``layout_src_tv``, ``layout_dst_tv``, ``layout_ref_tv`` (the register side's order), ``num_val``
+    (values per thread), ``layout_src_tv_bits`` / ``layout_dst_tv_bits`` (in bits, as CuTe C++ writes them).
 
         >>> print(make_copy_atom(LdMatrix8x8x16bOp(False, 4), "f16"))
         Copy Atom
@@ -48,13 +47,11 @@ class CopyAtom:
 
 
 # ldmatrix/stmatrix in bits, CuTe's SM75_U32x{1,2,4}_LDSM_N / SM75_U16x{2,4,8}_LDSM_T.
-# Source ("address") side: lane l names row l of the stacked 8x8 matrices (128 bits per row); with x1 only
-# lanes 0..7 and with x2 lanes 0..15 give addresses (the others are broadcast: stride 0).
+# Address side: lane l names row l of the stacked 8x8 matrices (128 bits a row); x1/x2 use lanes 0..7/0..15.
 _LDSM_ADDR = {1: _L(((8, 4), 128), ((128, 0), 1)),
               2: _L(((16, 2), 128), ((128, 0), 1)),
               4: _L((32, 128), (128, 1))}
-# Register side without .trans: lane l gets 32 bits of row l/4 of each matrix (bits 32*(l%4)...);
-# register j comes from matrix j (1024 bits further).
+# Register side without .trans: lane l gets bits 32*(l%4)... of row l/4; register j from matrix j.
 _LDSM_REG_N = {1: _L((32, 32), (32, 1)),
                2: _L((32, (32, 2)), (32, (1, 1024))),
                4: _L((32, (32, 4)), (32, (1, 1024)))}
@@ -62,8 +59,8 @@ _LDSM_REG_N = {1: _L((32, 32), (32, 1)),
 _LDSM_REG_T = {1: _L(((4, 8), (16, 2)), ((256, 16), (1, 128))),
                2: _L(((4, 8), (16, 2, 2)), ((256, 16), (1, 128, 1024))),
                4: _L(((4, 8), (16, 2, 4)), ((256, 16), (1, 128, 1024)))}
-# 8-bit transposing forms (sm_100a), as the DSL 4.8.1 builds them.  stmatrix.m16n8.trans.b8: lane l = t0 + 4*t1
-# holds bytes (row 2*t0 + i, column t1) and (row 2*t0 + i + 8 ...): ((4,8),(8,2,2,n)) in bits per 16x8 matrix.
+# 8-bit transposing forms (sm_100a, as the DSL 4.8.1 builds them). stmatrix.m16n8.trans.b8: lane t0 + 4*t1
+# holds bytes (row 2*t0 + i (+8), column t1) of each 16x8 matrix.
 _STSM8_REG = {1: _L(((4, 8), (8, 2, 2)), ((256, 8), (1, 128, 64))),
               2: _L(((4, 8), (8, 2, 2, 2)), ((256, 8), (1, 128, 64, 1024))),
               4: _L(((4, 8), (8, 2, 2, 4)), ((256, 8), (1, 128, 64, 1024)))}
@@ -84,9 +81,8 @@ def _alternatives(values):
 
 @dataclass(frozen=True)
 class _MatrixOp:
-    """The DSL's warp matrix copy operations ``(transpose, num_matrices, unpack_bits)``. Per op, ``_FORMS`` maps
-    each allowed ``transpose`` to CuTe's name (``n`` = num_matrices, ``n2`` = 2n, ``n4`` = 4n) and the register-side
-    layouts by num_matrices; ``_ADDR`` holds the address-side layouts."""
+    """The DSL's warp matrix copies ``(transpose, num_matrices, unpack_bits)``. ``_FORMS``: allowed ``transpose`` ->
+    (CuTe's name, n = num_matrices, register layouts by n); ``_ADDR``: address layouts by n."""
 
     transpose: bool = False
     num_matrices: int = 1
@@ -136,10 +132,8 @@ class _MatrixOp:
 
 @dataclass(frozen=True)
 class LdMatrix8x8x16bOp(_MatrixOp):
-    """``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` (DSL:
-    ``cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose, num_matrices)``): a warp loads 1, 2 or 4 8x8 matrices
-    of 16-bit elements from shared memory; lanes give row addresses, and ``.trans`` transposes each matrix.
-    CuTe names: ``SM75_U32x{n}_LDSM_N`` and ``SM75_U16x{2n}_LDSM_T``.
+    """``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` (DSL: ``cute.nvgpu.warp.LdMatrix8x8x16bOp(transpose,
+    num_matrices)``): a warp loads 1, 2 or 4 8x8 matrices of 16-bit elements, lanes giving row addresses.
 
     >>> make_copy_atom(LdMatrix8x8x16bOp(True, 4), "f16").name
     'SM75_U16x8_LDSM_T'
@@ -149,9 +143,7 @@ class LdMatrix8x8x16bOp(_MatrixOp):
 @dataclass(frozen=True)
 class StMatrix8x8x16bOp(_MatrixOp):
     """``stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` (sm_90; DSL:
-    ``cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices)``): the mirror image of ldmatrix, with
-    registers as the source and row addresses as the destination. CuTe names: ``SM90_U32x{n}_STSM_N`` and
-    ``SM90_U16x{2n}_STSM_T``.
+    ``cute.nvgpu.warp.StMatrix8x8x16bOp(transpose, num_matrices)``): the mirror image of ldmatrix.
 
     >>> make_copy_atom(StMatrix8x8x16bOp(False, 2), "bf16").name
     'SM90_U32x2_STSM_N'
@@ -165,9 +157,8 @@ class StMatrix8x8x16bOp(_MatrixOp):
 class LdMatrix8x16x8bOp(_MatrixOp):
     """``ldmatrix.sync.aligned.m8n16.x{1,2,4}.shared.b8x16.b{4,6}x16_p{64,32}`` (sm_100a; DSL:
     ``cute.nvgpu.warp.LdMatrix8x16x8bOp(False, num_matrices, unpack_bits)``): rows of 16 packed 4- or 6-bit
-    elements are unpacked into 8-bit containers, 16 bytes a row; without ``unpack_bits`` it is the 16-bit
-    ``ldmatrix`` (same layouts, in bytes).  No transpose. CuTe names: ``SM100_SU{4,6}_DU8x16_x{n}_LDSM_N``
-    (``SM75_U32x{n}_LDSM_N`` without unpacking).
+    elements unpacked into bytes (CuTe: ``SM100_SU{4,6}_DU8x16_x{n}_LDSM_N``); without ``unpack_bits`` the 16-bit
+    ``ldmatrix`` in bytes. No transpose.
 
     >>> print(make_copy_atom(LdMatrix8x16x8bOp(False, 4, 4), "i8").layout_dst_tv)
     (32,(4,4)):(4,(1,128))
@@ -187,9 +178,8 @@ class LdMatrix8x16x8bOp(_MatrixOp):
 @dataclass(frozen=True)
 class LdMatrix16x8x8bOp(_MatrixOp):
     """8-bit transposing load matched to ``stmatrix.m16n8.trans.b8`` (sm_100a; DSL:
-    ``cute.nvgpu.warp.LdMatrix16x8x8bOp(True, num_matrices, unpack_bits)``, ``num_matrices`` 2 or 4): it
-    runs ``ldmatrix.m16n16.trans.b8`` and permutes addresses and bytes so each lane holds exactly what
-    :class:`StMatrix16x8x8bOp` stores from it. CuTe names: ``SM100_U8x8_LDSM_T`` (x2), ``SM100_U8x16_LDSM_T`` (x4).
+    ``cute.nvgpu.warp.LdMatrix16x8x8bOp(True, num_matrices, unpack_bits)``, ``num_matrices`` 2 or 4):
+    ``ldmatrix.m16n16.trans.b8`` permuted so each lane holds what :class:`StMatrix16x8x8bOp` stores from it.
 
     >>> print(make_copy_atom(LdMatrix16x8x8bOp(True, 2), "f8E4M3FN").layout_dst_tv)
     ((4,8),(1,2,2,2)):((32,1),(1,16,8,128))
@@ -222,8 +212,7 @@ class LdMatrix16x16x8bOp(_MatrixOp):
 @dataclass(frozen=True)
 class StMatrix16x8x8bOp(_MatrixOp):
     """``stmatrix.sync.aligned.m16n8.x{1,2,4}.trans.shared.b8`` (sm_100a; DSL:
-    ``cute.nvgpu.warp.StMatrix16x8x8bOp(True, num_matrices)``): a warp stores 1, 2 or 4 16x8 byte matrices,
-    transposed, from registers to rows given by lane addresses. CuTe names: ``SM100_U8x{4,8,16}_STSM_T``.
+    ``cute.nvgpu.warp.StMatrix16x8x8bOp(True, num_matrices)``): 1, 2 or 4 16x8 byte matrices, transposed.
 
     >>> print(make_copy_atom(StMatrix16x8x8bOp(True, 1), "i8").layout_src_tv)
     ((4,8),(1,2,2)):((32,1),(1,16,8))
@@ -242,9 +231,8 @@ def _thread_copy(op, name, vt, nb):
 
 @dataclass(frozen=True)
 class CopyG2SOp:
-    """``cp.async.ca/.cg.shared.global`` (sm_80): one thread copies 4, 8 or 16 bytes (``num_bits_per_copy`` of
-    :func:`make_copy_atom`) from global to shared memory, past the registers (DSL:
-    ``cute.nvgpu.cpasync.CopyG2SOp(cache_mode)``); ``cache_mode`` ``"always"`` (.ca) or ``"global"`` (.cg, 16 B).
+    """``cp.async.ca/.cg.shared.global`` (sm_80; DSL: ``cute.nvgpu.cpasync.CopyG2SOp(cache_mode)``): a thread copies
+    4, 8 or 16 bytes global -> shared; ``cache_mode`` ``"always"`` (.ca) or ``"global"`` (.cg, 16 bytes only).
 
     >>> make_copy_atom(CopyG2SOp("global"), "f16", num_bits_per_copy=128).name
     'SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>'
@@ -268,9 +256,8 @@ class CopyG2SOp:
 
 @dataclass(frozen=True)
 class CopyUniversalOp:
-    """A plain load/store (``a = b``: LDS/LDG/STS/STG ...) of ``num_bits_per_copy`` bits per thread
-    (DSL: ``cute.nvgpu.CopyUniversalOp()``). Without ``num_bits_per_copy`` the DSL leaves the width to its
-    auto-vectoriser and shows a single value, ``(1,1):(0,0)``; so do we.
+    """A plain load/store of ``num_bits_per_copy`` bits per thread (DSL: ``cute.nvgpu.CopyUniversalOp()``); without
+    it the DSL leaves the width to its auto-vectoriser and shows one value, ``(1,1):(0,0)``, as we do.
 
     >>> print(make_copy_atom(CopyUniversalOp(), "f32", num_bits_per_copy=128).layout_dst_tv)
     (1,4):(0,1)
@@ -287,8 +274,7 @@ class CopyUniversalOp:
 
 
 def make_copy_atom(op, value_type, num_bits_per_copy=None) -> CopyAtom:
-    """The copy atom of a copy operation for elements of ``value_type`` (DSL: ``cute.make_copy_atom(op,
-    value_type, num_bits_per_copy=...)``).
+    """The copy atom of ``op`` for ``value_type`` (DSL: ``cute.make_copy_atom(op, value_type, num_bits_per_copy)``).
 
     >>> print(make_copy_atom(CopyG2SOp(), "f16", num_bits_per_copy=128).layout_src_tv)
     (1,8):(0,1)

@@ -1,13 +1,8 @@
 """Run snippets in the real CuTe DSL (``cutlass.cute``), batched and crash-isolated: the one shared way for
-tests and notebooks to ask the DSL what it computes.
-
-A snippet is Python source (an expression, or lines whose last one is the expression to report) run at trace
-time inside ``@cute.jit``, where static layouts are computed exactly as in a kernel; it sees ``cute``,
-``cutlass`` and whatever ``setup`` defines. :func:`dsl_eval` runs many in one ``cute.compile`` in a subprocess;
-:func:`show_dsl` and :func:`dsl_check` print the DSL's answer next to ours in a notebook. Values are formatted
-the CuTe way (layouts by ``str()``, tuples without spaces); results are memoised in this process, keyed by the
-DSL version. :data:`HAVE_DSL` says whether ``nvidia-cutlass-dsl`` is importable, :data:`SKIP_REASON` why not.
-"""
+tests and notebooks to ask the DSL what it computes. A snippet (an expression, or lines whose last one is the
+expression) runs at trace time inside ``@cute.jit``, where static layouts are computed as in a kernel; it sees
+``cute``, ``cutlass`` and ``setup``'s names. Values print the CuTe way; results are memoised per DSL version.
+:data:`HAVE_DSL` says whether ``nvidia-cutlass-dsl`` is importable, :data:`SKIP_REASON` why not."""
 
 from __future__ import annotations
 
@@ -42,11 +37,8 @@ HAVE_DSL, SKIP_REASON, DSL_VERSION = _detect()
 
 @dataclass(frozen=True)
 class DSLResult:
-    """The outcome of one snippet.
-
-    ``status`` is ``"ok"`` (``value`` holds the printed result, ``type`` its Python type name),
-    ``"error"`` (the DSL raised; ``message`` has the exception), ``"crash"`` (the process died on this
-    snippet; ``message`` says how) or ``"timeout"``.
+    """The outcome of one snippet: ``status`` ``"ok"`` (``value`` the printed result, ``type`` its type name),
+    ``"error"`` (``message``: the DSL's exception), ``"crash"`` (``message`` says how it died) or ``"timeout"``.
 
     >>> r = DSLResult("ok", "(4,6):(6,1)", "Layout")
     >>> r.ok, r.value, DSLResult("crash", message="SIGFPE").ok
@@ -174,13 +166,8 @@ def _run_batch(snippets, setup, arch, timeout, per_snippet_timeout):
     elif proc is None:
         missing = DSLResult("timeout", message=f"DSL subprocess timed out after {timeout:.0f} s")
     else:  # the zygote itself died: the DSL does not import here, or the setup code failed
-        rc = proc.returncode
-        how = f"process exited with status {rc}"
-        if rc < 0:
-            try:
-                how = f"process killed by {signal.Signals(-rc).name}"
-            except ValueError:
-                how = f"process killed by signal {-rc}"
+        rc, names = proc.returncode, {sig.value: sig.name for sig in signal.Signals}
+        how = f"process killed by {names.get(-rc, f'signal {-rc}')}" if rc < 0 else f"process exited with status {rc}"
         tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
         missing = DSLResult("error", message=f"DSL subprocess failed ({how}); stderr: {tail}")
     return [results.get(k, missing) for k in range(len(snippets))]
@@ -191,11 +178,9 @@ _MEMO = {}
 
 def dsl_eval(snippets: Sequence[str], setup: str = "", *, arch: str = "sm_90a", timeout: float = 600.0,
              child_timeout: float = 120.0) -> list[DSLResult]:
-    """Evaluate each snippet inside one ``@cute.jit`` trace (one subprocess, one ``cute.compile``).
-
-    Returns one :class:`DSLResult` per snippet, in order (without the DSL, ``"error"`` with :data:`SKIP_REASON`).
-    A native crash or a hang (``child_timeout`` seconds for one snippet) is pinned on the snippet that caused
-    it and the rest run on in a new child, so one bad input never hides the others.
+    """Evaluate each snippet inside one ``@cute.jit`` trace (one subprocess, one ``cute.compile``): one
+    :class:`DSLResult` each, in order (without the DSL, ``"error"``). A native crash or a hang (``child_timeout``
+    s for one snippet) is pinned on its snippet and the rest run on in a new child.
 
     >>> rs = dsl_eval(["cute.make_layout((4,6), stride=(6,1))", "cute.size(cute.make_layout((4,6)))", "1/0"])
     >>> [(r.status, r.value) for r in rs]
@@ -236,9 +221,8 @@ def _printed(ours):
 
 
 def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
-    """Notebook helper: print what the CuTe DSL gives for ``snippet`` and, if given, whether ``ours`` matches.
-
-    Without the DSL (e.g. on macOS) it prints a visible note instead and returns ``None``.
+    """Notebook helper: print what the CuTe DSL gives for ``snippet`` and, if given, whether ``ours`` matches
+    (without the DSL, a visible note; returns ``None``).
 
     >>> from layoutlab import Layout
     >>> r = show_dsl("cute.make_layout((4,6), stride=(6,1))", ours=Layout((4,6),(6,1)))
@@ -257,11 +241,9 @@ def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
 
 
 def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult] | None:
-    """Notebook helper: ask the DSL for each ``(label, snippet, ours)`` in one batch; print both; stop on a difference.
-
-    ``ours`` is what ``layoutlab`` computed, compared by its printed form (``None``: show the DSL's answer alone,
-    e.g. an error it raises). A disagreement raises ``AssertionError``, so a drift stops the notebook; without a
-    DSL that runs here it prints a visible note and returns ``None``.
+    """Notebook helper: ask the DSL for each ``(label, snippet, ours)`` in one batch; print both; stop on a difference
+    (``AssertionError``). ``ours`` is compared by its printed form (``None``: the DSL's answer alone); without a
+    DSL that runs here it prints a note and returns ``None``.
 
     >>> from layoutlab import Layout
     >>> checked = dsl_check([("row-major", "cute.make_layout((4,6), stride=(6,1))", Layout((4,6),(6,1))),

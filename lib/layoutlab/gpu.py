@@ -1,9 +1,6 @@
 """Is there a usable CUDA GPU here, and which one? And the results recorded on one, for machines without.
-
-Only the kernel chapters need a GPU. Detection asks the CUDA driver API (``cuInit``, ``cuDeviceGetAttribute``)
-through ctypes, imports no GPU library and never raises: on a laptop ``available()`` is False and ``reason()``
-says why, e.g. ``'no CUDA driver found (libcuda.so could not be loaded)'``.
-"""
+Detection asks the CUDA driver API (``cuInit``, ``cuDeviceGetAttribute``) through ctypes, imports no GPU library
+and never raises: without a GPU ``available()`` is False and ``reason()`` says why."""
 
 import ctypes
 import datetime
@@ -100,8 +97,7 @@ def is_ampere_or_newer():
 
 
 def load_result(name):
-    """A result recorded on a real GPU: ``results/<name>.json`` (or ``.json.gz``, for large event logs) as a
-    dict (with 'gpu', 'date', 'versions').
+    """A result recorded on a real GPU, ``results/<name>.json`` (or ``.json.gz``), as a dict ('gpu', 'date', ...).
 
     >>> bench = load_result("gemm_h100_bench")
     >>> bench["gpu"], sorted(bench["versions"])[:2]

@@ -1,10 +1,9 @@
 """Answer checks for exercise test cells: say *where* a student's answer differs, not just that it does.
 
-Every ``check_*`` returns ``None`` when the answer is right and otherwise raises :class:`WrongAnswer` (an
-``AssertionError``, so nbgrader counts the test cell as failed) naming the answer, what is wrong with it and
-what would be valid; wrong *types* too (a list stands for a tuple, a float or a bool is no integer).
-``reveal=False`` (visible tests, where the value *is* the answer) keeps the expected value out of the message
-but still says which entry, coordinate or bit is wrong; hidden tests keep the default ``reveal=True``.
+Every ``check_*`` returns ``None`` for a right answer, else raises :class:`WrongAnswer` (an ``AssertionError``:
+nbgrader fails the cell) naming the answer, what is wrong and what would be valid; wrong *types* too (a list
+stands for a tuple, a float or a bool is no integer). ``reveal=False`` (visible tests, where the value *is* the
+answer) keeps the expected value out of the message but still says which entry, coordinate or bit is wrong.
 
     >>> from layoutlab import make_layout
     >>> check_layout("(4,6):(1,4)", make_layout((4,6), stride=(6,1)), name="stride_a")
@@ -47,9 +46,6 @@ def _hint(hint, sep=" "):
     return f"{sep}Hint: {hint}" if hint else ""
 
 
-# --------------------------------------------------------------------------- scalars and tuples
-
-
 def _as_int(x, name):
     """``x`` as a Python int, or a WrongAnswer saying why it is not one (bools and floats are refused)."""
     if isinstance(x, (bool, np.bool_)):
@@ -62,8 +58,7 @@ def _as_int(x, name):
 
 
 def check_int(answer, expected: int, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
-    """``answer`` must be the integer ``expected``; with ``reveal=False`` a wrong one is only called too large
-    or too small.
+    """``answer`` must be the integer ``expected``; with ``reveal=False`` a wrong one is only "too large/small".
 
     >>> check_int(4, 4)
     >>> check_int(8, 4, "degree", reveal=False)
@@ -87,7 +82,6 @@ def _normalise(x, leaf, path=""):
 
 
 def _plain(x, path=""):
-    """numpy integers as ints, anything else (bools too) as it is."""
     return int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else x
 
 
@@ -97,9 +91,8 @@ def _profile(t):
 
 
 def check_int_tuple(answer, expected, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
-    """``answer`` must be the (nested) integer tuple ``expected``; a wrong nesting or entry is pointed at.
-
-    Lists are accepted as tuples.  ``None`` entries (CuTe's ``_``) are allowed where ``expected`` has them.
+    """``answer`` must be the (nested) integer tuple ``expected``; a wrong nesting or entry is pointed at. Lists
+    are accepted as tuples, ``None`` entries (CuTe's ``_``) where ``expected`` has them.
 
     >>> check_int_tuple([6, 1], (6, 1))
     >>> check_int_tuple((1, 6), (6, 1), "stride_a", reveal=False)
@@ -145,13 +138,9 @@ def check_choice(answer, expected, options, name: str = "answer", *, reveal: boo
         raise WrongAnswer(msg + _hint(hint))
 
 
-# --------------------------------------------------------------------------- layouts
-
-
 def as_layout(x, name: str = "answer") -> Layout:
-    """A student's layout answer as a :class:`~layoutlab.Layout`, or a WrongAnswer saying what is accepted.
-
-    Accepted: a Layout, CuTe's printed notation ``"(4,6):(6,1)"``, or a pair ``(shape, stride)``.
+    """A student's layout answer (a Layout, CuTe's notation ``"(4,6):(6,1)"`` or a pair ``(shape, stride)``) as a
+    :class:`~layoutlab.Layout`, or a WrongAnswer saying what is accepted.
 
     >>> as_layout("(4,6):(6,1)") == as_layout(((4, 6), (6, 1)))
     True
@@ -201,8 +190,7 @@ def _table(title, got, expected=None):
 
 
 def _show_picture(answer: Layout, expected: Layout, name: str, wrong_cells):
-    """In a notebook, draw both layouts side by side (:func:`layoutlab.viz.draw_layout`), wrong cells outlined;
-    nothing without a notebook or matplotlib, or for a layout of rank above 2 (the message has the text table)."""
+    """In a notebook, draw both layouts (rank <= 2) side by side, wrong cells outlined (else nothing: see the text)."""
     try:
         from IPython import get_ipython
         from IPython.display import HTML, display
@@ -223,14 +211,10 @@ def _show_picture(answer: Layout, expected: Layout, name: str, wrong_cells):
 
 def check_layout(answer, expected, name: str = "answer", *, exact: bool = False, reveal: bool = True,
                  picture: bool = True, hint: str = "") -> None:
-    """``answer`` must be the same function as the layout ``expected`` (and, with ``exact``, be written alike).
-
-    Math: two layouts are equal as functions when they have the same size ``n`` and ``A(k) == E(k)`` for
-    every 1-D index ``k`` in ``[0, n)``.  ``exact=True`` also requires the same shape and stride, i.e. the
-    very form the CuTe DSL prints (``(2,4):(1,2)`` and ``8:1`` are the same function, written differently).
-    ``answer`` is anything :func:`as_layout` accepts. A mismatch names the first differing index, its coordinate
-    and both offsets, counts the differing offsets and shows both as tables (wrong entries in brackets; in a
-    notebook also drawn side by side); ``reveal=False`` leaves out the expected offsets.
+    """``answer`` (anything :func:`as_layout` accepts) must be the same function as the layout ``expected``: the
+    same size ``n`` and ``A(k) == E(k)`` for every ``k`` in ``[0, n)``; ``exact=True`` also requires the same shape
+    and stride (the form the CuTe DSL prints). A mismatch names the first differing index, its coordinate and both
+    offsets, and shows both as tables, wrong entries in brackets (in a notebook also drawn).
 
     >>> check_layout("(2,4):(1,2)", "8:1")                 # the same function
     >>> check_layout("(2,4):(1,2)", "8:1", exact=True)
@@ -264,9 +248,6 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
                           f"the result{written}{hint}")
 
 
-# --------------------------------------------------------------------------- F2 matrices
-
-
 def _bits(col):
     return "".join(map(str, col[::-1])) or "0"
 
@@ -278,10 +259,8 @@ def _matrix_lines(m, wrong):
 
 def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
     """``answer`` must be the 0/1 matrix ``expected`` (a linear map over F2: ``y = M x`` with XOR for +).
-
-    Convention (as in Triton's LinearLayout): ``M[i, j] = 1`` when input bit ``j`` flips output bit ``i``,
-    so column ``j`` is the image of the input ``1 << j``.  Wrong columns are named with both images
-    written as binary numbers (most significant bit first).  Booleans and nested lists are accepted.
+    As in Triton's LinearLayout, ``M[i, j] = 1`` when input bit ``j`` flips output bit ``i``: column ``j`` is the
+    image of ``1 << j``. Wrong columns are named with both images in binary (most significant bit first).
 
     >>> check_f2_matrix([[1, 0], [1, 1]], [[1, 0], [1, 1]])
     >>> check_f2_matrix([[1, 0], [0, 1]], [[1, 0], [1, 1]], "S")
@@ -319,15 +298,9 @@ def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = Tr
                           f"{table}{hint}")
 
 
-# --------------------------------------------------------------------------- functions
-
-
 def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: bool = True, hint: str = "") -> None:
-    """``fn(*x) == expected_fn(*x)`` for every ``x`` in ``inputs`` (a single argument may be given bare).
-
-    Results are compared after turning lists into tuples and numpy integers into ints.  An exception raised
-    by ``fn`` is reported with the input that caused it; the first differing input is named, and how many
-    of the inputs differ.
+    """``fn(*x) == expected_fn(*x)`` for every ``x`` in ``inputs`` (a single argument may be given bare), lists
+    compared as tuples; names the first differing input (or one ``fn`` raised on) and counts the wrong ones.
 
     >>> check_function(lambda m: m % 8, lambda m: m % 8, range(64))
     >>> check_function(lambda m: m % 4, lambda m: m % 8, range(64), "lane_row", reveal=False)
@@ -354,14 +327,8 @@ def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: boo
                           f"give a wrong result.{hint}")
 
 
-# --------------------------------------------------------------------------- properties (visible tests)
-
-
 def check_that(condition, message: str) -> None:
-    """A property a visible test checks without revealing the answer; ``message`` says which and why.
-
-    Unlike a bare ``assert`` (which ``python -O`` drops and which gives a plain AssertionError) the failure is a
-    :class:`WrongAnswer`, like every other check.
+    """A property a visible test checks without revealing the answer (a :class:`WrongAnswer`, even under -O).
 
     >>> check_that(6 % 2 == 0, "matrices_a: the chosen width must divide the matrix count")
     >>> check_that(6 % 4 == 0, "matrices_a: the chosen width must divide the matrix count")
@@ -371,9 +338,6 @@ def check_that(condition, message: str) -> None:
     """
     if not condition:
         raise WrongAnswer(message)
-
-
-# --------------------------------------------------------------------------- the work, not just the answer
 
 
 def _input_history():
@@ -402,11 +366,9 @@ def _forbidden_calls(src, forbidden):
 
 
 def check_reasoned(name: str, forbidden, *, hint: str = "", sources=None) -> None:
-    """Refuse an answer computed by a library call that does the whole part (the exercise asks for reasoning).
-
-    Scans the cells the student ran (IPython's input history, or ``sources``, a list of cell texts), less the
-    test cells, for calls to a function named in ``forbidden`` (by name, as ``layoutlab.composition`` or under
-    an import alias). Hidden tests call it, so the grade rewards the derivation, not the lookup.
+    """Refuse an answer computed by a library call that does the whole part (the exercise asks for reasoning):
+    the cells the student ran (IPython's history, or ``sources``), less test cells, must not call a function in
+    ``forbidden`` (by name, as ``layoutlab.composition`` or under an import alias).
 
     >>> check_reasoned("comp_a", {"composition"}, sources=["comp_a = '(4,2):(2,1)'"])
     >>> check_reasoned("comp_a", {"composition"}, sources=["import layoutlab as L", "comp_a = L.composition(A, B)"])

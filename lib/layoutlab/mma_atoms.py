@@ -22,8 +22,7 @@ _NAMES = {**{name.lower(): name for name in _DTYPES},
 
 
 def dtype_name(dtype) -> str:
-    """The DSL's short name of an element type: ``"f16"`` for ``"f16"``, ``"Float16"``, ``cutlass.Float16``
-    or ``numpy.float16``.
+    """The DSL's short name of an element type: ``"f16"`` for ``"f16"``, ``"Float16"``, ``cutlass.Float16``, ...
 
     >>> dtype_name("BFloat16")
     'bf16'
@@ -50,15 +49,13 @@ def _dsl_enum(x, what, allowed):
 
 
 def _check(what, value, allowed, rule):
-    """``value`` if it is in ``allowed``, else the LayoutError "{what} {value} is not {rule}"."""
     if value not in allowed:
         raise LayoutError(f"{what} {value} is not {rule}")
     return value
 
 
 def _check_fields(op, what, **rules):
-    """Check each field ``f`` of a frozen op against ``rules[f] = (allowed, rule)`` (see :func:`_check`) and store
-    it normalised: element types by their DSL name, shapes as tuples."""
+    """Check each field ``f`` of a frozen op against ``rules[f] = (allowed, rule)``; store it normalised."""
     for f, (allowed, rule) in rules.items():
         value = getattr(op, f)
         value = dtype_name(value) if f.endswith("dtype") else value
@@ -67,7 +64,7 @@ def _check_fields(op, what, **rules):
 
 
 def _acc16(ab, instr):
-    """(allowed, rule) of the accumulator for 16-bit inputs ``ab``: f16 or f32, but f32 only for bf16."""
+    """(allowed, rule) of the accumulator for 16-bit inputs ``ab``."""
     if ab == "f16":
         return ("f16", "f32"), "f16 or f32"
     return ("f32",), f"f32: {instr} accumulates bf16 inputs in f32 only"
@@ -78,16 +75,14 @@ _L = Layout._new
 
 
 def _table(width, *sections):
-    """The DSL's printing of atoms: per section a title line, then one ``  label: value`` line per row,
-    the values aligned at column ``width``."""
+    """The DSL's printing of atoms: per section a title, then ``  label: value`` rows aligned at ``width``."""
     return "\n".join(title + "".join(f"\n  {k + ':':<{width}}{v}" for k, v in rows) for title, rows in sections)
 
 
 @dataclass(eq=False)
 class MmaAtom:
-    """One MMA instruction as layouts (:mod:`layoutlab.atoms` says what each maps): ``op``, ``name`` (CuTe C++
-    name), ``thr_id``, ``shape_mnk``, ``layout_a_tv`` / ``layout_b_tv`` / ``layout_c_tv`` (the DSL's ``tv_layout_A``
-    / ``tv_layout_B`` / ``tv_layout_C``, also accepted here).
+    """One MMA instruction as layouts (see :mod:`layoutlab.atoms`): ``op``, ``name`` (CuTe C++ name), ``thr_id``,
+    ``shape_mnk``, ``layout_a_tv``/``_b_tv``/``_c_tv`` (also as the DSL's ``tv_layout_A/B/C``).
 
         >>> print(make_mma_atom(MmaF16BF16Op("f16", "f32", (16, 8, 8))))
         MMA Atom
@@ -121,10 +116,8 @@ class MmaAtom:
         return f"MmaAtom({self.name})"
 
 
-# TV layouts of the warp-wide mma.sync family (PTX "Matrix Fragments for mma.m16n8k*"), keyed by (inputs, K).
-# Lane l = t0 + 4*t1 (t0 = l % 4 'thread in group', t1 = l / 4 'group'). C/D: group t1 owns rows t1 and t1 + 8, the
-# thread in group columns 2*t0 and 2*t0 + 1. A 32-bit register packs two 16-bit or four 8-bit K-neighbours (tf32:
-# one); the larger K adds a second block of K columns.
+# TV layouts of mma.sync (PTX "Matrix Fragments for mma.m16n8k*") by (inputs, K). Lane l = t0 + 4*t1: C rows t1
+# and t1 + 8, columns 2*t0 + (0,1). A register packs 2 16-bit or 4 8-bit K-neighbours; the larger K adds a block.
 _WARP_C = _L(((4, 8), (2, 2)), ((32, 1), (16, 8)))
 _WARP_AB = {
     ("f16", 8): (_WARP_C, _L(((4, 8), 2), ((16, 1), 8))),          # rows t1, t1+8; k = 2*t0 + (0,1); n = t1
@@ -145,9 +138,8 @@ def _warp_atom(op, inputs, sm, types):
 
 @dataclass(frozen=True)
 class MmaF16BF16Op:
-    """SM80 warp MMA ``mma.sync.aligned.m16n8k{8,16}.row.col`` with f16/bf16 inputs (DSL:
-    ``cute.nvgpu.warp.MmaF16BF16Op(ab_dtype, acc_dtype, shape_mnk)``): ab f16 with acc f16 or f32, ab bf16 with
-    acc f32; shape (16,8,8) or (16,8,16).
+    """SM80 warp MMA ``mma.sync.aligned.m16n8k{8,16}.row.col`` with f16 (acc f16/f32) or bf16 (acc f32) inputs
+    (DSL: ``cute.nvgpu.warp.MmaF16BF16Op(ab_dtype, acc_dtype, shape_mnk)``).
 
     >>> make_mma_atom(MmaF16BF16Op("f16", "f32", (16, 8, 16))).name
     'SM80_16x8x16_F32F16F16F32_TN'
@@ -170,8 +162,7 @@ class MmaF16BF16Op:
 
 @dataclass(frozen=True)
 class MmaTF32Op:
-    """SM80 warp MMA ``mma.sync.aligned.m16n8k{4,8}.row.col.f32.tf32.tf32.f32`` (DSL:
-    ``cute.nvgpu.warp.MmaTF32Op(shape_mnk)``).
+    """SM80 warp MMA ``mma.sync.aligned.m16n8k{4,8}.row.col.f32.tf32.tf32.f32`` (DSL: ``warp.MmaTF32Op(shape_mnk)``).
 
     >>> print(make_mma_atom(MmaTF32Op((16, 8, 8))).layout_a_tv)
     ((4,8),(2,2)):((16,1),(8,64))
@@ -194,8 +185,7 @@ _FP8_RULE = "an fp8 type; use Float8E4M3FN or Float8E5M2"
 @dataclass(frozen=True)
 class MmaFP8Op:
     """SM89 warp MMA ``mma.sync.aligned.m16n8k{16,32}.row.col`` with e4m3/e5m2 inputs (DSL:
-    ``cute.nvgpu.warp.MmaFP8Op(ab_dtype, acc_dtype, shape_mnk)``). Each 32-bit register packs four K-neighbours:
-    a thread holds ``k = 4*t0 + (0..3)`` of rows ``t1`` and ``t1 + 8`` (t0 = lane % 4, t1 = lane / 4).
+    ``cute.nvgpu.warp.MmaFP8Op(ab_dtype, acc_dtype, shape_mnk)``).
 
     >>> print(make_mma_atom(MmaFP8Op("f8E4M3FN", "f32", (16, 8, 32))).layout_a_tv)
     ((4,8),(4,2,2)):((64,1),(16,8,256))
@@ -234,10 +224,8 @@ class _WarpgroupOp:
             object.__setattr__(self, f, _dsl_enum(getattr(self, f), f"{what} {f}", ("k", "mn")).upper())
 
     def _atom(self, a_rmem, types):
-        """The atom: A read from registers (``a_rmem``) or, as B always, seen whole by every thread from shared
-        memory. C: warpgroup thread t = t0 + 4*t1 + 32*w (t0 in a quad, t1 the row in a warp's 8-row slab, w the
-        warp) starts at column 2*t0, row t1 + 16*w; its values step to the next column (64 = one column of the
-        64-row tile), 8 rows down, and 8 columns right; the DSL drops the size-1 mode of N = 8."""
+        """The atom: A from registers (``a_rmem``) or, as B, seen whole by every thread from shared memory. C: thread
+        t0 + 4*t1 + 32*w starts at row t1 + 16*w, column 2*t0; the DSL drops N = 8's size-1 mode."""
         m, n, k = self.shape_mnk
         rs = self.a_src == "rmem"
         a = a_rmem if rs else _L((128, (m, k)), (0, (1, m)))
@@ -250,12 +238,8 @@ class _WarpgroupOp:
 @dataclass(frozen=True)
 class WarpgroupMmaF16BF16Op(_WarpgroupOp):
     """SM90 warpgroup MMA ``wgmma.mma_async.m64nNk16`` with f16/bf16 inputs (DSL:
-    ``cute.nvgpu.warpgroup.MmaF16BF16Op(ab, acc, (64,N,16), a_src, a_major_mode, b_major_mode)``).
-
-    ``a_src`` is ``"smem"`` (A through a shared-memory descriptor, "SS") or ``"rmem"`` (A in registers,
-    "RS"); majors are ``"K"`` or ``"MN"`` (A from registers must be K-major). Accumulator f32, or f16
-    for f16 inputs. C is ``((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))``; an operand read from shared memory
-    is seen whole by every thread: ``(128,(64,16)):(0,(1,64))``.
+    ``cute.nvgpu.warpgroup.MmaF16BF16Op(ab, acc, (64,N,16), a_src, a_major_mode, b_major_mode)``), acc f32 (or f16
+    for f16); ``a_src`` ``"smem"`` (descriptor, "SS") or ``"rmem"`` (registers, "RS", K-major); majors "K" or "MN".
 
     >>> make_mma_atom(WarpgroupMmaF16BF16Op("bf16", "f32", (64, 128, 16), a_src="rmem")).name
     'SM90_64x128x16_F32BF16BF16_RS'
@@ -274,8 +258,8 @@ class WarpgroupMmaF16BF16Op(_WarpgroupOp):
         _check_fields(self, what, acc_dtype=_acc16(self.ab_dtype, "wgmma"))
         self._check_wgmma(what, 16)
         if self.a_src == "rmem" and self.a_major_mode != "K":
-            raise LayoutError(f"{what}: A from registers is always K-major (wgmma has no imm-trans-a for register "
-                              f"A); use a_major_mode='K' or a_src='smem'")
+            raise LayoutError(f"{what}: A from registers is always K-major (wgmma has no imm-trans-a for register A); "
+                              f"use a_major_mode='K' or a_src='smem'")
 
     def _make_atom(self):
         ab, acc = self.ab_dtype.upper(), self.acc_dtype.upper()
@@ -286,9 +270,8 @@ class WarpgroupMmaF16BF16Op(_WarpgroupOp):
 @dataclass(frozen=True)
 class WarpgroupMmaF8Op(_WarpgroupOp):
     """SM90 warpgroup MMA ``wgmma.mma_async.m64nNk32`` with e4m3/e5m2 inputs (DSL:
-    ``cute.nvgpu.warpgroup.MmaF8Op(a_dtype, b_dtype, acc_dtype, shape_mnk, a_src, a_major_mode, b_major_mode)``;
-    A and B may be different fp8 types). wgmma transposes only 16-bit operands, so both must be K-major (the DSL
-    accepts MN-major and builds an atom no instruction implements; we refuse). A register packs four K-neighbours.
+    ``cute.nvgpu.warpgroup.MmaF8Op(a_dtype, b_dtype, acc_dtype, shape_mnk, a_src, a_major_mode, b_major_mode)``).
+    wgmma transposes only 16-bit operands: both must be K-major (the DSL accepts MN-major; we refuse).
 
     >>> make_mma_atom(WarpgroupMmaF8Op("f8E4M3FN", "f8E5M2", "f32", (64, 128, 32))).name
     'SM90_64x128x32_F32E4M3E5M2_SS'
@@ -326,7 +309,6 @@ def make_mma_atom(op) -> MmaAtom:
     if isinstance(op, MmaAtom):
         return op
     if not isinstance(op, (MmaF16BF16Op, MmaTF32Op, MmaFP8Op, _WarpgroupOp)):
-        raise LayoutError(f"make_mma_atom: {op!r} is not an MMA operation; use nvgpu.warp.MmaF16BF16Op, "
-                          f"nvgpu.warp.MmaTF32Op, nvgpu.warp.MmaFP8Op, nvgpu.warpgroup.MmaF16BF16Op or "
-                          f"nvgpu.warpgroup.MmaF8Op")
+        raise LayoutError(f"make_mma_atom: {op!r} is not an MMA operation; use nvgpu.warp.MmaF16BF16Op, nvgpu.warp"
+                          f".MmaTF32Op, nvgpu.warp.MmaFP8Op, nvgpu.warpgroup.MmaF16BF16Op or nvgpu.warpgroup.MmaF8Op")
     return op._make_atom()

@@ -1,10 +1,7 @@
 """TiledMMA and TiledCopy (:mod:`layoutlab.tiled_mma`, :mod:`layoutlab.tiled_copy`): many atoms on one tile.
-
-A :class:`TiledMMA` repeats an MMA atom over threads (``atom_layout_mnk``) and values (``permutation_mnk``) as
-CuTe's ``thrfrg_C`` does: divide by the permutation tiles, zip-divide by the atom shape, compose with the atom's TV
-layout, zip-divide the rest by the thread layout, re-index threads by ``right_inverse(thr_layout_vmnk)``. A
-:class:`TiledCopy` does the same for a copy atom (``make_tiled_copy_A``: the ``ldmatrix`` feeding ``mma.sync``).
-
+A :class:`TiledMMA` repeats an MMA atom over threads and values as CuTe's ``thrfrg_C`` does: divide by the
+permutation tiles, zip-divide by the atom shape, compose with the atom's TV layout, zip-divide the rest by the
+thread layout, re-index threads by ``right_inverse(thr_layout_vmnk)``; a :class:`TiledCopy` likewise for copies.
 Example (the 64x128x16 warpgroup MMA of the CuTe DSL's Hopper dense GEMM)::
 
     >>> from layoutlab import nvgpu

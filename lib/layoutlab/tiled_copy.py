@@ -18,8 +18,7 @@ __all__ = ["TiledCopy", "ThrCopy", "make_tiled_copy", "make_tiled_copy_tv", "mak
 
 class TiledCopy:
     """A copy atom tiled over threads and values: ``layout_tv_tiled`` maps ``(thr_idx, val)`` into the ``tiler_mn``
-    tile. DSL attributes: those, ``layout_src/dst_tv_tiled``, ``size``, ``get_slice(thr)``, the atom's ``thr_id``,
-    ``layout_src_tv``, ``layout_dst_tv``, ``value_type``."""
+    tile; with the DSL's attributes (``layout_src/dst_tv_tiled``, ``size``, ``get_slice``, the atom's)."""
 
     def __init__(self, atom, layout_tv, tiler_mn):
         op = "make_tiled_copy"
@@ -45,8 +44,7 @@ class TiledCopy:
     size = property(lambda self: self.layout_tv_tiled[0].size(), doc="Number of threads.")
 
     def _tile2thrfrg(self, layout, side):
-        """((TileM,TileN),(RestM,RestN,...)) -> ((thr,val),(RestM,RestN,...)) for the source (``side`` "S") or the
-        destination ("D"): the atom's values in the reference order, read as that side's."""
+        """((TileM,TileN),(RestM,RestN,...)) -> ((thr,val),(RestM,RestN,...)) for side "S" or "D" (ref -> side)."""
         atom = self.atom
         trg = atom.layout_src_tv if side == "S" else atom.layout_dst_tv
         ref2trg = composition(right_inverse(atom.layout_ref_tv), trg)
@@ -75,10 +73,9 @@ class TiledCopy:
         return ThrCopy(self, _thread(thr_idx, self.size, "TiledCopy"))
 
     def retile(self, x):
-        """The copy's view of a thread's register fragment ``x`` ``(V, Rest...)`` made for another partitioning
-        (e.g. ``thr_mma.partition_fragment_A(sA)``): the *same registers* as ``((AtomVal, RestVal), Rest...)``, one
-        ``AtomVal`` per copy instruction, found from the copy's ``(m,n) -> value`` order (right inverse of
-        ``layout_tv_tiled``, upcast by threads x V), as CuTe's ``retile_D``/``retile_S`` (DSL ``tiled_copy.retile``).
+        """The copy's view of a thread's fragment ``x`` ``(V, Rest...)`` made for another partitioning: the *same
+        registers* as ``((AtomVal, RestVal), Rest...)``, one ``AtomVal`` per copy, from the copy's ``(m,n) -> value``
+        order (``layout_tv_tiled``'s right inverse, upcast by threads x V). CuTe ``retile_D/S``, DSL ``retile``.
 
         >>> from layoutlab import nvgpu, make_copy_atom, make_tiled_mma, make_tiled_copy_A
         >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (1, 1, 1), (16, 16, 16))
@@ -119,8 +116,7 @@ class TiledCopy:
 
 
 class ThrCopy:
-    """Thread ``thr_idx``'s view of a :class:`TiledCopy` (``tiled_copy.get_slice(thr_idx)``). With 4 threads x 4 fp32
-    per row of an 8x16 row-major tile, thread 5 copies row 1, columns 4..7:
+    """Thread ``thr_idx``'s view of a :class:`TiledCopy`. 4 threads x 4 fp32 a row of 8x16: thread 5 copies 1, 4..7.
 
     >>> from layoutlab import CopyUniversalOp, make_copy_atom
     >>> tc = make_tiled_copy_tv(make_copy_atom(CopyUniversalOp(), "f32", num_bits_per_copy=128),
@@ -162,7 +158,7 @@ def make_tiled_copy(atom, layout_tv, tiler_mn) -> TiledCopy:
 
 def make_tiled_copy_tv(atom, thr_layout, val_layout) -> TiledCopy:
     """Threads laid out by ``thr_layout`` (m, n) -> thr, each moving a ``val_layout`` block (DSL:
-    ``cute.make_tiled_copy_tv``): the TV layout is the right inverse of ``raked_product(thr, val)``, the tile its shape.
+    ``cute.make_tiled_copy_tv``): the TV layout is ``raked_product(thr, val)``'s right inverse, the tile its shape.
 
     >>> from layoutlab import make_copy_atom, CopyUniversalOp
     >>> tc = make_tiled_copy_tv(make_copy_atom(CopyUniversalOp(), "f16", num_bits_per_copy=128),

@@ -1,7 +1,5 @@
-"""TiledMMA: an MMA atom repeated over threads and values, and each thread's share of A, B and C
-(:mod:`layoutlab.tiled` explains the construction and re-exports everything here). ``Partition`` and the
-fragment layouts serve :mod:`layoutlab.tiled_copy` too.
-"""
+"""TiledMMA: an MMA atom repeated over threads and values, and each thread's share of A, B and C (the
+construction: :mod:`layoutlab.tiled`). ``Partition`` and the fragment layouts serve :mod:`layoutlab.tiled_copy` too."""
 
 import math
 from functools import partialmethod
@@ -9,10 +7,10 @@ from functools import partialmethod
 from .algebra import composition, logical_divide, right_inverse, tiled_product, zipped_divide
 from .atoms import make_mma_atom
 from .errors import LayoutError
-from .inttuple import ScaledBasis, _add, format_tree, is_int, is_tuple, leaves, product, unflatten
+from .inttuple import ScaledBasis, format_tree, is_int, is_tuple, leaves, product, unflatten
 from .layout import Layout, make_layout, slice_and_offset
 from .mma_atoms import _table
-from .tensor import Tensor, get_flat_coord, make_tensor
+from .tensor import Tensor, _slice_tensor, get_flat_coord, make_tensor
 
 __all__ = ["TiledMMA", "ThrMMA", "Partition", "make_tiled_mma", "make_fragment_like", "partition_fragment_A",
            "partition_fragment_B", "partition_fragment_C"]
@@ -45,11 +43,10 @@ class Partition:
 
 
 def _slice_as(x, t, crd):
-    """``t`` (``x``'s layout, partitioned) sliced at ``crd``: for a layoutlab Tensor ``x`` a Tensor (its iterator
-    moved by the slice's offset), for a Layout a Partition."""
-    layout, offset = slice_and_offset(crd, t)
+    """``t`` (``x``'s layout, partitioned) sliced at ``crd``: a Tensor for a Tensor ``x``, else a Partition."""
     if isinstance(x, Tensor):
-        return Tensor(x.engine if x.engine is not None else 0, layout, iterator=_add(x.iterator, offset))
+        return _slice_tensor(x, t, crd, "partition")
+    layout, offset = slice_and_offset(crd, t)
     # an identity layout produces coordinates of rank (its basis strides' largest top-level mode + 1)
     modes = [d.mode[0] for d in leaves(_layout_of(x, "partition").stride) if isinstance(d, ScaledBasis)]
     return Partition(offset, layout, max(modes) + 1 if modes else None)
@@ -68,7 +65,6 @@ def _atom_attr(name):
 
 
 def _thread(thr_idx, size, what):
-    """``thr_idx``, checked to be a thread of a tiled atom of ``size`` threads (for ``get_slice``)."""
     if not is_int(thr_idx) or not 0 <= thr_idx < size:
         raise LayoutError(f"{what}.get_slice: thread {thr_idx!r} is outside 0..{size - 1}")
     return thr_idx
@@ -82,9 +78,8 @@ def _integral_strides(layout, op):
 
 
 def _ordered(shape, order, scale, layout, op):
-    """Strides of a compact layout of ``shape`` with leaves ordered by ``order`` (CuTe's compact_order: the product
-    of the sizes of the leaves of smaller order, times ``scale``; size-1 leaves get 0 as in the DSL). Equal orders
-    of leaves of size > 1 would alias registers and are refused, as are coordinate strides in ``layout``."""
+    """Strides of a compact layout of ``shape`` with leaves ordered by ``order`` (CuTe's compact_order, times
+    ``scale``; size-1 leaves 0 as in the DSL). Equal orders of leaves of size > 1 would alias and are refused."""
     _integral_strides(layout, op)
     fs, fo = leaves(shape), leaves(order)
     big = [o for sz, o in zip(fs, fo) if sz > 1]
@@ -112,9 +107,8 @@ def _fragment_layout(layout, op):
 
 
 def make_fragment_like(x):
-    """A register fragment shaped like ``x`` (DSL: ``cute.make_fragment_like``): for a :class:`Layout`, mode 0
-    compact column-major, the other modes compact after it in the order of their strides; for a Tensor,
-    ``tensor<0 o layout>`` with *all* leaves compact in the order of its strides (``make_rmem_tensor_like``).
+    """A register fragment shaped like ``x`` (DSL: ``cute.make_fragment_like``): a Layout's mode 0 compact
+    column-major, the others compact after it in stride order; a Tensor's ``tensor<0 o layout>``, all in stride order.
 
     >>> print(make_fragment_like(Layout(((2,2,2),2,4), ((1,512,8),1024,16))))     # a thread's A of a row-major tile
     ((2,2,2),2,4):((1,2,4),32,8)
@@ -143,9 +137,8 @@ def _as_perm(p, i):
 
 
 class TiledMMA:
-    """An MMA atom tiled over threads and values (see :mod:`layoutlab.tiled`) with the DSL's attributes: ``atom``,
-    ``thr_layout_vmnk``, ``permutation_mnk``, the atom's ``thr_id`` / ``shape_mnk`` / ``tv_layout_A/B/C``,
-    ``tv_layout_A/B/C_tiled``, ``size``, ``tile_size_mnk``, ``get_tile_size(i)``, ``get_slice(thr)``, ..."""
+    """An MMA atom tiled over threads and values (see :mod:`layoutlab.tiled`), with the DSL's attributes (``atom``,
+    ``thr_layout_vmnk``, ``permutation_mnk``, the atom's, ``tv_layout_A/B/C_tiled``, ``size``, ...)."""
 
     def __init__(self, atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):
         op = "make_tiled_mma"
@@ -280,9 +273,8 @@ class TiledMMA:
         return make_tensor(0, make_layout(layout.shape) if which == "C" or from_shape else _fragment_layout(layout, op))
 
     def make_fragment_A(self, x):
-        """The registers of a thread's A fragment, ``tensor<0 o layout>`` (offset = register index), for its
-        partition ``x`` ``(FrgV,RestM,RestK,...)`` (from ``partition_A``: the fragment follows its stride order as
-        :func:`make_fragment_like` does) or such a shape (compact). DSL: ``tiled_mma.make_fragment_A(...)``.
+        """A thread's A registers ``tensor<0 o layout>`` for its partition ``x`` ``(FrgV,RestM,RestK,...)`` (in its
+        stride order, as :func:`make_fragment_like`) or such a shape (compact). DSL: ``tiled_mma.make_fragment_A``.
 
         >>> from layoutlab import nvgpu
         >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)))
@@ -294,8 +286,7 @@ class TiledMMA:
     make_fragment_B = partialmethod(_make_fragment, which="B")   # as make_fragment_A, for x = (FrgV,RestN,RestK,...)
 
     def make_fragment_C(self, x):
-        """The accumulator registers of a thread: compact column-major over the partition's shape (CuTe never
-        follows the C tensor's order for accumulators).
+        """A thread's accumulator registers: compact column-major over the partition's shape (never C's order).
 
         >>> from layoutlab import nvgpu
         >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
@@ -344,8 +335,8 @@ class ThrMMA:
         return tm._make_fragment(part, which)
 
     def partition_fragment_A(self, tensor_mk):
-        """This thread's A registers for ``tensor_mk``: ``make_fragment_A(partition_A(tensor_mk))`` (CuTe C++
-        ``thr_mma.partition_fragment_A(sA)``); a shape ``(M,K)`` gives the compact fragment of ``partition_shape_A``.
+        """``make_fragment_A(partition_A(tensor_mk))`` (CuTe C++ ``thr_mma.partition_fragment_A``); a shape (M,K)
+        gives the compact fragment of ``partition_shape_A``.
 
         >>> from layoutlab import nvgpu
         >>> thr = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1)).get_slice(37)
@@ -376,8 +367,7 @@ def _partition_fragment_free(mma, x, which):
 
 
 def partition_fragment_A(mma, x):
-    """CuTe C++'s free ``partition_fragment_A``: ``thr_mma.partition_fragment_A(x)``; with a TiledMMA, ``x``
-    must be a shape (the fragment does not depend on the thread then).
+    """CuTe C++'s ``partition_fragment_A``: ``thr_mma.partition_fragment_A(x)``; with a TiledMMA, ``x`` a shape.
 
     >>> from layoutlab import nvgpu
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
@@ -408,10 +398,8 @@ def partition_fragment_C(mma, x):
 
 
 def make_tiled_mma(op_or_atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None) -> TiledMMA:
-    """Tile an MMA atom (DSL: ``cute.make_tiled_mma(op_or_atom, atom_layout_mnk, permutation_mnk)``).
-
-    ``atom_layout_mnk``: atoms (warps, warpgroups) along M, N, K, a tuple or Layout. ``permutation_mnk``: per
-    mode None (atom x atoms), an int tile size (repeated values, older CuTe's "ValLayoutMNK") or a Layout.
+    """Tile an MMA atom (DSL: ``cute.make_tiled_mma(op_or_atom, atom_layout_mnk, permutation_mnk)``):
+    ``atom_layout_mnk`` atoms along M, N, K (tuple or Layout); ``permutation_mnk`` per mode None, a tile size or Layout.
 
     >>> from layoutlab import nvgpu
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), (2, 2, 1))
