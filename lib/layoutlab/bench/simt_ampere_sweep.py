@@ -1,10 +1,9 @@
-"""Tile sweep for gemm_ampere and sgemm_fast on the GPU machine (driven by bench/simt_ampere_run.sh).
+"""Tile sweep for gemm_ampere and sgemm_fast on the GPU machine (bench/simt_ampere_run.sh), with the helpers of
+the checkout's tests/test_kernels_simt_ampere.py:
 
     python -m layoutlab.bench.simt_ampere_sweep check I N OUT.json   # correctness of every N-th candidate from I
     python -m layoutlab.bench.simt_ampere_sweep time OUT.json        # compile all, wait for $BENCH_WAIT_FOR, time
     python -m layoutlab.bench.simt_ampere_sweep pick TIME.json CHECK.json...   # name the best DEFAULT_CONFIG
-
-`check` and `time` use the check and timing helpers of the checkout's tests/test_kernels_simt_ampere.py.
 """
 import importlib.util
 import json

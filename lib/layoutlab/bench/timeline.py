@@ -74,7 +74,6 @@ def _role_warp(kernel_name, role):
     return 4 * role if kernel_name == "gemm_hopper_ws" else 4 * (role - 1)
 
 
-# Decoding the raw buffer (CPU; tested on synthetic buffers)
 def decode_timeline(raw, kernel_name, config, k):
     """The events of a raw timeline buffer (int64, :func:`~layoutlab.kernels.hopper.timeline_buffer_shape`,
     flattened or not; unwritten slots hold -1) as ``(events, clock)``: ``events`` dicts with ``cta, role, warp,
@@ -163,7 +162,7 @@ def _times(ctas, gt, clk):
     return list(out), {"source": "clock64 fitted to globaltimer per CTA", "globaltimer_step_ns": step,
                        "ns_per_cycle": round(float(np.median(slopes)), 5) if slopes else None}
 
-# Recording (GPU)
+
 def _operands(m, n, k, dtype, seed):
     """A (M, K) and B (K, N) K-major (TN), C (M, N), standard-normal, on the GPU (torch for bf16, else cupy)."""
     from .gemm import Operands
@@ -208,7 +207,6 @@ def record_timeline(kernel_name, m, n, k, *, dtype="bfloat16", config=None, runs
             "clock": clock, "events": events}
 
 
-# Checking a record (CPU)
 def select_record(rec, kernel=None):
     """The one-kernel record inside ``rec``: ``rec`` itself when it has ``events``, else the entry of
     ``rec["records"]`` for ``kernel`` (default: the first). Refuses anything else with a LayoutError.
@@ -259,9 +257,8 @@ def _event_problem(e):
 
 
 def check_timeline_record(rec, op="timeline record"):
-    """Check a one-kernel record's format: ``kernel``, ``config`` (with ``stages``), ``problem`` (with ``k_tiles``),
-    ``events`` each with ``cta, role, warp, event, tile, k_tile, stage, t_ns`` of the right types, known events,
-    roles ``producer``/``consumer N``, times >= 0 from 0. Returns ``rec``; raises a LayoutError naming the first.
+    """Check a one-kernel record's format (``kernel``, ``config.stages``, ``problem.k_tiles``, events as
+    :func:`decode_timeline` gives them, times from 0); returns ``rec`` or raises a LayoutError naming the first problem.
 
     >>> from layoutlab import gpu
     >>> check_timeline_record(select_record(gpu.load_result("gemm_timeline_h100"), "gemm_hopper"))["kernel"]
@@ -385,7 +382,6 @@ def validate_timeline(rec, kernel=None):
     return counts
 
 
-# Summary
 def _union_length(intervals):
     total, end = 0.0, -math.inf
     for a, b in sorted(intervals):
@@ -470,7 +466,6 @@ def format_summary(summary):
     return "\n".join(lines)
 
 
-# The H100 run
 def _check_correctness(kernel_name, m, n, k, seed=1):
     """Instrumented kernel vs float64 (relative Frobenius error) and vs the uninstrumented build (bitwise: the
     stamps must not change the arithmetic), bf16, standard-normal data."""

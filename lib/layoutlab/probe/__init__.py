@@ -140,8 +140,7 @@ def _probe_ldsm(mod, cp):
 
 
 def _canonical_offsets(rows, K, major, lbo, sbo, T=8):
-    """Element offsets of a (rows x K) 16-bit operand in the no-swizzle canonical layout, LBO/SBO in elements.
-
+    """Element offsets of a (rows x K) 16-bit operand in the no-swizzle canonical layout, LBO/SBO in elements:
     K-major:  ((8,rows/8),(T,K/T)):((T,SBO),(1,LBO));  MN-major: ((T,rows/T),(8,K/8)):((1,SBO),(T,LBO)).
     """
     r, k = np.arange(rows)[:, None], np.arange(K)[None, :]

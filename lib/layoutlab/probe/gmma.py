@@ -70,9 +70,8 @@ def _reach(desc, major, mn):
 
 
 def cases():
-    """Every probe case: ``(name, a_kind, b_kind, a_shift, b_shift, descs_a, descs_b, expect)``.
-
-    ``expect``: ``"exact"``, ``"wrong"`` (claims) or ``"observe"``; a shift: where the image starts past 1024 bytes.
+    """Every probe case: ``(name, a_kind, b_kind, a_shift, b_shift, descs_a, descs_b, expect)``; ``expect``:
+    ``"exact"``, ``"wrong"`` (claims) or ``"observe"``; a shift: where the image starts past 1024 bytes.
 
     >>> all_cases = cases()
     >>> len(all_cases), all_cases[0][0], all_cases[0][-1]
