@@ -3,11 +3,9 @@
     python -m layoutlab.bench.ab_compare OUT.json [ROUNDS]
     python -m layoutlab.bench.ab_compare --extract COMMIT [OLD_DIR]   # here, where the git history is
 
-``CASES`` lists (label, module, commit or "new", configured-launcher kwargs, dtype, (M, N, K), layout). A
-commit's ``layoutlab`` is extracted beforehand with ``--extract`` into ``$OLD_DIR/<commit>/`` (default
-``.device/``) and imported as the package ``layoutlab_<commit>``, so every before/after ratio comes from one
-process. Timing is :mod:`layoutlab.bench.gemm`'s, each round timing every variant of a point and cuBLAS in
-turn; each variant's output is compared with cuBLAS's first.
+``CASES``: (label, module, commit or "new", launcher kwargs, dtype, (M, N, K), layout). A commit's package, extracted
+into ``$OLD_DIR/<commit>/`` (default ``.device/``), is imported as ``layoutlab_<commit>``, so every ratio comes from
+one process. Timing is :mod:`layoutlab.bench.gemm`'s, every variant of a point and cuBLAS in turn each round.
 """
 import importlib
 import importlib.util
@@ -20,8 +18,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 
-#: Run 14's list (entry 20 of results/simt_ampere_notes.md: the last partial wave is not sgemm_fast's 4096^3
-#: gap); runs 13 and 15 (entries 19 and 21) timed scratch variants that were dropped.
+#: Run 14's list (entry 20 of results/simt_ampere_notes.md).
 CASES = [("sgemm_fast", "sgemm_fast", "new", {}, "float32", shape, lay)
          for shape, lay in (((4096, 4096, 4096), "TN"), ((4224, 4096, 4096), "TN"), ((4096, 4224, 4096), "TN"),
                             ((8192, 8192, 8192), "TN"), ((4224, 4096, 4096), "NT"))]
@@ -32,8 +29,8 @@ def _old_dir(old_dir):
 
 
 def extract_commit(commit, old_dir=None):
-    """Write ``lib/layoutlab`` of ``commit`` to ``<old_dir>/<commit>/`` (``git archive``; run it where the
-    history is, before the device call). Returns the package folder.
+    """Write ``lib/layoutlab`` of ``commit`` to ``<old_dir>/<commit>/`` (``git archive``, where the history is);
+    returns the package folder.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as old:
@@ -50,8 +47,7 @@ def extract_commit(commit, old_dir=None):
 
 
 def module(name, commit, old_dir=None):
-    """The module defining kernel ``name`` in this tree ("new"), or in ``commit``'s package extracted by
-    :func:`extract_commit` (imported as ``layoutlab_<commit>``).
+    """The module defining kernel ``name`` in this tree ("new"), or in ``commit``'s :func:`extract_commit` package.
 
     >>> module("sgemm_fast", "new").__name__, module("gemm_hopper_ws", "new").__name__
     ('layoutlab.kernels.simt_fast', 'layoutlab.kernels.hopper_ws')

@@ -1,7 +1,6 @@
 """Speed of the layout algebra: median microseconds per operation, and the offset table of 2^20 elements.
 
-``python -m layoutlab.bench`` calls :func:`main`. "Cold" clears the memo caches before every call (what a new
-input pays), "warm" repeats the same call. The table goal is < 50 ms for 2^20 offsets.
+``python -m layoutlab.bench`` calls :func:`main`. "Cold" clears the memo caches before every call, "warm" repeats it.
 """
 
 import statistics

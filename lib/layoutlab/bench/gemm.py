@@ -1,13 +1,11 @@
 """``python -m layoutlab.bench.gemm``: the course's GEMM kernels against cuBLAS, on the GPU at hand.
 
-Prints one table (kernel, dtype, layout, M x N x K, median ms, TFLOP/s, % of cuBLAS measured in the same run)
-and writes it as JSON with the GPU, clocks and versions, for the book where no GPU is. Each point: CUDA events
-around every launch after warm-up; fresh standard-normal inputs (zeros run faster on tensor cores); L2 kept
-cold by rotating over operand sets of more than 4x the L2 size; cuBLAS (``cupy.matmul``, ``torch.matmul`` for
-bf16 without cupy bfloat16) timed the same way on the same buffers, alternating with the kernel in
-``--rounds`` rounds of ``--seconds`` (single 0.3 s windows swung the ratio by +-10 % on the H100), each side
-the median of its round medians; every output compared with cuBLAS's first. Options: ``--quick``,
-``--kernels a,b``, ``--json PATH`` (default ``gemm_<gpu>.json`` in :data:`layoutlab.gpu.RESULTS_DIR`).
+Prints one table (kernel, dtype, layout, M x N x K, median ms, TFLOP/s, % of cuBLAS in the same run) and writes it
+as JSON with the GPU, clocks and versions. Each point: CUDA events around every launch after warm-up; fresh
+standard-normal inputs (zeros run faster on tensor cores); L2 kept cold by rotating operand sets over 4x its size;
+cuBLAS (``cupy.matmul``, or ``torch.matmul`` for bf16) timed the same way, alternating with the kernel in
+``--rounds`` rounds of ``--seconds``, each side the median of its round medians; every output compared with
+cuBLAS's. Options: ``--quick``, ``--kernels a,b``, ``--json PATH`` (default in :data:`layoutlab.gpu.RESULTS_DIR`).
 """
 
 import argparse
@@ -28,9 +26,7 @@ __all__ = ["main", "bench_point", "SHAPES", "PLAN"]
 #: (M, N, K): three cubes and LLM-like projections (K-heavy, wide-N MLP, tall-M batch).
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 6144), (8192, 8192, 1024), (4096, 14336, 4096),
           (16384, 4096, 4096)]
-#: kernel -> [(dtype, shapes, layouts)]. The SIMT kernels run fp32 (no tensor cores) in both NT (the
-#: seed's layout: A M-major, B N-major) and TN (both K-major, what the tensor-core kernels are timed in);
-#: the rest 16-bit operands in TN.
+#: kernel -> [(dtype, shapes, layouts)]: the SIMT kernels fp32 in NT (the seed's layout) and TN, the rest 16-bit TN.
 PLAN = {
     "sgemm_simple": [("float32", [(4096, 4096, 4096)], ("NT", "TN"))],
     "sgemm_fast": [("float32", [(4096, 4096, 4096), (8192, 8192, 8192)], ("NT", "TN"))],
@@ -51,8 +47,8 @@ def _cupy_has_bf16():
 
 
 class Operands:
-    """``sets`` independent problems in cupy or torch, filled with standard-normal values: A (M,K), B
-    (K,N), C (M,N) row-major. ``layout`` "TN": A and B K-major; "NT": A M-major, B N-major."""
+    """``sets`` standard-normal problems in cupy or torch: A (M,K), B (K,N), C (M,N) row-major; ``layout`` "TN":
+    A and B K-major, "NT": A M-major, B N-major."""
 
     def __init__(self, lib, dtype, m, n, k, sets, seed=0, layout="TN"):
         if layout not in ("TN", "NT"):
@@ -103,9 +99,8 @@ def _rel_err(x, ref):
 
 
 def time_launches(launches, warmup=3, target_s=1.0, min_runs=10, max_runs=5000):
-    """Median milliseconds of one launch, cycling over ``launches`` (one zero-argument callable per
-    operand set), with one event pair per launch, over about ``target_s`` seconds of launches (long
-    enough for the clocks to settle under load: 0.3 s windows swung by +-10 % on the H100)."""
+    """Median ms of one launch, cycling over ``launches`` (a callable per operand set), one event pair per launch,
+    over about ``target_s`` seconds (for the clocks to settle: 0.3 s windows swung by +-10 % on the H100)."""
     import cupy
     for i in range(warmup):
         launches[i % len(launches)]()
@@ -127,9 +122,8 @@ def time_launches(launches, warmup=3, target_s=1.0, min_runs=10, max_runs=5000):
 
 
 def time_alternating(kernel_launches, cublas_launches, rounds=5, seconds=1.0):
-    """Kernel and cuBLAS timed in ``rounds`` alternations (:func:`time_launches` each, ``seconds`` of
-    launches); returns the per-round medians ``(kernel_ms_list, cublas_ms_list, runs)``. Report the
-    median of each list. Example: ``time_alternating([run_kernel], [run_cublas], rounds=5, seconds=1.0)``."""
+    """Kernel and cuBLAS timed in ``rounds`` alternations (:func:`time_launches`, ``seconds`` each); returns the
+    per-round medians ``(kernel_ms_list, cublas_ms_list, runs)``: report the median of each list."""
     _check_timing(rounds, seconds)
     t_k, t_c = [], []
     for _ in range(rounds):
@@ -150,9 +144,8 @@ def _check_timing(rounds, seconds):
 
 
 def bench_point(name, ops, rounds=5, seconds=1.0):
-    """(kernel ms per round, cuBLAS ms per round, relative error vs cuBLAS, runs per round) for one
-    shape. Kernels that offer ``prepare_<name>`` are timed through it, so host-side checks stay out of
-    the measurement."""
+    """(kernel ms per round, cuBLAS ms per round, relative error vs cuBLAS, runs per round) for one shape. Kernels
+    that offer ``prepare_<name>`` are timed through it, so host-side checks stay out of the measurement."""
     module = kernels.kernel_module(name)
     kernel, prepare = getattr(module, name), getattr(module, f"prepare_{name}", None)
     a, b, c = ops.sets[0]
@@ -294,8 +287,7 @@ def _slug(name):
 
 
 def format_table(rows, info, notes=()):
-    """The one table: kernel, dtype, layout, MxNxK, median ms, TFLOP/s, cuBLAS TFLOP/s, % of cuBLAS.
-    Rows recorded before the layout column existed were all TN."""
+    """The one table: kernel, dtype, layout (TN if unrecorded), MxNxK, median ms, TFLOP/s, cuBLAS TFLOP/s, %."""
     head = (f"GEMM benchmark on {info.get('gpu')} ({info.get('sm_count')} SMs, driver "
             f"{info.get('driver_version')}, SM clock {info.get('clocks.sm')} / max {info.get('clocks.max.sm')}), "
             f"{info.get('date')}\n")

@@ -2,17 +2,15 @@
 
     python -m layoutlab.bench.hopper_ws_sweep OUT.json [rounds]      # run 1 used 3 rounds of 0.3 s
 
-Each configuration is compiled, checked against cuBLAS and timed with :mod:`layoutlab.bench.gemm`'s method;
-the ratio is median(cuBLAS ms) / median(kernel ms) over the rounds. Results: results/NOTES.md (entries 8, 14,
-16).
+Each configuration is checked against cuBLAS and timed as :mod:`layoutlab.bench.gemm` does (ratio: median cuBLAS
+ms / median kernel ms). Results: results/NOTES.md (entries 8, 14, 16).
 """
 import json
 import statistics
 import sys
 from pathlib import Path
 
-#: (tile_m, tile_n, cluster_mn, swizzle, epi_stages, serpentine_k); the first is the default
-#: (HopperWsConfig()). Call 3 timed the serpentine k order against the plain one.
+#: (tile_m, tile_n, cluster_mn, swizzle, epi_stages, serpentine_k); the first is HopperWsConfig().
 CONFIGS = [(128, 256, (2, 1), 8, 4, False), (128, 256, (2, 1), 8, 4, True), (128, 256, (2, 1), 4, 4, True),
            (128, 256, (2, 1), 16, 4, True)]
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (6144, 6144, 6144), (4096, 14336, 4096)]

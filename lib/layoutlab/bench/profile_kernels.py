@@ -2,9 +2,8 @@
 
     ncu --profile-from-start off ... python -m layoutlab.bench.profile_kernels [NAME...]
 
-Run under `ncu` on the GPU machine (see bench/profile_run.sh): compile + warm-up launches happen first, then
-one launch per kernel inside a cudaProfilerStart/Stop range so ncu measures only those. Arguments, if
-any, keep only the cases whose name contains one of them (e.g. ``gemm_ampere``).
+Run under `ncu` (bench/profile_run.sh): compile and warm-up first, then one launch per kernel inside a
+cudaProfilerStart/Stop range. Arguments keep only the cases whose name contains one (e.g. ``gemm_ampere``).
 """
 import sys
 

@@ -1,8 +1,7 @@
 """Redraw time of a 128x256 thread-value picture (target: median < 150 ms on a laptop CPU).
 
-The layout (:data:`TV_128x256`) is the accumulator of a 128x256 CTA tile of two warpgroups of WGMMA m64n256:
-256 threads, 128 values each. "Redraw" is a widget's work when a control changes (build the figure with
-:func:`layoutlab.viz.draw_tv_layout`, render it with Agg); "widget frame" adds the PNG encoding.
+:data:`TV_128x256`: the accumulator of a 128x256 CTA tile of two WGMMA m64n256 warpgroups. "Redraw": build the
+figure with :func:`layoutlab.viz.draw_tv_layout` and render it with Agg; "widget frame" adds the PNG encoding.
 """
 
 import statistics
@@ -14,8 +13,7 @@ TV_128x256 = "((4,8,4,2),(2,2,32)):((256,1,16,64),(128,8,1024))"
 
 
 def redraw_times(repeats=9, png=False, clock=time.perf_counter):
-    """Seconds of ``repeats`` redraws (after one warm-up) of the 128x256 TV picture, measured with ``clock``
-    (wall time by default; ``time.process_time`` counts only this process's CPU, for a shared machine).
+    """Seconds of ``repeats`` redraws (after a warm-up) of the 128x256 TV picture by ``clock`` (wall time default).
 
     >>> len(redraw_times(repeats=2))             # seconds per redraw, measured now
     2

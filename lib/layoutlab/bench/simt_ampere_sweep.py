@@ -1,10 +1,9 @@
-"""Tile sweep for gemm_ampere and sgemm_fast on the GPU machine (driven by bench/simt_ampere_run.sh).
+"""Tile sweep for gemm_ampere and sgemm_fast on the GPU machine (bench/simt_ampere_run.sh), with the helpers of
+the checkout's tests/test_kernels_simt_ampere.py:
 
     python -m layoutlab.bench.simt_ampere_sweep check I N OUT.json   # correctness of every N-th candidate from I
     python -m layoutlab.bench.simt_ampere_sweep time OUT.json        # compile all, wait for $BENCH_WAIT_FOR, time
     python -m layoutlab.bench.simt_ampere_sweep pick TIME.json CHECK.json...   # name the best DEFAULT_CONFIG
-
-`check` and `time` use the check and timing helpers of the checkout's tests/test_kernels_simt_ampere.py.
 """
 import importlib.util
 import json
@@ -13,9 +12,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 
-#: (tile, warps, stages, min_ctas, variant); the first is the current default. "new" is the kernel in this
-#: tree; a commit id is gemm_ampere of that commit, extracted into $AMPERE_OLD_DIR/<id>/ by
-#: ``python -m layoutlab.bench.ab_compare --extract <id> $AMPERE_OLD_DIR``. Runs: results/simt_ampere_notes.md.
+#: (tile, warps, stages, min_ctas, variant); the first is the default. "new": this tree; a commit id: gemm_ampere of
+#: that commit (``ab_compare --extract <id> $AMPERE_OLD_DIR``). Runs: results/simt_ampere_notes.md.
 AMPERE = [((128, 128, 64), (2, 2), 3, 0, "new"),
           ((128, 128, 64), (2, 2), 3, 0, "96948f5"),
           ((128, 128, 64), (2, 2), 3, 0, "e1868c7"),
@@ -89,9 +87,8 @@ def time_all(out):
 
 
 def pick(time_json, check_jsons):
-    """Print which gemm_ampere candidate of :data:`AMPERE` to make the default: the fastest (highest
-    ratio to cuBLAS in ``time_json``) among those that passed every check in ``check_jsons``, adopted
-    only if it is a "new" variant more than 3 % faster than the current default.
+    """Print which gemm_ampere candidate of :data:`AMPERE` to make the default: the fastest (highest ratio to cuBLAS
+    in ``time_json``) that passed every check in ``check_jsons``, if "new" and over 3 % faster than the default.
 
     >>> import json, tempfile
     >>> from pathlib import Path

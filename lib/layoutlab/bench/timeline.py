@@ -1,12 +1,10 @@
 """The measured pipeline timeline of the Hopper GEMMs: record it on the GPU, decode, check, summarise.
 
-``python -m layoutlab.bench.timeline OUT.json`` (on an H100) checks both instrumented kernels against float64,
-records a 4096^3 bf16 timeline of ``gemm_hopper_ws`` and ``gemm_hopper`` and writes the record
-(``results/gemm_timeline_h100.json``). Built with ``config.timeline=True``, the kernels let one lane per warp
-role (the TMA producer, each MMA warpgroup's first warp) store ``%globaltimer`` and ``%clock64`` (PTX ISA,
-"Special Registers") with each event (:data:`EVENTS`) in its own int64 slot. ``mma_end`` is when
-``wgmma.wait_group`` returned; a load's arrival is when the first consumer saw its full barrier complete.
-Where ``%globaltimer`` ticks coarsely, each CTA's ``%clock64`` is fitted onto it (``clock`` says which).
+``python -m layoutlab.bench.timeline OUT.json`` (H100) checks both instrumented kernels against float64 and records
+a 4096^3 bf16 timeline of ``gemm_hopper_ws`` and ``gemm_hopper`` (``results/gemm_timeline_h100.json``). With
+``config.timeline=True`` one lane per warp role stores ``%globaltimer`` and ``%clock64`` (PTX ISA, "Special
+Registers") with each event (:data:`EVENTS`); ``mma_end`` is when ``wgmma.wait_group`` returned, a load's arrival
+when the first consumer saw its full barrier complete. A coarse ``%globaltimer`` gets each CTA's ``%clock64`` fitted.
 """
 
 import argparse
@@ -49,8 +47,8 @@ def timeline_config(kernel_name, num_sms=132, **fields):
 
 
 def pipeline_stages(kernel_name, config, itemsize=2):
-    """The depth of the shared-memory ring the kernel builds (as its ``_setup`` does): gemm_hopper
-    reserves 1 KiB for barriers; gemm_hopper_ws also its own C staging buffers (tile_m x 32 x 4).
+    """The shared-memory ring depth the kernel builds (as its ``_setup``): 1 KiB reserved for barriers, for
+    gemm_hopper_ws also its C staging buffers (tile_m x 32 x 4).
 
     >>> pipeline_stages("gemm_hopper", timeline_config("gemm_hopper"))
     4
@@ -76,16 +74,12 @@ def _role_warp(kernel_name, role):
     return 4 * role if kernel_name == "gemm_hopper_ws" else 4 * (role - 1)
 
 
-# Decoding the raw buffer (CPU; tested on synthetic buffers)
 def decode_timeline(raw, kernel_name, config, k):
-    """The events of a raw timeline buffer (int64, :func:`~layoutlab.kernels.hopper.timeline_buffer_shape`
-    flattened or not; unwritten slots hold -1) as ``(events, clock)``: ``events`` a list of dicts with
-    ``cta, role, warp, event, tile, k_tile, stage, tile_mn, cycles, t_ns`` (t = 0 at the earliest event),
-    sorted by time; ``clock`` says which timer gave ``t_ns``. Refuses (LayoutError) a buffer of the wrong
-    size and a written slot whose stored description disagrees with its place (a lost or raced write).
-
-    A made-up buffer for K = 64 (one k-tile): CTA 0's producer waited for a free stage, then issued the
-    load; consumer 0 saw it arrive 500 ns after the wait began (columns: :data:`TIMELINE_COLUMNS`).
+    """The events of a raw timeline buffer (int64, :func:`~layoutlab.kernels.hopper.timeline_buffer_shape`,
+    flattened or not; unwritten slots hold -1) as ``(events, clock)``: ``events`` dicts with ``cta, role, warp,
+    event, tile, k_tile, stage, tile_mn, cycles, t_ns`` (t = 0 at the earliest event), sorted by time; ``clock``
+    says which timer gave ``t_ns``. Refuses (LayoutError) a wrong-size buffer and a slot whose stored description
+    disagrees with its place (a lost or raced write). A made-up buffer, K = 64 (columns: :data:`TIMELINE_COLUMNS`):
 
     >>> cfg = timeline_config("gemm_hopper")
     >>> raw = np.full(timeline_buffer_shape("gemm_hopper", cfg, 64), -1)
@@ -145,8 +139,7 @@ def _slot_meaning(role, slot, k_tiles):
 
 
 def _times(ctas, gt, clk):
-    """Absolute nanoseconds per event: %globaltimer ``gt`` when it ticks finely, else %clock64 ``clk`` fitted
-    onto it per CTA (least squares), with a description of the choice."""
+    """Absolute ns per event: %globaltimer ``gt`` if it ticks finely, else %clock64 ``clk`` fitted per CTA (lstsq)."""
     uniq = np.unique(gt)
     step = float(np.min(np.diff(uniq))) if len(uniq) > 1 else math.inf
     if step < FINE_TIMER_NS:
@@ -169,7 +162,7 @@ def _times(ctas, gt, clk):
     return list(out), {"source": "clock64 fitted to globaltimer per CTA", "globaltimer_step_ns": step,
                        "ns_per_cycle": round(float(np.median(slopes)), 5) if slopes else None}
 
-# Recording (GPU)
+
 def _operands(m, n, k, dtype, seed):
     """A (M, K) and B (K, N) K-major (TN), C (M, N), standard-normal, on the GPU (torch for bf16, else cupy)."""
     from .gemm import Operands
@@ -187,9 +180,9 @@ def _sm_count():
 
 
 def record_timeline(kernel_name, m, n, k, *, dtype="bfloat16", config=None, runs=3, seed=0, info=None):
-    """Run the instrumented ``kernel_name`` on an M x N x K TN problem (``runs`` launches; the buffer
-    keeps the last) and return the JSON-able record ``{"gpu", "date", "versions", "kernel", "config",
-    "problem", "clock", "events"}`` (events as :func:`decode_timeline`). GPU only."""
+    """Run the instrumented ``kernel_name`` on an M x N x K TN problem ``runs`` times (the buffer keeps the last);
+    return the JSON-able record ``{"gpu", "date", "versions", "kernel", "config", "problem", "clock", "events"}``
+    (events as :func:`decode_timeline`). GPU only."""
     import cupy
     from .gemm import _versions, gpu_info
     config = config or timeline_config(kernel_name, num_sms=_sm_count())
@@ -214,7 +207,6 @@ def record_timeline(kernel_name, m, n, k, *, dtype="bfloat16", config=None, runs
             "clock": clock, "events": events}
 
 
-# Checking a record (CPU)
 def select_record(rec, kernel=None):
     """The one-kernel record inside ``rec``: ``rec`` itself when it has ``events``, else the entry of
     ``rec["records"]`` for ``kernel`` (default: the first). Refuses anything else with a LayoutError.
@@ -265,10 +257,8 @@ def _event_problem(e):
 
 
 def check_timeline_record(rec, op="timeline record"):
-    """Check a one-kernel record's format: ``kernel``, ``config`` (with ``stages``), ``problem``
-    (with ``k_tiles``), and ``events``, each with ``cta, role, warp, event, tile, k_tile, stage, t_ns`` of
-    the right types, known event names, roles ``producer``/``consumer N``, times >= 0 starting at 0.
-    Returns ``rec``; raises a LayoutError that names the first problem.
+    """Check a one-kernel record's format (``kernel``, ``config.stages``, ``problem.k_tiles``, events as
+    :func:`decode_timeline` gives them, times from 0); returns ``rec`` or raises a LayoutError naming the first problem.
 
     >>> from layoutlab import gpu
     >>> check_timeline_record(select_record(gpu.load_result("gemm_timeline_h100"), "gemm_hopper"))["kernel"]
@@ -322,12 +312,11 @@ def _program_order(role, K):
 def validate_timeline(rec, kernel=None):
     """Check a recorded timeline against what the pipeline allows; return counts of each check.
 
-    Per (CTA, role, tile): every event the kernel records is there once, in program order, with times
-    that never decrease (``monotone``); the stage of k-tile j (counted over the CTA's tiles) is
-    j mod stages (``stages``); each consumer issues a k-tile's MMAs only after it arrived and the load
-    was issued before it arrived (``causal``); the producer refills a stage only after every consumer
-    warpgroup retired the MMAs of the k-tile that held it (``stage_reuse``); the epilogue starts after
-    the last MMA retired. Raises a LayoutError listing the first violations.
+    Per (CTA, role, tile): every recorded event is there once, in program order, with times that never decrease
+    (``monotone``); the stage of k-tile j (counted over the CTA's tiles) is j mod stages (``stages``); a consumer
+    issues a k-tile's MMAs only after it arrived, and it arrived after the load was issued (``causal``); the producer
+    refills a stage only after every consumer retired the MMAs of the k-tile that held it (``stage_reuse``); the
+    epilogue starts after the last MMA retired. Raises a LayoutError listing the first violations.
 
     >>> from layoutlab import gpu
     >>> sorted(validate_timeline(gpu.load_result("gemm_timeline_h100"), "gemm_hopper"))
@@ -393,7 +382,6 @@ def validate_timeline(rec, kernel=None):
     return counts
 
 
-# Summary
 def _union_length(intervals):
     total, end = 0.0, -math.inf
     for a, b in sorted(intervals):
@@ -408,11 +396,10 @@ def _mean(xs, scale=1, digits=1):
 
 
 def summarize_timeline(rec, kernel=None):
-    """Per role (over the recorded CTAs): the span (first ``tile_start`` to last event, us), the
-    fraction of it spent waiting (producer: for a free stage; consumer: for data), mean load latency
-    (issue -> arrival), the consumer's MMA-in-flight fraction, mean ``load_arrive -> mma_start`` gap,
-    epilogue time per tile and the steady-state k-tile period (median gap between successive
-    ``mma_end``). Numbers only, for the printed table and the chapter.
+    """Per role (over the recorded CTAs): the span (first ``tile_start`` to last event, us), the fraction of it spent
+    waiting (producer: for a free stage; consumer: for data), mean load latency (issue -> arrival), the consumer's
+    MMA-in-flight fraction, mean ``load_arrive -> mma_start`` gap, epilogue time per tile and the steady-state
+    k-tile period (median gap between successive ``mma_end``). Numbers only, for the printed table and the chapter.
 
     >>> from layoutlab import gpu
     >>> sorted(summarize_timeline(gpu.load_result("gemm_timeline_h100"), "gemm_hopper"))
@@ -479,10 +466,9 @@ def format_summary(summary):
     return "\n".join(lines)
 
 
-# The H100 run
 def _check_correctness(kernel_name, m, n, k, seed=1):
-    """Instrumented kernel vs float64 (relative Frobenius error) and vs the uninstrumented build
-    (bitwise: the stamps must not change the arithmetic), bf16, standard-normal data."""
+    """Instrumented kernel vs float64 (relative Frobenius error) and vs the uninstrumented build (bitwise: the
+    stamps must not change the arithmetic), bf16, standard-normal data."""
     import cupy
     import torch
     a, b, c_on = _operands(m, n, k, "bfloat16", seed)

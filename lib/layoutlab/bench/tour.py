@@ -1,8 +1,6 @@
-"""Chapter 9's measured tour of the GEMM: which benchmark row stands for each step, the roofline that
-places them, the raked thread partitions of the tutorial GEMM, and the PTX each step compiles to.
-
-Everything here works on a CPU: the rows come from a recorded benchmark (``results/gemm_h100_bench.json``,
-written by ``python -m layoutlab.bench.gemm``), or from :func:`live_record` on a GPU.
+"""Chapter 9's measured tour of the GEMM: the benchmark row of each step, the roofline that places them, the raked
+thread partitions of the tutorial GEMM, and the PTX each step compiles to. Works on a CPU: the rows come from
+``results/gemm_h100_bench.json`` (``python -m layoutlab.bench.gemm``), or from :func:`live_record` on a GPU.
 """
 
 import json
@@ -18,17 +16,14 @@ from ..errors import LayoutError
 __all__ = ["TourStep", "TOUR", "tour_rows", "live_record", "arithmetic_intensity", "tile_intensity",
            "roofline_tflops", "H100_HBM_TBS", "partition_tv", "compile_tour", "PTX_MARKERS"]
 
-#: H100 SXM5 HBM3 bandwidth, TB/s (NVIDIA's H100 datasheet; the card of the recordings is an
-#: "H100 80GB HBM3", the SXM5 part). A peak, not a measurement: sustained copies reach less.
+#: H100 SXM5 HBM3 bandwidth, TB/s (NVIDIA's H100 datasheet; the recordings' "H100 80GB HBM3"): a peak.
 H100_HBM_TBS = 3.35
 
 
 @dataclass(frozen=True)
 class TourStep:
-    """One step of the tour: a kernel of :mod:`layoutlab.kernels` and the benchmark row that measures it.
-
-    ``tile`` is the CTA tile (bM, bN), ``b_share`` how many CTAs share (multicast) one B tile, ``change``
-    what this step adds.
+    """One step of the tour: a kernel of :mod:`layoutlab.kernels` and the benchmark row that measures it; ``tile``
+    the CTA tile (bM, bN), ``b_share`` how many CTAs share (multicast) one B tile, ``change`` what this step adds.
 
     >>> TOUR[0].kernel, TOUR[0].dtype, TOUR[0].layout, TOUR[0].mnk
     ('sgemm_simple', 'float32', 'NT', (4096, 4096, 4096))
@@ -72,8 +67,8 @@ def _find_row(record, step):
 
 
 def tour_rows(record, steps=TOUR):
-    """The benchmark row of every step (in tour order), each with the step's ``change``, its ``tile`` and
-    ``step`` number added. A step the record lacks is refused with a :class:`LayoutError` naming it.
+    """The benchmark row of every step (in order) with the step's ``change``, ``tile`` and ``step`` number added;
+    refuses (:class:`LayoutError`) a step the record lacks.
 
     >>> from layoutlab import gpu
     >>> rows = tour_rows(gpu.load_result("gemm_h100_bench"))
@@ -85,8 +80,8 @@ def tour_rows(record, steps=TOUR):
 
 
 def live_record(steps=TOUR, rounds=3, seconds=0.25):
-    """Measure the tour's rows now on the GPU with :func:`layoutlab.bench.gemm.bench_point` (``rounds``
-    rounds of ``seconds``; about a minute on an H100). Returns a record like ``results/gemm_h100_bench.json``."""
+    """Measure the tour's rows on the GPU (:func:`layoutlab.bench.gemm.bench_point`, ``rounds`` of ``seconds``):
+    a record like ``results/gemm_h100_bench.json``."""
     import cupy
 
     from . import gemm
@@ -112,9 +107,8 @@ def _check_positive(op, **values):
 
 
 def arithmetic_intensity(m, n, k, elem_bytes, out_bytes=None):
-    """FLOP per byte of DRAM traffic if A and B are read once and C written once (the least traffic any
-    kernel can have): ``2mnk / ((mk + nk) e + mn e_out)``. bf16 8192^3: ``2*8192^3 / (3 * 8192^2 * 2)``
-    = 2730.7 FLOP/byte.
+    """FLOP per byte of DRAM traffic if A and B are read once and C written once (the least traffic any kernel can
+    have): ``2mnk / ((mk + nk) e + mn e_out)``. bf16 8192^3: ``2*8192^3 / (3 * 8192^2 * 2)`` = 2730.7 FLOP/byte.
 
     >>> round(arithmetic_intensity(4096, 4096, 4096, 2), 1)      # fp16, each operand moved once
     1365.3
@@ -125,9 +119,8 @@ def arithmetic_intensity(m, n, k, elem_bytes, out_bytes=None):
 
 
 def tile_intensity(bm, bn, elem_bytes, b_share=1):
-    """FLOP per byte a CTA loads in its k-loop: a ``bm x bn`` tile does ``2 bm bn`` FLOP per k and loads
-    ``(bm + bn / b_share) e`` bytes per k (``b_share`` CTAs of a cluster split one multicast B tile): the
-    intensity DRAM would see if no tile were found in L2.
+    """FLOP per byte a CTA loads in its k-loop (what DRAM sees if L2 holds no tile): ``2 bm bn`` FLOP per k over
+    ``(bm + bn / b_share) e`` bytes per k (``b_share`` CTAs of a cluster split one multicast B tile).
 
     >>> round(tile_intensity(128, 256, 2), 1)
     85.3
@@ -139,8 +132,7 @@ def tile_intensity(bm, bn, elem_bytes, b_share=1):
 
 
 def roofline_tflops(intensity, peak_tflops, bandwidth_tbs=H100_HBM_TBS):
-    """The roofline: ``min(peak, intensity * bandwidth)`` in TFLOP/s (intensity in FLOP/byte, bandwidth
-    in TB/s, so their product is TFLOP/s).
+    """The roofline: ``min(peak, intensity * bandwidth)`` in TFLOP/s (intensity in FLOP/byte, bandwidth in TB/s).
 
     >>> roofline_tflops(100, 989), roofline_tflops(1000, 989)    # bandwidth-bound, then compute-bound
     (335.0, 989)
@@ -152,11 +144,9 @@ def roofline_tflops(intensity, peak_tflops, bandwidth_tbs=H100_HBM_TBS):
 
 
 def partition_tv(tile_shape, thr_layout, proj=None):
-    """The (thread, value) -> offset layout of ``local_partition`` over a column-major tile: thread ``t``'s
-    value ``v`` is element ``tv((t, v))`` (offset ``m + M n``) of the tile. Built by the algebra
-    (``zipped_divide`` by the thread layout's shape, the thread mode read through its right inverse) and
-    checked, thread by thread, against :func:`~layoutlab.local_partition`; ``proj`` as there (threads that
-    share the kept coordinates get the same elements).
+    """The (thread, value) -> offset layout of ``local_partition`` over a column-major tile (thread ``t``'s value
+    ``v`` is element ``tv((t, v))``): ``zipped_divide`` by the thread shape, the thread mode read through its right
+    inverse, checked thread by thread against :func:`~layoutlab.local_partition`; ``proj`` as there.
 
     >>> from layoutlab import Layout
     >>> print(partition_tv((128, 8), Layout((32, 8))))
@@ -191,8 +181,7 @@ def partition_tv(tile_shape, thr_layout, proj=None):
 
 
 def _layout_from_offsets(offs):
-    """A compact layout reproducing ``offs`` (index -> offset), found by splitting the index space at every
-    change of stride: exact or refused."""
+    """A compact layout reproducing ``offs`` (index -> offset), split at every change of stride; exact or refused."""
     from .. import Layout
     shape, stride, size, n = [], [], 1, len(offs)
     while size < n:
@@ -244,10 +233,9 @@ _COMPILE_SCRIPT = textwrap.dedent("""
 
 
 def compile_tour(arch="sm_90a", timeout=600, keep_ptx=False):
-    """Compile the five kernels of the tour on the CPU (no GPU needed) for ``arch`` in a subprocess (the DSL
-    reads ``CUTE_DSL_ARCH``/``CUTE_DSL_KEEP`` when imported) and count :data:`PTX_MARKERS` in each PTX:
-    ``{kernel: {"seconds": compile time, "counts": {marker: n}}}`` (plus ``"ptx"`` with ``keep_ptx``). The
-    SIMT kernels are compiled NT, the tensor-core ones TN, as the tour measures them (about 10 s):
+    """Compile the tour's five kernels for ``arch`` on the CPU, in a subprocess (the DSL reads ``CUTE_DSL_ARCH``
+    when imported), and count :data:`PTX_MARKERS`: ``{kernel: {"seconds", "counts": {marker: n}}}`` (+ ``"ptx"``
+    with ``keep_ptx``). SIMT kernels NT, tensor-core ones TN, as the tour measures them (about 10 s):
 
     >>> tour = compile_tour()
     >>> markers = ("ld.shared.v4", "ldmatrix", "mma.sync", "wgmma.mma_async", "multicast::cluster", "setmaxnreg")

@@ -1,13 +1,10 @@
 """Hardware truth for the MMA and copy atoms: run the real instructions on the GPU and see where data lands.
 
-Every TV layout in :mod:`layoutlab.atoms` is a claim ("thread ``t``, value ``v`` holds element ``(m, n)``")
-that the probes check on an sm_90a GPU with coordinate-coded data (each element names its own coordinate)
-and random integer operands (exact products): ``ldmatrix``/``stmatrix`` x1/x2/x4 (``.trans`` too),
-``mma.sync`` f16/bf16/tf32 (fed through our A/B layouts: the hardware fixes them only up to a shared
-relabelling of m, n, k), ``wgmma`` m64nNk16 for every N, A and B from shared memory in the PTX ISA's
-no-swizzle canonical layouts (K- and MN-major; LBO and SBO also exchanged) or A from registers. Kernels:
-:mod:`layoutlab.probe.sources`. ``python -m layoutlab.probe OUT.json`` writes :func:`run`'s record;
-:func:`compare` checks one against the atoms (CI: ``results/atoms_probe_h100.json.gz``, 424 checks).
+Every TV layout of :mod:`layoutlab.atoms` is checked on an sm_90a GPU with coordinate-coded data and random integer
+operands (exact products): ``ldmatrix``/``stmatrix`` x1/x2/x4 (``.trans`` too), ``mma.sync`` f16/bf16/tf32 (fixed
+only up to a shared relabelling of m, n, k), ``wgmma`` m64nNk16 for every N, A and B in the PTX ISA's no-swizzle
+canonical layouts (LBO/SBO also exchanged) or A from registers. Kernels: :mod:`layoutlab.probe.sources`.
+``python -m layoutlab.probe OUT.json`` writes :func:`run`'s record; :func:`compare` checks it (CI: 424 checks).
 """
 
 import datetime
@@ -25,7 +22,6 @@ from .sources import LDSM_CASES, MMA_SYNC_CASES, WGMMA_NS, _STAGE_ELEMS, _compil
 __all__ = ["run", "record", "compare", "main", "WGMMA_NS", "MMA_SYNC_CASES", "LDSM_CASES"]
 
 
-# Host side
 def _f16_bits(x, ab):
     """16-bit patterns of float values (exact small integers) for f16/bf16."""
     x = np.asarray(x, dtype=np.float32)
@@ -144,8 +140,7 @@ def _probe_ldsm(mod, cp):
 
 
 def _canonical_offsets(rows, K, major, lbo, sbo, T=8):
-    """Element offsets of a (rows x K) 16-bit operand in the no-swizzle canonical layout, LBO/SBO in elements.
-
+    """Element offsets of a (rows x K) 16-bit operand in the no-swizzle canonical layout, LBO/SBO in elements:
     K-major:  ((8,rows/8),(T,K/T)):((T,SBO),(1,LBO));  MN-major: ((T,rows/T),(8,K/8)):((1,SBO),(T,LBO)).
     """
     r, k = np.arange(rows)[:, None], np.arange(K)[None, :]
@@ -155,8 +150,8 @@ def _canonical_offsets(rows, K, major, lbo, sbo, T=8):
 
 
 def _smem_image(rows, K, major, T=8):
-    """The probe's canonical layout and its (LBO, SBO) in bytes: K-major LBO = 64 el (the next core matrix in K),
-    SBO = 64 K/T el (the next 8 rows); MN-major SBO = 64 el (the next T rows), LBO = 8 rows el."""
+    """The canonical layout and its (LBO, SBO) in bytes: K-major LBO = 64 el (next core matrix in K), SBO = 64 K/T el
+    (next 8 rows); MN-major SBO = 64 el (next T rows), LBO = 8 rows el."""
     lbo, sbo = (64, 64 * (K // T)) if major == "K" else (8 * rows, 64)
     return _canonical_offsets(rows, K, major, lbo, sbo, T), 2 * lbo, 2 * sbo
 
@@ -220,8 +215,7 @@ def _probe_wgmma_n(n, fn, cp, rng, empty16, empty32):
             reading = "lbo_sbo_swapped" if swap else "lbo_sbo_as_documented"
             prm = [sboA, lboA, sboB, lboB] if swap else [lboA, sboA, lboB, sboB]
             if swap and not (_reads_inside(64, ma, sboA, lboA, 64 * 16) and _reads_inside(n, mb, sboB, lboB, 256 * 16)):
-                # the wrong reading would send the tensor cores outside the buffers (an illegal address
-                # that poisons the context): skip it
+                # the wrong reading would read outside the buffers (an illegal address poisons the context)
                 res[reading], coords[swap] = {"random_ok": False, "skipped": "would read outside the buffers"}, None
                 continue
             ok = np.array_equal(ss(Arand, Brand, prm), _gather(Arand @ Brand, c_claim))
@@ -318,10 +312,8 @@ def run(seed=0):
 
 
 def record(mods, cp, seed=0, gpu_name=None, versions=None):
-    """Run the probe kernels of ``mods`` (compiled :func:`_sources`: mma.sync/ldmatrix first, then wgmma)
-    through the array module ``cp`` and return the record. :func:`run` calls it with CuPy; the tests call
-    it with a simulated instruction set to check the host side without a GPU. A family that fails is
-    recorded under ``errors`` and the others still run."""
+    """Run the kernels of ``mods`` (compiled :func:`_sources`: mma.sync/ldmatrix, then wgmma) through the array
+    module ``cp`` (CuPy, or the tests' simulated instruction set); return the record (failures under ``errors``)."""
     rng = np.random.default_rng(seed)
     rec = {"what": "layoutlab.probe: where the real instructions put each element", "gpu": gpu_name,
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -338,7 +330,6 @@ def record(mods, cp, seed=0, gpu_name=None, versions=None):
     return rec
 
 
-# Comparison with the atoms (CPU; used live on the GPU and on the recording in CI)
 def _coords(values, size):
     """Coordinate-coded accumulator values -> flat tile indices; -1 where a value is no valid code."""
     d = np.asarray(values, dtype=np.float64)
@@ -347,10 +338,8 @@ def _coords(values, size):
 
 
 def compare(rec):
-    """Check a probe record against :mod:`layoutlab.atoms`. Returns ``{"checked": [...], "mismatches": [...]}``.
-
-    Each entry of ``checked`` names one atom/variant and what was compared; ``mismatches`` says what
-    differed (empty when the hardware and our TV layouts agree everywhere).
+    """Check a probe record against :mod:`layoutlab.atoms`: ``{"checked": [...], "mismatches": [...]}``, one entry
+    per atom/variant compared, and what differed (empty when the hardware and our TV layouts agree).
 
     >>> from layoutlab import gpu
     >>> result = compare(gpu.load_result("atoms_probe_h100"))

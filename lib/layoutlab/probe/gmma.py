@@ -1,14 +1,11 @@
 """Hardware truth for :mod:`layoutlab.gmma`: wgmma reads the swizzled layouts exactly as the descriptor says.
 
-One kernel per majorness pair runs ``wgmma.mma_async.m64n128k16`` (f16, fp32 accumulate) over K = 64 with
-A (64 x 64) and B (128 x 64) in shared memory, laid out by one of the eight GMMA atoms (``tile_to_shape``)
-and read through the descriptors of :func:`layoutlab.gmma.gmma_k_block_descs`. Random integers in [-2, 2]
-make ``D = A B^T`` exact in fp32. Each case claims "exact" or "wrong" (:func:`cases`): the documented
-descriptors (all 8 x 8 pairs) are exact; B's LBO or SBO doubled, swapped, another swizzle, or base offset 1
-are wrong, except the LBO of a K-major swizzled operand, which the PTX ISA says is unused; a pattern starting
-``128 j`` bytes past a 1024-byte boundary is exact with the PTX ISA's base offset ``(start >> 7) & 7`` and
-wrong with 0 (first H100 run, 2026-11-24). ``python -m layoutlab.probe.gmma OUT.json`` runs it on an H100;
-CI runs :func:`compare` on ``results/gmma_probe_h100.json``.
+One kernel per majorness pair runs ``wgmma.mma_async.m64n128k16`` (f16, fp32 accumulate, K = 64) on A (64 x 64)
+and B (128 x 64) laid out by the eight GMMA atoms and read through :func:`layoutlab.gmma.gmma_k_block_descs`;
+integers in [-2, 2] make ``D = A B^T`` exact. Claims (:func:`cases`): the documented descriptors are exact; B's
+LBO/SBO doubled or swapped, another swizzle or base offset 1 are wrong (but a K-major swizzled LBO is unused, PTX
+ISA); a pattern ``128 j`` bytes past 1024 is exact with base offset ``(start >> 7) & 7``, wrong with 0.
+``python -m layoutlab.probe.gmma OUT.json`` runs it on an H100; CI compares ``results/gmma_probe_h100.json``.
 """
 
 import dataclasses
@@ -73,10 +70,8 @@ def _reach(desc, major, mn):
 
 
 def cases():
-    """Every probe case: ``(name, a_kind, b_kind, a_shift, b_shift, descs_a, descs_b, expect)``.
-
-    ``expect`` is ``"exact"``, ``"wrong"`` (a claim) or ``"observe"``; shifts are bytes past the
-    1024-aligned buffer where the image (and its swizzle pattern) starts.
+    """Every probe case: ``(name, a_kind, b_kind, a_shift, b_shift, descs_a, descs_b, expect)``; ``expect``:
+    ``"exact"``, ``"wrong"`` (claims) or ``"observe"``; a shift: where the image starts past 1024 bytes.
 
     >>> all_cases = cases()
     >>> len(all_cases), all_cases[0][0], all_cases[0][-1]
@@ -157,9 +152,8 @@ gmma_probe_a{TA}_b{TB}(const u16* imgA, int nA, const u16* imgB, int nB, int shi
 
 
 def simulate(case, A, B):
-    """What the PTX ISA says one case computes: each k-block's A and B read through
-    :func:`layoutlab.gmma.gmma_read_addresses` from the images the kernel would hold, multiplied in float64.
-    For claims only (base offset 0). Returns D (64, N).
+    """D (64, N) as the PTX ISA says one case computes it: each k-block's A and B read through
+    :func:`layoutlab.gmma.gmma_read_addresses` from the kernel's images, in float64 (claims only, base offset 0).
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -211,9 +205,8 @@ def _hex(descs):
 
 
 def record(mod, cp, seed=0, gpu_name=None, versions=None):
-    """Launch every case through ``mod`` (the compiled :func:`source`, or ``None`` if it did not build) with
-    the array module ``cp``; returns the record. :func:`run` passes CuPy; the tests pass a stand-in that
-    executes the PTX ISA's reading of the descriptors, to check this host side without a GPU."""
+    """Launch every case through ``mod`` (the compiled :func:`source`, or ``None``) with the array module ``cp``
+    (CuPy, or the tests' PTX-model stand-in); returns the record."""
     from . import _gather, _wgmma_tv
 
     rng = np.random.default_rng(seed)
@@ -251,9 +244,8 @@ def record(mod, cp, seed=0, gpu_name=None, versions=None):
 
 
 def compare(rec):
-    """Check a record: the claims hold and the recorded descriptors are what layoutlab.gmma encodes now.
-
-    Returns ``{"checked": [...], "mismatches": [...], "observed": {name: exact}}``.
+    """Check a record: the claims hold and the recorded descriptors are what layoutlab.gmma encodes now;
+    returns ``{"checked": [...], "mismatches": [...], "observed": {name: exact}}``.
 
     >>> from layoutlab import gpu
     >>> result = compare(gpu.load_result("gmma_probe_h100"))

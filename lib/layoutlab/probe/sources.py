@@ -1,6 +1,5 @@
-"""The probe kernels and the cases they cover: CUDA C++ with inline PTX for ``mma.sync``, ``ldmatrix`` /
-``stmatrix`` and ``wgmma``, generated per instruction form and built for ``sm_90a`` with ``nvcc``.
-:mod:`layoutlab.probe` says what they measure and reads the answers on the host."""
+"""The probe kernels and their cases: CUDA C++ with inline PTX for ``mma.sync``, ``ldmatrix``/``stmatrix`` and
+``wgmma``, one per instruction form, built for ``sm_90a`` by ``nvcc``; :mod:`layoutlab.probe` reads the answers."""
 
 import subprocess
 import sys
@@ -178,11 +177,8 @@ def _sources():
 
 
 def _compile(units, workdir):
-    """Build each unit to a cubin with nvcc (sm_90a), in parallel; returns (modules, errors).
-
-    A unit whose source and cubin are already in ``workdir`` is reused. A unit that fails to build gives
-    ``None`` in its place and its compiler log in ``errors``, so the other probes still run.
-    """
+    """Build each unit to a cubin with nvcc (sm_90a), in parallel (reusing those in ``workdir``); returns (modules,
+    errors): a unit that fails to build gives ``None`` and its compiler log, so the other probes still run."""
     import cupy
 
     jobs = []

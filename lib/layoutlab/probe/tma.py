@@ -1,13 +1,9 @@
 """Hardware truth for TMA: run :mod:`layoutlab.kernels.tma_copy` on a Hopper GPU and see where each byte lands.
 
-Every case loads CTA tiles of a coordinate-coded global tensor into a (swizzled, staged) shared-memory buffer
-with ``cp.async.bulk.tensor`` and copies the buffer out raw. :func:`expected_bytes` predicts it byte for byte
-from :mod:`layoutlab.tma` alone (zero fill outside the tensor, ``0xFF`` where nothing was written);
-:func:`compare` checks a record against it and against ``ComposedLayout.byte_address`` (the CuTe view).
-Besides :data:`CASES`: multicast to 2 and 4 CTAs, a 128B-swizzled buffer 512 bytes past a 1024-byte
-boundary, and two configurations the CuTe DSL compiles but a tensor-map rule forbids. Every case runs in its
-own process. ``python -m layoutlab.probe.tma OUT.json`` (on an H100) writes the record; CI runs
-:func:`compare` on ``results/tma_probe_h100.json``.
+Each case TMA-loads (``cp.async.bulk.tensor``) tiles of a coordinate-coded global tensor into shared memory and
+copies the buffer out raw; :func:`expected_bytes` predicts it byte for byte from :mod:`layoutlab.tma` (zero fill
+outside, ``0xFF`` where unwritten), :func:`compare` checks a record against it and the CuTe view.
+``python -m layoutlab.probe.tma OUT.json`` (H100) writes the record; CI compares ``results/tma_probe_h100.json``.
 """
 
 import base64
@@ -46,8 +42,7 @@ CASES = [
        ["plain", None, [4, 512], [512, 1]], [[1, 0]]),
 ]
 
-#: A 128B-swizzled buffer that starts inside a swizzle period: recorded apart (if the DSL or the TMA treats the
-#: destination differently from the model -- the swizzle on absolute address bits -- the record says so).
+#: A 128B-swizzled buffer starting inside a swizzle period (the model swizzles absolute address bits).
 MISALIGNED_CASES = [
     _c("128B swizzle, buffer 512 bytes past a 1024-byte boundary", "f16", [[64, 64], [64, 1]], [16, 64],
        ["plain", 3, [16, 64], [64, 1]], [[1, 0]], offset=512),
@@ -68,13 +63,11 @@ REFUSED_CASES = [
        ["plain", None, [64, 64], [1, 64]], [[0, 0]]),
 ]
 
-#: The DSL's atom accepts this one (it cuts the 120-element swizzled row to a 60-element, 120-byte box), but
-#: compiling a kernel that copies with it aborts the process (SIGABRT) in DSL 4.8.1; not run on the GPU.
+#: The DSL's atom accepts it (box cut to 60 elements), but compiling a copy with it aborts (SIGABRT) in DSL 4.8.1.
 DSL_ABORT_CASE = _c("120-wide swizzled rows: the DSL cuts the box to 60 elements (120 bytes)", "f16",
                     [[64, 128], [128, 1]], [8, 120], ["plain", 3, [8, 120], [120, 1]], [[0, 0]])
 
 
-# The model's prediction
 def _code_bytes(case, g):
     """The bytes of global element ``g``: its coordinate code, or zeros (the TMA's fill) outside the tensor."""
     from ..kernels.tma_copy import ELEMENT_BYTES
@@ -141,12 +134,10 @@ def cute_view_bytes(case) -> bytes:
     return bytes(buf)
 
 
-# Running on the GPU, recording, comparing
 def truncated_stride_bytes(case) -> bytes:
-    """What a tensor map holds when its row stride is not a multiple of 16 bytes and nobody refused it: the
-    descriptor keeps strides in 16-byte units, so the TMA reads row ``r`` of the box ``floor(stride/16)*16``
-    bytes after row ``r-1``.  Predicts the buffer of such a 2-D, unswizzled, K-major case (the H100 shows
-    exactly this for ``REFUSED_CASES[0]``: a 200-byte stride read as 192).
+    """The buffer of a 2-D, unswizzled, K-major case whose row stride is not a multiple of 16 bytes: the tensor map
+    keeps strides in 16-byte units, so rows are read ``floor(stride/16)*16`` bytes apart (the H100 reads
+    ``REFUSED_CASES[0]``'s 200-byte stride as 192).
 
     >>> print(REFUSED_CASES[0]["name"])
     row stride 200 bytes (globalStrides not a multiple of 16)
@@ -212,9 +203,8 @@ def unpack(s: str) -> bytes:
 
 
 def decode_chunks(case, buf: bytes, first: int = 0, rows: int = 8):
-    """Read a shared-memory buffer back as global coordinates: ``rows`` rows of 128 bytes from byte ``first``,
-    one label per 16-byte chunk -- ``"r,c"`` = the global coordinate of the chunk's first element,
-    ``"fill"`` = zeros (out-of-bounds fill), ``"-"`` = untouched (0xFF bytes).
+    """``rows`` rows of 128 bytes from byte ``first``, one label per 16-byte chunk: ``"r,c"`` = the global coordinate
+    of its first element, ``"fill"`` = zeros (out-of-bounds fill), ``"-"`` = untouched (0xFF bytes).
 
     >>> decode_chunks(CASES[0], expected_bytes(CASES[0]), rows=2)[1][:3]
     ['40,32', '41,32', '42,32']
@@ -280,7 +270,7 @@ def run() -> dict:
            "compute_capability": f"{props['major']}.{props['minor']}",
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "versions": _versions()}
-    # every case in its own process: a launch that fails (a sticky CUDA error) cannot spoil the others
+    # one process per case: a sticky CUDA error cannot spoil the others
     for key, cases in (("cases", CASES), ("multicast_cases", MULTICAST_CASES),
                        ("misaligned_cases", MISALIGNED_CASES), ("refused_cases", REFUSED_CASES)):
         rec[key] = [{"case": case, **_run_isolated(case)} for case in cases]
@@ -288,9 +278,8 @@ def run() -> dict:
 
 
 def compare(record: dict) -> dict:
-    """Check a record against the model: ``{"checked": n, "bytes": total, "mismatches": [...],
-    "cute_view_mismatches": [...], "refused": [(name, what happened)]}``.  A mismatch names the case and
-    the first differing bytes.
+    """Check a record against the model: ``{"checked": n, "bytes": total, "mismatches": [...], "cute_view_mismatches":
+    [...], "refused": [(name, what happened)]}``. A mismatch names the case and the first differing bytes.
 
     >>> from layoutlab import gpu
     >>> recorded = gpu.load_result("tma_probe_h100")
