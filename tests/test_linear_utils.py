@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 from layoutlab.errors import LayoutError
 from layoutlab.linear import (ColumnAction, LinearLayout, divide_left, divide_right, factor_maximal_identity_prefix,
                               get_integer_strides, is_linear_layout_image_subset, rename_linear_layout_dims)
+from layoutlab.linear_utils import ensure_layout_not_smaller_than
 from layoutlab import linear_layout
 
 IN_NAMES, OUT_NAMES = ["register", "lane", "warp"], ["dim0", "dim1"]
@@ -290,3 +291,12 @@ def test_algebra_results_skip_revalidation(monkeypatch):
     got = (a.invert_and_compose(b), a * LinearLayout.identity_1d(2, "warp", "dim2"), a.pseudoinvert(),
            a.transpose_outs(["dim1", "dim0"]).flatten_outs(), divide_left(a, a.sublayout(["register"], ["dim0", "dim1"])))
     assert got == expected
+
+
+def test_ensure_layout_not_smaller_than_without_input_dims():
+    """Triton reads the first input dim unchecked; with none there is nothing to repeat along: refused when
+    growth is needed, returned unchanged when not (it used to raise a bare IndexError in both cases)."""
+    empty = LinearLayout([], [("out", 4)], require_surjective=False)
+    assert ensure_layout_not_smaller_than(empty, {"out": 4}) is empty
+    with pytest.raises(LayoutError, match="no input dim to repeat along"):
+        ensure_layout_not_smaller_than(empty, {"out": 8})

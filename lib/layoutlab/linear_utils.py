@@ -214,12 +214,13 @@ def ensure_layout_not_smaller_than(layout: LinearLayout, shape: dict) -> LinearL
     if set(shape) != set(layout.get_out_dim_names()):
         raise LayoutError(f"ensure_layout_not_smaller_than: shape {shape} must name exactly the out dims "
                           f"{layout.get_out_dim_names()}")
-    if not shape:
-        return layout
-    first = layout.get_in_dim_names()[0]
     for o in layout.get_out_dim_names():
         have, want = layout.get_out_dim_size(o), int(shape[o])
         if have < want:
+            if not layout.get_in_dim_names():
+                raise LayoutError(f"ensure_layout_not_smaller_than: out-dim '{o}' must grow from {have} to {want}, "
+                                  "but the layout has no input dim to repeat along; give it one (even of size 1)")
+            first = layout.get_in_dim_names()[0]
             if want % have:
                 raise LayoutError(f"ensure_layout_not_smaller_than: out-dim '{o}' has size {have}, which does "
                                   f"not divide the wanted {want}")
