@@ -1,4 +1,6 @@
 """LinearLayout: hypothesis properties, CuTe/swizzle/TV conversions, bad input."""
+import re
+
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
@@ -199,3 +201,23 @@ def test_non_integer_basis_entry_is_refused(entry):
         LinearLayout([("in", [[1], [entry]])], [("out", 4)])
     with pytest.raises(LayoutError, match="must be an integer"):
         LinearLayout.from_bases([("in", [[1], [entry]])], ["out"])
+
+
+@pytest.mark.parametrize("bases, out_dims, says", [
+    ([[[1], [2]]], [("out", 4)], "bases must be (name, value) pairs"),        # the in-dim name left out
+    ([("in", [[1], [2]])], ["out"], "out_dims must be (name, value) pairs"),  # the out-dim size left out
+    ([("in", 3)], [("out", 4)], "give a list of bases"),
+    ([("in", [1, 2])], [("out", 4)], "give a list of bases"),                # bases not wrapped per out-dim
+])
+def test_malformed_constructor_arguments_are_refused_with_the_expected_form(bases, out_dims, says):
+    """These used to raise a bare TypeError/ValueError from unpacking."""
+    with pytest.raises(LayoutError, match=re.escape(says)):
+        LinearLayout(bases, out_dims)
+    if isinstance(out_dims[0], tuple) and "out_dims" not in says:
+        with pytest.raises(LayoutError, match=re.escape(says)):
+            LinearLayout.from_bases(bases, [n for n, _ in out_dims], [s for _, s in out_dims])
+
+
+def test_a_layout_without_out_dims_goes_back_to_cute_as_stride_zero():
+    """Every input reaches offset 0; it used to fail unpacking an empty basis."""
+    assert str(cute_from_linear_layout(LinearLayout([("in", [[], []])], [], require_surjective=False))) == "4:0"

@@ -86,7 +86,7 @@ def cute_from_linear_layout(ll: LinearLayout):
     shapes, strides = [], []
     for d, vs in ll.flatten_outs()._bases:
         ms, md = [], []
-        for i, (v,) in enumerate(vs):
+        for i, v in enumerate(b[0] if b else 0 for b in vs):    # no out-dim: every input maps to offset 0
             if v & (v - 1):
                 raise LayoutError(f"cute_from_linear_layout: bit {i} of in-dim '{d}' maps to {v} = 0b{v:b}, a sum "
                                   "of several offset bits (an XOR); a CuTe Layout can only add strides - express "

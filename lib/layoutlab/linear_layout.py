@@ -17,6 +17,15 @@ from .linear_f2 import rank_f2 as _rank, rref_f2, solve_f2, spans_meet, supremum
 __all__ = ["LinearLayout", "rref_f2", "supremum"]
 
 
+def _named_pairs(items, what, example):
+    """``items`` (a dict or a sequence of (name, value) pairs) as a list of pairs, else a LayoutError."""
+    items = list(items.items()) if isinstance(items, dict) else list(items)
+    for item in items:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str)):
+            raise LayoutError(f"LinearLayout: {what} must be (name, value) pairs such as {example}; got {item!r}")
+    return items
+
+
 class LinearLayout(DimensionOps):
     """A linear map over F2 from named input dims to named output dims (Triton's ``LinearLayout``).
 
@@ -38,8 +47,13 @@ class LinearLayout(DimensionOps):
         [('lane', 4)]
         """
         op = "LinearLayout"
-        bases = list(bases.items()) if isinstance(bases, dict) else list(bases)
-        out_dims = list(out_dims)
+        bases, out_dims = _named_pairs(bases, "bases", "[('lane', [[1], [2]])]"), _named_pairs(out_dims, "out_dims",
+                                                                                               "[('dim0', 4)]")
+        for d, vs in bases:
+            for i, v in enumerate(vs if isinstance(vs, (list, tuple)) else [vs]):
+                if not isinstance(v, (list, tuple)):
+                    raise LayoutError(f"{op}: in-dim '{d}' has bases {vs!r}; give a list of bases, each a list with "
+                                      f"one entry per out-dim (e.g. [[1], [2]] for one out-dim)")
         names = [n for n, _ in out_dims]
         for kind, dims in (("out", names), ("in", [n for n, _ in bases])):
             if len(set(dims)) != len(dims):
@@ -87,7 +101,7 @@ class LinearLayout(DimensionOps):
         >>> LinearLayout.from_bases([("lane", [[1], [2]])], ["dim0"]).out_dims
         [('dim0', 4)]
         """
-        out_dim_names = list(out_dim_names)
+        out_dim_names, bases = list(out_dim_names), _named_pairs(bases, "bases", "[('lane', [[1], [2]])]")
         if out_dim_sizes is None:           # each out-dim as small as its bases allow; then it must be surjective
             values = [[max(int(x), 0) if is_int(x) else 0 for x in v] for _, vs in bases for v in vs]
             out_dim_sizes = [next_pow2_above(max([0] + [v[k] for v in values if k < len(v)]))
