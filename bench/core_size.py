@@ -25,8 +25,12 @@ def sources(rev):
         pkg = ROOT / "lib" / "layoutlab"
         return [(str(p.relative_to(pkg)), p.read_text()) for p in sorted(pkg.rglob("*.py"))]
     git = ["git", "-C", str(ROOT)]
-    names = subprocess.run(git + ["ls-tree", "-r", "--name-only", rev, "lib/layoutlab"], capture_output=True,
-                           text=True, check=True).stdout.split()
+    listing = subprocess.run(git + ["ls-tree", "-r", "--name-only", rev, "lib/layoutlab"], capture_output=True,
+                             text=True)
+    if listing.returncode:
+        raise SystemExit(f"core_size: {rev!r} is not a revision of {ROOT} (git says: {listing.stderr.strip()}); "
+                         "give a commit, tag or branch, or nothing for the working tree")
+    names = listing.stdout.split()
     return [(n[len("lib/layoutlab/"):], subprocess.run(git + ["show", f"{rev}:{n}"], capture_output=True, text=True,
                                                          check=True).stdout) for n in names if n.endswith(".py")]
 

@@ -2,6 +2,8 @@
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("core_size", ROOT / "bench" / "core_size.py")
 core_size = importlib.util.module_from_spec(spec)
@@ -38,3 +40,8 @@ def test_the_core_stays_within_its_code_line_budget():
     code = sum(m["code"] for m in core_size.core_size().values())
     assert code <= CODE_LINE_BUDGET, (f"the core has {code} code lines, over its budget of {CODE_LINE_BUDGET} "
                                       "(bench/core_size.py -v lists them per module)")
+
+
+def test_an_unknown_revision_is_refused_with_what_to_give():
+    with pytest.raises(SystemExit, match="is not a revision .* give a commit, tag or branch"):
+        core_size.core_size("no-such-revision")
