@@ -142,7 +142,7 @@ def label_cell(chars, lines=1, size=MIN_TEXT):
     return max(CHAR_W * size * chars + 3, 1.05 * size * lines + 2)
 
 
-def choose_cell(rows, cols, chars, lines, labels, *, max_w=MAX_WIDTH - 70, max_h=760, preferred=34):
+def choose_cell(rows, cols, chars, lines, labels, *, max_w=MAX_WIDTH - 70, max_h=1000, preferred=34):
     """(cell px, label font px or None): fit the column; label only when the labels fit at >= MIN_TEXT px
     (``labels=True`` forces them: the picture gets wider and scrolls), ``labels=False`` never."""
     fit = max(min(max_w / max(cols, 1), max_h / max(rows, 1)), 1.0)
@@ -212,6 +212,8 @@ def paint_grid(fig, x, y, cell, colors, labels=None, *, name="", label_size=MIN_
                 if text:
                     panel.cell_labels[(r, c)] = str(text)
                     weight = "bold" if bold is not None and bold[r][c] else "normal"
+                    if weight == "bold":
+                        panel.bold_cells.add((r, c))
                     fill = text_colors[r][c] if text_colors is not None else "#000"
                     fig.text(x + (c + 0.5) * cell, y + (r + 0.5) * cell, text, label_size, weight=weight,
                              fill=fill)

@@ -303,6 +303,8 @@ _SHORT = {"register": "reg", "lane": "lane", "warp": "warp", "block": "block", "
 
 def _f2_parts(linear_layout):
     """(matrix rows [out_bits][in_bits] of 0/1, in-bit labels, out-bit labels, in-group sizes, out-group sizes)."""
+    if isinstance(linear_layout, str):
+        raise LayoutError(f"draw_f2_matrix: expected a LinearLayout or a 0/1 matrix, got the string {linear_layout!r}")
     if not isinstance(linear_layout, LinearLayout):
         try:
             mat = [[int(x) & 1 for x in row] for row in (linear_layout.tolist() if hasattr(linear_layout, "tolist")

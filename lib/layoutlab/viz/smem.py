@@ -180,7 +180,7 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
     left, top = grid_margins(max(max(p[2]) for p in panels) + 1, "line", "x")
     content_w = left + _BANKS * cell + 16
     used = sorted({t % 8 for t in range(len(coords))})
-    key = [(TV_HEX[k], f"t mod 8 = {k}") for k in used] + [(("outline", CONFLICT), "conflict: k > 1 words")]
+    key = [(TV_HEX[k], f"t mod 8 = {k}") for k in used] + [(("outline", CONFLICT), "k-way conflict: k > 1 words of a bank")]
     key_title = ("cell = a 4-byte word: the thread reading it (bold: several threads), colour = thread mod 8; "
                  "a red number under a bank = k words asked of it in one phase (k-way)")
     width, kh = key_size(key, content_w, key_title)
@@ -204,7 +204,7 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
         fig.text(x0 - left + 4, y + 11, f"phase {index}: threads {threads[0]}..{threads[-1]}, "
                  f"{max(per_bank)} wavefront(s)", TICK_TEXT, anchor="start")
         y += 22 + top
-        paint_grid(fig, x0, y, cell, colors, text, label_size=10, bold=bold, name=f"phase {index}",
+        panel = paint_grid(fig, x0, y, cell, colors, text, label_size=10, bold=bold, name=f"phase {index}",
                    row_name="line", col_name="bank",
                    row_ticks=[(r, str(line)) for r, line in enumerate(lines)],
                    col_ticks=[(b, str(b)) for b in range(0, _BANKS, 2)])
@@ -219,6 +219,7 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
                 fig.text(x0 + (b + 0.5) * cell, y + len(lines) * cell + 9, str(per_bank[b]), 12, fill=CONFLICT,
                          weight="bold")
         fig.lines(segs, CONFLICT, 2.5)
+        panel.conflicts = {b: k for b, k in enumerate(per_bank) if k > 1}     # bank -> k (k-way)
         y += len(lines) * cell + 18
     draw_key(fig, 8, y, fig.width - 16, key, key_title)
     fig.bank_summary = {"wavefronts": waves, "ideal": ideal, "worst_ways": worst}

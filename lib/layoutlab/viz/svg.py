@@ -12,6 +12,8 @@ import struct
 import textwrap
 import zlib
 
+__all__ = ["SvgFigure"]
+
 MIN_TEXT = 10          # px: the smallest text of any picture (cell labels; index labels and keys are 12)
 TICK_TEXT = 12         # px: index labels, axis names
 TITLE_TEXT = 14        # px
@@ -39,6 +41,20 @@ class Text(str):
         return str(self)
 
 
+class _Texts(list):
+    """A list of :class:`Text`: whatever is added becomes a Text."""
+
+    def append(self, s):
+        super().append(Text(s))
+
+    def extend(self, items):
+        super().extend(Text(s) for s in items)
+
+    def __iadd__(self, items):
+        self.extend(items)
+        return self
+
+
 class Panel:
     """One grid of a figure: its name, and per cell ``(row, col)`` the label and the fill colour drawn.
 
@@ -47,7 +63,7 @@ class Panel:
 
     def __init__(self, name, rows, cols, colors=()):
         self.name, self.rows, self.cols, self.colors = name, rows, cols, colors
-        self.cell_labels, self.texts = {}, []
+        self.cell_labels, self.texts, self.bold_cells = {}, _Texts(), set()
 
     @property
     def cell_colors(self):
@@ -63,6 +79,9 @@ class Legend:
     def get_texts(self):
         return [Text(t) for _, t in self.entries]
 
+    def get_title(self):
+        return Text(self.title)
+
 
 class SvgFigure:
     """A picture of the course: ``width`` x ``height`` CSS px of primitives, with a ``title`` (drawn on top)
@@ -70,7 +89,17 @@ class SvgFigure:
 
     Shows itself inline in Jupyter (``_repr_svg_``, ``_repr_html_``) and on the website; ``to_svg()`` and
     ``to_latex()`` give the text, ``savefig(path)`` writes ``.svg``, ``.tex`` or (with matplotlib) ``.png``.
-    ``panels`` (also ``axes``) and ``legends`` describe what was drawn."""
+    ``panels`` (also ``axes``) and ``legends`` describe what was drawn.
+
+    >>> fig = SvgFigure(120, 40, title="two cells", alt="a red and a blue cell")
+    >>> fig.cells("#ff0000", [(10, 10, 20, 20)]); fig.rect(30, 10, 20, 20, "#0000ff")
+    >>> fig.text(80, 20, "hi", 12)
+    >>> svg = fig.to_svg()
+    >>> svg.startswith("<svg") and "<title>a red and a blue cell</title>" in svg and ">hi</text>" in svg
+    True
+    >>> fig.font_sizes(), fig.to_latex().splitlines()[1].startswith("\\begin{tikzpicture}")
+    ([12.0], True)
+    """
 
     def __init__(self, width, height, title="", alt=""):
         self.width, self.height = float(width), float(height)
@@ -196,6 +225,7 @@ class SvgFigure:
 
         def col(c):
             c = c if c.startswith("#") else "#000000"
+            c = "#" + "".join(ch * 2 for ch in c[1:]) if len(c) == 4 else c
             r, g, b = int(c[1:3], 16), int(c[3:5], 16), int(c[5:7], 16)
             return "{rgb,255:red,%d;green,%d;blue,%d}" % (r, g, b)
 
