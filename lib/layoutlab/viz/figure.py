@@ -229,7 +229,7 @@ def paint_grid(fig, x, y, cell, colors, labels=None, *, name="", label_size=MIN_
         step = tick_step(cols, cell)
         col_ticks = [(c, str(c)) for c in range(0, cols, step)]
     if row_ticks is None:
-        step = tick_step(rows, cell) if cell < 1.2 * TICK_TEXT else 1
+        step = 1
         while step * cell < 1.2 * TICK_TEXT:
             step *= 2
         row_ticks = [(r, str(r)) for r in range(0, rows, step)]
