@@ -34,6 +34,9 @@ def test_kernel_only_controls_link_to_the_live_notebook_and_precomputed_ones_wor
         "from layoutlab.widgets import SwizzleExplorer\n"
         "SwizzleExplorer().static(bits=(0, 3), element_sizes=(2,), patterns=('ldmatrix',))",
     ], name="controls")
+    lite = html.parent / "lite" / "notebooks" / "index.html"        # a stand-in for the JupyterLite app
+    lite.parent.mkdir(parents=True, exist_ok=True)
+    lite.write_text("<html><body>JupyterLite</body></html>")
     with sync_playwright() as p:
         browser, page = open_page(p, html)
         try:
@@ -48,6 +51,7 @@ def test_kernel_only_controls_link_to_the_live_notebook_and_precomputed_ones_wor
             # the note's link opens the page's own JupyterLite link (the live notebook) in a new tab
             with page.context.expect_page() as popup:
                 notes.first.locator("a.ll-lite-edit").click()
+            popup.value.wait_for_load_state()
             assert popup.value.url.endswith(LITE), popup.value.url
             # a precomputed explorer's control really switches its picture, with no kernel
             img = page.locator(".widget-html img:visible").first
