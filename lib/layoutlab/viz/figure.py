@@ -139,7 +139,7 @@ def _tile_mn(tile_mn, op):
 # ------------------------------------------------------------------ sizes
 def label_cell(chars, lines=1, size=MIN_TEXT):
     """The cell side (px) a label of ``chars`` x ``lines`` needs at font ``size``."""
-    return max(CHAR_W * size * chars + 3, 1.05 * size * lines + 2)
+    return max(0.66 * size * chars + 4, 1.05 * size * lines + 2)
 
 
 def choose_cell(rows, cols, chars, lines, labels, *, max_w=MAX_WIDTH - 70, max_h=1000, preferred=34):
@@ -155,7 +155,8 @@ def choose_cell(rows, cols, chars, lines, labels, *, max_w=MAX_WIDTH - 70, max_h
         cell = need
     else:
         return min(fit, preferred), None
-    size = min((cell - 3) / (CHAR_W * max(chars, 1)), (cell - 2) / (1.05 * lines), 14.0)
+    # 0.66 em: room for monospace fonts a little wider than DejaVu's 0.6
+    size = min((cell - 4) / (0.66 * max(chars, 1)), (cell - 2) / (1.05 * lines), 12.5)
     return cell, max(size, MIN_TEXT)
 
 

@@ -422,9 +422,9 @@ def draw_tiled_mma(tiled_mma, *, labels=None, title=None, label_limit=_LABEL_LIM
     allv = [v for _, v in owners.values()]
     chars = 1 + len(str(max(max(max(r) for r in g) for g in allt + allv)))
     want = labels if labels is not None else (None if (m + k) * (n + k) <= 2 * label_limit else False)
-    cell, size = choose_cell(m + k, n + k, chars, 2, want, max_w=MAX_WIDTH - 110)
+    cell, size = choose_cell(m + k, n + k, chars, 2, want, max_w=MAX_WIDTH - 92)
     left, top = grid_margins(max(m, k), "m", "x")
-    gap = top + 10
+    gap, vgap = 30, top + 4         # room for C's index labels left (A names the rows) and C's names above
     content_w = left + k * cell + gap + n * cell + 16
     key = _tv_key(allt)
     width, kh = key_size(key, content_w, _TV_KEY_TITLE)
@@ -432,12 +432,12 @@ def draw_tiled_mma(tiled_mma, *, labels=None, title=None, label_limit=_LABEL_LIM
     if isinstance(tiled_mma, TiledMMA):
         name = f"TiledMMA of {tiled_mma.atom.name}, tile {'x'.join(str(x) for x in tiled_mma.tile_size_mnk)}"
     head = title if title is not None else (name or "MMA")
-    fig, y0 = new_figure(width, top + k * cell + gap + m * cell + 8 + kh, head,
+    fig, y0 = new_figure(width, top + k * cell + vgap + m * cell + 8 + kh, head,
                          f"{head}: the thread-value layouts of A ({m} x {k}), B ({k} x {n}) and C ({m} x {n})")
     x0 = (fig.width - content_w) / 2 + left
-    xc, yc = x0 + k * cell + gap, y0 + top + k * cell + gap
-    for key_, (x, y, rn, cn) in {"B": (xc, y0 + top, "k", "B: n"), "A": (x0, yc, "m", "A: k"),
-                                 "C": (xc, yc, "m", "C: n")}.items():
+    xc, yc = x0 + k * cell + gap, y0 + top + k * cell + vgap
+    for key_, (x, y, rn, cn) in {"B": (xc, y0 + top, "", "B: n"), "A": (x0, yc, "m", "A: k"),
+                                 "C": (xc, yc, "", "C: n")}.items():
         thread, value = owners[key_]
         colors, _ = _tv_colors(thread, value, None, None, cell)
         _paint_tv(fig, x, y, thread, value, cell, size, mask=None, colors=colors, row_name=rn, col_name=cn)
