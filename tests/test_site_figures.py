@@ -1,7 +1,9 @@
 """Every figure of the built book is legible: in Chromium at 1280 px, on every page, the smallest text of every
 figure is at least 10 CSS px. Inline SVG (the library's pictures and the matplotlib plots, shown as SVG with real
 text): each <text>'s computed font size times its on-screen scale. SVG images (the explorers' precomputed frames):
-the font sizes written in the file times the image's scale. A PNG figure cannot be measured and is reported.
+the font sizes written in the file times the image's scale. PNG figures made with matplotlib (a chapter's own
+plot): matplotlib's default text size (10 pt, the size of its tick labels and legends) at the PNG's dpi (its pHYs
+chunk) times the image's scale; a PNG that is not matplotlib's cannot be measured and is reported.
 
 The book needs executed outputs, so this uses a built site: ``LAYOUTLAB_SITE`` (a ``_build/html`` folder), else
 the repository's own ``_build/html`` (``make book``), else it builds the book here (minutes; without the lite site).
@@ -20,9 +22,22 @@ from browser import CHROMIUM, CHROMIUM_ARGS, ROOT, require_browser
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 
 MIN_PX = 10.0
+MPL_DEFAULT_PT = 10.0
+
+
+def _png_text_px(path, shown_width):
+    """(px, None) of matplotlib's default 10-pt text in a PNG shown ``shown_width`` px wide, or (None, why)."""
+    import struct
+    data = Path(path).read_bytes()
+    if b"matplotlib" not in data[:400]:
+        return None, "not made by matplotlib"
+    width = struct.unpack(">I", data[16:20])[0]
+    at = data.find(b"pHYs")
+    dpi = struct.unpack(">I", data[at + 4:at + 8])[0] * 0.0254 if at > 0 else 72.0
+    return MPL_DEFAULT_PT * dpi / 72 * shown_width / width, None
 
 _MEASURE = """() => {
-  const out = {svg: [], img: [], png: 0, figures: 0};
+  const out = {svg: [], img: [], png: [], figures: 0};
   const boxes = [...document.querySelectorAll('.ll-figure-box svg, svg.ll-figure')];
   const seen = new Set();
   for (const svg of boxes) {
@@ -59,8 +74,8 @@ _MEASURE = """() => {
       };
       walk(root, 16);
       if (least) { out.img.push(least); out.figures += 1; }
-    } else if ((src.startsWith('data:image/png') || /_images\\/.*\\.png$/.test(src)) && r.width > 200) {
-      out.png += 1;                               // a raster figure: its text size is unknown
+    } else if (/_images\\/.*\\.png$/.test(src) && r.width > 0) {
+      out.png.push({src: img.src, width: r.width});
     }
   }
   return out;
@@ -108,12 +123,19 @@ def test_every_figure_text_is_at_least_10_css_px(built_site):
                 page.goto(html.as_uri(), wait_until="load")
                 page.wait_for_timeout(1500)          # widgets render from their saved state
                 found = page.evaluate(_MEASURE)
+                for png in found["png"]:
+                    from urllib.parse import unquote, urlparse
+                    px, why = _png_text_px(unquote(urlparse(png["src"]).path), png["width"])
+                    if px is None:
+                        rasters.append(f"{html.name}: {png['src']} ({why})")
+                    else:
+                        found["img"].append({"px": px, "text": "(matplotlib PNG, default text)"})
+                        found["figures"] += 1
                 least = min([x["px"] for x in found["svg"] + found["img"]], default=None)
                 figures += found["figures"]
                 report.append(f"{html.name}: {found['figures']} figures, smallest text "
-                              f"{'-' if least is None else f'{least:.1f} px'}, {found['png']} PNG")
+                              f"{'-' if least is None else f'{least:.1f} px'} ({len(found['png'])} PNG)")
                 small += [(html.name, x) for x in found["svg"] + found["img"] if x["px"] < MIN_PX - 0.05]
-                rasters += [html.name] * found["png"]
         finally:
             browser.close()
     print("\n" + "\n".join(report))

@@ -19,7 +19,7 @@ TICK_TEXT = 12         # px: index labels, axis names
 TITLE_TEXT = 14        # px
 CHAR_W = 0.6           # a monospace glyph is ~0.6 em wide (DejaVu Sans Mono 0.602)
 MAX_WIDTH = 680        # px: the book's text column at 1280 px; a default picture fits it
-_VECTOR_CELLS = 6144   # up to this many cells a grid is vector rectangles, above it one pixel per cell
+_VECTOR_CELLS = 2048   # up to this many cells a grid is vector rectangles, above it one pixel per cell
 
 
 def hex_color(rgb):
