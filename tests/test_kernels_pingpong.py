@@ -83,7 +83,7 @@ def test_pingpong_ptx_structure(pingpong_ptx):
 def test_pingpong_config():
     from layoutlab.kernels.hopper_pingpong import HopperPingpongConfig
     cfg = HopperPingpongConfig()
-    assert (cfg.tile_m, cfg.tile_n, cfg.tile_k, cfg.cluster_mn, cfg.consumer_warpgroups) == (64, 256, 64, (2, 1), 2)
+    assert (cfg.tile_m, cfg.tile_n, cfg.tile_k, cfg.cluster_mn, cfg.consumer_warpgroups) == (64, 256, 64, (4, 1), 2)
     with pytest.raises(LayoutError, match="tile_m=128"):
         HopperPingpongConfig(tile_m=128)
     with pytest.raises(LayoutError, match="epi_stages=3"):
@@ -159,23 +159,24 @@ def test_pingpong_matches_float64(lib, dtype, m, n, k, layout, c_major):
     assert err < 1e-2, f"{dtype} {layout} {m}x{n}x{k}: relative error {err:.3g}"
 
 
-def _few_clusters(sms):
-    """A persistent grid of sms / 2 clusters: each CTA walks many tiles, alternating between its two
-    consumers (and odd counts leave consumer 1 with one tile fewer: the ordering barrier's last arrive
+def _few_clusters(sms, cluster_mn=(4, 1)):
+    """A persistent grid of sms / cluster-size clusters: each CTA walks many tiles, alternating between its
+    two consumers (and odd counts leave consumer 1 with one tile fewer: the ordering barrier's last arrive
     must then be skipped, or the kernel hangs at exit)."""
     from layoutlab.kernels.hopper_pingpong import HopperPingpongConfig, gemm_hopper_pingpong
-    return functools.partial(gemm_hopper_pingpong, config=HopperPingpongConfig(num_sms=sms))
+    return functools.partial(gemm_hopper_pingpong, config=HopperPingpongConfig(num_sms=sms, cluster_mn=cluster_mn))
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("sms,m,n,k,layout,c_major,beta", [
-    (4, 1100, 1030, 520, "TN", "N", 0.0),     # 18 x 5 tiles -> 45 cluster tiles over 2 clusters: 23 / 22
-    (6, 777, 1500, 1000, "NT", "M", 0.5),     # 13 x 6 -> 42 over 3: 14 each (7 per consumer)
-    (2, 640, 768, 4100, "NN", "N", -1.0),     # 10 x 3 -> 15 over 1: consumer 0 gets 8, consumer 1 gets 7
-    (132, 64, 256, 64, "TT", "N", 0.0)])      # one tile: consumer 1 has none
-def test_pingpong_persistent_tile_loop(sms, m, n, k, layout, c_major, beta):
+@pytest.mark.parametrize("sms,cluster,m,n,k,layout,c_major,beta", [
+    (8, (4, 1), 1100, 1030, 520, "TN", "N", 0.0),    # 18 x 5 tiles -> 5 x 5 cluster tiles over 2: 13 / 12
+    (4, (2, 1), 777, 1500, 1000, "NT", "M", 0.5),    # 13 x 6 -> 7 x 6 over 2: 21 each (11 / 10 per consumer)
+    (4, (4, 1), 640, 768, 4100, "NN", "N", -1.0),    # 10 x 3 -> 3 x 3 over 1: consumer 0 gets 5, consumer 1 4
+    (4, (2, 2), 500, 1100, 300, "TT", "M", 0.0),     # A and B multicast: 8 x 5 -> 4 x 3 over 1
+    (132, (4, 1), 64, 256, 64, "TT", "N", 0.0)])     # one tile: consumer 1 has none
+def test_pingpong_persistent_tile_loop(sms, cluster, m, n, k, layout, c_major, beta):
     from test_kernels_hopper import check_gemm
-    err = check_gemm(_few_clusters(sms), "cupy", "float16", layout, m, n, k, c_major=c_major,
+    err = check_gemm(_few_clusters(sms, cluster), "cupy", "float16", layout, m, n, k, c_major=c_major,
                      alpha=1.5, beta=beta, seed=m)
     assert err < 1e-2, err
 
@@ -197,8 +198,9 @@ def sanitize_main():
     for (m, n, k) in [(200, 136, 72), (1100, 1030, 520)]:
         worst = max(worst, check_gemm(_pingpong, "cupy", "float16", "TN", m, n, k))
         worst = max(worst, check_gemm(_pingpong, "torch", "bfloat16", "NT", m, n, k, alpha=2.0, beta=0.5))
-    # 2 persistent clusters: ~11 tiles per consumer, both ordering barriers cycled many times
-    worst = max(worst, check_gemm(_few_clusters(4), "cupy", "float16", "TN", 1100, 1030, 520))
+    # 2 persistent clusters of 4 (13 / 12 tiles per CTA) and of 2 (23 / 22): both ordering barriers cycled
+    worst = max(worst, check_gemm(_few_clusters(8), "cupy", "float16", "TN", 1100, 1030, 520))
+    worst = max(worst, check_gemm(_few_clusters(4, (2, 1)), "cupy", "float16", "TN", 1100, 1030, 520))
     print(f"sanitize runs done, worst relative error {worst:.3g}")
     sys.exit(0 if worst < 1e-2 else 1)
 
@@ -207,3 +209,53 @@ if __name__ == "__main__" and sys.argv[1:] == ["sanitize"]:
     sys.path.insert(0, LIB)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     sanitize_main()
+
+
+# ---------------------------------------------------------------------------------------------------
+# CI: the recorded H100 ladder run (results/gemm_ladder_h100.json and its folder)
+# ---------------------------------------------------------------------------------------------------
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def test_recorded_ladder_is_consistent_and_goals_follow_from_rows():
+    import statistics
+    rec = json.loads((RESULTS / "gemm_ladder_h100.json").read_text())
+    assert "H100" in rec["gpu"] and rec["date"] and rec["versions"]["nvidia-cutlass-dsl"]
+    kernels = {r["kernel"] for r in rec["rows"]}
+    assert kernels == {"sgemm_simple", "sgemm_fast", "gemm_ampere", "gemm_hopper", "gemm_hopper_ws",
+                       "gemm_hopper_pingpong"}
+    for r in rec["rows"]:
+        assert r["tflops"] == pytest.approx(2.0 * r["m"] * r["n"] * r["k"] / r["ms"] / 1e9)
+        assert r["ms"] == pytest.approx(statistics.median(r["ms_rounds"]))
+        assert r["pct_cublas"] == pytest.approx(100 * statistics.median(r["cublas_ms_rounds"]) / r["ms"])
+        assert r["rel_err_vs_cublas"] < 1e-2
+    cubes = {(8192, 8192, 8192), (6144, 6144, 6144), (4096, 4096, 4096)}
+    for key, kernel in (("goals", "gemm_hopper_pingpong"), ("goals_gemm_hopper_ws", "gemm_hopper_ws")):
+        goals = rec[key]
+        rows = [r for r in rec["rows"] if r["kernel"] == kernel]
+        # bf16 on the six bench shapes + 2048^3, 8000^3, 1024 x 8192 x 8192; fp16 on the three cubes
+        assert len(rows) == len(goals["points"]) == 12
+        assert {(r["m"], r["n"], r["k"]) for r in rows if r["dtype"] == "float16"} == cubes
+        for r, g in zip(rows, goals["points"]):
+            target = 105.0 if (r["m"], r["n"], r["k"]) in cubes else 100.0
+            assert (g["target_pct"], g["met"]) == (target, r["pct_cublas"] >= target)
+            assert g["by_points"] == pytest.approx(r["pct_cublas"] - target)
+        assert goals["all_met"] == all(g["met"] for g in goals["points"])
+    # the DSL example in the same device call: 3 cubes x 2 dtypes, "ahead" = a shorter median time
+    dsl = json.loads((RESULTS / rec["dsl_compare"]).read_text())
+    assert dsl["ours"] == ["gemm_hopper_pingpong", "gemm_hopper_ws"] and len(dsl["rows"]) == 6
+    for key, kernel in (("goals", "gemm_hopper_pingpong"), ("goals_gemm_hopper_ws", "gemm_hopper_ws")):
+        for r, v in zip(dsl["rows"], rec[key]["vs_dsl_example"]):
+            assert v["met"] == (r[f"{kernel}_ms"] < r["dsl_example_ms"])
+            assert r[f"{kernel}_ms"] == pytest.approx(statistics.median(r[f"{kernel}_ms_rounds"]))
+
+
+def test_recorded_ladder_gpu_checks_passed():
+    rec = json.loads((RESULTS / "gemm_ladder_h100.json").read_text())
+    log = (RESULTS / rec["gpu_checks"]["tests"]).read_text()
+    assert re.search(r"\b30 passed\b", log) and "failed" not in log and "error" not in log.lower()
+    for path in rec["gpu_checks"]["sanitizer"]:
+        text = (RESULTS / path).read_text()
+        assert "sanitize runs done" in text
+        assert "ERROR SUMMARY: 0 errors" in text or "RACECHECK SUMMARY: 0 hazards" in text, path

@@ -14,8 +14,10 @@ consumer skips the ring stages of its partner's tiles.
 * **Own epilogue resources.** Each consumer has its own C staging buffers, its own epilogue named barrier
   and its own TMA-store warp, so the two epilogues never wait for each other.
 
-The price: a 64 x 256 tile reads A and B from L2 for half the MMAs of a 128 x 256 one (+50 % L2 -> SM bytes
-per flop with B multicast), and the tiles are half as big (twice as many).
+The price: a 64 x 256 tile feeds half the MMAs of a 128 x 256 one from nearly as many loaded bytes. With the
+cooperative kernel's 2 x 1 cluster that is +50 % L2 -> SM bytes per flop, and on the H100 the kernel became
+L2-bound (ncu, bf16 8192^3: L2 throughput 89 % vs 68 %, 2.71 M cycles vs 2.18 M). So the default cluster is
+4 x 1: B is multicast to 4 CTAs, which brings the bytes per flop back to the cooperative kernel's.
 
 ``HopperPingpongConfig(timeline=True)`` records the pipeline as :mod:`layoutlab.kernels.hopper_ws` does
 (producer, then each consumer warpgroup, its first tiles).
@@ -47,11 +49,12 @@ EPI_BARRIER, ORDER_BARRIER = 1, 3
 class HopperPingpongConfig(HopperWsConfig):
     """:class:`~layoutlab.kernels.hopper_ws.HopperWsConfig` where ``tile_m x tile_n`` is the tile of *one*
     consumer warpgroup (64 x 256 by default: wgmma's 64 rows). ``epi_stages``: C staging buffers of
-    64 x 32 per consumer (each 4 KiB at 16 bits); 2 leave room for 5 A/B stages of 40 KiB.
+    64 x 32 per consumer (each 4 KiB at 16 bits); 2 leave room for 5 A/B stages of 40 KiB. ``cluster_mn``:
+    4 x 1 by default (B multicast to 4 CTAs: the L2 -> SM bytes per flop of the cooperative 128 x 256 tile).
 
     >>> cfg = HopperPingpongConfig()
-    >>> cfg.tile_m, cfg.tile_n, cfg.consumer_warpgroups, cfg.epi_stages, cfg.ab_stage_bytes() // 1024
-    (64, 256, 2, 2, 40)
+    >>> cfg.tile_m, cfg.tile_n, cfg.cluster_mn, cfg.consumer_warpgroups, cfg.epi_stages, cfg.ab_stage_bytes() // 1024
+    (64, 256, (4, 1), 2, 2, 40)
     >>> HopperPingpongConfig(tile_m=128)
     Traceback (most recent call last):
     ...
@@ -59,6 +62,7 @@ class HopperPingpongConfig(HopperWsConfig):
     """
 
     tile_m: int = 64
+    cluster_mn: tuple = (4, 1)
     epi_stages: int = 2
 
     def __post_init__(self):
@@ -372,8 +376,8 @@ def gemm_hopper_pingpong(A, B, C=None, *, alpha=1.0, beta=0.0, config=None, time
     """``C = alpha * A @ B + beta * C`` with ping-pong consumers (TN, NT, NN and TT).
 
     Same operands and refusals as :func:`~layoutlab.kernels.hopper.gemm_hopper`. ``config`` defaults to
-    64x256x64 tiles per consumer warpgroup, 2-CTA clusters with B multicast, grouped rasterization of 8
-    and one CTA per SM of the current device. Example::
+    64x256x64 tiles per consumer warpgroup, 4-CTA clusters with B multicast, grouped rasterization of 8
+    and as many CTAs as clusters of 4 fit on the current device at once. Example::
 
         a = cupy.random.randn(8192, 8192).astype(cupy.float16)
         c = gemm_hopper_pingpong(a, a.T)          # TN
