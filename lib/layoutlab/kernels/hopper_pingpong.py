@@ -17,7 +17,9 @@ consumer skips the ring stages of its partner's tiles.
 The price: a 64 x 256 tile feeds half the MMAs of a 128 x 256 one from nearly as many loaded bytes. With the
 cooperative kernel's 2 x 1 cluster that is +50 % L2 -> SM bytes per flop, and on the H100 the kernel became
 L2-bound (ncu, bf16 8192^3: L2 throughput 89 % vs 68 %, 2.71 M cycles vs 2.18 M). So the default cluster is
-4 x 1: B is multicast to 4 CTAs, which brings the bytes per flop back to the cooperative kernel's.
+4 x 1: B is multicast to 4 CTAs, which brings the bytes per flop back to the cooperative kernel's, but only
+30 clusters of 4 fit on the H100 at once (120 of 132 SMs busy): the measured rung stays behind
+``gemm_hopper_ws`` (``results/gemm_ladder_h100/README.md``).
 
 ``HopperPingpongConfig(timeline=True)`` records the pipeline as :mod:`layoutlab.kernels.hopper_ws` does
 (producer, then each consumer warpgroup, its first tiles).
