@@ -100,8 +100,8 @@ def _op(a):
 
 def _aligned(shape, dtype=np.float16):
     n = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    raw = np.zeros(n + 64, np.uint8)
-    start = -raw.ctypes.data % 64
+    raw = np.zeros(n + 128, np.uint8)
+    start = -raw.ctypes.data % 128          # a fresh allocation's 128-byte alignment (TMA swizzle rule)
     return raw[start:start + n].view(dtype).reshape(shape)
 
 

@@ -33,7 +33,7 @@ LADDER_SHAPES = SHAPES + [(2048, 2048, 2048), (8000, 8000, 8000), (1024, 8192, 8
 #: issue 25's goal for the top rung, % of cuBLAS in the same run, bf16 and fp16: 105 on these cubes, 100 elsewhere.
 GOALS = {(8192, 8192, 8192): 105.0, (6144, 6144, 6144): 105.0, (4096, 4096, 4096): 105.0}
 _CUBES = list(GOALS)
-#: kernel -> [(dtype, shapes, layouts)]: the SIMT kernels fp32 in NT (the seed's layout) and TN, the rest 16-bit TN.
+#: kernel -> [(dtype, shapes, layouts)]: the SIMT kernels fp32 in NT (the CuTe tutorial's) and TN, the rest 16-bit TN.
 PLAN = {
     "sgemm_simple": [("float32", [(4096, 4096, 4096)], ("NT", "TN"))],
     "sgemm_fast": [("float32", [(4096, 4096, 4096), (8192, 8192, 8192)], ("NT", "TN"))],
