@@ -192,3 +192,21 @@ def test_answer_4_names_the_instruction_as_the_ptx_prints_it():
                    "wgmma.wait_group"]
     answer = _flat(_cells()["10510151"].split(":::{dropdown} Answers")[1].split("\n4. ")[1].split("\n5. ")[0])
     assert answer.startswith(f"`{names[0]}`") and "four per k-tile" in answer
+
+
+@pytest.mark.dsl
+def test_wgmma_operands_after_the_descriptors_are_as_the_prose_reads_them():
+    """The dump's operands: scale-d p, imm-scale-a/b 1, imm-trans-a 0 (K-major A), imm-trans-b 1 (MN-major B)."""
+    import re
+
+    from layoutlab import dsl
+    if not dsl.HAVE_DSL:
+        pytest.skip(dsl.SKIP_REASON)
+    from layoutlab.kernels import wgmma_tile
+
+    ptx = wgmma_tile.compile_report(wgmma_tile.WgmmaTileConfig("float16", 128, 64, "K_SW128", "MN_SW128"))["ptx"]
+    tails = {tuple(re.split(r",\s*", line.split("},")[1].strip().rstrip(";")))[2:]
+             for line in ptx.splitlines() if "wgmma.mma_async" in line}
+    assert tails == {("p", "1", "1", "0", "1")}
+    prose = _flat(_cells()["f8-kernel-src-md"])
+    assert "`scale-d` (`p`" in prose and "`imm-trans-a`, `imm-trans-b` (1 reads that operand MN-major: here B)" in prose
