@@ -109,7 +109,7 @@ def test_a_whole_file_rung_diffs_whole_files(tmp_path, monkeypatch):
     missing = Rung("gemm_gone", "no_such_file", "K", ("kernel",), "idea", prev="gemm_hopper_ws")
     with pytest.raises(LayoutError, match="names module 'no_such_file'"):
         rung_source(missing)
-    wrong = Rung("gemm_wrong", "hopper", "make_hopper_gemm_class.HopperGemm", ("main_loop",), "idea")
+    wrong = Rung("gemm_wrong", "hopper_ws", "make_hopper_ws_class.HopperGemmWs", ("main_loop",), "idea")
     with pytest.raises(LayoutError, match=r"no 'main_loop' among \["):
         rung_source(wrong)
 
