@@ -4,7 +4,9 @@
 a 4096^3 bf16 timeline of ``gemm_hopper_ws`` and ``gemm_hopper`` (``results/gemm_timeline_h100.json``). With
 ``config.timeline=True`` one lane per warp role stores ``%globaltimer`` and ``%clock64`` (PTX ISA, "Special
 Registers") with each event (:data:`EVENTS`); ``mma_end`` is when ``wgmma.wait_group`` returned, a load's arrival
-when the first consumer saw its full barrier complete. A coarse ``%globaltimer`` gets each CTA's ``%clock64`` fitted.
+when the first consumer saw its full barrier complete. ``%globaltimer`` is coarse on the H100 (256-ns steps in the
+recorded run): durations within a CTA are read from ``%clock64`` cycles (one SM, one counter) and converted with the
+record's ``ns_per_cycle``, a fit of the two counters (:func:`clock_fit` recomputes it from the events).
 """
 
 import argparse
@@ -22,8 +24,8 @@ from ..errors import LayoutError
 from ..kernels.hopper import TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig, timeline_buffer_shape
 
 __all__ = ["KERNELS", "EVENTS", "timeline_config", "pipeline_stages", "decode_timeline", "record_timeline",
-           "check_timeline_record", "validate_timeline", "summarize_timeline", "select_record",
-           "format_summary", "main"]
+           "check_timeline_record", "validate_timeline", "summarize_timeline", "select_record", "timer_step_ns",
+           "clock_fit", "event_times", "steady_tflops", "format_summary", "main"]
 
 KERNELS = ("gemm_hopper_ws", "gemm_hopper")
 EVENTS = TIMELINE_EVENTS
@@ -395,34 +397,109 @@ def _mean(xs, scale=1, digits=1):
     return round(statistics.fmean(xs) / scale, digits) if xs else None
 
 
+def timer_step_ns(rec, kernel=None):
+    """The resolution of a record's ``t_ns``: the greatest common divisor of its times (ns). The recorded H100 run
+    stamps raw ``%globaltimer`` values, which advance in 256-ns steps:
+
+    >>> from layoutlab import gpu
+    >>> timer_step_ns(gpu.load_result("gemm_timeline_h100"), "gemm_hopper")
+    256
+    """
+    rec = check_timeline_record(select_record(rec, kernel))
+    return math.gcd(*(int(round(e["t_ns"])) for e in rec["events"]))
+
+
+def _fits(rec):
+    """{cta: (slope ns/cycle, intercept ns, max |residual| ns)}: least squares of t_ns against cycles per CTA."""
+    out = {}
+    for cta in sorted({e["cta"] for e in rec["events"]}):
+        x = np.array([e["cycles"] for e in rec["events"] if e["cta"] == cta], dtype=np.float64)
+        y = np.array([e["t_ns"] for e in rec["events"] if e["cta"] == cta], dtype=np.float64)
+        if np.ptp(x) > 0:
+            a, b = np.polyfit(x, y, 1)
+            out[cta] = (float(a), float(b), float(np.max(np.abs(y - a * x - b))))
+    return out
+
+
+def clock_fit(rec, kernel=None):
+    """Least-squares fit, per CTA, of ``t_ns`` against ``cycles`` (both from the record's events): ``{cta:
+    {"ns_per_cycle", "max_residual_ns"}}``. With a coarse timer the residuals are about half its step, which is how
+    well the two counters can be said to agree.
+
+    >>> from layoutlab import gpu
+    >>> fit = clock_fit(gpu.load_result("gemm_timeline_h100"), "gemm_hopper")
+    >>> sorted(fit), all(0.5 < f["ns_per_cycle"] < 0.7 for f in fit.values())
+    ([0, 1, 2, 3], True)
+    """
+    rec = check_timeline_record(select_record(rec, kernel))
+    if not all("cycles" in e for e in rec["events"]):
+        raise LayoutError("clock_fit: the record's events have no 'cycles' (%clock64) to fit")
+    return {cta: {"ns_per_cycle": round(a, 5), "max_residual_ns": round(r, 1)}
+            for cta, (a, _, r) in _fits(rec).items()}
+
+
+def _ns_per_cycle(rec):
+    clock = rec.get("clock") or {}
+    return clock.get("ns_per_cycle") if all("cycles" in e for e in rec["events"]) else None
+
+
+def event_times(rec, kernel=None):
+    """Each event's time in ns, as finely as the record allows: where the record has ``%clock64`` cycles and an
+    ``ns_per_cycle``, a CTA's events are placed on its own least-squares line of ``t_ns`` against cycles
+    (:func:`clock_fit`), so they are as fine as the cycle counter, in the cycles' order, and within half a timer step
+    of the timer; otherwise ``t_ns`` as recorded. A list parallel to ``rec["events"]``.
+
+    >>> from layoutlab import gpu
+    >>> rec = select_record(gpu.load_result("gemm_timeline_h100"), "gemm_hopper")
+    >>> len(event_times(rec)) == len(rec["events"])
+    True
+    """
+    rec = check_timeline_record(select_record(rec, kernel))
+    if _ns_per_cycle(rec) is None:
+        return [float(e["t_ns"]) for e in rec["events"]]
+    fits = _fits(rec)
+    return [fits[e["cta"]][0] * e["cycles"] + fits[e["cta"]][1] if e["cta"] in fits else float(e["t_ns"])
+            for e in rec["events"]]
+
+
 def summarize_timeline(rec, kernel=None):
     """Per role (over the recorded CTAs): the span (first ``tile_start`` to last event, us), the fraction of it spent
     waiting (producer: for a free stage; consumer: for data), mean load latency (issue -> arrival), the consumer's
     MMA-in-flight fraction, mean ``load_arrive -> mma_start`` gap, epilogue time per tile and the steady-state
-    k-tile period (median gap between successive ``mma_end``). Numbers only, for the printed table and the chapter.
+    k-tile period: the median gap between successive ``mma_end`` of one warp, in cycles (``k_tile_period_cycles``)
+    and in ns (those cycles times the record's ``ns_per_cycle``, or, without cycles, the gaps of ``t_ns``). Times
+    are :func:`event_times`. Numbers only, for the printed table and the chapter.
 
     >>> from layoutlab import gpu
     >>> sorted(summarize_timeline(gpu.load_result("gemm_timeline_h100"), "gemm_hopper"))
     ['k_tiles', 'kernel', 'roles', 'tflops_per_sm_steady']
     """
     rec = check_timeline_record(select_record(rec, kernel))
-    idx = _index(rec["events"])
+    npc = _ns_per_cycle(rec)
+    times = event_times(rec)
+    idx, cyc = {}, {}
+    for e, t in zip(rec["events"], times):
+        key = (e["cta"], e["role"], e["tile"], e["event"], e["k_tile"])
+        if key in idx:
+            raise LayoutError(f"timeline record: two {e['event']} events for CTA {e['cta']}, {e['role']}, "
+                              f"tile {e['tile']}, k-tile {e['k_tile']}")
+        idx[key], cyc[key] = t, e.get("cycles")
     first_arrival = {}                           # (cta, tile, k_tile): the earliest load_arrive over consumers
     for (c, r, t, ev, k), v in idx.items():
         if ev == "load_arrive":
             first_arrival[(c, t, k)] = min(first_arrival.get((c, t, k), v), v)
 
-    def spans(role, a, b, step=0):
+    def spans(role, a, b, step=0, at=idx):
         """((cta, tile, k), t_a, t_b): each event ``a`` of ``role`` and its tile's ``b`` of k-tile k + step."""
-        return [((c, t, k), v, idx[(c, r, t, b, k + step)]) for (c, r, t, ev, k), v in idx.items()
-                if r == role and ev == a and (c, r, t, b, k + step) in idx]
+        return [((c, t, k), v, at[(c, r, t, b, k + step)]) for (c, r, t, ev, k), v in at.items()
+                if r == role and ev == a and (c, r, t, b, k + step) in at]
 
     out = {"kernel": rec["kernel"], "roles": {}}
     for role in sorted({e["role"] for e in rec["events"]}, key=lambda r: (r != "producer", r)):
         per_cta = {}
-        for e in rec["events"]:
+        for e, t in zip(rec["events"], times):
             if e["role"] == role:
-                per_cta.setdefault(e["cta"], []).append(e["t_ns"])
+                per_cta.setdefault(e["cta"], []).append(t)
         span = sum(max(ts) - min(ts) for ts in per_cta.values())
         waits = spans(role, "empty_wait" if role == "producer" else "full_wait",
                       "load_issue" if role == "producer" else "load_arrive")
@@ -434,13 +511,18 @@ def summarize_timeline(rec, kernel=None):
         else:
             busy = spans(role, "mma_start", "mma_end")
             mma = sum(_union_length([(a, b) for key, a, b in busy if key[0] == c]) for c in per_cta)
-            periods = [b - a for _, a, b in spans(role, "mma_end", "mma_end", 1)]
             epilogues = [b - a for _, a, b in spans(role, "epi_start", "epi_end")]
             row.update({"mma_in_flight_fraction": round(mma / span, 3) if span else None,
                         "mean_arrive_to_mma_ns": _mean([a - idx[(c, role, t, "load_arrive", k)]
                                                         for (c, t, k), a, _ in busy]),
-                        "epilogue_us_per_tile": _mean(epilogues, 1e3, 2),
-                        "k_tile_period_ns": round(statistics.median(periods), 1) if periods else None})
+                        "epilogue_us_per_tile": _mean(epilogues, 1e3, 2)})
+            if npc is not None:
+                periods = [b - a for _, a, b in spans(role, "mma_end", "mma_end", 1, cyc)]
+                row["k_tile_period_cycles"] = statistics.median(periods) if periods else None
+                row["k_tile_period_ns"] = round(row["k_tile_period_cycles"] * npc, 1) if periods else None
+            else:
+                periods = [b - a for _, a, b in spans(role, "mma_end", "mma_end", 1)]
+                row["k_tile_period_ns"] = round(statistics.median(periods), 1) if periods else None
         out["roles"][role] = row
     cfg = rec["config"]
     period = [r.get("k_tile_period_ns") for r in out["roles"].values() if r.get("k_tile_period_ns")]
@@ -449,6 +531,19 @@ def summarize_timeline(rec, kernel=None):
         out["tflops_per_sm_steady"] = round(flops / statistics.median(period) / 1e3, 2)
     out["k_tiles"] = rec["problem"]["k_tiles"]
     return out
+
+
+def steady_tflops(summary, sms):
+    """The rate ``sms`` SMs would reach if every one ran a CTA at the summary's steady-state k-tile period (no fill,
+    no epilogue, no partial wave): ``sms * tflops_per_sm_steady``. 132 SMs at 4.19 MFLOP per 1000 ns:
+
+    >>> steady_tflops({"tflops_per_sm_steady": 4.19}, 132)
+    553.1
+    """
+    if "tflops_per_sm_steady" not in summary or not isinstance(sms, int) or sms < 1:
+        raise LayoutError(f"steady_tflops: needs a summary with tflops_per_sm_steady (summarize_timeline) and a "
+                          f"positive SM count, got {sorted(summary)} and sms={sms!r}")
+    return round(summary["tflops_per_sm_steady"] * sms, 1)
 
 
 def format_summary(summary):
