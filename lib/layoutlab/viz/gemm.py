@@ -286,9 +286,9 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     lanes, since the next batch is issued before the previous one is known done), the epilogue, and in
     red the waits for data. Blank stretches are time the role did none of these. ``ctas`` (default the
     first two recorded), ``tiles`` (tile ordinals per CTA, default the first two) and ``t_range_us``
-    ``(start, end)`` zoom in. Times are :func:`~layoutlab.bench.timeline.event_times`: within a CTA its
-    ``%clock64`` cycles times the record's ``ns_per_cycle`` where it has them (the axis label says so),
-    else the recorded ``t_ns``. Refuses a malformed record with a LayoutError.
+    ``(start, end)`` zoom in. Times are :func:`~layoutlab.bench.timeline.event_times`: a CTA's events
+    placed by their ``%clock64`` cycles on the CTA's fit to ``%globaltimer`` where the record has cycles
+    (the axis label says so), else the recorded ``t_ns``. Refuses a malformed record with a LayoutError.
     Example: ``draw_pipeline_timeline(gpu.load_result("gemm_timeline_h100"), kernel="gemm_hopper")``.
 
     >>> from layoutlab import gpu
@@ -394,8 +394,8 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     ax.tick_params(axis="y", length=0)
     npc = (rec.get("clock") or {}).get("ns_per_cycle")
     ax.set_xlabel("time (us) from the first recorded event" + (
-        f": within a CTA %clock64 cycles x {npc} ns, CTAs aligned to the {timer_step_ns(rec)}-ns steps of "
-        f"%globaltimer" if npc and all("cycles" in e for e in events) else ""), fontsize=8)
+        f", placed by %clock64 on each CTA's fit to %globaltimer ({timer_step_ns(rec)}-ns steps)"
+        if npc and all("cycles" in e for e in events) else ""), fontsize=8)
     ax.tick_params(axis="x", labelsize=7.5)
     ax.grid(axis="x", color="#ddd", lw=0.5)
     ax.set_axisbelow(True)
