@@ -23,7 +23,8 @@ from pathlib import Path
 
 from ..errors import LayoutError
 
-__all__ = ["Rung", "LADDER", "rung", "rung_source", "rung_diff", "rung_row", "rung_checks", "Listing"]
+__all__ = ["Rung", "LADDER", "rung", "rung_source", "rung_diff", "rung_row", "rung_checks", "cublas_spread",
+           "rung_report", "Listing"]
 
 _HERE = Path(__file__).resolve().parent
 _TIMELINE_IF = "cutlass.const_expr(self.cfg.timeline)"
@@ -229,3 +230,49 @@ def rung_checks(r):
         raise LayoutError(f"rung_checks: {r.checks} has no pytest summary line ('N passed ...')")
     counts = dict((word, int(n)) for n, word in re.findall(r"(\d+) (passed|failed)", summary[-1]))
     return {"log": r.checks, "passed": counts.get("passed", 0), "failed": counts.get("failed", 0)}
+
+
+def cublas_spread(r, record=None):
+    """cuBLAS's TFLOP/s at rung ``r``'s benchmark point in every row of the record that measured it (each kernel's
+    row times cuBLAS again, alternating with the kernel): ``(lowest, highest)``. The spread is the run-to-run noise
+    of the denominator of every "% of cuBLAS".
+
+    >>> lo, hi = cublas_spread("gemm_hopper_ws")
+    >>> round(lo, 1), round(hi, 1)
+    (666.1, 673.1)
+    """
+    r = r if isinstance(r, Rung) else rung(r)
+    rec = _load(record if record is not None else r.record)
+    dtype, layout, mnk = r.bench
+    vals = [row["cublas_tflops"] for row in rec.get("rows", []) if (row["dtype"], row.get("layout", "TN"),
+            (row["m"], row["n"], row["k"])) == (dtype, layout, tuple(mnk))]
+    if not vals:
+        rung_row(r, rec)                            # raises, naming the missing row
+    return min(vals), max(vals)
+
+
+def rung_report(r, record=None):
+    """What the record says about rung ``r``, in two lines: where and when it was measured, its TFLOP/s and % of
+    cuBLAS at its benchmark point (with cuBLAS's spread over the record's runs of that point, when there are
+    several), its error against cuBLAS, and its GPU test run (:func:`rung_checks`).
+
+    >>> print(rung_report("sgemm_fast").splitlines()[1])
+    float32 NT 4096x4096x4096: 47.7 TFLOP/s = 92.1 % of cuBLAS (51.8 TFLOP/s in the same run)
+    """
+    r = r if isinstance(r, Rung) else rung(r)
+    row = rung_row(r, record)
+    lo, hi = cublas_spread(r, record)
+    dtype, layout, (m, n, k) = r.bench
+    name = r.record if record is None or isinstance(record, str) else "the given record"
+    lines = [f"recorded on {row['gpu']}, {str(row['date'])[:10]} (results/{name}.json)",
+             f"{dtype} {layout} {m}x{n}x{k}: {row['tflops']:.1f} TFLOP/s = {row['pct_cublas']:.1f} % of cuBLAS "
+             f"({row['cublas_tflops']:.1f} TFLOP/s in the same run)"]
+    if hi > 1.001 * lo:
+        lines.append(f"cuBLAS at this point over the record's runs: {lo:.1f}-{hi:.1f} TFLOP/s "
+                     f"({100 * (hi / lo - 1):.1f} % apart); against the fastest: {100 * row['tflops'] / hi:.1f} %")
+    checks = rung_checks(r)
+    err = row["rel_err_vs_cublas"]
+    same = "bit-identical to cuBLAS's result" if err == 0 else f"{err:.1e} relative error vs cuBLAS"
+    lines.append(f"correct: {same} here; GPU tests vs float64: "
+                 f"{checks['passed']} passed, {checks['failed']} failed (results/{checks['log']})")
+    return "\n".join(lines)
