@@ -120,8 +120,8 @@ def _instrumentation_lines(tree):
     for n in ast.walk(tree):
         if isinstance(n, ast.If) and ast.unparse(n.test) == _TIMELINE_IF and not n.orelse:
             drop.update(range(n.lineno, n.end_lineno + 1))
-        elif isinstance(n, ast.Assign) and ast.unparse(n).startswith("tlc, rec_p, rec_c = None"):
-            drop.add(n.lineno)
+        elif isinstance(n, ast.Assign) and "tlc" in {t.id for t in ast.walk(n.targets[0]) if isinstance(t, ast.Name)}:
+            drop.update(range(n.lineno, n.end_lineno + 1))      # the recorders' setup: None when off
     return drop
 
 
