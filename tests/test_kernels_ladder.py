@@ -141,3 +141,12 @@ def test_docstring_examples_run():
     import doctest
     failed, tried = doctest.testmod(ladder)
     assert tried >= 8 and failed == 0
+
+
+def test_rung_sections_show_every_rung_above_a_number():
+    from layoutlab.kernels.ladder import rung_sections
+    md = rung_sections(4)
+    assert md.count("#### Rung ") == len(LADDER) - 3
+    assert "#### Rung 4 — `gemm_hopper`" in md and "```diff\n--- gemm_ampere (ampere.py)" in md
+    assert "% of cuBLAS" in md and md._repr_markdown_() == str(md)
+    assert rung_sections(len(LADDER) + 1) == "(no rung above this one in this version of layoutlab)"

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..errors import LayoutError
 
 __all__ = ["Rung", "LADDER", "rung", "rung_source", "rung_diff", "rung_row", "rung_checks", "cublas_spread",
-           "rung_report", "Listing"]
+           "rung_report", "rung_sections", "Listing"]
 
 _HERE = Path(__file__).resolve().parent
 _TIMELINE_IF = "cutlass.const_expr(self.cfg.timeline)"
@@ -276,3 +276,27 @@ def rung_report(r, record=None):
     lines.append(f"correct: {same} here; GPU tests vs float64: "
                  f"{checks['passed']} passed, {checks['failed']} failed (results/{checks['log']})")
     return "\n".join(lines)
+
+
+class _Markdown(str):
+    def _repr_markdown_(self):
+        return str(self)
+
+
+def rung_sections(first, ladder=None):
+    """Markdown for every rung from number ``first`` (1-based) to the top: heading, idea, the record
+    (:func:`rung_report`) and the diff against the rung below. Chapter 9 shows the rungs it was written with one by
+    one and this for any added since, so a new rung is one line of :data:`LADDER`.
+
+    >>> print(rung_sections(5).splitlines()[0])
+    #### Rung 5 — `gemm_hopper_ws`: warp specialization with setmaxnreg, persistent tiles, a 2x1 cluster multicasting B
+    >>> rung_sections(len(LADDER) + 1)
+    '(no rung above this one in this version of layoutlab)'
+    """
+    ladder = LADDER if ladder is None else ladder
+    parts = []
+    for i, r in enumerate(ladder[first - 1:], first):
+        report = "\n".join(f"    {line}" for line in rung_report(r).splitlines())
+        parts.append(f"#### Rung {i} — `{r.name}`: {r.idea}\n\nBuilds on `{r.prev}`; its record:\n\n{report}\n\n"
+                     f"{Listing(rung_diff(r.prev, r), 'diff')._repr_markdown_()}")
+    return _Markdown("\n\n".join(parts) if parts else "(no rung above this one in this version of layoutlab)")
