@@ -26,7 +26,7 @@ __all__ = ["main", "bench_point", "SHAPES", "PLAN"]
 #: (M, N, K): three cubes and LLM-like projections (K-heavy, wide-N MLP, tall-M batch).
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 6144), (8192, 8192, 1024), (4096, 14336, 4096),
           (16384, 4096, 4096)]
-#: kernel -> [(dtype, shapes, layouts)]: the SIMT kernels fp32 in NT (the seed's layout) and TN, the rest 16-bit TN.
+#: kernel -> [(dtype, shapes, layouts)]: the SIMT kernels fp32 in NT (the CuTe tutorial's) and TN, the rest 16-bit TN.
 PLAN = {
     "sgemm_simple": [("float32", [(4096, 4096, 4096)], ("NT", "TN"))],
     "sgemm_fast": [("float32", [(4096, 4096, 4096), (8192, 8192, 8192)], ("NT", "TN"))],
