@@ -79,9 +79,10 @@ def _role_warp(kernel_name, role):
 def decode_timeline(raw, kernel_name, config, k):
     """The events of a raw timeline buffer (int64, :func:`~layoutlab.kernels.hopper.timeline_buffer_shape`,
     flattened or not; unwritten slots hold -1) as ``(events, clock)``: ``events`` dicts with ``cta, role, warp,
-    event, tile, k_tile, stage, tile_mn, cycles, t_ns`` (t = 0 at the earliest event), sorted by time; ``clock``
-    says which timer gave ``t_ns``. Refuses (LayoutError) a wrong-size buffer and a slot whose stored description
-    disagrees with its place (a lost or raced write). A made-up buffer, K = 64 (columns: :data:`TIMELINE_COLUMNS`):
+    event, tile, k_tile, stage, tile_mn, cycles, t_ns`` (``t_ns``: the ``%globaltimer`` reading, 0 at the earliest
+    event; ``cycles``: ``%clock64``, 0 at the CTA's earliest), sorted by time; ``clock`` gives the timer's step and,
+    for a coarse timer, the fitted ``ns_per_cycle`` (:func:`event_times` uses it). Refuses (LayoutError) a wrong-size
+    buffer and a slot whose stored description disagrees with its place (a lost or raced write). A made-up buffer, K = 64 (columns: :data:`TIMELINE_COLUMNS`):
 
     >>> cfg = timeline_config("gemm_hopper")
     >>> raw = np.full(timeline_buffer_shape("gemm_hopper", cfg, 64), -1)
@@ -123,13 +124,12 @@ def decode_timeline(raw, kernel_name, config, k):
     if not events:
         raise LayoutError("decode_timeline: no slot of the buffer was written (is the kernel the "
                           "instrumented build, and did it run?)")
-    t_abs, clock = _times(*(np.array([e[key] for e in events], dtype=np.float64)
-                            for key in ("cta", "t_ns", "cycles")))
-    t0 = min(t_abs)
+    clock = _clock(*(np.array([e[key] for e in events], dtype=np.float64) for key in ("cta", "t_ns", "cycles")))
+    t0 = min(e["t_ns"] for e in events)
     clk0 = {c: min(e["cycles"] for e in events if e["cta"] == c) for c in {e["cta"] for e in events}}
-    for e, t in zip(events, t_abs):
-        e.update(cycles=e["cycles"] - clk0[e["cta"]], t_ns=round(t - t0, 1))
-    events.sort(key=lambda e: (e["t_ns"], e["cta"], e["role"]))
+    for e in events:
+        e.update(cycles=e["cycles"] - clk0[e["cta"]], t_ns=float(e["t_ns"] - t0))
+    events.sort(key=lambda e: (e["t_ns"], e["cta"], e["cycles"], e["role"]))
     return events, clock
 
 
@@ -140,29 +140,28 @@ def _slot_meaning(role, slot, k_tiles):
     return {0: "epi_start", 1: "epi_end", 2: "tile_start"}.get(slot - 4 * k_tiles, "unused"), None
 
 
-def _times(ctas, gt, clk):
-    """Absolute ns per event: %globaltimer ``gt`` if it ticks finely, else %clock64 ``clk`` fitted per CTA (lstsq)."""
+def _clock(ctas, gt, clk):
+    """What the timers of a buffer can say: ``%globaltimer``'s step (the smallest gap between distinct readings) and,
+    when that is coarse, ``ns_per_cycle``: the median over CTAs of a least-squares line through the (cycle, reading)
+    pair of the first event after each step. The times themselves stay the raw readings; :func:`event_times`
+    places events by their cycles."""
     uniq = np.unique(gt)
     step = float(np.min(np.diff(uniq))) if len(uniq) > 1 else math.inf
+    clock = {"source": "globaltimer", "globaltimer_step_ns": step}
     if step < FINE_TIMER_NS:
-        return list(gt), {"source": "globaltimer", "globaltimer_step_ns": step}
-    out = np.empty(len(gt))
+        return clock
     slopes = []
     for cta in np.unique(ctas):
         sel = ctas == cta
         x, y = clk[sel], gt[sel]
-        # The first event after each tick is the one closest to the tick: fit those (value, cycle) pairs.
         order = np.argsort(x, kind="stable")
         ty, first = np.unique(y[order], return_index=True)
         tx = x[order][first]
-        if len(ty) < 2 or np.ptp(tx) == 0:
-            out[sel] = y
-            continue
-        a, b = np.polyfit(tx - x.min(), ty, 1)
-        slopes.append(a)
-        out[sel] = a * (x - x.min()) + b
-    return list(out), {"source": "clock64 fitted to globaltimer per CTA", "globaltimer_step_ns": step,
-                       "ns_per_cycle": round(float(np.median(slopes)), 5) if slopes else None}
+        if len(ty) >= 2 and np.ptp(tx) > 0:
+            slopes.append(np.polyfit(tx - x.min(), ty, 1)[0])
+    if slopes:
+        clock["ns_per_cycle"] = round(float(np.median(slopes)), 5)
+    return clock
 
 
 def _operands(m, n, k, dtype, seed):
