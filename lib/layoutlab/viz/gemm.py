@@ -159,7 +159,8 @@ def draw_wgmma_timeline(k_blocks=4, *, title=None):
     ax = fig.add_axes((0.12, 0.1, 0.86, 0.7))
     ax.set_ylim(-0.2, 2.4)
     ax.axis("off")
-    steps = [("stores to smem\nfence.proxy.async", "#e0e0e0", 2.2), ("wgmma.fence", "#ffbb78", 1.2)]
+    steps = [("stores to smem\nfence.proxy.async", "#e0e0e0", 2.2), ("CTA barrier\nbar.sync", "#e0e0e0", 1.4),
+             ("wgmma.fence", "#ffbb78", 1.2)]
     steps += [(f"mma_async\nk-block {i}", "#aec7e8", 1.0) for i in range(k_blocks)]
     steps += [("commit_group", "#98df8a", 1.3), ("independent work\n(not acc, not its smem)", "#f7f7f7", 2.6),
               ("wait_group 0", "#ff9896", 1.3), ("read / write\naccumulators", "#c5b0d5", 1.8)]
