@@ -57,3 +57,37 @@ def test_scale_storage_is_the_dsl_s_tiling():
     ours = [str(block_scale_storage(*s)) for s in SHAPES]
     assert values[:len(SHAPES)] == ours
     assert values[len(SHAPES):] == ours
+
+
+def _steps(ptx):
+    """The tcgen05 and mbarrier instructions of a PTX text, in program order, by opcode."""
+    return [line.split()[0] for line in ptx.splitlines()
+            if line.strip().startswith(("tcgen05.", "mbarrier.", "fence.mbarrier"))]
+
+
+@pytest.mark.parametrize("n, k", [(64, 64), (128, 32)])
+def test_tcgen05_tile_compiles_to_the_chapter_s_synchronization(n, k):
+    """The tile compiles for sm_100a on a CPU, and its PTX is chapter 10's list in order: alloc + relinquish by one
+    warp; fence after the barrier; k/16 MMAs; commit to the mbarrier; wait, fence, n/32 .32x32b.x32 loads,
+    wait::ld; the fence pair around the barrier; dealloc."""
+    from layoutlab.blackwell import tcgen05_tile_ptx
+    ptx = tcgen05_tile_ptx(n, k)
+    assert ".target sm_100a" in ptx
+    mma = "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard"
+    assert _steps(ptx) == (
+        ["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;",
+         "mbarrier.init.shared.b64", "fence.mbarrier_init.release.cluster;", "tcgen05.fence::after_thread_sync;"]
+        + [mma] * (k // 16)
+        + ["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64", "mbarrier.try_wait.parity.shared.b64",
+           "tcgen05.fence::after_thread_sync;"]
+        + ["tcgen05.ld.sync.aligned.32x32b.x32.b32"] * (n // 32)
+        + ["tcgen05.wait::ld.sync.aligned;", "tcgen05.fence::before_thread_sync;", "tcgen05.fence::after_thread_sync;",
+           "tcgen05.dealloc.cta_group::1.sync.aligned.b32"])
+
+
+def test_tcgen05_tile_refuses_what_tensor_memory_cannot_hold():
+    from layoutlab import LayoutError
+    from layoutlab.blackwell import tcgen05_tile_ptx
+    for bad in ((48, 64), (512, 64), (64, 40), (64, 0)):
+        with pytest.raises(LayoutError, match="power of two >= 32"):
+            tcgen05_tile_ptx(*bad)

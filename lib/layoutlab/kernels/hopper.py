@@ -64,8 +64,8 @@ TIMELINE_COLUMNS = ("globaltimer", "clock64", "event", "tile", "k_tile", "stage"
 
 
 #: CTAs (the first ones in linear block order) and tiles per CTA that an instrumented build records.
-TIMELINE_CTAS = {"gemm_hopper": 4, "gemm_hopper_ws": 4}
-TIMELINE_TILES = {"gemm_hopper": 1, "gemm_hopper_ws": 4}
+TIMELINE_CTAS = {"gemm_hopper": 4, "gemm_hopper_ws": 4, "gemm_hopper_pingpong": 4}
+TIMELINE_TILES = {"gemm_hopper": 1, "gemm_hopper_ws": 4, "gemm_hopper_pingpong": 4}
 
 
 def timeline_slots(k_tiles):
