@@ -82,6 +82,11 @@ LADDER = (
          "warp specialization with setmaxnreg, persistent tiles, a 2x1 cluster multicasting B",
          prev="gemm_hopper", adds=("setmaxregister_increase", "CopyBulkTensorTileG2SMulticastOp",
                                    "persistent_clusters")),
+    Rung("gemm_hopper_pingpong", "hopper_pingpong", "make_hopper_pingpong_class.HopperGemmPingpong",
+         ("__call__", "kernel"), "ping-pong consumers: each warpgroup a whole 64x256 tile, in an order (a named "
+         "barrier) that overlaps one's epilogue with the other's MMAs", prev="gemm_hopper_ws",
+         adds=("barrier_arrive", "ORDER_BARRIER", "consume.advance(k_tiles)"), record="gemm_ladder_h100",
+         checks="gemm_ladder_h100/pingpong_tests.log"),
 )
 
 
