@@ -64,8 +64,8 @@ _RUN = """(mode) => { window.__llResult = null; (async () => {
   const details = [...document.querySelectorAll('.jp-RenderedMarkdown details')];
   window.__llResult = {kernel, kernelStart, run, cells, dialog: !!document.querySelector('.jp-Dialog'),
                        answers: details.length, open: details.filter(d => d.open).length,
-                       answerVisible: details.some(d => d.querySelector('summary').nextElementSibling
-                                                   && d.querySelector('summary').nextElementSibling.offsetHeight > 0),
+                       answerVisible: details.some(d => [...d.children].some(
+                                         e => e.tagName !== 'SUMMARY' && e.checkVisibility())),
                        raw: /:::\{dropdown\}|\{ref\}`/.test(document.body.innerText)};
 })().catch(e => { window.__llResult = {failure: String(e && e.stack || e)}; }); }"""
 
