@@ -159,7 +159,8 @@ def draw_wgmma_timeline(k_blocks=4, *, title=None):
     ax = fig.add_axes((0.12, 0.1, 0.86, 0.7))
     ax.set_ylim(-0.2, 2.4)
     ax.axis("off")
-    steps = [("stores to smem\nfence.proxy.async", "#e0e0e0", 2.2), ("wgmma.fence", "#ffbb78", 1.2)]
+    steps = [("stores to smem\nfence.proxy.async", "#e0e0e0", 2.2), ("CTA barrier\nbar.sync", "#e0e0e0", 1.4),
+             ("wgmma.fence", "#ffbb78", 1.2)]
     steps += [(f"mma_async\nk-block {i}", "#aec7e8", 1.0) for i in range(k_blocks)]
     steps += [("commit_group", "#98df8a", 1.3), ("independent work\n(not acc, not its smem)", "#f7f7f7", 2.6),
               ("wait_group 0", "#ff9896", 1.3), ("read / write\naccumulators", "#c5b0d5", 1.8)]
@@ -286,7 +287,9 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     lanes, since the next batch is issued before the previous one is known done), the epilogue, and in
     red the waits for data. Blank stretches are time the role did none of these. ``ctas`` (default the
     first two recorded), ``tiles`` (tile ordinals per CTA, default the first two) and ``t_range_us``
-    ``(start, end)`` zoom in. Refuses a malformed record with a LayoutError.
+    ``(start, end)`` zoom in. Times are :func:`~layoutlab.bench.timeline.event_times`: a CTA's events
+    placed by their ``%clock64`` cycles on the CTA's fit to ``%globaltimer`` where the record has cycles
+    (the axis label says so), else the recorded ``t_ns``. Refuses a malformed record with a LayoutError.
     Example: ``draw_pipeline_timeline(gpu.load_result("gemm_timeline_h100"), kernel="gemm_hopper")``.
 
     >>> from layoutlab import gpu
@@ -296,10 +299,11 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     """
     from matplotlib.patches import Patch
 
-    from ..bench.timeline import check_timeline_record, select_record
+    from ..bench.timeline import check_timeline_record, event_times, select_record, timer_step_ns
     op = "draw_pipeline_timeline"
     rec = check_timeline_record(select_record(record, kernel), op=op)
     events = rec["events"]
+    at = {id(e): t for e, t in zip(events, event_times(rec))}
     stages = rec["config"]["stages"]
     recorded = sorted({e["cta"] for e in events})
     ctas = recorded[:2] if ctas is None else list(ctas)
@@ -320,7 +324,7 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     for e in events:
         if e["event"] == "load_arrive":
             key = (e["cta"], e["tile"], e["k_tile"])
-            first_arrival[key] = min(first_arrival.get(key, e["t_ns"]), e["t_ns"])
+            first_arrival[key] = min(first_arrival.get(key, at[id(e)]), at[id(e)])
 
     rows = [(c, r) for c in ctas for r in roles]
     polys = {name: [] for name in _PIPE_COLORS}
@@ -335,7 +339,7 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
         for t in tiles:
             def ev(name, k, _c=c, _r=r, _t=t):
                 e = idx.get((_c, _r, _t, name, k))
-                return None if e is None else e["t_ns"]
+                return None if e is None else at[id(e)]
             for k in range(K):
                 if r == "producer":
                     issue, wait = ev("load_issue", k), ev("empty_wait", k)
@@ -389,7 +393,10 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     ax.set_yticks([len(rows) - 1 - i + 0.5 for i in range(len(rows))])
     ax.set_yticklabels([f"CTA {c} {r} (warp {warps[r]})" for c, r in rows], fontsize=7.5, **FONT)
     ax.tick_params(axis="y", length=0)
-    ax.set_xlabel("time (us) from the first recorded event", fontsize=8)
+    npc = (rec.get("clock") or {}).get("ns_per_cycle")
+    ax.set_xlabel("time (us) from the first recorded event" + (
+        f", placed by %clock64 on each CTA's fit to %globaltimer ({timer_step_ns(rec)}-ns steps)"
+        if npc and all("cycles" in e for e in events) else ""), fontsize=8)
     ax.tick_params(axis="x", labelsize=7.5)
     ax.grid(axis="x", color="#ddd", lw=0.5)
     ax.set_axisbelow(True)

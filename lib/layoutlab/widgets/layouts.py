@@ -125,7 +125,7 @@ def tv_presets():
 
 
 def _tv_steps(tv, tile, t, v):
-    """The seed-000 chain for one (t, v): natural coordinate, offset, (m, n)."""
+    """The (thread, value) -> (m, n) chain of chapter 3 for one (t, v): natural coordinate, offset, (m, n)."""
     from ..inttuple import format_int_tuple, idx2crd
     m_ext, n_ext = (product(x) for x in tile)
     coord = idx2crd((t, v), tv.shape)
