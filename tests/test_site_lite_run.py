@@ -31,7 +31,7 @@ CHAPTERS = ["01_layouts", "02_layout_algebra", "03_tv_layouts", "04_linear_layou
             "06_ldmatrix", "10_beyond_hopper"]
 EXERCISES = [f"ex0{i}" for i in range(1, 7)]
 AT_ONCE = 3          # notebooks running at the same time (tabs)
-TIMEOUT_S = 240      # per notebook, kernel start and run
+TIMEOUT_S = 420      # per notebook, kernel start and run (a loaded 2-core machine)
 
 # Runs in the lite notebook's page: waits for the kernel, runs the notebook (Run All, or cell by cell), and
 # leaves what happened in window.__llResult.
