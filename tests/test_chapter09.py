@@ -179,6 +179,7 @@ def test_every_rung_is_shown_with_its_diff_and_report():
         assert f'ladder.Listing(ladder.rung_diff("{below.name}", "{above.name}"), "diff")' in cells, above.name
     shown = LADDER[:5]                      # the rungs the chapter was written with; the rest by rung_sections(6)
     assert "ladder.rung_sections(6)" in cells
+    assert any("for i, r in enumerate(ladder.LADDER, 1):" in c and "ladder.rung_row(r)" in c for c in cells)
     for r in shown:
         assert f'print(ladder.rung_report("{r.name}"))' in cells, r.name
     md = _markdown()

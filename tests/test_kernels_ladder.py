@@ -150,3 +150,23 @@ def test_rung_sections_show_every_rung_above_a_number():
     assert "#### Rung 4 — `gemm_hopper`" in md and "```diff\n--- gemm_ampere (ampere.py)" in md
     assert "% of cuBLAS" in md and md._repr_markdown_() == str(md)
     assert rung_sections(len(LADDER) + 1) == "(no rung above this one in this version of layoutlab)"
+
+
+def test_a_rung_from_another_run_is_compared_with_the_rung_below_in_its_own_run():
+    """A rung recorded in a later run than the rung below: its report adds the rung below at the same point from
+    that same run (the fair comparison), read from the record here."""
+    from layoutlab import gpu
+    from layoutlab.kernels.ladder import rung_report
+    checked = 0
+    for below, above in PAIRS:
+        if below.record == above.record:
+            assert "in the same run the rung below" not in rung_report(above)
+            continue
+        dtype, layout, (m, n, k) = above.bench
+        same = [x for x in gpu.load_result(above.record)["rows"] if x["kernel"] == below.name and
+                (x["dtype"], x["layout"], x["m"], x["n"], x["k"]) == (dtype, layout, m, n, k)]
+        if same:
+            assert (f"in the same run the rung below, {below.name}: {same[0]['tflops']:.1f} TFLOP/s = "
+                    f"{same[0]['pct_cublas']:.1f} % of cuBLAS") in rung_report(above)
+            checked += 1
+    assert checked >= 1

@@ -257,9 +257,10 @@ def cublas_spread(r, record=None):
 
 
 def rung_report(r, record=None):
-    """What the record says about rung ``r``, in two lines: where and when it was measured, its TFLOP/s and % of
+    """What the record says about rung ``r``, in a few lines: where and when it was measured, its TFLOP/s and % of
     cuBLAS at its benchmark point (with cuBLAS's spread over the record's runs of that point, when there are
-    several), its error against cuBLAS, and its GPU test run (:func:`rung_checks`).
+    several; and the rung below at the same point in the same run, when the rung below's own numbers come from
+    another record), its error against cuBLAS, and its GPU test run (:func:`rung_checks`).
 
     >>> print(rung_report("sgemm_fast").splitlines()[1])
     float32 NT 4096x4096x4096: 47.7 TFLOP/s = 92.1 % of cuBLAS (51.8 TFLOP/s in the same run)
@@ -275,6 +276,15 @@ def rung_report(r, record=None):
     if hi > 1.001 * lo:
         lines.append(f"cuBLAS at this point over the record's runs: {lo:.1f}-{hi:.1f} TFLOP/s "
                      f"({100 * (hi / lo - 1):.1f} % apart); against the fastest: {100 * row['tflops'] / hi:.1f} %")
+    if r.prev is not None and record is None and rung(r.prev).record != r.record:
+        below = rung(r.prev)
+        try:                                          # the rung below, same point, same run: the fair comparison
+            b = rung_row(Rung(below.name, below.module, below.kernel, below.parts, below.idea, bench=r.bench,
+                              record=r.record))
+            lines.append(f"in the same run the rung below, {below.name}: {b['tflops']:.1f} TFLOP/s = "
+                         f"{b['pct_cublas']:.1f} % of cuBLAS")
+        except LayoutError:
+            pass
     checks = rung_checks(r)
     err = row["rel_err_vs_cublas"]
     same = "bit-identical to cuBLAS's result" if err == 0 else f"{err:.1e} relative error vs cuBLAS"
