@@ -8,7 +8,8 @@ Each notebook is opened as a reader opens it (the lite app's URL), its kernel st
   numpy and matplotlib, which fails here and says so; from then on a cell stopped by their absence (a plot)
   prints one "skipped" line and Run All goes on. Every other cell must run without an error.
 * an exercise set (the student version) runs cell by cell, as a student would before answering: only the
-  answer stubs (`raise NotImplementedError()`) and the tests of those unanswered parts may fail.
+  answer stubs (`raise NotImplementedError()`) and the tests of those unanswered parts may fail. (Not yet a
+  test: the exercises' setup imports `layoutlab.grading`, which still needs numpy on main.)
 
 Kernel start (page open to kernel idle) and Run All times, and the cells run / skipped / failing per notebook,
 are printed. Several notebooks run at once in their own tabs (each has its own kernel, a web worker).
@@ -154,6 +155,10 @@ def _run_offline(site, jobs):
                                     or (cell["nbgrader"].get("grade") and kind.startswith("error"))):
                 continue
             problems.append(f"{name}: {kind} in\n{cell['source'][:300]}\n{_trace(cell)}")
+        cdn_cell = [c for c in result["cells"] if "install -q numpy matplotlib" in c["source"]]
+        said = "".join("".join(o.get("text", "")) for c in cdn_cell for o in c["outputs"])
+        if len(cdn_cell) != 1 or "Could not install matplotlib and numpy from the Pyodide CDN" not in said:
+            problems.append(f"{name}: the CDN cell does not say why numpy and matplotlib are missing: {said!r}")
         if mode == "all" and kinds.count("ran") < len(kinds) // 2:
             problems.append(f"{name}: most cells did not run: {counts}")
     cdn = [u for u in outside if u.startswith(layoutlab_lite.PYODIDE_CDN)]
