@@ -116,7 +116,13 @@ def _run_offline(site, jobs):
                     running[name] = (page, mode)
                     deadline[name] = time.time() + TIMEOUT_S
                 for name, (page, mode) in list(running.items()):
-                    result = page.evaluate("() => window.__llResult")
+                    try:
+                        result = page.evaluate("() => window.__llResult === undefined ? 'gone' : window.__llResult")
+                    except Exception:       # the page is navigating
+                        continue
+                    if result == "gone":    # JupyterLite reloaded the page (its service worker took over): again
+                        page.evaluate(_RUN, mode)
+                        continue
                     if result is None and time.time() < deadline[name]:
                         continue
                     results[name] = (mode, result or {"failure": f"no result in {TIMEOUT_S} s"})
