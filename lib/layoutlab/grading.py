@@ -15,10 +15,8 @@ answer) keeps the expected value out of the message but still says which entry, 
 
 from __future__ import annotations
 
-import ast
 import base64
 import numbers
-import re
 from itertools import zip_longest
 
 import numpy as np
@@ -340,46 +338,43 @@ def check_that(condition, message: str) -> None:
         raise WrongAnswer(message)
 
 
-def _input_history():
-    """The cells run in this IPython shell (none without one)."""
-    try:
-        from IPython import get_ipython
+def check_reasoned(name: str, forbidden, *, hint: str = "", sources=None, answers=None) -> None:
+    """Refuse an answer computed by a library call that does the whole part (the exercise asks for reasoning).
 
-        return get_ipython().user_ns.get("In", [])
-    except (ImportError, AttributeError):  # no IPython, or no shell running (get_ipython() is None)
-        return []
+    Graded by ``exercises/llgrade.py``, the answers this test cell reads were traced outside the student's kernel
+    (:func:`layoutlab.answers.trace_answers`): an answer whose computation calls or passes around a name in
+    ``forbidden`` is refused, and so is one computed after code the grader cannot read (``exec``, ``getattr`` with a
+    computed name, a magic that runs a string, a changed module). A forbidden call that computes nothing the
+    answer uses (a leftover scratch check) is not held against it. With ``sources`` (cells as text) the answers
+    ``answers`` are traced there; with neither (a notebook run by hand) nothing is checked.
 
-
-def _forbidden_calls(src, forbidden):
-    """Names in ``forbidden`` that the cell ``src`` calls: directly, as an attribute (``x.f(...)`` calls ``f``) or
-    under an import alias; none in a test cell (one that calls ``grading.check_*``) or a cell that does not parse."""
-    try:
-        nodes = list(ast.walk(ast.parse(src)))
-    except SyntaxError:
-        return set()
-    calls = [ast.unparse(n.func) for n in nodes if isinstance(n, ast.Call)]
-    if any(re.fullmatch(r"grading\.check_\w*", c) for c in calls):
-        return set()
-    known = {a.asname: a.name for n in nodes if isinstance(n, ast.ImportFrom) for a in n.names
-             if a.asname and a.name in forbidden} | {f: f for f in forbidden}
-    return {known[f] for f in (c.rsplit(".", 1)[-1] for c in calls) if f in known}
-
-
-def check_reasoned(name: str, forbidden, *, hint: str = "", sources=None) -> None:
-    """Refuse an answer computed by a library call that does the whole part (the exercise asks for reasoning):
-    the cells the student ran (IPython's history, or ``sources``), less test cells, must not call a function in
-    ``forbidden`` (by name, as ``layoutlab.composition`` or under an import alias).
-
-    >>> check_reasoned("comp_a", {"composition"}, sources=["comp_a = '(4,2):(2,1)'"])
-    >>> check_reasoned("comp_a", {"composition"}, sources=["import layoutlab as L", "comp_a = L.composition(A, B)"])
+    >>> check_reasoned("part A", {"composition"}, sources=["comp_a = '(4,2):(2,1)'", "print(composition(A, B))"],
+    ...                answers=["comp_a"])
+    >>> check_reasoned("part A", {"composition"}, sources=["import layoutlab as L", "comp_a = L.composition(A, B)"],
+    ...                answers=["comp_a"])
     Traceback (most recent call last):
     ...
-    layoutlab.grading.WrongAnswer: comp_a: your code calls composition(...) (cell 1), which computes this part's answer for you; this part asks you to work it out.
+    layoutlab.grading.WrongAnswer: part A: comp_a is computed with composition (cell 1), which computes this part's answer for you; this part asks you to work it out.
     """
+    from . import answers as _answers
+
+    if sources is not None:
+        traces = _answers.trace_answers([("student", s) for s in sources], list(answers or []))
+        exported = set(traces)
+    else:
+        traces = {k: v for k, v in _answers._PROVENANCE.items() if k != "__exported__"}
+        exported = set(_answers._PROVENANCE.get("__exported__", ()))
     forbidden = set(forbidden)
-    for i, src in enumerate(_input_history() if sources is None else sources):
-        calls = _forbidden_calls(src, forbidden) if src else set()
-        if calls:
-            shown = ", ".join(f"{c}(...)" for c in sorted(calls))
-            raise WrongAnswer(f"{name}: your code calls {shown} (cell {i}), which computes this part's answer "
-                              f"for you; this part asks you to work it out.{_hint(hint)}")
+    for answer, t in sorted(traces.items()):
+        if answer not in exported:
+            continue
+        if t["meta"]:
+            raise WrongAnswer(f"{name}: {t['meta'][0]} runs code the grader cannot read, so it cannot tell how "
+                              f"{answer} was computed; remove it and compute the answer in plain code.{_hint(hint)}")
+        if not t["defined"]:
+            raise WrongAnswer(f"{name}: no cell of yours assigns {answer} in code the grader can read.{_hint(hint)}")
+        bad = sorted((set(t["calls"]) | set(t["aliases"])) & forbidden)
+        if bad:
+            raise WrongAnswer(f"{name}: {answer} is computed with {bad[0]} (cell {t['cells'].get(bad[0], '?')}), "
+                              f"which computes this part's answer for you; this part asks you to work it out."
+                              f"{_hint(hint)}")
