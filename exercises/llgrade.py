@@ -128,18 +128,21 @@ def sandbox_available():
         "bwrap --ro-bind / / --unshare-all --die-with-parent true >/dev/null 2>&1") == 0
 
 
-def kernel_manager(work, prefix):
-    """A kernel manager whose kernel talks over Unix sockets in ``work`` and starts under ``prefix``."""
+def kernel_manager_class(work, prefix):
+    """A kernel manager class whose kernels talk over Unix sockets in ``work`` and start under ``prefix``
+    (nbclient creates it, and so shuts the kernel down after the notebook)."""
     conn = os.path.join(work, ".k")
     os.makedirs(conn, exist_ok=True)
 
     class Sandboxed(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(transport="ipc", ip=os.path.join(conn, "k"), **kwargs)
+            self.connection_file = os.path.join(conn, "kernel.json")
+
         def format_kernel_cmd(self, extra_arguments=None):
             return prefix + super().format_kernel_cmd(extra_arguments)
 
-    km = Sandboxed(kernel_name="python3", transport="ipc", ip=os.path.join(conn, "k"))
-    km.connection_file = os.path.join(conn, "kernel.json")
-    return km
+    return Sandboxed
 
 
 # --------------------------------------------------------------------------------------------- the notebooks
@@ -205,6 +208,13 @@ class GradeOutside(Execute):
     memory_mb = Integer(4096, help="Address-space limit of the student's kernel (MiB).").tag(config=True)
     cpu_seconds = Integer(300, help="CPU-time limit of the student's kernel (s).").tag(config=True)
 
+    def _run(self, nb, resources, km_class):
+        default, self.kernel_manager_class = self.kernel_manager_class, km_class
+        try:
+            return super().preprocess(nb, resources)[0]
+        finally:
+            self.kernel_manager_class = default
+
     def preprocess(self, nb, resources):
         roles = [_role(c) for c in nb.cells]
         student = copy.deepcopy(nb)
@@ -228,7 +238,7 @@ class GradeOutside(Execute):
                 _limits(self.memory_mb, self.cpu_seconds)
             run_res = copy.deepcopy(resources)
             run_res.setdefault("metadata", {})["path"] = sub
-            student, _ = super().preprocess(student, run_res, km=kernel_manager(work, prefix))
+            student = self._run(student, run_res, kernel_manager_class(work, prefix))
 
             kinds = [(r if r != "text" else "locked", c.source if r != "text" else "") for r, c in
                      zip(roles, nb.cells)]
@@ -243,7 +253,7 @@ class GradeOutside(Execute):
             gwork = os.path.join(work, "grader")
             os.makedirs(gwork)
             run_res["metadata"]["path"] = gwork
-            graded, _ = super().preprocess(graded, run_res, km=kernel_manager(gwork, []))
+            graded = self._run(graded, run_res, kernel_manager_class(gwork, []))
         finally:
             shutil.rmtree(work, ignore_errors=True)
         for cell, ran, role in zip(nb.cells, student.cells, roles):

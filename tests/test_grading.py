@@ -277,21 +277,54 @@ def test_check_function_counts_and_reports():
 
 # ------------------------------------------------------------------ check_reasoned: the work, not the lookup
 
-def test_check_reasoned_finds_direct_attribute_and_aliased_calls():
-    for cells in (["x = select_ldmatrix(tm, 'A', s)"],
-                  ["import layoutlab", "x = layoutlab.select_ldmatrix(tm, 'A', s).name"],
-                  ["from layoutlab.ldmatrix import select_ldmatrix as pick\nx = pick(tm, 'A', s)"]):
-        with pytest.raises(grading.WrongAnswer, match=r"x: your code calls select_ldmatrix\(\.\.\.\) \(cell \d\)"):
-            grading.check_reasoned("x", {"select_ldmatrix"}, sources=cells)
+def _reasoned(cells, answer="x"):
+    return grading.check_reasoned("part X", {"select_ldmatrix", "layout_b", "table"}, sources=cells, answers=[answer])
 
 
-def test_check_reasoned_accepts_reasoning_and_ignores_test_cells():
-    cells = ["from layoutlab import *", "x = 'SM75_U32x4_LDSM_N'   # select_ldmatrix would say so too",
-             "grading.check_choice(x, select_ldmatrix(tm, 'A', s).name, opts)", "def f(: broken"]
-    assert grading.check_reasoned("x", {"select_ldmatrix"}, sources=cells, hint="count the values") is None
+@pytest.mark.parametrize("cells", [
+    ["x = select_ldmatrix(tm, 'A', s)"],
+    ["import layoutlab", "x = layoutlab.select_ldmatrix(tm, 'A', s).name"],
+    ["from layoutlab.ldmatrix import select_ldmatrix as pick\nx = pick(tm, 'A', s)"],
+    ["pick = select_ldmatrix", "y = 3", "x = pick(tm, 'A', s)"],                   # an alias made once
+    ["def helper(a):\n    return select_ldmatrix(tm, a, s)", "x = helper('A')"],   # inside a function of its own
+    ["tmp = []", "tmp.append(select_ldmatrix(tm, 'A', s))", "x = tmp[0]"],          # through a mutated list
+    ["x = layout_b(3)"], ["x = layout_b.table()[3]"], ["f = layout_b\nx = f(3)"],
+    ["%time x = select_ldmatrix(tm, 'A', s)"], ["%%capture\nx = select_ldmatrix(tm, 'A', s)"],
+])
+def test_check_reasoned_finds_calls_however_they_are_spelled(cells):
+    with pytest.raises(grading.WrongAnswer, match=r"part X: x is computed with (select_ldmatrix|layout_b|table) "
+                                                  r"\(cell \d\)"):
+        _reasoned(cells)
 
 
-def test_check_reasoned_is_not_fooled_by_the_word_grading_in_a_comment():
-    cells = ["x = select_ldmatrix(tm, 'A', s)  # grading.check_choice would not see this"]
-    with pytest.raises(grading.WrongAnswer, match="select_ldmatrix"):
-        grading.check_reasoned("x", {"select_ldmatrix"}, sources=cells)
+@pytest.mark.parametrize("cells", [
+    ["import layoutlab as L\nx = getattr(L, 'select_' + 'ldmatrix')(tm, 'A', s)"],
+    ["exec('x = select_ldmatrix(tm, \"A\", s)')\nx = x"],
+    ["import importlib\nx = importlib.import_module('layoutlab').select_ldmatrix(tm, 'A', s)"],
+    ["get_ipython().ast_transformers.append(T())", "x = 3"],
+    ["import layoutlab.grading as g\ng.check_int = print", "x = 3"],
+    ["%run -i helper.py", "x = 3"],
+])
+def test_check_reasoned_refuses_code_it_cannot_read(cells):
+    with pytest.raises(grading.WrongAnswer, match="runs code the grader cannot read"):
+        _reasoned(cells)
+
+
+def test_check_reasoned_refuses_an_answer_no_cell_assigns():
+    with pytest.raises(grading.WrongAnswer, match="no cell of yours assigns x"):
+        _reasoned(["y = 3"])
+
+
+@pytest.mark.parametrize("cells", [
+    ["x = 'SM75_U32x4_LDSM_N'", "print(select_ldmatrix(tm, 'A', s))"],              # a leftover scratch check
+    ["x = 'SM75_U32x4_LDSM_N'\nassert x == select_ldmatrix(tm, 'A', s).name"],
+    ["x = 'SM75_U32x4_LDSM_N'", "print(x, select_ldmatrix(tm, 'A', s).name)"],
+    ["x = 'SM75_U32x4_LDSM_N'", "grading.check_choice(x, select_ldmatrix(tm, 'A', s).name, opts)"],
+    ["y = select_ldmatrix(tm, 'A', s)", "x = 'SM75_U32x4_LDSM_N'"],                  # computed, then overwritten
+    ["def check():\n    x = select_ldmatrix(tm, 'A', s)\n    return x", "x = 4 * 2", "check()"],
+    ["j = layout_b(3)", "owner = lambda j: j % 4", "x = owner(5)"],                  # a parameter, not the global
+    ["x = sum(c * d for c, d in zip((1, 2), layout_b.stride))"],                     # a layout's stride is no call
+    ["%matplotlib inline", "x = 3"], ["def f(: broken", "x = 3"],
+])
+def test_check_reasoned_does_not_dock_honest_work(cells):
+    assert _reasoned(cells) is None

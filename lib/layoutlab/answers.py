@@ -258,14 +258,14 @@ class _Stmt(ast.NodeVisitor):
     def visit_Import(self, node):
         for a in node.names:
             root = a.name.split(".")[0]
-            if root in _META_MODULES:
+            if root in _META_MODULES or not _installed(root):
                 self.meta.append(f"import {a.name}")
             self.uses.update(a.name.split("."))
             self._define(a.asname or root)
 
     def visit_ImportFrom(self, node):
         mod = node.module or ""
-        if mod.split(".")[0] in _META_MODULES:
+        if mod.split(".")[0] in _META_MODULES or node.level or not _installed(mod.split(".")[0]):
             self.meta.append(f"from {mod} import")
         self.uses.update(mod.split("."))
         for a in node.names:
@@ -273,6 +273,21 @@ class _Stmt(ast.NodeVisitor):
                 self.uses.add(a.name)
                 self.aliases.add(a.name)
                 self._define(a.asname or a.name)
+
+
+def _installed(root):
+    """Whether ``root`` is a module of the Python installation (not a file the student's code could write)."""
+    import importlib.machinery
+    import os
+    import sys
+
+    if root in sys.builtin_module_names or root in getattr(sys, "stdlib_module_names", ()):
+        return True
+    path = [p for p in sys.path if p not in ("", ".", os.getcwd())]
+    try:
+        return importlib.machinery.PathFinder.find_spec(root, path) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _statements(cells):
@@ -507,15 +522,17 @@ def _hashable(x):
 
 
 _PROVENANCE = {}
+_INJECTED = set()
 
 
 def inject_answers(namespace, answers_json, provenance_json, locked):
-    """In the grader's kernel: define every exported answer not defined by the course's own (locked) cells, and
-    record how each was computed for ``grading.check_reasoned``."""
+    """In the grader's kernel: define every exported answer that neither the course's own (locked) cells nor an
+    earlier test defined, and record how each was computed for ``grading.check_reasoned``."""
     answers = json.loads(answers_json)
     for name, value in answers.items():
-        if name not in locked:
+        if name not in locked and (name not in namespace or name in _INJECTED):
             namespace[name] = _decode(value, name)
+            _INJECTED.add(name)
     _PROVENANCE.clear()
     _PROVENANCE.update({k: v for k, v in json.loads(provenance_json).items() if k not in locked})
     _PROVENANCE["__exported__"] = sorted(answers)
