@@ -5,9 +5,9 @@
 1. runs the student's notebook in a **sandboxed kernel** (bubblewrap: no network, none of the course's files --
    gradebook, ``source/``, other students -- only a copy of the submission's folder, a memory, CPU-time and
    file-size limit), with every test cell replaced by an export of the answer variables it reads, as data
-   (``layoutlab.answers.export_answers``: ints, strings, tuples, lists, layouts as their CuTe string, a
+   (``llanswers.export_answers``: ints, strings, tuples, lists, layouts as their CuTe string, a
    function as its table over the inputs named by a ``#| tabulate name: inputs`` line of the test cell);
-2. reads, outside any kernel, how each answer was computed (``layoutlab.answers.trace_answers``, for
+2. reads, outside any kernel, how each answer was computed (``llanswers.trace_answers``, for
    ``grading.check_reasoned``);
 3. runs the course's own cells and the full test cells (hidden tests included) in a **fresh kernel** that never
    ran student code, given only the exported answers;
@@ -28,6 +28,7 @@ import hmac
 import json
 import os
 import re
+import secrets
 import shutil
 import sys
 import tempfile
@@ -108,7 +109,7 @@ def _sandbox_prefix(work, memory_mb, cpu_seconds):
         args += ["--ro-bind-try", d, d]
     for d in sorted(ro):
         args += ["--ro-bind", d, d]
-    args += ["--bind", work, work, "--chdir", work, "--clearenv", "--setenv", "HOME", work,
+    args += ["--bind", work, work, "--ro-bind", os.path.join(work, ".ll"), os.path.join(work, ".ll"), "--chdir", work, "--clearenv", "--setenv", "HOME", work,
              "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin", "--setenv", "PYTHONPATH", lib,
              "--setenv", "MPLBACKEND", "Agg", "--setenv", "MPLCONFIGDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
              "--setenv", "PYDEVD_DISABLE_FILE_VALIDATION", "1"]
@@ -170,11 +171,22 @@ def free_names(source):
     return sorted(loads - stored - set(dir(builtins)) - {"grading"})
 
 
-def export_cell(source):
+HERE = Path(__file__).resolve().parent
+
+
+def _with_answers_module(folder):
+    """``folder``/.ll holding a copy of llanswers.py (the kernels import it from there)."""
+    lib = os.path.join(folder, ".ll")
+    os.makedirs(lib, exist_ok=True)
+    shutil.copy(HERE / "llanswers.py", lib)
+    return lib
+
+
+def export_cell(source, lib, nonce):
     names = free_names(source)
     domains = ", ".join(f"{n!r}: (lambda: {expr})" for n, expr in TABULATE.findall(source))
-    return ("from layoutlab.answers import export_answers as _ll_export\n"
-            f"_ll_export({names!r}, globals(), {{{domains}}})")
+    return (f"__import__('sys').path.insert(0, {lib!r})\nfrom llanswers import export_answers as _ll_export\n"
+            f"_ll_export({names!r}, globals(), {{{domains}}}, {nonce!r})")
 
 
 def _text(cell):
@@ -182,10 +194,11 @@ def _text(cell):
                    and o.get("name") == "stdout")
 
 
-def grader_notebook(nb, exports, traces):
+def grader_notebook(nb, exports, traces, lib):
     """The course's cells and full tests, with the exported answers defined before each test."""
     out = copy.deepcopy(nb)
-    cells = [new_code_cell("from layoutlab.answers import inject_answers as _ll_inject\n_ll_locked = set(globals())")]
+    cells = [new_code_cell(f"__import__('sys').path.insert(0, {lib!r})\n"
+                           "from llanswers import inject_answers as _ll_inject\n_ll_locked = set(globals())")]
     index = []
     for i, cell in enumerate(nb.cells):
         role = _role(cell)
@@ -217,10 +230,15 @@ class GradeOutside(Execute):
 
     def preprocess(self, nb, resources):
         roles = [_role(c) for c in nb.cells]
+        work = tempfile.mkdtemp(prefix="llgrade-")
+        os.chmod(work, 0o700)
+        lib = _with_answers_module(work)
         student = copy.deepcopy(nb)
-        for cell, role in zip(student.cells, roles):
+        nonces = {}
+        for i, (cell, role) in enumerate(zip(student.cells, roles)):
             if role == "test":
-                cell.source = export_cell(cell.source)
+                nonces[i] = secrets.token_hex(16)
+                cell.source = export_cell(cell.source, lib, nonces[i])
         use_bwrap = self.sandbox == "bwrap" or (self.sandbox == "auto" and sandbox_available())
         if self.sandbox == "bwrap" and not sandbox_available():
             raise RuntimeError("bubblewrap (bwrap) does not work here: install it (apt-get install bubblewrap) "
@@ -228,8 +246,6 @@ class GradeOutside(Execute):
         if not use_bwrap:
             self.log.warning("grading without a sandbox (no working bubblewrap): the student's code can read the "
                              "files of this machine that you can")
-        work = tempfile.mkdtemp(prefix="llgrade-")
-        os.chmod(work, 0o700)
         try:
             here = resources.get("metadata", {}).get("path") or "."
             sub = os.path.join(work, "submission")
@@ -242,16 +258,17 @@ class GradeOutside(Execute):
 
             kinds = [(r if r != "text" else "locked", c.source if r != "text" else "") for r, c in
                      zip(roles, nb.cells)]
-            from layoutlab.answers import read_export, trace_answers
+            sys.path.insert(0, str(HERE))
+            from llanswers import read_export, trace_answers
 
             exports, traces = {}, {}
             for i, role in enumerate(roles):
                 if role == "test":
-                    exports[i] = read_export(_text(student.cells[i]))
+                    exports[i] = read_export(_text(student.cells[i]), nonces[i])
                     traces[i] = trace_answers(kinds, list(exports[i]), test_index=i)
-            graded, index = grader_notebook(nb, exports, traces)
             gwork = os.path.join(work, "grader")
             os.makedirs(gwork)
+            graded, index = grader_notebook(nb, exports, traces, _with_answers_module(gwork))
             run_res["metadata"]["path"] = gwork
             graded = self._run(graded, run_res, kernel_manager_class(gwork, []))
         finally:

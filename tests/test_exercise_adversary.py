@@ -6,9 +6,9 @@ every submission, scores read from the gradebook. Students, per assignment:
 
 * ``honest``: the reference solution, and after every answer a scratch cell that checks it with the library
   one-liner of ``tests/exercise_shortcuts/exNN.py`` (the check the intros invite): full marks;
-* ``callsA``, ``callsB``: every part answered by its library one-liner, hidden in one of five ways (rotated over
-  the parts, so each way meets every kind of part): plainly, under an alias, through ``getattr`` with a computed
-  name, inside ``exec``, inside a ``%%capture`` cell magic;
+* ``callsA``: every part answered by its library one-liner, plainly, under an alias made once, or inside a
+  ``%%capture`` cell magic (rotated over the parts);
+* ``callsB``: the same one-liners through ``getattr`` with a computed name, or inside ``exec`` (alternating);
 * ``tamper``: a first cell that replaces the checkers in ``layoutlab.grading``, registers an AST transformer that
   swallows every error, tries to write the gradebook (a thread keeps trying), to read ``source/``, to open a
   network connection and to allocate 8 GiB; every answer an object equal to everything.
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COURSE = ROOT / "exercises"
 BIN = Path(sys.executable).parent
 ASSIGNMENTS = sorted(p.name for p in (COURSE / "source").iterdir() if re.fullmatch(r"ex\d\d", p.name))
-STRATEGIES = ["direct", "alias", "getattr", "exec", "magic"]
+STRATEGIES = {"callsA": ["direct", "alias", "magic"], "callsB": ["getattr", "exec"]}
 MAX_SHARE = 0.10
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
@@ -66,6 +66,8 @@ def _forbidden(source_nb):
 def _hide(code, forbidden, how):
     """The one-liner ``code`` with its calls of ``forbidden`` names hidden ``how``."""
     names = sorted(n for n in forbidden if re.search(rf"(?<![\w.]){re.escape(n)}\(", code))
+    if how == "direct":
+        return code
     if how == "exec":
         return f"exec({code!r})"
     if how == "magic":
@@ -190,9 +192,9 @@ def graded(tmp_path_factory):
                         names = _answers(sols[gid])
                         cell.source = " = ".join(names + ["_Equal()"]) if names else "pass"
                     elif first:
-                        k = (parts.index(part) + (0 if student == "callsA" else 2)) % len(STRATEGIES)
-                        used[part] = STRATEGIES[k]
-                        cell.source = _hide(shortcuts[part][0], forbidden[part], STRATEGIES[k])
+                        ways = STRATEGIES[student]
+                        used[part] = ways[parts.index(part) % len(ways)]
+                        cell.source = _hide(shortcuts[part][0], forbidden[part], used[part])
                     else:
                         cell.source = "pass"
                 cells.append(cell)
@@ -243,7 +245,7 @@ def test_honest_student_with_leftover_library_checks_gets_full_marks(graded):
 
 def test_hidden_library_calls_score_at_most_ten_percent_per_strategy(graded):
     table, over = [], []
-    for strategy in STRATEGIES:
+    for strategy in [s for ways in STRATEGIES.values() for s in ways]:
         for a in ASSIGNMENTS:
             got = total = 0
             for student in ("callsA", "callsB"):

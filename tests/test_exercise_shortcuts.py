@@ -81,28 +81,37 @@ def shell():
 
     sh = InteractiveShell.instance()
     yield sh
-    from layoutlab import answers
+    from layoutlab import grading
 
-    answers._PROVENANCE.clear()
+    grading._PROVENANCE.clear()
     sh.reset(new_session=True)
     # Other tests in this worker must not find a running IPython (grading shows pictures only in one).
     InteractiveShell.clear_instance()
 
 
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "exercises" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_llanswers = functools.lru_cache(maxsize=None)(lambda: _load("llanswers"))
+_llgrade = functools.lru_cache(maxsize=None)(lambda: _load("llgrade"))
+
+
 @functools.lru_cache(maxsize=None)
 def _free_names(source):
     """The names a test cell reads, as the grader exports them (``exercises/llgrade.py``)."""
-    spec = importlib.util.spec_from_file_location("llgrade", ROOT / "exercises" / "llgrade.py")
-    llgrade = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(llgrade)
-    return tuple(llgrade.free_names(source))
+    return tuple(_llgrade().free_names(source))
 
 
 def _run(shell, cells, replace, part):
     """Run the notebook with solution cells replaced per ``replace`` (grade_id -> code); return the points
     that ``part``'s test cells earn (all of them must run for a test cell to count, as in nbgrader)."""
-    from layoutlab import answers
+    from layoutlab import grading
 
+    answers = _llanswers()
     shell.reset(new_session=True)
     earned, ran, locked = 0, [], set()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -115,9 +124,9 @@ def _run(shell, cells, replace, part):
                 continue
             if c["kind"] == "tests":
                 names = [n for n in _free_names(src) if n not in locked and n in shell.user_ns]
-                answers._PROVENANCE.clear()
-                answers._PROVENANCE.update(answers.trace_answers(ran, names))
-                answers._PROVENANCE["__exported__"] = names
+                grading._PROVENANCE.clear()
+                grading._PROVENANCE.update(answers.trace_answers(ran, names))
+                grading._PROVENANCE["__exported__"] = names
             else:
                 ran.append(("student" if c["kind"] == "solution" else "locked", src))
             result = shell.run_cell(src, store_history=True, silent=False)

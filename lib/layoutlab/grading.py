@@ -341,36 +341,31 @@ def check_that(condition, message: str) -> None:
         raise WrongAnswer(message)
 
 
-def check_reasoned(name: str, forbidden, *, hint: str = "", sources=None, answers=None) -> None:
+# How each answer a test cell reads was computed: set by the exercise grader (exercises/llanswers.py, from the
+# student's cells read as text outside their kernel) before the test cell runs; empty in a notebook run by hand.
+_PROVENANCE = {}
+
+
+def check_reasoned(name: str, forbidden, *, hint: str = "") -> None:
     """Refuse an answer computed by a library call that does the whole part (the exercise asks for reasoning).
 
-    Graded by ``exercises/llgrade.py``, the answers this test cell reads were traced outside the student's kernel
-    (:func:`layoutlab.answers.trace_answers`): an answer whose computation calls or passes around a name in
-    ``forbidden`` is refused, and so is one computed after code the grader cannot read (``exec``, ``getattr`` with a
-    computed name, a magic that runs a string, a changed module). A forbidden call that computes nothing the
-    answer uses (a leftover scratch check) is not held against it. With ``sources`` (cells as text) the answers
-    ``answers`` are traced there; with neither (a notebook run by hand) nothing is checked.
+    Graded by ``exercises/llgrade.py``, the answers this test cell reads were traced outside the student's kernel:
+    an answer whose computation calls or passes around a name in ``forbidden`` is refused, and so is one computed
+    after code the grader cannot read (``exec``, ``getattr`` with a computed name, a magic that runs a string, a
+    changed module). A forbidden call that computes nothing the answer uses (a leftover scratch check) is not
+    held against it. In a notebook run by hand there is no trace and nothing is checked.
 
-    >>> check_reasoned("part A", {"composition"}, sources=["comp_a = '(4,2):(2,1)'", "print(composition(A, B))"],
-    ...                answers=["comp_a"])
-    >>> check_reasoned("part A", {"composition"}, sources=["import layoutlab as L", "comp_a = L.composition(A, B)"],
-    ...                answers=["comp_a"])
+    >>> _PROVENANCE.update({"__exported__": ["comp_a"], "comp_a": {"calls": ["composition"], "aliases": [],
+    ...                     "cells": {"composition": 3}, "meta": [], "defined": True}})
+    >>> check_reasoned("part A", {"composition"})
     Traceback (most recent call last):
     ...
-    layoutlab.grading.WrongAnswer: part A: comp_a is computed with composition (cell 1), which computes this part's answer for you; this part asks you to work it out.
+    layoutlab.grading.WrongAnswer: part A: comp_a is computed with composition (cell 3), which computes this part's answer for you; this part asks you to work it out.
+    >>> _PROVENANCE.clear(); check_reasoned("part A", {"composition"})
     """
-    from . import answers as _answers
-
-    if sources is not None:
-        traces = _answers.trace_answers([("student", s) for s in sources], list(answers or []))
-        exported = set(traces)
-    else:
-        traces = {k: v for k, v in _answers._PROVENANCE.items() if k != "__exported__"}
-        exported = set(_answers._PROVENANCE.get("__exported__", ()))
+    exported = set(_PROVENANCE.get("__exported__", ()))
     forbidden = set(forbidden)
-    for answer, t in sorted(traces.items()):
-        if answer not in exported:
-            continue
+    for answer, t in sorted((k, v) for k, v in _PROVENANCE.items() if k in exported):
         if t["meta"]:
             raise WrongAnswer(f"{name}: {t['meta'][0]} runs code the grader cannot read, so it cannot tell how "
                               f"{answer} was computed; remove it and compute the answer in plain code.{_hint(hint)}")

@@ -1,6 +1,7 @@
 """Exercise answers as data, and how each was computed, for grading outside the student's process.
 
-The exercise grader (``exercises/llgrade.py``) runs a student's notebook in a sandboxed kernel, where each test
+Part of the exercise course, not of the library: the grader (``llgrade.py``, next to this file) copies this file
+into both kernels it starts. It runs a student's notebook in a sandboxed kernel, where each test
 cell is replaced by a call to :func:`export_answers`: it prints the answer variables in a canonical form (ints,
 strings, tuples, lists, layouts as their CuTe string, a function as its table over the inputs the tests use).
 A fresh kernel that never ran student code then reads them back with :func:`inject_answers` and runs the test
@@ -10,7 +11,7 @@ everything) is not in that data.
 :func:`trace_answers` reads the student's cells as text, outside the kernel, and says for each answer which
 names the code that computed it uses (its backward slice over the cells, in the order they ran), and whether
 code the grader cannot read (``exec``, ``getattr`` with a computed name, a magic that runs a string, changing
-a module) ran before it. ``grading.check_reasoned`` refuses an answer whose slice calls a part's library
+a module) ran before it. ``layoutlab.grading.check_reasoned`` refuses an answer whose slice calls a part's library
 function; a call that computes nothing the answer uses (a leftover scratch check) is not in the slice.
 
     >>> trace_answers([("student", "import layoutlab as L\\nx = L.idx2crd(5, (2, 3))\\nprint(L.cosize(A))")],
@@ -31,7 +32,9 @@ EXPORT_MARK = "LLGRADE-ANSWERS "
 _META_CALLS = {"exec", "eval", "compile", "__import__", "globals", "vars", "locals", "setattr", "delattr",
                "breakpoint", "get_ipython"}
 _META_MODULES = {"importlib", "ctypes", "gc", "inspect", "builtins", "runpy", "types", "marshal", "pickle", "dill",
-                 "code", "codeop", "subprocess", "sys", "IPython", "operator", "functools", "cloudpickle"}
+                 "code", "codeop", "subprocess", "sys", "IPython", "operator", "functools", "cloudpickle",
+                 "threading", "_thread", "multiprocessing", "concurrent", "asyncio", "signal", "atexit", "sched",
+                 "llanswers", "llgrade"}
 _META_ATTRS = {"modules", "__dict__", "__globals__", "__builtins__", "__code__", "__closure__", "__wrapped__",
                "__getattribute__", "__getattr__", "__class__", "__subclasses__", "__mro__", "__bases__", "__func__",
                "__self__", "f_globals", "f_locals", "f_back", "ast_transformers", "input_transformers_post",
@@ -377,7 +380,7 @@ def _module_changes(stmts, end):
 # ---------------------------------------------------------------------------------------- answers as data
 def _encode(x, depth=0):
     """``x`` as JSON-able data with its Python type kept; anything else becomes ``{"other": type name}``."""
-    from .layout import Layout
+    from layoutlab.layout import Layout
 
     if depth > 20:
         return {"other": "too deep"}
@@ -412,9 +415,10 @@ def _encode(x, depth=0):
     return {"other": type(x).__name__}
 
 
-def export_answers(names, namespace, domains=None):
-    """Print the answers ``names`` (those defined in ``namespace``) as one line of JSON for the grader; a function
-    answer is printed as its table over ``domains[name]()`` (argument tuples), an error per input as text."""
+def export_answers(names, namespace, domains=None, nonce=""):
+    """Print the answers ``names`` (those defined in ``namespace``) as one line of JSON for the grader, marked with
+    ``nonce`` (which only this cell knows); a function answer is printed as its table over ``domains[name]()``
+    (argument tuples), an error per input as text."""
     out = {}
     for n in names:
         if n not in namespace:
@@ -433,16 +437,17 @@ def export_answers(names, namespace, domains=None):
             continue
         else:
             out[n] = _encode(v)
-    print(EXPORT_MARK + json.dumps(out))
+    print(EXPORT_MARK + nonce + " " + json.dumps(out))
 
 
-def read_export(text):
-    """The answers of the last export line in ``text`` (a cell's printed output), as JSON data; {} if none."""
+def read_export(text, nonce=""):
+    """The answers of the export line marked ``nonce`` in ``text`` (a cell's printed output), as JSON; {} if none
+    (a line printed by anything else, such as a thread of the student's, does not know the nonce)."""
     found = {}
     for line in text.splitlines():
-        if line.startswith(EXPORT_MARK):
+        if line.startswith(EXPORT_MARK + nonce + " "):
             try:
-                data = json.loads(line[len(EXPORT_MARK):])
+                data = json.loads(line[len(EXPORT_MARK + nonce) + 1:])
             except ValueError:
                 continue
             if isinstance(data, dict):
@@ -467,7 +472,7 @@ class Tabulated:
         self.__name__, self._table = name, table
 
     def __call__(self, *args):
-        from .grading import WrongAnswer
+        from layoutlab.grading import WrongAnswer
 
         key = _decode(_encode(tuple(args)))
         if key not in self._table:
@@ -487,8 +492,8 @@ class _Raised:
 
 
 def _decode(x, name="answer"):
-    from .errors import LayoutError
-    from .layout import parse_layout
+    from layoutlab.errors import LayoutError
+    from layoutlab.layout import parse_layout
 
     if isinstance(x, list):
         return [_decode(e) for e in x]
@@ -521,7 +526,6 @@ def _hashable(x):
     return tuple(_hashable(e) for e in x) if isinstance(x, (list, tuple)) else x
 
 
-_PROVENANCE = {}
 _INJECTED = set()
 
 
@@ -533,6 +537,8 @@ def inject_answers(namespace, answers_json, provenance_json, locked):
         if name not in locked and (name not in namespace or name in _INJECTED):
             namespace[name] = _decode(value, name)
             _INJECTED.add(name)
+    from layoutlab.grading import _PROVENANCE
+
     _PROVENANCE.clear()
     _PROVENANCE.update({k: v for k, v in json.loads(provenance_json).items() if k not in locked})
     _PROVENANCE["__exported__"] = sorted(answers)
