@@ -131,8 +131,8 @@ class _Stmt(ast.NodeVisitor):
             for sub in ast.walk(n) if isinstance(n, ast.AST) else []:
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                     self._bound[-1].add(sub.id)
-            glob = {g for sub in (ast.walk(n) if isinstance(n, ast.AST) else []) if isinstance(sub, (ast.Global, ast.Nonlocal))
-                    for g in sub.names}
+            glob = {g for sub in (ast.walk(n) if isinstance(n, ast.AST) else [])
+                    if isinstance(sub, (ast.Global, ast.Nonlocal)) for g in sub.names}
             self._bound[-1] -= glob
             self._defs = self.defs | glob
         for n in nodes:
@@ -359,8 +359,9 @@ def trace_answers(cells, answers, *, test_index=None):
         for s in sorted(sl, key=lambda s: s.cell):
             for n in s.calls | s.aliases:
                 where.setdefault(n, s.cell)
-        out[a] = {"calls": sorted({n for s in sl for n in s.calls}), "aliases": sorted({n for s in sl for n in s.aliases}),
-                  "cells": where, "meta": meta + _module_changes(stmts, end), "defined": found and bool(sl)}
+        out[a] = {"calls": sorted({n for s in sl for n in s.calls}),
+                  "aliases": sorted({n for s in sl for n in s.aliases}), "cells": where,
+                  "meta": meta + _module_changes(stmts, end), "defined": found and bool(sl)}
     return out
 
 

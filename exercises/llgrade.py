@@ -20,9 +20,9 @@ tests removed), so an untouched notebook gives no "checksum has changed" warning
 the setup cell. ``python llgrade.py release exNN STUDENT ...`` writes those per-student releases.
 """
 
+import ast
 import builtins
 import copy
-import ast
 import hashlib
 import hmac
 import json
@@ -40,6 +40,11 @@ from traitlets import Enum, Integer, Unicode
 
 from nbgrader import utils
 from nbgrader.preprocessors import Execute, OverwriteCells
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+from llanswers import read_export, trace_answers  # noqa: E402  (next to this file)
 
 HIDDEN = re.compile(r"^[^\n]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[^\n]*(\n|$)", re.S | re.M)
 SEED_LINE = re.compile(r"^SEED = \d+", re.M)
@@ -109,8 +114,10 @@ def _sandbox_prefix(work, memory_mb, cpu_seconds):
         args += ["--ro-bind-try", d, d]
     for d in sorted(ro):
         args += ["--ro-bind", d, d]
-    args += ["--bind", work, work, "--ro-bind", os.path.join(work, ".ll"), os.path.join(work, ".ll"), "--chdir", work, "--clearenv", "--setenv", "HOME", work,
-             "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin", "--setenv", "PYTHONPATH", lib,
+    lib_copy = os.path.join(work, ".ll")      # the exporter: read-only, although the work folder is writable
+    args += ["--bind", work, work, "--ro-bind", lib_copy, lib_copy, "--chdir", work, "--clearenv",
+             "--setenv", "HOME", work, "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin",
+             "--setenv", "PYTHONPATH", lib,
              "--setenv", "MPLBACKEND", "Agg", "--setenv", "MPLCONFIGDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
              "--setenv", "PYDEVD_DISABLE_FILE_VALIDATION", "1"]
     return args + _limits(memory_mb, cpu_seconds)
@@ -148,9 +155,13 @@ def kernel_manager_class(work, prefix):
 
 # --------------------------------------------------------------------------------------------- the notebooks
 def _role(cell):
+    """test, locked (the course's code), student, or text. After RestoreCells only a cell with a grade_id from the
+    gradebook keeps one, and its source is the course's: a cell the student marked "locked" is still theirs."""
     meta = cell.metadata.get("nbgrader", {})
     if cell.cell_type != "code":
         return "text"
+    if not meta.get("grade_id"):
+        return "student"
     if meta.get("grade") and not meta.get("solution"):
         return "test"
     return "locked" if meta.get("locked") else "student"
@@ -169,9 +180,6 @@ def free_names(source):
                for a in n.names}
     loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return sorted(loads - stored - set(dir(builtins)) - {"grading"})
-
-
-HERE = Path(__file__).resolve().parent
 
 
 def _with_answers_module(folder):
@@ -258,9 +266,6 @@ class GradeOutside(Execute):
 
             kinds = [(r if r != "text" else "locked", c.source if r != "text" else "") for r, c in
                      zip(roles, nb.cells)]
-            sys.path.insert(0, str(HERE))
-            from llanswers import read_export, trace_answers
-
             exports, traces = {}, {}
             for i, role in enumerate(roles):
                 if role == "test":

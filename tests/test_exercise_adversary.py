@@ -11,7 +11,8 @@ every submission, scores read from the gradebook. Students, per assignment:
 * ``callsB``: the same one-liners through ``getattr`` with a computed name, or inside ``exec`` (alternating);
 * ``tamper``: a first cell that replaces the checkers in ``layoutlab.grading``, registers an AST transformer that
   swallows every error, tries to write the gradebook (a thread keeps trying), to read ``source/``, to open a
-  network connection and to allocate 8 GiB; every answer an object equal to everything.
+  network connection and to allocate 8 GiB; every answer an object equal to everything;
+* ``equal``: every answer an object equal to everything (a plain class: nothing else the grader would refuse).
 
 What the sandbox blocked is read from the tamper student's graded notebook.
 """
@@ -31,7 +32,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-pytestmark = [pytest.mark.xdist_group("nbgrader"), pytest.mark.slow]
+# Its own group: the other xdist worker can run test_nbgrader_course at the same time (kernels use Unix sockets).
+pytestmark = [pytest.mark.xdist_group("adversary"), pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = ROOT / "exercises"
@@ -47,7 +49,8 @@ def _meta(cell):
 
 
 def _shortcuts(name):
-    spec = importlib.util.spec_from_file_location(f"shortcuts_{name}", ROOT / "tests" / "exercise_shortcuts" / f"{name}.py")
+    path = ROOT / "tests" / "exercise_shortcuts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"shortcuts_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.SHORTCUTS
@@ -123,10 +126,17 @@ def _gradebook():
     c.execute("UPDATE grade SET manual_score = max_score")
     c.commit()
 _try("gradebook", _gradebook)
-threading.Thread(target=lambda: [(__import__("time").sleep(0.5), _try("gradebook-later", _gradebook)) for _ in range(5)], daemon=True).start()
+def _later():
+    for _ in range(5):
+        __import__("time").sleep(0.5)
+        _try("gradebook-later", _gradebook)
+threading.Thread(target=_later, daemon=True).start()
 _try("source", lambda: open("%(source)s").read())
 _try("network", lambda: socket.create_connection(("127.0.0.1", %(port)d), timeout=2))
 _try("memory", lambda: bytearray(8 << 30))
+'''
+
+EQUAL = r'''
 class _Equal:
     __eq__ = lambda s, o: True
     __ne__ = lambda s, o: False
@@ -155,13 +165,14 @@ def graded(tmp_path_factory):
     secret = course.parent / "secret"
     secret.write_text("a teacher's secret for the adversary test")
     cfg = course / "nbgrader_config.py"
-    cfg.write_text(cfg.read_text() + f"\nc.RestoreCells.secret_file = {str(secret)!r}\nc.GradeOutside.sandbox = 'bwrap'\n")
+    cfg.write_text(cfg.read_text() + f"\nc.RestoreCells.secret_file = {str(secret)!r}\n"
+                   "c.GradeOutside.sandbox = 'bwrap'\n")
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
     port = listener.getsockname()[1]
     assert _nbgrader(course, "generate_assignment", "*", "--force").returncode == 0
-    students = ["honest", "callsA", "callsB", "tamper"]
+    students = ["honest", "callsA", "callsB", "tamper", "equal"]
     plan = {}
     for a in ASSIGNMENTS:
         (src_path,) = (course / "source" / a).glob("*.ipynb")
@@ -188,7 +199,7 @@ def graded(tmp_path_factory):
                                 f"# my check with the library\ndef _check():\n{body}\n    return locals()\n"
                                 f"print(_check())"))
                         continue
-                    if student == "tamper":
+                    if student in ("tamper", "equal"):
                         names = _answers(sols[gid])
                         cell.source = " = ".join(names + ["_Equal()"]) if names else "pass"
                     elif first:
@@ -200,7 +211,9 @@ def graded(tmp_path_factory):
                 cells.append(cell)
                 if student == "tamper" and gid and _meta(cell).get("locked") and "SEED =" in cell.source:
                     cells.append(nbformat.v4.new_code_cell(TAMPER % dict(
-                        gradebook=course / "gradebook.db", source=src_path, port=port)))
+                        gradebook=course / "gradebook.db", source=src_path, port=port) + EQUAL))
+                if student == "equal" and gid and _meta(cell).get("locked") and "SEED =" in cell.source:
+                    cells.append(nbformat.v4.new_code_cell(EQUAL))
             nb.cells = cells
             plan[(a, student)] = used
             out = course / "submitted" / student / a
@@ -227,14 +240,15 @@ def graded(tmp_path_factory):
 
 
 def _sum(scores, a, student, parts=None):
-    rows = [(s, m) for (x, st, p), (s, m) in scores.items() if x == a and st == student and (parts is None or p in parts)]
+    rows = [(s, m) for (x, st, p), (s, m) in scores.items()
+            if x == a and st == student and (parts is None or p in parts)]
     return sum(s for s, _ in rows), sum(m for _, m in rows)
 
 
 def test_every_student_has_their_own_seed(graded):
     for a in ASSIGNMENTS:
-        seeds = {graded["seeds"][(a, s)] for s in ("honest", "callsA", "callsB", "tamper")}
-        assert len(seeds) == 4, (a, seeds)
+        seeds = {graded["seeds"][(a, s)] for s in ("honest", "callsA", "callsB", "tamper", "equal")}
+        assert len(seeds) == 5, (a, seeds)
 
 
 def test_honest_student_with_leftover_library_checks_gets_full_marks(graded):
@@ -259,10 +273,17 @@ def test_hidden_library_calls_score_at_most_ten_percent_per_strategy(graded):
     assert not over, over
 
 
-def test_tampering_gains_nothing_and_the_sandbox_blocks_files_network_memory(graded):
-    for a in ASSIGNMENTS:
-        got, total = _sum(graded["scores"], a, "tamper")
-        assert got <= MAX_SHARE * total, (a, got, total)
+def test_tampering_and_objects_equal_to_everything_gain_nothing(graded):
+    lines = []
+    for student in ("tamper", "equal"):
+        for a in ASSIGNMENTS:
+            got, total = _sum(graded["scores"], a, student)
+            lines.append(f"{student:7} {a}: {got:g}/{total:g}")
+            assert got <= MAX_SHARE * total, lines[-1]
+    print("\n" + "\n".join(lines))
+
+
+def test_the_sandbox_blocks_the_gradebook_source_network_and_memory(graded):
     nb = nbformat.read(next((graded["course"] / "autograded" / "tamper" / "ex01").glob("*.ipynb")), 4)
     said = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     for what in ("gradebook", "source", "network", "memory"):

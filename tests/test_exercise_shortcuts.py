@@ -9,7 +9,7 @@ The student is generous to itself: every *other* part is filled with the referen
 builds on an earlier one gets the earlier answer for free), and a part counts as won when any of its
 attempts passes the part's test cells, visible and hidden. Cells run in one in-process IPython shell, reset
 between attempts (fast: every attempt, several seeds); before each test cell the harness traces the answers
-through the cells that ran, as the grader does (``layoutlab.answers.trace_answers``), so ``check_reasoned``
+through the cells that ran, as the grader does (``trace_answers`` of ``exercises/llanswers.py``), so ``check_reasoned``
 sees what it sees in ``nbgrader autograde``. The reference solution must score full marks and a blank part
 nothing in the same harness, so the harness cannot pass vacuously. ``tests/test_exercise_adversary.py`` plays
 the determined student (hidden calls, tampering) on the stock nbgrader path.

@@ -406,10 +406,10 @@ def test_infinite_loop_times_out_in_that_cell_only(course):
 
 
 def _log_by_student(stderr):
-    """nbgrader's autograde log cut into one piece per submission (each starts with "Autograding ...")."""
+    """nbgrader's autograde log cut into one piece per submission (each starts with "Converting notebook ...")."""
     pieces, student = {}, None
     for line in stderr.splitlines():
-        m = re.search(r"[/\\]submitted[/\\]([^/\\]+)[/\\]", line) if "Autograding" in line or "autograd" in line.lower() else None
+        m = re.search(r"Converting notebook .*[/\\](?:submitted|autograded)[/\\]([^/\\]+)[/\\]", line)
         if m:
             student = m.group(1)
         pieces.setdefault(student, []).append(line)
