@@ -39,7 +39,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-pytestmark = [pytest.mark.xdist_group("nbgrader"), pytest.mark.slow]
+pytestmark = [pytest.mark.xdist_group("nbgrader"), pytest.mark.slow, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = ROOT / "exercises"
