@@ -108,6 +108,14 @@ def _sandbox_prefix(work, memory_mb, cpu_seconds):
 
     lib = str(Path(layoutlab.__file__).resolve().parent.parent)
     ro = {sys.prefix, sys.base_prefix, lib, str(Path(sys.executable).resolve().parent)}
+    try:   # the python3 kernel spec may name the environment by another path (a moved or linked venv)
+        from jupyter_client.kernelspec import get_kernel_spec
+
+        kernel_python = Path(get_kernel_spec("python3").argv[0])
+        ro |= {str(kernel_python.parent.parent), str(kernel_python.resolve().parent)}
+    except Exception:  # noqa: BLE001 - no such spec: nbclient falls back to this Python
+        pass
+    ro = {d for d in ro if os.path.isabs(d) and os.path.exists(d)} | {os.path.realpath(d) for d in ro if os.path.exists(d)}
     args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL",
             "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for d in ["/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc"]:
@@ -146,6 +154,8 @@ def kernel_manager_class(work, prefix):
         def __init__(self, **kwargs):
             super().__init__(transport="ipc", ip=os.path.join(conn, "k"), **kwargs)
             self.connection_file = os.path.join(conn, "kernel.json")
+            # A signal would reach bubblewrap, not the kernel: interrupt (per-cell time limit) by message.
+            self.kernel_spec.interrupt_mode = "message"
 
         def format_kernel_cmd(self, extra_arguments=None):
             return prefix + super().format_kernel_cmd(extra_arguments)
