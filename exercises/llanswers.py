@@ -235,7 +235,8 @@ class _Stmt(ast.NodeVisitor):
         self._called.add(id(f))
         if isinstance(f, ast.Name):
             self.calls.add(f.id)
-            if f.id in _META_CALLS:
+            # locals() inside a function reads that function's own names: harmless
+            if f.id in _META_CALLS and not (f.id == "locals" and len(self._bound) > 1):
                 self.meta.append(f"{f.id}()")
             if f.id in ("getattr", "hasattr"):
                 name = node.args[1] if len(node.args) > 1 else None

@@ -71,6 +71,7 @@ def test_check_reasoned_refuses_an_answer_no_cell_assigns():
     ["j = layout_b(3)", "owner = lambda j: j % 4", "x = owner(5)"],                  # a parameter, not the global
     ["x = sum(c * d for c, d in zip((1, 2), layout_b.stride))"],                     # a layout's stride is no call
     ["%matplotlib inline", "x = 3"], ["def f(: broken", "x = 3"],
+    ["x = 3", "def check():\n    y = select_ldmatrix(tm, 'A', s)\n    return locals()", "print(check())"],
 ])
 def test_check_reasoned_does_not_dock_honest_work(cells):
     assert _reasoned(cells) is None
