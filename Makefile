@@ -39,8 +39,9 @@ test: $(STAMP)
 gpu-test: $(STAMP)
 	env -u CUTE_DSL_ARCH $(PY) -m pytest -n 2 --nbmake -m "gpu or gpu_cells" tests chapters
 
+# As root (containers, GPU clouds) Jupyter refuses to start without --allow-root.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab
+	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean:
 	rm -rf _build .pytest_cache

@@ -1,6 +1,7 @@
-"""Time a CuTe DSL example's GEMM kernel beside ``gemm_hopper_ws`` and cuBLAS: one process, same data.
+"""Time a CuTe DSL example's GEMM kernel beside ours (``gemm_hopper_ws`` unless ``--ours`` names others) and
+cuBLAS: one process, same data.
 
-    python bench/compare_dsl_example.py PATH/dense_gemm_persistent.py \\
+    python bench/compare_dsl_example.py PATH/dense_gemm_persistent.py [--ours gemm_hopper_pingpong,gemm_hopper_ws] \\
         [--shapes 8192x8192x8192,4096x4096x4096] [--dtypes float16,bfloat16] \\
         [--tile 128,256] [--cluster 2,1] [--swizzle 1] [--rounds 5] [--seconds 1.0] [--json OUT.json]
     python bench/compare_dsl_example.py PATH/dense_gemm_persistent.py --profile   # one launch each, for ncu
@@ -9,9 +10,10 @@ The example is the user's own file (NVIDIA/cutlass ``examples/python/CuTeDSL/hop
 module from that path, its kernel class is built and compiled with ``cute.compile`` on the shapes asked for,
 and its compiled kernel is timed **in the course's harness** (:mod:`layoutlab.bench.gemm`): the same
 standard-normal operands (TN: A and B K-major, C row-major), L2-cold rotating operand sets, ``--rounds``
-rounds in which the three sides take turns (the first side rotates), ``--seconds`` of launches per side
-and round, each side's time the median of its round medians. Each output is compared with cuBLAS's first
-(relative Frobenius error), so a wrong kernel is not timed. The DSL examples' own ``run()`` fills A and B
+rounds in which the sides take turns (the first side rotates), ``--seconds`` of launches per side and
+round, each side's time the median of its round medians. With several ``--ours`` kernels, the first is
+"ours" in the ``ours_pct_*`` fields, and each gets its ``<name>_ms``, ``<name>_tflops``, ``<name>_pct_cublas``.
+Each output is compared with cuBLAS's first (relative Frobenius error), so a wrong kernel is not timed. The DSL examples' own ``run()`` fills A and B
 with small integers, on which the H100 clocks higher: this script never uses it.
 
 Supported example classes: those in :data:`EXAMPLE_CLASSES` (the persistent warp-specialized Hopper GEMM,
@@ -133,6 +135,8 @@ def parse_pair(text):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("example", help="path of the CuTe DSL example file (e.g. dense_gemm_persistent.py)")
+    p.add_argument("--ours", default="gemm_hopper_ws",
+                   help="comma-separated layoutlab kernels timed beside the example (the first is 'ours')")
     p.add_argument("--shapes", type=parse_shapes, default=parse_shapes("8192x8192x8192,4096x4096x4096"))
     p.add_argument("--dtypes", default="float16,bfloat16")
     p.add_argument("--tile", type=parse_pair, default=(128, 256), help="the example's CTA tile (M,N)")
@@ -154,9 +158,11 @@ def main(argv=None):
     from layoutlab.bench.gemm import (Operands, _check_timing, _cupy_has_bf16, _rel_err, _slug, gpu_info,
                                       time_launches)
     from layoutlab.kernels.hopper import current_stream
-    from layoutlab.kernels.hopper_ws import prepare_gemm_hopper_ws
+    from layoutlab import kernels
 
     _check_timing(args.rounds, args.seconds)
+    ours = args.ours.split(",")
+    prepares = {name: getattr(kernels.kernel_module(name), f"prepare_{name}") for name in ours}
     shims = dsl_name_shims()
     module, class_name = load_example(args.example)
     info = gpu_info()
@@ -165,7 +171,7 @@ def main(argv=None):
     record = {"gpu": info["gpu"], "date": info["date"],
               "versions": {k: info.get(k) for k in ("driver_version", "cupy", "cuda_runtime",
                                                    "nvidia-cutlass-dsl", "torch")},
-              "info": info,
+              "info": info, "ours": ours,
               "example": {"file": Path(args.example).name, "sha256": hashlib.sha256(text).hexdigest(),
                           "class": class_name, "tile_mn": list(args.tile), "cluster_mn": list(args.cluster),
                           "swizzle_size": args.swizzle, "raster_along_m": True, "dsl_name_shims": shims},
@@ -182,13 +188,13 @@ def main(argv=None):
             a, b, c = ops.sets[0]
             stream = current_stream(a)
             example = ExampleSide(module, class_name, args.tile, args.cluster, args.swizzle, (a, b, c), stream)
-            sides = {"gemm_hopper_ws": [prepare_gemm_hopper_ws(*s)[1] for s in ops.sets],
-                     "dsl_example": [example.launcher(*s) for s in ops.sets],
-                     "cublas": [(lambda s=s: ops.cublas(*s)) for s in ops.sets]}
+            sides = {name: [prepares[name](*s)[1] for s in ops.sets] for name in ours}
+            sides.update(dsl_example=[example.launcher(*s) for s in ops.sets],
+                         cublas=[(lambda s=s: ops.cublas(*s)) for s in ops.sets])
             ops.cublas(a, b, c)
             ref = c.clone() if hasattr(c, "clone") else c.copy()
             errs = {}
-            for name in ("gemm_hopper_ws", "dsl_example"):
+            for name in ours + ["dsl_example"]:
                 c[...] = float("nan")
                 sides[name][0]()
                 errs[name] = _rel_err(c, ref)
@@ -200,7 +206,7 @@ def main(argv=None):
                     launch[0]()
                 cupy.cuda.runtime.deviceSynchronize()
                 cupy.cuda.profiler.start()
-                for name in ("gemm_hopper_ws", "dsl_example"):
+                for name in ours + ["dsl_example"]:
                     print("profiling", name, dtype, f"{m}x{n}x{k}", flush=True)
                     sides[name][0]()
                 cupy.cuda.runtime.deviceSynchronize()
@@ -209,7 +215,7 @@ def main(argv=None):
             names = list(sides)
             times = {name: [] for name in names}
             for r in range(args.rounds):
-                for name in names[r % 3:] + names[:r % 3]:
+                for name in names[r % len(names):] + names[:r % len(names)]:
                     times[name].append(time_launches(sides[name], target_s=args.seconds)[0])
             med = {name: statistics.median(t) for name, t in times.items()}
             flops = 2.0 * m * n * k
@@ -220,13 +226,15 @@ def main(argv=None):
                 row[f"{name}_ms"] = med[name]
                 row[f"{name}_tflops"] = flops / med[name] / 1e9
                 row[f"{name}_ms_rounds"] = times[name]
-            row["ours_pct_cublas"] = 100 * med["cublas"] / med["gemm_hopper_ws"]
+            for name in ours:
+                row[f"{name}_pct_cublas"] = 100 * med["cublas"] / med[name]
+            row["ours_pct_cublas"] = 100 * med["cublas"] / med[ours[0]]
             row["example_pct_cublas"] = 100 * med["cublas"] / med["dsl_example"]
-            row["ours_pct_example"] = 100 * med["dsl_example"] / med["gemm_hopper_ws"]
+            row["ours_pct_example"] = 100 * med["dsl_example"] / med[ours[0]]
             record["rows"].append(row)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(record, indent=1))
-            print(f"{dtype:8s} {m:>5}x{n:>5}x{k:>5}  ours {row['gemm_hopper_ws_tflops']:6.1f}  example "
+            print(f"{dtype:8s} {m:>5}x{n:>5}x{k:>5}  ours {row[ours[0] + '_tflops']:6.1f}  example "
                   f"{row['dsl_example_tflops']:6.1f}  cuBLAS {row['cublas_tflops']:6.1f} TF/s   ours "
                   f"{row['ours_pct_cublas']:6.1f} %  example {row['example_pct_cublas']:6.1f} % of cuBLAS  "
                   f"(ours/example {row['ours_pct_example']:.1f} %)", flush=True)
@@ -240,13 +248,14 @@ def main(argv=None):
 def format_table(record):
     """The comparison table of a record written by :func:`main`."""
     ex = record["example"]
+    ours = record.get("ours", ["gemm_hopper_ws"])[0]
     lines = [f"{record['gpu']}, {record['date']}: {ex['file']} ({ex['class']}, tile {ex['tile_mn']}, cluster "
-             f"{ex['cluster_mn']}, swizzle {ex['swizzle_size']}) vs gemm_hopper_ws vs cuBLAS",
+             f"{ex['cluster_mn']}, swizzle {ex['swizzle_size']}) vs {ours} vs cuBLAS",
              f"{'dtype':10s}{'M x N x K':>20s}{'ours':>9s}{'example':>9s}{'cuBLAS':>9s}   TFLOP/s"
              f"{'ours %':>9s}{'ex. %':>9s}  of cuBLAS"]
     for r in record["rows"]:
         shape = f"{r['m']}x{r['n']}x{r['k']}"
-        lines.append(f"{r['dtype']:10s}{shape:>20s}{r['gemm_hopper_ws_tflops']:9.1f}"
+        lines.append(f"{r['dtype']:10s}{shape:>20s}{r[ours + '_tflops']:9.1f}"
                      f"{r['dsl_example_tflops']:9.1f}{r['cublas_tflops']:9.1f}          "
                      f"{r['ours_pct_cublas']:9.1f}{r['example_pct_cublas']:9.1f}")
     return "\n".join(lines)

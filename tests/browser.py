@@ -3,10 +3,15 @@
 Used by the site tests (widgets rendered from saved state, client-side slider interactivity).
 """
 
+import contextlib
+import functools
+import http.server
 import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import nbformat
@@ -65,3 +70,101 @@ def open_page(playwright, html_path):
     page.on("pageerror", lambda exc: page.errors.append(str(exc)))
     page.goto(Path(html_path).as_uri())
     return browser, page
+
+
+# ------------------------------------------------------------------------------------------ the whole site
+#: A page added to the site the tests build: real library output (long lines, a show_table table) executed at
+#: build time (the chapters are not: their outputs are the notebook tests' business), so the layout tests
+#: see output blocks and tables as a chapter shows them.
+CHECK_PAGE_CELLS = [
+    "# Site check\n\nOutput blocks and tables as the chapters show them.",
+    "from layoutlab import *\nfrom layoutlab.viz import show_table",
+    # dsl_check lines as chapters 8 and 9 print them: the verdict sits at the end of a long line
+    'sA = make_smem_layout_atom(SmemLayoutAtomKind.K_SW128, 16).tile_to_shape((64, 64, 2), (0, 1, 2))\n'
+    'print(f"staged A       CuTe DSL: {sA}  [identical]")\n'
+    'print(f"staged A (MN)  CuTe DSL: {sA}   layoutlab: {sA}  [identical]")\n'
+    'print(make_tiled_mma(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 128, 16))))',
+    'show_table(["atom", "layout", "bytes per row"],\n'
+    '           [[f"`{k.name}`", f"`{make_smem_layout_atom(k, 16)}`", 128] for k in SmemLayoutAtomKind])',
+]
+CHECK_PAGE = "site_check"
+
+
+def build_site(book: Path, check_page: bool = True) -> Path:
+    """Build the book as ``make book`` does (the project's ``_config.yml``, chapters, exercises, the site
+    extension with its JupyterLite site) into ``book``, with the chapters' execution switched off; with
+    ``check_page``, plus :data:`CHECK_PAGE` (executed). Returns the HTML folder."""
+    for folder in ("chapters", "exercises"):
+        shutil.copytree(ROOT / folder, book / folder,
+                        ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints", "__pycache__", "release",
+                                                      "submitted", "autograded", "feedback", "gradebook.db"))
+    toc = (ROOT / "_toc.yml").read_text()
+    if check_page:
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nb.metadata["mystnb"] = {"execution_mode": "force"}
+        nb.cells = [nbformat.v4.new_markdown_cell(c) if c.startswith("#") else nbformat.v4.new_code_cell(c)
+                    for c in CHECK_PAGE_CELLS]
+        nbformat.write(nb, book / f"{CHECK_PAGE}.ipynb")
+        toc += f"  - caption: Site check\n    chapters:\n      - file: {CHECK_PAGE}\n"
+    (book / "_toc.yml").write_text(toc)
+    config = (ROOT / "_config.yml").read_text()
+    assert "execute_notebooks: force" in config
+    (book / "_config.yml").write_text(config.replace("execute_notebooks: force", "execute_notebooks: 'off'"))
+    env = dict(os.environ, MPLBACKEND="Agg", LAYOUTLAB_LITE="1",
+               LAYOUTLAB_LITE_CACHE=str(ROOT / "_build" / "_lite_cache"))   # registry downloads, kept
+    jb = Path(sys.executable).with_name("jupyter-book")
+    proc = subprocess.run([str(jb), "build", str(book), "-W", "-n", "--keep-going"], capture_output=True,
+                          text=True, env=env, timeout=900)
+    if proc.returncode != 0:
+        raise AssertionError(f"jupyter-book build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return book / "_build" / "html"
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """The whole site, built once per test process and shared by the site tests (import this fixture)."""
+    require_browser()
+    started = time.time()
+    html = build_site(tmp_path_factory.mktemp("site") / "book")
+    print(f"\nsite built in {time.time() - started:.0f} s")
+    return html
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm",
+                      ".json": "application/json"}
+
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve(folder):
+    """``folder`` served over HTTP on 127.0.0.1 (JupyterLite does not run from file://); yields the base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+
+
+def offline_browser(playwright, base, outside):
+    """Chromium in which no host name resolves and every request outside ``base`` is aborted (and listed in
+    ``outside``); returns (browser, context)."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + [
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"])
+    context = browser.new_context()
+
+    def route(route):
+        url = route.request.url
+        if url.startswith((base, "data:", "blob:", "about:")):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    context.route("**/*", route)
+    return browser, context

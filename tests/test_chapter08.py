@@ -82,3 +82,131 @@ def test_recorded_base_offset_claims_for_32b():
     sw32 = [n for n in cases if n.startswith("pattern_shift") and n.endswith("_SW32")]
     assert len(sw32) == 4
     assert all(cases[n]["exact"] == ("formula" in n) for n in sw32)
+
+
+# --- the review of 2026-11-28 (F8.1-F8.4, T8.1, T8.2, the missing shapes table) ---------------------------------
+
+def _cells():
+    import json
+    from pathlib import Path
+    nb = json.loads((Path(__file__).resolve().parents[1] / "chapters" / "08_wgmma.ipynb").read_text())
+    return {c["id"]: "".join(c["source"]) for c in nb["cells"]}
+
+
+def _flat(text):
+    return " ".join(text.split())
+
+
+def test_value_bits_of_the_accumulator_move_as_the_prose_says():
+    """F8.3: v0 is one column, v1 eight rows, v2 eight columns (read off the layout, offset = m + 64 n)."""
+    C = make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 128, 16))).layout_c_tv
+    words = {1: "one", 8: "eight"}
+    moves = []
+    for name, v in (("v0", 1), ("v1", 2), ("v2", 4)):
+        dm, dn = (C((0, v)) - C((0, 0))) % 64, (C((0, v)) - C((0, 0))) // 64
+        assert (dm == 0) != (dn == 0)                      # each bit moves along one axis only
+        moves.append(f"{name} {words[dm]} rows down" if dm else f"{name} {words[dn]} column{'s' * (dn > 1)} right")
+    assert moves == ["v0 one column right", "v1 eight rows down", "v2 eight columns right"]
+    prose = _flat(_cells()["aea9e639"])
+    assert ", ".join(moves) in prose and "steps of 2 columns" not in prose
+
+
+def test_shapes_the_library_accepts_are_the_ptx_shapes():
+    """The shapes table: N every multiple of 8 in [8, 256] (PTX ISA §9.7.15), K = 32 bytes of input."""
+    def accepted(make):
+        out = set()
+        for n in range(1, 257):
+            for k in (8, 16, 32, 64):
+                try:
+                    make(n, k)
+                    out.add((n, k))
+                except LayoutError:
+                    pass
+        return out
+    for bits, make in ((16, lambda n, k: nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, n, k))),
+                       (8, lambda n, k: nvgpu.warpgroup.MmaF8Op("f8E4M3FN", "f8E5M2", "f32", (64, n, k)))):
+        assert accepted(make) == {(n, 256 // bits) for n in range(8, 257, 8)}
+    assert "accepted(make)" in _cells()["f8-shapes-code"]
+
+
+def test_async_rules_are_stated_as_narrowly_as_the_ptx():
+    """F8.1 and F8.2: the fence before the first wgmma unconditionally, with the register-access rule; the A
+    registers of the RS form untouchable until wait_group, stated in the async section and the RS section."""
+    sync, rs = _flat(_cells()["63120bbb"]), _flat(_cells()["130e2508"])
+    assert '"before the first `wgmma.mma_async` operation in a warpgroup" — always' in sync
+    assert ("either as accumulator or input register containing fragments of matrix A, except when these are "
+            "accumulator register accesses across multiple `wgmma.mma_async` instructions of the same shape") in sync
+    assert "§9.7.15.7.1" in sync and "§9.7.15.7.3" in sync and "touches registers written by ordinary" not in sync
+    for text in (sync, rs):
+        assert '"the input register containing the fragments of matrix A"' in _flat(text).replace(
+            '"the accumulator register or the input register', '"the input register')
+    assert "wgmma.wait_group" in rs and "FlashAttention-3" in rs and "scale-d" in sync
+
+
+def test_timeline_has_the_cta_barrier_between_the_proxy_fence_and_wgmma_fence():
+    """T8.2: the picture's instruction stream in the order of the kernel's PTX (fence.proxy.async, bar.sync,
+    wgmma.fence, the MMAs, commit, wait)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from layoutlab import viz
+
+    fig = viz.draw_wgmma_timeline(2)
+    labels = [t.get_text() for ax in fig.axes for t in ax.texts]
+    order = [next(i for i, s in enumerate(labels) if key in s)
+             for key in ("fence.proxy.async", "bar.sync", "wgmma.fence", "mma_async", "commit_group", "wait_group")]
+    assert order == sorted(order)
+
+
+def test_kernel_source_cell_shows_fence_gemm_commit_wait():
+    """T8.1: the cell prints the kernel's own source, from the proxy fence to wait_group(0), in that order."""
+    import contextlib
+    import io
+
+    from layoutlab.kernels import wgmma_tile
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(_cells()["f8-kernel-src-code"], {"wgmma_tile": wgmma_tile})
+    text = out.getvalue()
+    keys = ("fence_proxy", "sync_threads", "warpgroup.fence()", "cute.gemm(", "commit_group()", "wait_group(0)")
+    assert [text.index(k) for k in keys] == sorted(text.index(k) for k in keys)
+    assert text.splitlines()[0].lstrip().startswith("# 2.")
+
+
+@pytest.mark.dsl
+def test_answer_4_names_the_instruction_as_the_ptx_prints_it():
+    """F8.4: compile the 64 x 256, K-tile 64 bf16 tile and read the instruction name and count from its PTX."""
+    import re
+
+    from layoutlab import dsl
+    if not dsl.HAVE_DSL:
+        pytest.skip(dsl.SKIP_REASON)
+    from layoutlab.kernels import wgmma_tile
+
+    ptx = wgmma_tile.compile_report(wgmma_tile.WgmmaTileConfig("bfloat16", 256, 64, "K_SW128", "K_SW128"))["ptx"]
+    names = re.findall(r"^\s*(wgmma\.mma_async\S*)", ptx, re.M)
+    assert len(set(names)) == 1 and len(names) == 4
+    seq = [k for line in ptx.splitlines() for k in ("fence.proxy.async", "bar.sync", "wgmma.fence", "wgmma.mma_async",
+                                                    "wgmma.commit_group", "wgmma.wait_group") if k in line]
+    assert seq == ["fence.proxy.async", "bar.sync", "wgmma.fence", *["wgmma.mma_async"] * 4, "wgmma.commit_group",
+                   "wgmma.wait_group"]
+    answer = _flat(_cells()["10510151"].split(":::{dropdown} Answers")[1].split("\n4. ")[1].split("\n5. ")[0])
+    assert answer.startswith(f"`{names[0]}`") and "four per k-tile" in answer
+
+
+@pytest.mark.dsl
+def test_wgmma_operands_after_the_descriptors_are_as_the_prose_reads_them():
+    """The dump's operands: scale-d p, imm-scale-a/b 1, imm-trans-a 0 (K-major A), imm-trans-b 1 (MN-major B)."""
+    import re
+
+    from layoutlab import dsl
+    if not dsl.HAVE_DSL:
+        pytest.skip(dsl.SKIP_REASON)
+    from layoutlab.kernels import wgmma_tile
+
+    ptx = wgmma_tile.compile_report(wgmma_tile.WgmmaTileConfig("float16", 128, 64, "K_SW128", "MN_SW128"))["ptx"]
+    tails = {tuple(re.split(r",\s*", line.split("},")[1].strip().rstrip(";")))[2:]
+             for line in ptx.splitlines() if "wgmma.mma_async" in line}
+    assert tails == {("p", "1", "1", "0", "1")}
+    prose = _flat(_cells()["f8-kernel-src-md"])
+    assert "`scale-d` (`p`" in prose and "`imm-trans-a`, `imm-trans-b` (1 reads that operand MN-major: here B)" in prose

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from chapter_run import run_chapter_without_dsl
 
-from layoutlab import Layout, LayoutError, cosize, make_mma_atom, make_tiled_mma, nvgpu, size, tma
-from layoutlab.blackwell import (TMEM_COLUMNS, TMEM_LANES, accumulator_columns, block_scale_layout,
-                                 tmem_alloc_columns, tmem_ld_32x32b_tv)
+from layoutlab import Layout, LayoutError, cosize, make_mma_atom, make_tiled_mma, nvgpu, size
+from layoutlab.blackwell import (TMEM_COLUMNS, TMEM_LANES, accumulator_columns, block_scale_chunk, block_scale_layout,
+                                 block_scale_storage, tmem_alloc_columns, tmem_ld_32x32b_atom, tmem_ld_32x32b_tv)
 from layoutlab.gluon import NVMMADistributedLayout
 from layoutlab.linear import LinearLayout, linear_layout_from_cute, tv_layout_to_linear_layout
 
@@ -57,6 +57,46 @@ def test_tmem_ld_32x32b_is_thread_row_register_column():
     for bad in (0, 3, 256, 96):
         with pytest.raises(LayoutError, match=r"\.x1 \.\.\. \.x128"):
             tmem_ld_32x32b_tv(bad)
+
+
+def test_tmem_ld_atom_is_the_warp_s_part_of_the_tv_layout():
+    """CuTe's per-warp atom (value n t + j of the lane-major slab) and our 128-thread layout (m + 128 n) name the
+    same (lane, column) for every thread of warp 0 and every register."""
+    for n in (1, 2, 8, 64, 128):
+        thr_id, src, dst = tmem_ld_32x32b_atom(n)
+        assert str(thr_id) == "32:1" and size(src) == 32 * 32 * n and cosize(src) == 32 * n
+        assert all(src((t, i)) == src((0, i)) for t in range(32) for i in range(0, 32 * n, 7))   # one address
+        tv = tmem_ld_32x32b_tv(n)
+        for t in range(32):
+            for j in range(n):
+                assert divmod(dst((t, j)), n) == (tv((t, j)) % 128, tv((t, j)) // 128) == (t, j)
+    with pytest.raises(LayoutError, match=r"\.x1 \.\.\. \.x128"):
+        tmem_ld_32x32b_atom(3)
+
+
+def test_block_scale_chunk_stores_each_scale_once():
+    """Every (row, block) of 128 rows x 4 blocks gets its own byte of the 512; a row's four scales are one aligned
+    32-bit word; rows 32 apart share a 16-byte line; MN-major is the same chunk transposed."""
+    for vec in (16, 32):
+        chunk, mn = block_scale_chunk(vec), block_scale_chunk(vec, "MN")
+        seen = {}
+        for m in range(128):
+            word = {chunk((m, k)) for k in range(0, 4 * vec)}
+            assert len(word) == 4 and min(word) % 4 == 0 and max(word) == min(word) + 3
+            assert all(chunk((m, k)) == mn((k, m)) for k in range(0, 4 * vec, 3))
+            for k in range(0, 4 * vec, vec):
+                seen.setdefault(chunk((m, k)), (m, k // vec))
+            assert chunk((m, 0)) // 16 == chunk((m % 32, 0)) // 16
+        assert sorted(seen) == list(range(512))
+    st = block_scale_storage(256, 128, 16)
+    assert sorted({st((m, k)) for m in range(256) for k in range(0, 128, 16)}) == list(range(256 * 128 // 16))
+    assert st((0, 64)) == 512 and st((128, 0)) == 1024          # the next chunk along K first, then along rows
+    for bad, match in (((100, 64, 16), "multiple of 128 rows"), ((128, 32, 16), "multiple of 64"),
+                       ((128, 64, 8), "per 32 elements")):
+        with pytest.raises(LayoutError, match=match):
+            block_scale_storage(*bad)
+    with pytest.raises(LayoutError, match="'K'"):
+        block_scale_chunk(16, "row")
 
 
 def test_block_scale_layout_maps_each_block_to_one_scale():
@@ -112,16 +152,21 @@ def test_prose_numbers():
                 assert out["dim0"] + 256 * out["dim1"] == pair(((t, c), r))
                 seen.add((out["dim0"], out["dim1"]))
     assert len(seen) == 2 * len(range(0, 128, 3)) * len(range(0, 64, 5))
-    # multicast of the pair's B: 32768 bytes in two 16384-byte slices; a CTA loads 16384 + 16384
-    assert tma.multicast_slices(256 * 64 * 2, 2) == [(0, 16384), (16384, 16384)]
-    assert 128 * 64 * 2 + 16384 == 32768
-    # block scales: A[2, 37] -> scale 10; 4 free bits; 1024 MX / 2048 NVFP4 scales for 128 x 256
-    sf = block_scale_layout(4, 64, 16)
-    assert str(sf) == "(4,(16,4)):(4,(0,1))" and sf((2, 37)) == 10 and (size(sf), cosize(sf)) == (256, 16)
-    free = [(k, i) for k, v in linear_layout_from_cute(sf, ["dim0", "dim1"], "scale").bases
-            for i, b in enumerate(v) if not any(b)]
-    assert free == [("dim1", 0), ("dim1", 1), ("dim1", 2), ("dim1", 3)]
+    # the pair's loads: each CTA its 128 rows of A (16384 B) and its half of B (16384 B), no multicast
+    assert size(Layout((128, 64))) * 2 + size(Layout((256 // 2, 64))) * 2 == 32768
+    # block scales, 128 x 64 NVFP4: logical index vs the stored chunk; A[2, 37] scale 10 at byte 34, A[77, 37]
+    # scale 310 at byte 218; 4 free bits in both
+    logical, chunk = block_scale_layout(128, 64, 16), block_scale_chunk(16)
+    assert str(logical) == "(128,(16,4)):(4,(0,1))" and str(chunk) == "((32,4),(16,4)):((16,4),(0,1))"
+    assert [logical((2, 37)), chunk((2, 37)), logical((77, 37)), chunk((77, 37))] == [10, 34, 310, 218]
+    assert (size(chunk), cosize(chunk)) == (8192, 512)
+    for sf in (logical, chunk):
+        free = [(k, i) for k, v in linear_layout_from_cute(sf, ["dim0", "dim1"], "scale").bases
+                for i, b in enumerate(v) if not any(b)]
+        assert free == [("dim1", 0), ("dim1", 1), ("dim1", 2), ("dim1", 3)]
+    # 1024 MX / 2048 NVFP4 scales for 128 x 256: 2 and 4 chunks of 512 bytes
     assert cosize(block_scale_layout(128, 256, 32)) == 1024 and cosize(block_scale_layout(128, 256, 16)) == 2048
+    assert [cosize(block_scale_storage(128, 256, v)) // 512 for v in (32, 16)] == [2, 4]
 
 
 def test_ch10_answers():
@@ -148,6 +193,10 @@ def test_ch10_answers():
     assert zeros == [0, 1, 2, 3]
     # 6. each CTA of a 256 x 256 pair holds 128 x 256: 256 columns
     assert accumulator_columns(256) == 256
+    # 7. A[77, 37] (NVFP4) at byte 218 = 16 * 13 + 4 * 2 + 2; its 16-byte line 13 holds rows 13, 45, 77, 109
+    chunk = block_scale_chunk(16)
+    assert chunk((77, 37)) == 218 == 16 * 13 + 4 * 2 + 2
+    assert sorted({m for m in range(128) for k in range(64) if chunk((m, k)) // 16 == 13}) == [13, 45, 77, 109]
 
 
 # ------------------------------------------------------------------ Gluon
@@ -180,6 +229,46 @@ def test_tmem_register_layout_matches_gluon():
 
 
 # ------------------------------------------------------------------ the chapter
+
+def _markdown():
+    nb = json.loads(CHAPTER.read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def test_chapter_dsl_checks_compare_the_library():
+    """The CuTe DSL checks ask the DSL for its own Blackwell atoms, never for a layout typed in as a literal."""
+    nb = json.loads(CHAPTER.read_text())
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    assert "cute.make_layout(" not in code and code.count("dsl.dsl_check(") == 2
+    for name in ("tcgen05.Ld32x32bOp", "BlockScaledBasicChunk(16)", "setup=DSL_SETUP_SM100"):
+        assert name in code
+
+
+def test_chapter_prose_follows_the_review():
+    md = _markdown()
+    # F10.4: the Hopper value bits, as the atom's value strides say (index m + 64 n)
+    wg = make_mma_atom(nvgpu.warpgroup.MmaF16BF16Op("bf16", "f32", (64, 64, 16))).layout_c_tv
+    moves = [divmod(wg((0, 1 << b)) - wg((0, 0)), 64) for b in range(3)]      # (columns, rows) per value bit
+    assert moves == [(1, 0), (0, 8), (8, 0)]
+    assert "bit `v0` moves 1 column, `v1` 8 rows\nand `v2` 8 columns" in md
+    # F10.2: no multicast in the pair; F10.3: which Blackwell
+    assert "Nothing is multicast, and A is not shared within the pair" in md and "multicast_slices" not in md
+    assert "`sm_120`/`sm_121`, has neither" in md and "`sm_100a`/`sm_100f`, `sm_103a`/`sm_103f`" in md
+    # T10.1: every step of the synchronization story, cited to its PTX section
+    for word in ("tcgen05.commit.mbarrier::arrive::one", "tcgen05.wait::ld", "tcgen05.fence::before_thread_sync",
+                 "tcgen05.fence::after_thread_sync", "tcgen05.relinquish_alloc_permit", "tcgen05.dealloc",
+                 "§9.7.16.6.4.2", "§9.7.16.7.1", "§9.7.16.11.1", "§9.7.16.12.1"):
+        assert word in md, word
+    # T10.3: scales reach tensor memory through tcgen05.cp; the chunk is not a picture of tensor memory
+    assert "`tcgen05.cp`" in md and "not a picture of tensor memory" in md
+    # T10.2: the compiled tile's PTX, read as the list: k/16 = 4 MMAs, n/32 = 2 loads of .32x32b.x32 per warp
+    code = "\n".join("".join(c["source"]) for c in json.loads(CHAPTER.read_text())["cells"] if c["cell_type"] == "code")
+    assert "tcgen05_tile_ptx(64, 64)" in code and "inspect.getsource(_make_tile_class)" in code
+    assert f"per 16 of K ({64 // 16} here)" in md and f"in {['one', 'two'][64 // 32 - 1]} `.32x32b.x32` loads" in md
+    # the last chapter ends the course, with no "Next"
+    nb = json.loads(CHAPTER.read_text())
+    assert "".join(nb["cells"][-1]["source"]).startswith("## The end of the course") and "**Next" not in md
+
 
 def test_chapter_links_the_gemm_exercises():
     nb = json.loads(CHAPTER.read_text())

@@ -45,7 +45,7 @@ GPU_ONLY = {
     "layoutlab.kernels.simt_fast", "layoutlab.kernels.simt_fast.sgemm_fast",
     "layoutlab.kernels.ampere", "layoutlab.kernels.ampere.gemm_ampere",
     "layoutlab.kernels.hopper.gemm_hopper",
-    "layoutlab.kernels.hopper_ws.gemm_hopper_ws",
+    "layoutlab.kernels.hopper_ws.gemm_hopper_ws", "layoutlab.kernels.hopper_pingpong.gemm_hopper_pingpong",
     "layoutlab.kernels.tma_copy.run_tma_copy",
     "layoutlab.kernels.wgmma_tile.run_wgmma_tile",
     "layoutlab.kernels.wgmma_tile.gpu_check",
@@ -72,6 +72,7 @@ GPU_ONLY = {
     "layoutlab.kernels._common.device_operand", "layoutlab.kernels._common.GemmLauncher",
     "layoutlab.kernels.hopper.hopper_operands",
     "layoutlab.kernels.hopper.prepare_gemm_hopper", "layoutlab.kernels.hopper_ws.prepare_gemm_hopper_ws",
+    "layoutlab.kernels.hopper_pingpong.prepare_gemm_hopper_pingpong",
     # Called only inside a traced CuTe DSL kernel (@cute.jit / @cute.kernel), where they build DSL values.
     "layoutlab.kernels._common.operand_tensors", "layoutlab.kernels._common.grouped_tile_coord",
 }
@@ -86,6 +87,7 @@ PENDING = {}
 # named in the printed counts.)
 DSL_ONLY = {"layoutlab.dsl.dsl_eval", "layoutlab.dsl.dsl_value", "layoutlab.dsl.show_dsl", "layoutlab.dsl.dsl_check",
             "layoutlab.kernels.hopper.compile_hopper_gemm", "layoutlab.kernels.hopper_ws.compile_hopper_gemm_ws",
+            "layoutlab.kernels.hopper_pingpong.compile_hopper_gemm_pingpong",
             "layoutlab.kernels.tma_copy.compile_tma_copy", "layoutlab.kernels.wgmma_tile.compile_wgmma_tile",
             "layoutlab.kernels.wgmma_tile.compile_report", "layoutlab.bench.tour.compile_tour",
             "layoutlab.kernels._common.cutlass_dtype", "layoutlab.bench.ab_compare.module"}

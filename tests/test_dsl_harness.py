@@ -90,16 +90,19 @@ def test_dsl_check_prints_both_and_stops_on_a_difference(monkeypatch, capsys):
     from layoutlab import Layout
 
     _fake_dsl(monkeypatch, {"a": dsl.DSLResult("ok", "(4,6):(6,1)"), "b": dsl.DSLResult("ok", "(1,4)"),
-                            "c": dsl.DSLResult("error", message="ValueError: no\nmore")})
+                            "c": dsl.DSLResult("error", message="ValueError: no\nmore"),
+                            "d": dsl.DSLResult("ok", "S<0,4,3>")})
     checked = dsl.dsl_check([("row-major", "a", Layout((4, 6), (6, 1))), ("idx2crd", "b", (1, 4)),
-                             ("refused", "c", None)])
+                             ("refused", "c", dsl.FAILS), ("DSL alone", "d", None)])
     out = capsys.readouterr().out.splitlines()
     assert out == ["row-major        CuTe DSL: (4,6):(6,1)  [identical]",
                    "idx2crd          CuTe DSL: (1,4)  [identical]",     # tuples printed the CuTe way
-                   "refused          CuTe DSL: <error: ValueError: no>"]
-    assert [r.status for r in checked] == ["ok", "ok", "error"]
-    with pytest.raises(AssertionError, match=r"disagree on: \['col-major'\]"):
-        dsl.dsl_check([("col-major", "a", Layout((4, 6)))])
+                   "refused          CuTe DSL: <error: ValueError: no>  [fails, as expected]",
+                   "DSL alone        CuTe DSL: S<0,4,3>"]
+    assert [r.status for r in checked] == ["ok", "ok", "error", "ok"]
+    with pytest.raises(dsl.DSLCheckError, match=r"failed on 1 of 2 rows:\ncol-major: 'a'\n"
+                                               r"    CuTe DSL: \(4,6\):\(6,1\)\n    expected: \(4,6\):\(1,4\)"):
+        dsl.dsl_check([("col-major", "a", Layout((4, 6))), ("idx2crd", "b", (1, 4))])
     assert "[layoutlab: (4,6):(1,4)]" in capsys.readouterr().out
 
 
@@ -109,11 +112,43 @@ def test_dsl_check_indents_a_multi_line_print(monkeypatch, capsys):
     assert capsys.readouterr().out == "the atom: CuTe DSL prints  [identical]\n  MMA Atom\n    ThrID: 32:1\n"
 
 
-def test_dsl_check_without_a_usable_dsl_says_so(monkeypatch, capsys):
+def test_dsl_check_skips_only_where_the_dsl_is_not_installed(monkeypatch, capsys):
     monkeypatch.setattr(dsl, "HAVE_DSL", False)
     monkeypatch.setattr(dsl, "SKIP_REASON", "not installed here")
     assert dsl.dsl_check([("x", "cute.make_layout(4)", None)]) is None
-    assert "CuTe DSL comparison skipped: not installed here" in capsys.readouterr().out
-    _fake_dsl(monkeypatch, {"x": dsl.DSLResult("crash", message="SIGSEGV")})
-    assert dsl.dsl_check([("x", "x", None)]) is None
-    assert "installed but failed: SIGSEGV" in capsys.readouterr().out
+    assert capsys.readouterr().out == "(CuTe DSL comparison skipped: not installed here)\n"
+
+
+@pytest.mark.parametrize("status, message, ours", [
+    ("error", "AttributeError: 'int' object has no attribute 'ir_value'", "tensor<0 o (8,8):(16,2048)>"),
+    ("crash", "process killed by SIGSEGV", "4:1"),
+    ("timeout", "timed out after 120 s", None),      # the DSL's answer alone must still come
+    ("error", "DSL subprocess failed (process exited with status 1); stderr: no libcuda", "4:1"),
+])
+def test_an_installed_dsl_that_fails_raises_naming_the_snippet_and_its_exception(monkeypatch, capsys, status,
+                                                                                    message, ours):
+    _fake_dsl(monkeypatch, {"x = 1\ncute.f(x)": dsl.DSLResult(status, message=message)})
+    with pytest.raises(dsl.DSLCheckError) as e:
+        dsl.dsl_check([("lp", "x = 1\ncute.f(x)", ours)])
+    assert f"lp: 'x = 1\\ncute.f(x)'\n    CuTe DSL: {status}: {message}" in str(e.value)
+    assert "skipped" not in capsys.readouterr().out
+
+
+def test_an_expected_failure_that_does_not_come_raises(monkeypatch):
+    _fake_dsl(monkeypatch, {"p": dsl.DSLResult("ok", "(2,2,3):(1,1,0)")})
+    with pytest.raises(dsl.DSLCheckError,
+                       match=r"product: 'p'\n    CuTe DSL: \(2,2,3\):\(1,1,0\)\n    expected: a failure"):
+        dsl.dsl_check([("product", "p", dsl.FAILS)])
+
+
+@needs_dsl
+def test_the_real_dsl_failing_on_a_literal_thread_index_raises():
+    """ch1's former check: ``local_partition`` with a Python-int index fails inside the DSL (it needs an
+    ``Int32``); the check must raise where it used to print a skip, and pass on the fixed call."""
+    from layoutlab import Layout, local_partition, make_tensor
+
+    ours = local_partition(make_tensor(0, Layout((128, 128))), Layout((16, 16)), 0)
+    call = "cute.local_partition(cute.make_tensor(0, cute.make_layout((128, 128))), cute.make_layout((16, 16)), {})"
+    with pytest.raises(dsl.DSLCheckError, match="ir_value"):
+        dsl.dsl_check([("thread 0", call.format("0"), ours)])
+    assert dsl.dsl_check([("thread 0", call.format("cutlass.Int32(0)"), ours)])[0].value == str(ours)

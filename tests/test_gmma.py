@@ -190,9 +190,9 @@ def test_pictures_and_explorer():
         viz.draw_gmma_canonical("MN", "B64", 32)
     assert viz.draw_wgmma_timeline(3) is not None
     ex = widgets.GmmaDescriptorExplorer("MN", "B128", "tf32")
-    assert "must be K-major" in ex.message.value and ex.bits.value == b""
+    assert "must be K-major" in ex.message.value and ex.bits.value == ""
     ex.dtype.value = "f16/bf16"
-    assert ex.message.value == "" and ex.bits.value[:4] == b"\x89PNG"
+    assert ex.message.value == "" and "<svg" in ex.bits.value
     assert "LayoutType.B128" not in ex.summary.value and "B128" in ex.summary.value
 
 

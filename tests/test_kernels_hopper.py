@@ -101,11 +101,11 @@ def _op(a):
     return DeviceOperand(a, a.shape, a.strides, a.itemsize, a.dtype, a.ctypes.data)
 
 
-def _aligned(shape, dtype=np.float16, order="C"):
-    """A zeroed numpy array whose data starts on a 64-byte boundary."""
+def _aligned(shape, dtype=np.float16, order="C", offset=0):
+    """A zeroed numpy array whose data starts ``offset`` bytes after a 128-byte boundary."""
     n = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    raw = np.zeros(n + 64, np.uint8)
-    start = -raw.ctypes.data % 64
+    raw = np.zeros(n + 128 + offset, np.uint8)
+    start = -raw.ctypes.data % 128 + offset
     flat = raw[start:start + n].view(dtype)
     return flat.reshape(shape, order=order)
 
@@ -149,6 +149,21 @@ def test_hopper_operands_refuses_unaligned_base_address():
     b = _aligned((64, 64), order="F")
     with pytest.raises(LayoutError, match="16-byte aligned"):
         _hopper_operands(_op(a), _op(b))
+
+
+@pytest.mark.parametrize("label,offset", [("A", 16), ("B", 64), ("C", 112)])
+def test_hopper_operands_refuses_swizzled_operand_off_128_bytes(label, offset):
+    """16-byte aligned is the driver's rule; the CUDA guide's swizzle table asks 128 for a swizzled map, and every
+    map of this kernel swizzles: a base 16, 64 or 112 bytes past a 128-byte boundary is refused, 128 accepted."""
+    ops = {x: _aligned((64, 64), order="F" if x == "B" else "C", offset=offset if x == label else 0)
+           for x in "ABC"}
+    assert ops[label].ctypes.data % 128 == offset
+    with pytest.raises(LayoutError, match=rf"{label}'s data pointer 0x[0-9a-f]+ is 16- but not 128-byte aligned.*"
+                                          r"swizzle table.*128-byte boundary"):
+        _hopper_operands(*(_op(ops[x]) for x in "ABC"))
+    ops[label] = _aligned((64, 64), order="F" if label == "B" else "C", offset=128)
+    prob, _ = _hopper_operands(*(_op(ops[x]) for x in "ABC"))
+    assert (prob.m, prob.n, prob.k) == (64, 64, 64)
 
 
 def test_hopper_operands_refuses_fp32_and_mixed_output_dtype():

@@ -103,6 +103,45 @@ def test_refusals_name_the_constraint():
         select_ldmatrix("not an mma", "A", ROW_MAJOR(16, 16))
 
 
+@pytest.mark.parametrize("stride", [(17, 1), (20, 1), (1, 17), (1, 20)])
+def test_row_addresses_must_be_16_byte_aligned(stride):
+    """PTX ISA §9.7.14.5.15: the row addresses must be 16-byte aligned. fp16 tiles padded by 1 or 4 elements put
+    rows 34 or 40 bytes apart: refused, naming the rule and a valid pitch (24 elements = 48 bytes)."""
+    tm = _mma(16, perm=(16, 16, 16))
+    pitch = max(stride)
+    with pytest.raises(LayoutError, match=rf"stride of {pitch} elements \({2 * pitch} bytes\).*16-byte aligned"
+                                          rf".*§9\.7\.14\.5\.15.*multiple of 8 elements \(e\.g\. 24 instead"):
+        select_ldmatrix(tm, "A", make_layout((16, 16), stride=stride))
+
+
+@pytest.mark.parametrize("layout,ok", [
+    (make_layout((16, 16), stride=(24, 1)), True),                    # padded by one 16-byte chunk
+    (make_layout((16, 16), stride=(1, 24)), True),
+    (make_layout((16, 16), stride=(17, 1)), False),
+    (make_layout((16, 16), stride=(20, 1)), False),
+    (make_layout((16, 16), stride=(1, 20)), False),
+    (ComposedLayout(Swizzle(3, 4, 3), 0, ROW_MAJOR(16, 16)), True),
+    (ComposedLayout(Swizzle(3, 4, 3), 4, ROW_MAJOR(16, 16)), False),   # starts 8 bytes into a chunk
+    (Layout((16, (8, 2)), (8, (1, 136))), True),                      # K split over two blocks 272 bytes apart
+    (Layout((16, (8, 2)), (8, (1, 132))), False),
+])
+def test_alignment_rule_agrees_with_the_row_addresses(layout, ok):
+    """Accepted exactly when every row address of every x4 over the tile is a multiple of 16 bytes, as
+    ldmatrix_row_addresses (the bank model's own walk over the layout) computes them."""
+    from layoutlab.banks import ldmatrix_row_addresses
+    tm = _mma(16, perm=(16, 16, 16))
+    k_major = operand_majorness(layout)[0] == "K"
+    addrs = [a for r0 in (0, 8) for c0 in (0, 8)
+             for a in ldmatrix_row_addresses(layout, 2, r0, c0, num_matrices=1)] if k_major else \
+        [2 * layout((r, c)) for r in (0, 8) for c in range(16)]  # MN-major: rows run down M from r = 0, 8
+    assert all(a % 16 == 0 for a in addrs) == ok
+    if ok:
+        assert select_ldmatrix(tm, "A", layout).num_matrices == 4
+    else:
+        with pytest.raises(LayoutError, match="16-byte aligned"):
+            select_ldmatrix(tm, "A", layout)
+
+
 # ---- against the CuTe DSL -------------------------------------------------------------------------------
 
 SETUP = "from cutlass import Float16\n"

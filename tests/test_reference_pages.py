@@ -179,3 +179,159 @@ def test_glossary_tensor_names_mean_what_it_says():
 def test_reference_pages_never_speak_of_seeds():
     for text in (NOTATION, GLOSSARY, (CHAPTERS / "10_beyond_hopper.ipynb").read_text()):
         assert not re.search(r"\bseeds?\b", text, re.I)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The review of 2026-11-28 (R1-R9): what the pages claim, and where they send the reader
+# ---------------------------------------------------------------------------------------------------------
+
+REFERENCES = (CHAPTERS / "references.md").read_text()
+INTRO = (CHAPTERS / "intro.md").read_text()
+OWN_PAGES = {name: (CHAPTERS / f"{name}.md").read_text()
+             for name in ("notation", "glossary", "references", "conformance", "intro", "api")}
+
+
+def _chapter_texts():
+    """label -> the chapter notebook's whole text (markdown and code)."""
+    out = {}
+    for p in CHAPTERS.glob("*.ipynb"):
+        text = p.read_text()
+        for label in re.findall(r"\((ch-[a-z]+)\)=", text):
+            out[label] = text.lower()
+    return out
+
+
+def _glossary_entries():
+    """(term, paragraph, chapter labels cited) for every **term** of the glossary's Terms section."""
+    terms = GLOSSARY.split("## Terms", 1)[1]
+    for para in terms.strip().split("\n\n"):
+        m = re.match(r"\*\*(.+?)\*\*", para)
+        if m:
+            yield m.group(1), para, re.findall(r"\{ref\}`(ch-[a-z]+)`", para)
+
+
+def test_glossary_entries_point_where_the_term_is():
+    """Each term's cited chapters include one that uses it (every word of it, for a term of several words)."""
+    chapters = _chapter_texts()
+    lost = []
+    for term, _, refs in _glossary_entries():
+        names = [re.sub(r"\s*\(.*?\)", "", n).strip().lower() for n in re.split(r" / |, ", term)]
+        def used(r, n):       # every word of the term, or the term written as one word ("ScaledBasis")
+            return all(w in chapters[r] for w in n.split()) or n.replace(" ", "") in re.sub(r"\s+", "", chapters[r])
+        if refs and not any(used(r, n) for r in refs for n in names):
+            lost.append((term, refs))
+    assert not lost, f"glossary entries citing chapters that never mention them: {lost}"
+
+
+@pytest.mark.parametrize("term, needle", [("identity tensor", "make_identity_tensor"), ("ScaledBasis", "1@0"),
+                                          ("core matrix", "core matri")])
+def test_glossary_taught_terms_cite_only_chapters_that_teach_them(term, needle):
+    """R1/R8: identity tensors and ScaledBasis strides are introduced in chapter 3 (not 1), and 'core matrix' is
+    chapter 8's word (chapter 6 never uses it): every chapter the entry cites contains the term."""
+    chapters = _chapter_texts()
+    (para, refs), = [(p, r) for t, p, r in _glossary_entries() if t == term]
+    assert refs and all(needle.lower() in chapters[r] for r in refs), (term, refs)
+    if term != "core matrix":
+        assert refs[0] == "ch-tv" and "ch-layouts" not in refs
+    assert "make_identity_tensor" not in chapters["ch-layouts"] and "1@0" not in chapters["ch-layouts"]
+
+
+def test_glossary_tensor_name_rows_cite_where_they_are_used():
+    chapters = _chapter_texts()
+    tAcA = next(line for line in GLOSSARY.splitlines() if line.startswith("* `tAcA`"))
+    assert re.findall(r"\{ref\}`(ch-[a-z]+)`", tAcA) == ["ch-gemm"] and "tacA".lower() in chapters["ch-gemm"]
+    c_row = next(line for line in GLOSSARY.splitlines() if line.startswith("| `c` |"))
+    assert re.findall(r"\{ref\}`(ch-[a-z]+)`", c_row) == ["ch-tv", "ch-gemm"]
+    assert "ch-layouts" not in re.findall(r"\{ref\}`(ch-[a-z]+)`", NOTATION.split("## ScaledBasis strides")[1]
+                                          .split("##")[0])
+
+
+def test_glossary_hardware_entries_are_as_narrow_as_their_sources():
+    bank = next(p for t, p, _ in _glossary_entries() if t == "bank conflict")
+    assert "different 32-bit words" in bank and "broadcast" in bank and "<bib-cuda-smem-banks>" in bank
+    tmem = next(p for t, p, _ in _glossary_entries() if t.startswith("tensor memory"))
+    assert "per CTA" in tmem and "per SM" not in tmem                     # PTX §9.7.16: per CTA
+    tcgen05 = next(p for t, p, _ in _glossary_entries() if t == "tcgen05")
+    assert "sm_120/121" in tcgen05 and "neither" in tcgen05
+
+
+def test_notation_descriptor_offset_is_from_the_tile_s_start():
+    assert "after the tile's start" in NOTATION and "after the tile)" not in NOTATION
+
+
+SOURCE_DOCUMENTS = {        # label -> its exact public address
+    "bib-colfax-64x64": "https://github.com/ColfaxResearch/cutlass-kernels/issues/2",
+    "bib-gpumode-gluon": "https://www.youtube.com/watch?v=oYs_qtuk2Pg",
+    "bib-zhihu-ldmatrix": "https://zhuanlan.zhihu.com/p/702818267",
+    "bib-cute-gemm-tutorial": "https://github.com/NVIDIA/cutlass/blob/main/media/docs/cpp/cute/0x_gemm_tutorial.md",
+    "bib-veitner-hopper": "https://veitner.bearblog.dev/cutedsl-on-hopper-wgmma-and-tma-intro/",
+    "bib-cuda-tma-swizzle": "https://docs.nvidia.com/cuda/cuda-c-programming-guide/#tma-swizzle",
+}
+COLFAX = ["cutlass-tutorial-wgmma-hopper", "tutorial-hopper-tma", "cutlass-tutorial-design-of-a-gemm-kernel",
+          "cutlass-tutorial-persistent-kernels-and-stream-k",
+          "cutlass-tutorial-writing-gemm-kernels-using-tensor-memory-for-nvidia-blackwell-gpus"]
+
+
+def _bib_entries():
+    """label -> the text of its entry on the references page."""
+    parts = re.split(r"^\((bib-[a-z0-9-]+)\)=\n", REFERENCES, flags=re.M)
+    return {label: body.split("\n\n")[0] for label, body in zip(parts[1::2], parts[2::2])}
+
+
+@pytest.mark.parametrize("label", sorted(SOURCE_DOCUMENTS))
+def test_references_cite_each_source_document_at_its_address(label):
+    entries = _bib_entries()
+    assert label in entries, f"no reference entry {label}"
+    assert f"<{SOURCE_DOCUMENTS[label]}>" in entries[label]
+
+
+def test_references_list_colfax_tutorials_as_further_reading():
+    reading = REFERENCES.split("## Further reading", 1)[1]
+    for slug in COLFAX:
+        assert f"<https://research.colfax-intl.com/{slug}/>" in reading, slug
+
+
+def test_reference_page_refs_resolve():
+    chapter_labels = set(_chapter_texts())
+    bib = set(_bib_entries())
+    for name, text in OWN_PAGES.items():
+        refs = re.findall(r"\{ref\}`(?:[^`<]*<)?((?:ch|bib)-[a-z0-9-]+)>?`", text)
+        missing = {r for r in refs if r not in chapter_labels | bib}
+        assert not missing, (name, missing)
+    ch10 = (CHAPTERS / "10_beyond_hopper.ipynb").read_text()
+    for label in ("bib-gpumode-gluon", "bib-cutlass-warp-mma", "bib-cute-dsl-sm100"):
+        assert f"<{label}>" in ch10 and label in bib
+
+
+def test_pages_claim_no_more_than_they_check():
+    # R3: the references page no longer says that every hardware fact of the book cites one of its sources
+    assert "Every hardware fact in the book cites" not in REFERENCES
+    assert "labelled as measured" in REFERENCES.split("##", 1)[0]
+    # R4: the intro no longer says that every number on the site is notebook output
+    assert "every figure and number" not in INTRO and "labelled as recorded" in INTRO
+
+
+@pytest.mark.parametrize("name", sorted(OWN_PAGES))
+def test_own_pages_never_speak_of_seeds(name):
+    assert not re.search(r"\bseeds?\b", OWN_PAGES[name], re.I)
+
+
+def _docstrings(path):
+    """Every docstring of a module (module, classes, functions, methods) and its ``#:`` attribute comments."""
+    import ast
+    source = path.read_text()
+    tree = ast.parse(source)
+    nodes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+    docs = [ast.get_docstring(n) or "" for n in nodes]
+    return docs + [line for line in source.splitlines() if line.lstrip().startswith("#:")]
+
+
+def test_library_help_texts_never_speak_of_seed_documents():
+    """R9: help() shows docstrings; they name the CuTe tutorial or the chapter, never "the seed". A random-number
+    seed (``seed=0``, ``manual_seed``) is a real name and stays."""
+    lib = ROOT / "lib" / "layoutlab"
+    files = sorted(lib.rglob("*.py"))
+    assert len(files) > 30
+    hits = [(p.relative_to(lib), d[:80]) for p in files for d in _docstrings(p)
+            if re.search(r"\bseed(?:'s|s\b|-\d|\s+\d{3}\b)|\bthe seed\b", d, re.I)]
+    assert not hits, hits

@@ -13,21 +13,14 @@ is aborted here like every other outside request. The layout evaluation needs no
 the notebook's CDN cell, run last, must ask the CDN for numpy's wheel (and ask nothing else outside).
 """
 
-import functools
-import http.server
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
-import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from browser import CHROMIUM, CHROMIUM_ARGS, ROOT, require_browser
+from browser import ROOT, offline_browser, serve, site  # noqa: F401  (site: the shared fixture)
 
 sys.path.insert(0, str(ROOT / "chapters" / "_ext"))
 import layoutlab_lite  # noqa: E402
@@ -74,28 +67,6 @@ def test_exercises_are_served_as_their_student_version():
     assert student.count("raise NotImplementedError()") == text.count("### BEGIN SOLUTION")
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    require_browser()
-    book = tmp_path_factory.mktemp("lite") / "book"
-    for folder in ("chapters", "exercises"):
-        shutil.copytree(ROOT / folder, book / folder,
-                        ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints", "__pycache__", "release",
-                                                      "submitted", "autograded", "feedback", "gradebook.db"))
-    shutil.copy(ROOT / "_toc.yml", book / "_toc.yml")
-    config = (ROOT / "_config.yml").read_text()
-    assert "execute_notebooks: force" in config
-    (book / "_config.yml").write_text(config.replace("execute_notebooks: force", "execute_notebooks: 'off'"))
-    env = dict(os.environ, MPLBACKEND="Agg", LAYOUTLAB_LITE="1",
-               LAYOUTLAB_LITE_CACHE=str(ROOT / "_build" / "_lite_cache"))   # registry downloads, kept
-    jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run([str(jb), "build", str(book), "-W", "-n", "--keep-going"], capture_output=True,
-                          text=True, env=env, timeout=600)
-    if proc.returncode != 0:
-        raise AssertionError(f"jupyter-book build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return book / "_build" / "html"
-
-
 @pytest.mark.browser
 def test_cpu_chapters_launch_the_lite_site(site):
     lite = site / "lite"
@@ -107,7 +78,9 @@ def test_cpu_chapters_launch_the_lite_site(site):
         text = html.read_text()
         links = re.findall(r'href="([^"]*lite/notebooks/index\.html\?path=([^"]+))"', text)
         if html.stem not in cpu:
-            assert not links, f"{html.name} is a GPU chapter but has a launch link"
+            # a GPU chapter: no chapter link, one to its exercises (they run on a CPU)
+            assert "layoutlab-lite-chapter" not in text and len(links) == 1, (html.name, links)
+            assert "Exercises in your browser" in text and links[0][1].startswith(f"ex{html.stem[:2]}"), links
             continue
         assert "Run in your browser" in text and "Pyodide CDN" in text, html.name
         assert [name for _, name in links][0] == f"{html.stem}.ipynb", links
@@ -131,15 +104,6 @@ def test_cpu_chapters_launch_the_lite_site(site):
     assert size < 45e6, f"the lite site is {size / 1e6:.0f} MB"
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                      ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm",
-                      ".json": "application/json"}
-
-    def log_message(self, *args):
-        pass
-
-
 def _errors(outputs) -> str:
     """The tracebacks among a cell's outputs, readable (ANSI colours removed)."""
     return "\n".join(re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(o["traceback"]))
@@ -158,28 +122,13 @@ def test_chapter_runs_layoutlab_in_the_browser_offline(site):
     packages = json.loads((site / "lite" / "static" / "pyodide" / "pyodide-lock.json").read_text())["packages"]
     lock = {e["file_name"].rsplit("/", 1)[-1] for e in packages.values()}
     numpy_wheel = packages["numpy"]["file_name"].rsplit("/", 1)[-1]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/"
-    outside, cdn, errors = [], [], []
-
-    def route(route):
-        url = route.request.url
-        if url.startswith((base, "data:", "blob:")):
-            route.continue_()
-        else:
-            (cdn if _pyodide_cdn_package(url, lock) else outside).append(url)
-            route.abort()
-
+    requested, errors = [], []
     started = time.time()
-    try:
+    with serve(site) as base:
         with sync_playwright() as p:
             # no name resolves, so nothing could leave even past the route (e.g. from a service worker)
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + [
-                "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"])
+            browser, context = offline_browser(p, base, requested)
             try:
-                context = browser.new_context()
-                context.route("**/*", route)
                 page = context.new_page()
                 page.on("pageerror", lambda exc: errors.append(str(exc)))
                 page.goto(base + f"chapters/{CPU_CHAPTER}.html", wait_until="load")
@@ -227,10 +176,33 @@ def test_chapter_runs_layoutlab_in_the_browser_offline(site):
                 }""")
             finally:
                 browser.close()
-    finally:
-        server.shutdown()
+    cdn = [u for u in requested if _pyodide_cdn_package(u, lock)]
+    outside = [u for u in requested if u not in cdn]
     print(f"\nlite kernel: layoutlab installed and evaluated in {time.time() - started:.0f} s; "
           f"Pyodide CDN requests (allowed): {len(cdn)}")
     assert not outside, f"outside requests: {sorted(set(outside))[:8]}"
     assert layoutlab_lite.PYODIDE_CDN + numpy_wheel in cdn, cdn
     assert not errors, f"script errors: {errors[:5]}"
+
+
+def test_lite_markdown_has_no_myst_left_answers_are_collapsed_and_refs_are_links():
+    import nbformat
+
+    md = ("(sec-x)=\n## Check yourself\n\n1. Why? See {ref}`ch-tv` and {ref}`[PTX ISA §9.7] <bib-ptx>`.\n\n"
+          ":::{dropdown} Answers\n:open:\n1. Because of $a_{ref}$.\n:::\n\nAfter, {ref}`nowhere`.")
+    links = {"ch-tv": ("/chapters/03_tv_layouts.html#ch-tv", "3. Thread–value layouts"),
+             "bib-ptx": ("/chapters/references.html#bib-ptx", "PTX ISA")}
+    assert layoutlab_lite.myst_to_jupyter(md, links) == (
+        "## Check yourself\n\n1. Why? See [3. Thread–value layouts](/chapters/03_tv_layouts.html#ch-tv) and "
+        "[\\[PTX ISA §9.7\\]](/chapters/references.html#bib-ptx).\n\n"
+        "<details>\n<summary>Answers</summary>\n\n1. Because of $a_{ref}$.\n\n</details>\n\nAfter, nowhere.")
+    # the real chapter: every dropdown becomes a <details>, no MyST syntax is left, the helper cell is collapsed
+    chapter = nbformat.read(ROOT / "chapters" / f"{CPU_CHAPTER}.ipynb", as_version=4)
+    source = "".join(c.source for c in chapter.cells if c.cell_type == "markdown")
+    lite = layoutlab_lite.lite_notebook(chapter, {})
+    text = "".join(c.source for c in lite.cells if c.cell_type == "markdown")
+    assert source.count(":::{dropdown}") >= 1
+    assert text.count("<details>") == text.count("</details>") == source.count(":::{dropdown}")
+    assert ":::" not in text and "{ref}`" not in text and "{dropdown}" not in text
+    hidden = [c for c in lite.cells if "hide-input" in c.metadata.get("tags", [])]
+    assert hidden and all(c.metadata["jupyter"]["source_hidden"] for c in hidden)

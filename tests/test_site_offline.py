@@ -1,20 +1,15 @@
 """The website works without internet: every page of the book, loaded in Chromium with the network blocked,
 renders its formulas with the MathJax the site serves itself, and asks nothing of any other machine.
 
-The book is built from the repository's own chapters and configuration, with notebook execution switched off
-(what is tested here is the page shell, the formulas in the text and the static files, not the outputs, which
-the notebook tests check), so the build takes about a minute.
+The book is the site tests' shared build (tests/browser.py): the repository's own chapters and configuration,
+with notebook execution switched off (what is tested here is the page shell, the formulas in the text and the
+static files, not the outputs, which the notebook tests check).
 """
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from browser import CHROMIUM, CHROMIUM_ARGS, ROOT, require_browser
+from browser import CHROMIUM, CHROMIUM_ARGS, site  # noqa: F401  (site: the shared fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 
@@ -26,24 +21,6 @@ _UNTYPESET_TEXT = """() => {
   body.querySelectorAll('pre, code, script, style, mjx-container, .MathJax').forEach(e => e.remove());
   return body.textContent;
 }"""
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    require_browser()
-    book = tmp_path_factory.mktemp("offline") / "book"
-    shutil.copytree(ROOT / "chapters", book / "chapters",
-                    ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints", "__pycache__"))
-    shutil.copy(ROOT / "_toc.yml", book / "_toc.yml")
-    config = (ROOT / "_config.yml").read_text()
-    assert "execute_notebooks: force" in config
-    (book / "_config.yml").write_text(config.replace("execute_notebooks: force", "execute_notebooks: 'off'"))
-    jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run([str(jb), "build", str(book), "-W", "-n", "--keep-going"], capture_output=True,
-                          text=True, env=dict(os.environ, MPLBACKEND="Agg"), timeout=900)
-    if proc.returncode != 0:
-        raise AssertionError(f"jupyter-book build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return book / "_build" / "html"
 
 
 def test_mathjax_is_served_by_the_site(site):

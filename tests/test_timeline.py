@@ -286,22 +286,33 @@ def test_decode_recovers_every_event_and_time_with_a_fine_timer():
     assert {e["warp"] for e in events if e["role"] == "producer"} == {0}
 
 
-def test_decode_falls_back_to_clock64_when_globaltimer_ticks_in_microseconds():
+def _coarse(k_tiles=40, tiles=3, step_ns=1000, **kw):
+    """The model recorded with a %globaltimer that advances in ``step_ns`` steps: (truth, record)."""
     from layoutlab.bench.timeline import decode_timeline
-    truth, raw, cfg, k = simulate(k_tiles=40, tiles=3)     # ~54 us per CTA: ~54 ticks to fit
-    raw[..., 0] = np.where(raw[..., 2] >= 0, raw[..., 0] // 1000 * 1000, -1)   # 1 us globaltimer
+    truth, raw, cfg, k = simulate(k_tiles=k_tiles, tiles=tiles, **kw)
+    raw[..., 0] = np.where(raw[..., 2] >= 0, raw[..., 0] // step_ns * step_ns, -1)
     events, clock = decode_timeline(raw, "gemm_hopper_ws", cfg, k)
-    assert clock["source"].startswith("clock64") and clock["globaltimer_step_ns"] == 1000
+    return truth, {"kernel": "gemm_hopper_ws", "config": {"tile_m": 128, "tile_n": 256, "tile_k": 64, "stages": 4},
+                   "problem": {"k_tiles": k_tiles}, "clock": clock, "events": events}
+
+
+def test_decode_keeps_a_coarse_timer_raw_and_fits_the_cycles():
+    from layoutlab.bench.timeline import event_times, timer_step_ns
+    truth, rec = _coarse()                                 # ~54 us per CTA: ~54 timer steps to fit
+    clock = rec["clock"]
+    assert clock["source"] == "globaltimer" and clock["globaltimer_step_ns"] == 1000
     assert clock["ns_per_cycle"] == pytest.approx(1 / 1.755, rel=2e-3)
+    assert timer_step_ns(rec) == 1000                        # the times are the raw readings, not a fit
     t0 = min(truth.values())
-    got = {(e["cta"], e["role"], e["tile"], e["event"], e["k_tile"]): e["t_ns"] for e in events}
-    # every time to within 150 ns although the timer itself only says which microsecond it is
+    keys = [(e["cta"], e["role"], e["tile"], e["event"], e["k_tile"]) for e in rec["events"]]
+    got = dict(zip(keys, event_times(rec)))
+    # placed by cycles, every time is within 150 ns although the timer itself only says which microsecond it is
     errs = [got[key] - (t - t0) for key, t in truth.items()]
     assert max(errs) - min(errs) < 150
     # and the order of one CTA's events is exactly the true order (one SM, one cycle counter)
     for cta in (0, 1):
-        keys = sorted((key for key in truth if key[0] == cta), key=lambda key: (truth[key], key))
-        assert all(got[a] <= got[b] for a, b in zip(keys, keys[1:]))
+        order = sorted((key for key in truth if key[0] == cta), key=lambda key: (truth[key], key))
+        assert all(got[a] <= got[b] for a, b in zip(order, order[1:]))
 
 
 def test_decode_refuses_a_slot_with_the_wrong_description():
@@ -394,6 +405,19 @@ def test_summary_recovers_the_model_parameters():
     assert s["roles"]["consumer 0"]["mean_arrive_to_mma_ns"] == 10
     text = format_summary(s)
     assert text.splitlines()[0].startswith("gemm_hopper_ws: 12 k-tiles per tile") and "producer" in text
+
+
+def test_periods_come_from_the_cycles_when_the_timer_is_coarse():
+    """With a 1-us %globaltimer the k-tile period is read from %clock64 (model: 700 ns at 1.755 GHz = 1228.5
+    cycles) and converted with the fitted ns_per_cycle, not rounded to the timer's steps."""
+    from layoutlab.bench.timeline import event_times, summarize_timeline
+    _, rec = _coarse(k_tiles=40, tiles=2, load_ns=300, mma_ns=700)
+    s = summarize_timeline(rec)["roles"]["consumer 0"]
+    assert abs(s["k_tile_period_cycles"] - 700 * 1.755) <= 1
+    assert s["k_tile_period_ns"] == pytest.approx(700, abs=2)
+    t = {(e["cta"], e["role"], e["tile"], e["event"], e["k_tile"]): x for e, x in zip(rec["events"], event_times(rec))}
+    gaps = [t[(0, "consumer 0", 0, "mma_end", j + 1)] - t[(0, "consumer 0", 0, "mma_end", j)] for j in range(20, 30)]
+    assert all(abs(g - 700) < 7 for g in gaps)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -518,6 +542,29 @@ def test_recorded_timeline_is_valid_and_drawable():
             if role != "producer":
                 assert 0 < row["mma_in_flight_fraction"] <= 1
         viz.draw_pipeline_timeline(rec, kernel=r["kernel"])
+
+
+def test_recorded_timer_resolution_clock_fit_and_periods():
+    """What chapter 9 says about the recorded file: every t_ns is a raw %globaltimer reading (a multiple of its
+    256-ns step); the cycle counter agrees with it to half a step; the k-tile periods are read from the cycles."""
+    from layoutlab.bench.timeline import clock_fit, event_times, summarize_timeline, timer_step_ns
+    rec = _recorded()
+    for r in rec["records"]:
+        step = timer_step_ns(r)
+        assert step == r["clock"]["globaltimer_step_ns"] == 256
+        assert all(e["t_ns"] % step == 0 for e in r["events"])
+        fits = clock_fit(r)
+        slopes = sorted(f["ns_per_cycle"] for f in fits.values())
+        assert slopes[0] <= r["clock"]["ns_per_cycle"] <= slopes[-1]       # the recorded fit lies among them
+        assert all(f["max_residual_ns"] <= step / 2 + 10 for f in fits.values())
+        s = summarize_timeline(r)
+        for role, row in s["roles"].items():
+            if role != "producer":
+                assert row["k_tile_period_ns"] == round(row["k_tile_period_cycles"] * r["clock"]["ns_per_cycle"], 1)
+                assert row["k_tile_period_ns"] % step != 0                   # not a count of timer steps
+        times = event_times(r)
+        assert any(t % step for t in times)                                 # finer than the timer
+        assert all(abs(t - e["t_ns"]) <= step / 2 + 10 for t, e in zip(times, r["events"]))
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -22,4 +22,4 @@ def test_k_sw128_fp16_row_1_col_8_lands_on_element_64():
     # Byte 144 = row 1 (128 B) + chunk 1: the 128B swizzle XORs the chunk with the row -> chunk 0 of row 1.
     atom = make_smem_layout_atom(SmemLayoutAtomKind.K_SW128, 16)
     _, _, phys = viz.smem._swizzle_tile(atom, None, "test", 2)
-    assert phys[1, 8] == 64 and atom((1, 8)) == 72  # the element-offset function differs from the placement
+    assert phys[1][8] == 64 and atom((1, 8)) == 72  # the element-offset function differs from the placement

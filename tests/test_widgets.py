@@ -33,7 +33,7 @@ def test_layout_explorer_large_layout_is_a_picture():
     ex = W.LayoutExplorer("(32,32):(1,32)")
     assert ex.buttons == []
     image = ex.grid.children[0]
-    assert isinstance(image, w.Image) and image.value[:4] == b"\x89PNG"
+    assert isinstance(image, w.HTML) and "<svg" in image.value and "<title>(32,32):(1,32)" in image.value
 
 
 def test_tv_explorer_steps_follow_seed_000():
@@ -188,9 +188,71 @@ def test_linear_layout_explorer_shows_distributed_layout_on_its_tile():
         [("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ("warp", [[8, 0]])],
         ["dim0", "dim1"])
     ex = W.LinearLayoutExplorer(blocked)
-    assert ex.tile.value[:4] == b"\x89PNG" and ex.tile.layout.display is None
+    assert "<svg" in ex.tile.value and ex.tile.layout.display is None
     before = ex.tile.value
     ex.toggle(4, 1)                                   # reg1 now also flips dim1 bit 0
     assert ex.tile.value != before
     ex.operation.value = "inverse(A)"                 # inputs dim0/dim1: no tile picture, no error
     assert ex.message.value == "" and ex.tile.layout.display == "none"
+
+
+def _site_notes(box):
+    """The site-only notes (HTML widgets with class ll-live-note) anywhere in a widget tree."""
+    found, stack = [], [box]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, w.HTML) and "ll-live-note" in x.value:
+            found.append(x.value)
+        stack.extend(getattr(x, "children", ()))
+    return found
+
+
+def test_kernel_only_controls_carry_a_note_for_the_static_site():
+    """The text box and the bit toggles need a kernel: each explorer carries the site-only note with the link
+    that opens the chapter live in JupyterLite; the explorers that work from precomputed frames carry none."""
+    from layoutlab.linear import LinearLayout
+    for box in (W.LayoutExplorer("(4,8):(8,1)"),
+                W.LinearLayoutExplorer(LinearLayout.from_bases([("lane", [[1], [2]])], ["dim0"]))):
+        notes = _site_notes(box)
+        assert len(notes) == 1 and "edit this layout in your browser" in notes[0]
+        assert "a.layoutlab-lite-chapter" in notes[0]           # the page's own JupyterLite link
+        assert ".bd-article .ll-site-only{display:block}" in notes[0]   # shown inside the book only
+    assert _site_notes(W.SwizzleExplorer().static(bits=(3,), element_sizes=(2,), patterns=("row",))) == []
+
+
+def test_linear_layout_explorer_pictures_wrap_instead_of_clipping():
+    from layoutlab.linear import LinearLayout
+    ex = W.LinearLayoutExplorer(LinearLayout.from_bases(
+        [("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ("warp", [[8, 0]])],
+        ["dim0", "dim1"]))
+    box = next(c for c in ex.children if ex.picture in getattr(c, "children", ()))
+    assert box.layout.flex_flow == "row wrap" and ex.tile in box.children
+
+
+def test_widget_pictures_are_svg_with_alt_text_and_frames_are_svg_images():
+    ex = W.TVExplorer(preset="SM80_16x8x8_F32F16F16F32_TN C", threads="1")
+    assert ex.picture.value.count("<svg") == 1 and "<title>SM80_16x8x8_F32F16F16F32_TN C" in ex.picture.value
+    frame = W.TmaExplorer().static(dtypes=("f16",), swizzles=("128B",), inner_bytes=(128,)).frames
+    html = frame.children[0].children[0].children[0].value
+    assert "data:image/svg+xml;base64," in html and "alt='TMA box (64, 8) at (0, 0)" in html
+
+
+def test_redraw_benchmark(capsys):
+    """Redraw time of the explorers' pictures on this CPU (printed, not asserted: the machine is shared)."""
+    import statistics
+    import time
+
+    ex = W.TVExplorer(preset="SM90_64x64x16_F32F16F16_SS C", threads="0")
+    sw = W.SwizzleExplorer()
+    times = {"TVExplorer 64x64 (thread change)": [], "SwizzleExplorer (B change)": []}
+    for i in range(5):
+        start = time.process_time()
+        ex.threads.value = str(i + 1)
+        times["TVExplorer 64x64 (thread change)"].append(time.process_time() - start)
+        start = time.process_time()
+        sw.b.value = (i % 4) + 1 if (i % 4) + 1 != sw.b.value else 0
+        times["SwizzleExplorer (B change)"].append(time.process_time() - start)
+    with capsys.disabled():
+        for name, t in times.items():
+            print(f"\nredraw {name}: median {1000 * statistics.median(t):.1f} ms CPU (target < 100 ms)")
+    assert all(t for t in times.values())

@@ -60,16 +60,45 @@ ROOT = _repo_root()
 
 SETUP_MARKDOWN = """\
 **Running in your browser** ([JupyterLite](https://jupyterlite.readthedocs.io), Python on Pyodide). The next
-cell installs `layoutlab` and `ipywidgets` from this website. The layout algebra then works without internet;
-the pictures need numpy and matplotlib, which exist for Pyodide only on the Pyodide CDN, so the cell after
-installs them from there (it needs internet). Cells that need a GPU or the CuTe DSL cannot run here.
-Changes are kept in this browser only: download the notebook to keep them."""
+cell installs `layoutlab` and `ipywidgets` from this website: the layout algebra, the tables, the pictures and
+the widgets then work without internet. The cell after it asks the Pyodide CDN for numpy and matplotlib (they
+exist for Pyodide only there): offline it says so, and the few cells that draw plots with matplotlib then say that
+they skip. Cells that need a GPU or the CuTe DSL cannot run here. Changes are kept in this browser only: download
+the notebook to keep them."""
 
 MYST_TARGET = re.compile(r"^\([\w.:-]+\)=[ \t]*\n?", re.MULTILINE)
+#: ``:::{dropdown} Title`` ... ``:::`` (MyST's colon fence), shown in JupyterLab as a collapsed <details>
+DROPDOWN = re.compile(r"^(?P<fence>:{3,})\{dropdown\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$",
+                      re.MULTILINE | re.DOTALL)
+DIRECTIVE_OPTION = re.compile(r"\A(?::[\w-]+:[^\n]*\n)+")
+#: ``{ref}`label``` and ``{ref}`text <label>```
+REF = re.compile(r"\{ref\}`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<label>[^`<>]+))`")
 
 SETUP_INSTALL = "%pip install -q ipywidgets\n%pip install -q --no-deps layoutlab"
 # (the %pip magic of the Pyodide kernel takes a trailing comment for package names: comments go above)
-SETUP_CDN = "# from the Pyodide CDN: needs internet\n%pip install -q numpy matplotlib"
+SETUP_CDN = """\
+# numpy and matplotlib, for the few cells that need them: for Pyodide they exist only on the Pyodide CDN.
+import importlib.util
+try:
+    %pip install -q numpy matplotlib
+except Exception as exc:
+    print("installing numpy and matplotlib failed:", exc)
+_ll_missing = {m for m in ("numpy", "matplotlib") if importlib.util.find_spec(m) is None}
+if _ll_missing:
+    print(f"Could not install {' and '.join(sorted(_ll_missing))} from the Pyodide CDN (is this browser offline?). "
+          "The cells that need them will say that they skip; everything else runs without them.")
+
+    def _ll_skip(shell, etype, value, tb, tb_offset=None):
+        \"\"\"A cell stopped by a missing numpy/matplotlib says so in one line (and Run All goes on).\"\"\"
+        module = (getattr(value, "name", None) or "").split(".")[0]
+        if module in _ll_missing:
+            print(f"(skipped: this cell needs {module}, which this browser could not get from the Pyodide CDN)")
+        else:
+            shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+
+    get_ipython().set_custom_exc((ImportError,), _ll_skip)"""
+#: the line a skipped cell prints (the browser test counts them)
+SKIP_MESSAGE = "(skipped: this cell needs "
 
 
 def _run(cmd, **kw):
@@ -128,16 +157,43 @@ def student_version(source_nb):
     return nb
 
 
-def lite_notebook(nb):
-    """The notebook as the lite site serves it: the Pyodide kernel's kernelspec, no outputs, and the setup
-    cells (install layoutlab from the site; numpy and matplotlib from the Pyodide CDN) first."""
+def myst_to_jupyter(markdown: str, links: dict) -> str:
+    """MyST markdown as JupyterLab's renderer shows it: no targets, dropdowns as collapsed <details>, and
+    ``{ref}`` roles as links to the website (``links``: label -> (URL, title); unknown labels become text)."""
+    import html
+
+    markdown = MYST_TARGET.sub("", markdown)
+
+    def dropdown(m):
+        body = DIRECTIVE_OPTION.sub("", m["body"]).strip()
+        title = html.escape(m["title"].strip() or "Details")
+        return f"<details>\n<summary>{title}</summary>\n\n{body}\n\n</details>"
+
+    def ref(m):
+        label = (m["target"] or m["label"]).strip()
+        url, title = links.get(label, (None, label))
+        text = (m["text"] or "").strip() or title
+        if url is None:
+            return text
+        return "[" + text.replace("[", r"\[").replace("]", r"\]") + f"]({url})"
+
+    return REF.sub(ref, DROPDOWN.sub(dropdown, markdown))
+
+
+def lite_notebook(nb, links=None):
+    """The notebook as the lite site serves it: the Pyodide kernel's kernelspec, no outputs, MyST turned into
+    what JupyterLab renders (see :func:`myst_to_jupyter`), the cells the website hides (``hide-input``)
+    collapsed, and the setup cells (install layoutlab from the site; numpy and matplotlib from the Pyodide
+    CDN, tolerating their absence) first."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     nb.metadata["kernelspec"] = dict(LITE_KERNELSPEC)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-        else:   # MyST targets such as "(ch-tv)=" mean nothing to JupyterLite's Markdown
-            cell.source = MYST_TARGET.sub("", cell.source)
+            if "hide-input" in cell.metadata.get("tags", []):
+                cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+        else:
+            cell.source = myst_to_jupyter(cell.source, links or {})
     setup = [nbformat.v4.new_markdown_cell(SETUP_MARKDOWN), nbformat.v4.new_code_cell(SETUP_INSTALL),
              nbformat.v4.new_code_cell(SETUP_CDN)]
     for i, cell in enumerate(setup):
@@ -147,19 +203,26 @@ def lite_notebook(nb):
     return nb
 
 
-def stage_contents(srcdir: Path, contents: Path) -> dict:
-    """Write the lite notebooks into ``contents``; returns {chapter docname: (chapter file, exercise file)}."""
+def stage_contents(srcdir: Path, contents: Path, links=None) -> dict:
+    """Write the lite notebooks into ``contents``: the CPU chapters, and the student version of every chapter's
+    exercise set (the exercises run on a CPU, also those of the GPU chapters). Returns {chapter docname:
+    (chapter notebook or None for a GPU chapter, exercise notebook or None)}."""
     contents.mkdir(parents=True, exist_ok=True)
+    cpu = set(cpu_chapters(srcdir))
     launches = {}
-    for chapter in cpu_chapters(srcdir):
-        nbformat.write(lite_notebook(nbformat.read(chapter, as_version=4)), contents / chapter.name)
+    for chapter in sorted((Path(srcdir) / "chapters").glob("[0-9][0-9]_*.ipynb")):
+        chapter_name = None
+        if chapter in cpu:
+            chapter_name = chapter.name
+            nbformat.write(lite_notebook(nbformat.read(chapter, as_version=4), links), contents / chapter.name)
         exercise = exercise_for(chapter, srcdir)
         ex_name = None
         if exercise is not None:
             ex_name = exercise.name
             student = student_version(nbformat.read(exercise, as_version=4))
-            nbformat.write(lite_notebook(student), contents / ex_name)
-        launches[f"chapters/{chapter.stem}"] = (chapter.name, ex_name)
+            nbformat.write(lite_notebook(student, links), contents / ex_name)
+        if chapter_name or ex_name:
+            launches[f"chapters/{chapter.stem}"] = (chapter_name, ex_name)
     return launches
 
 

@@ -97,6 +97,21 @@ def _stage_lite(app, config):
     config.jupyterlite_bind_ipynb_suffix = False                    # else it takes .ipynb from myst-nb
 
 
+def _lite_links(app, env):
+    """Once every page is read, the labels are known: write the lite notebooks again with their ``{ref}``
+    roles as links to the website's pages. The lite app lives at <site>/lite/notebooks/, and JupyterLab opens
+    a relative link as a file of its own, so the links are root-relative: the site's path is that of
+    ``html_baseurl`` (Jupyter Book's ``html.baseurl``), else the server's root (``make serve``)."""
+    from urllib.parse import urlparse
+
+    root = (urlparse(app.config.html_baseurl or "").path or "/").rstrip("/") + "/"
+    labels, anon = env.domaindata["std"]["labels"], env.domaindata["std"]["anonlabels"]
+    links = {name: (root + app.builder.get_target_uri(doc) + (f"#{labelid}" if labelid else ""),
+                    (labels.get(name) or (0, 0, name))[2] or name)
+             for name, (doc, labelid) in anon.items()}
+    _lite().stage_contents(Path(app.srcdir), Path(app.doctreedir).parent / "_lite" / "contents", links)
+
+
 def _drop_lite_stage(app, error):
     """After ``jupyter lite build`` (jupyterlite-sphinx's build-finished) the staged copy is not needed."""
     shutil.rmtree(Path(app.doctreedir).parent / "_lite", ignore_errors=True)
@@ -107,40 +122,63 @@ _LAUNCH = """<div class="admonition tip layoutlab-lite">
 <p><a class="reference external layoutlab-lite-chapter" href="{chapter}" target="_blank" rel="noopener">Open this
 chapter in JupyterLite</a>{exercise}: Python runs in this browser (Pyodide), nothing to install. Run the first
 code cell to install <code>layoutlab</code> from this site.</p>
-<p>The layout algebra works offline. The pictures need numpy and matplotlib, which exist for Pyodide only on the
-Pyodide CDN: the notebook's second cell fetches them from there (internet needed). Cells that need a GPU or the
-CuTe DSL do not run in the browser. A local build must be served over HTTP for this (<code>make serve</code>),
-not opened as a file.</p>
+<p>Everything runs offline except the few cells that draw plots with matplotlib: numpy and matplotlib exist for
+Pyodide only on the Pyodide CDN, which the notebook's second cell asks for (internet needed); without them those
+cells say that they skip. Cells that need a GPU or the CuTe DSL do not run in the browser. A local build must be
+served over HTTP for this (<code>make serve</code>), not opened as a file.</p>
+</div>
+"""
+
+_EXERCISE_ONLY = """<div class="admonition tip layoutlab-lite">
+<p class="admonition-title">Exercises in your browser</p>
+<p>This chapter's kernels need a GPU, but <a class="reference external layoutlab-lite-exercise" href="{exercise}"
+target="_blank" rel="noopener">its exercises</a> (the student version) run on a CPU: they open in JupyterLite, where
+Python runs in this browser (Pyodide). Run the first code cell to install <code>layoutlab</code> from this site. A
+local build must be served over HTTP for this (<code>make serve</code>), not opened as a file.</p>
 </div>
 """
 
 
 def _launch_button(app, pagename, templatename, context, doctree):
-    """Put the launch box under the title of every CPU chapter. The URL is relative to this page, computed
-    from the page's depth (Sphinx's pathto), so it points at the site's lite/ folder from any nested page."""
+    """Put the launch box under the title of every chapter with a lite notebook (the chapter, its exercises or
+    both). The URL is relative to this page, computed from the page's depth (Sphinx's pathto), so it points
+    at the site's lite/ folder from any nested page."""
     launch = getattr(app, "layoutlab_launches", {}).get(pagename)
     if launch is None or "body" not in context:
         return
     chapter_nb, exercise_nb = launch
     app_url = context["pathto"](_lite().LITE_APP.split("?")[0], 1)
-    exercise = ""
-    if exercise_nb:
-        exercise = (f' (or <a class="reference external layoutlab-lite-exercise" href="{html.escape(app_url)}'
-                    f'?path={html.escape(exercise_nb)}" target="_blank" rel="noopener">its exercises</a>, '
-                    f"the student version)")
-    box = _LAUNCH.format(chapter=html.escape(f"{app_url}?path={chapter_nb}"), exercise=exercise)
+    exercise_url = html.escape(f"{app_url}?path={exercise_nb}") if exercise_nb else ""
+    if chapter_nb is None:
+        box = _EXERCISE_ONLY.format(exercise=exercise_url)
+    else:
+        exercise = ""
+        if exercise_nb:
+            exercise = (f' (or <a class="reference external layoutlab-lite-exercise" href="{exercise_url}" '
+                        f'target="_blank" rel="noopener">its exercises</a>, the student version)')
+        box = _LAUNCH.format(chapter=html.escape(f"{app_url}?path={chapter_nb}"), exercise=exercise)
     body = context["body"]
     at = body.find("</h1>")
     context["body"] = body[:at + 5] + box + body[at + 5:] if at >= 0 else box + body
 
 
+def _site_assets(app, config):
+    """The site's own CSS and JavaScript (chapters/_ext/static/): the sidebar toggles, wrapped outputs, table
+    padding, display math that scrolls in its own box."""
+    config.html_static_path = list(config.html_static_path) + [str(Path(__file__).parent / "static")]
+
+
 def setup(app):
     app.connect("config-inited", _offline_mathjax)
+    app.connect("config-inited", _site_assets)
+    app.add_css_file("layoutlab-site.css")
+    app.add_js_file("layoutlab-site.js")
     app.connect("html-page-context", _dedupe_scripts, priority=1000)  # after every other extension
     app.connect("html-page-context", _local_only, priority=1000)
     if _lite_wanted(app):
         app.setup_extension("jupyterlite_sphinx")
         app.connect("config-inited", _stage_lite, priority=400)      # before jupyterlite-sphinx's own
+        app.connect("env-updated", _lite_links)
         app.connect("html-page-context", _launch_button)
         app.connect("build-finished", _drop_lite_stage, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

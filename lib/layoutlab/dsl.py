@@ -20,7 +20,8 @@ from typing import Sequence
 
 from .inttuple import format_tree
 
-__all__ = ["HAVE_DSL", "SKIP_REASON", "DSL_VERSION", "DSLResult", "dsl_eval", "dsl_value", "show_dsl", "dsl_check"]
+__all__ = ["HAVE_DSL", "SKIP_REASON", "DSL_VERSION", "DSLResult", "dsl_eval", "dsl_value", "show_dsl", "dsl_check",
+           "DSLCheckError", "FAILS"]
 
 
 def _detect():
@@ -240,10 +241,33 @@ def show_dsl(snippet: str, ours=None, setup: str = "") -> DSLResult | None:
     return r
 
 
+class DSLCheckError(AssertionError):
+    """A :func:`dsl_check` comparison failed where the CuTe DSL is installed: the DSL raised, crashed or timed out
+    on a snippet, or printed something other than ``layoutlab``. Raised, never printed, so that a notebook cell
+    (and the book build, which runs the chapters) fails instead of publishing a skipped check. It is an
+    ``AssertionError``: a failed comparison is a failed check, like a failed ``assert`` in a cell.
+
+    >>> issubclass(DSLCheckError, AssertionError)
+    True
+    """
+
+
+class _Failure:
+    def __repr__(self):
+        return "dsl.FAILS"
+
+
+#: A :func:`dsl_check` row's expected value: the DSL fails on this snippet (raises, crashes or hangs); the row passes
+#: only then (for input that has no valid result, where the DSL does not return one either).
+FAILS = _Failure()
+
+
 def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult] | None:
-    """Notebook helper: ask the DSL for each ``(label, snippet, ours)`` in one batch; print both; stop on a difference
-    (``AssertionError``). ``ours`` is compared by its printed form (``None``: the DSL's answer alone); without a
-    DSL that runs here it prints a note and returns ``None``.
+    """Notebook helper: ask the DSL for each ``(label, snippet, ours)`` in one batch; print both; raise
+    :class:`DSLCheckError` naming each failed row (its snippet and the DSL's exception or value) if any differs or
+    fails. ``ours`` is compared by its printed form; ``None`` shows the DSL's answer alone (it must still run);
+    :data:`FAILS` expects the DSL to fail. Only where the DSL is not installed does it print a note (and
+    return ``None``) instead: installed but failing is an error, not a skip.
 
     >>> from layoutlab import Layout
     >>> checked = dsl_check([("row-major", "cute.make_layout((4,6), stride=(6,1))", Layout((4,6),(6,1))),
@@ -252,24 +276,32 @@ def dsl_check(rows, setup: str = "", *, label_width: int = 16) -> list[DSLResult
     size             CuTe DSL: 24  [identical]
     """
     rows = list(rows)
-    results = dsl_eval([snippet for _, snippet, _ in rows], setup)
-    if not any(r.ok for r in results):   # not installed, or unusable here (e.g. a broken CUDA toolkit install)
-        first = _first_line(results[0]) if results else ""
-        why = f"the DSL is installed but failed: {first or '?'}" if HAVE_DSL else SKIP_REASON
-        print(f"(CuTe DSL comparison skipped: {why})")
+    if not HAVE_DSL:
+        print(f"(CuTe DSL comparison skipped: {SKIP_REASON})")
         return None
-    differ = []
-    for (label, _, ours), r in zip(rows, results):
+    results = dsl_eval([snippet for _, snippet, _ in rows], setup)
+    failed = []
+    for (label, snippet, ours), r in zip(rows, results):
         theirs = r.value if r.ok else f"<{r.status}: {_first_line(r)}>"
-        mine = theirs if ours is None else _printed(ours)
-        verdict = "" if ours is None else "  [identical]" if mine == theirs else f"  [layoutlab: {mine}]"
-        if mine != theirs:
-            differ.append(label)
+        if ours is FAILS:
+            good, verdict = not r.ok, "  [fails, as expected]" if not r.ok else "  [expected it to fail]"
+        elif ours is None:
+            good, verdict = r.ok, ""
+        else:
+            mine = _printed(ours)
+            good = r.ok and mine == theirs
+            verdict = "  [identical]" if good else f"  [layoutlab: {mine}]"
+        if not good:
+            expected = "" if ours is None else "a failure (dsl.FAILS)" if ours is FAILS else _printed(ours)
+            failed.append(f"{label}: {snippet!r}\n    CuTe DSL: " + (r.value if r.ok else f"{r.status}: {r.message}")
+                          + (f"\n    expected: {expected}" if expected else ""))
         if "\n" in theirs:   # a multi-line print (atoms, tiled MMAs): indented under its label
             print(f"{label}: CuTe DSL prints{verdict}\n  " + theirs.replace("\n", "\n  "))
         else:
             print(f"{label:{label_width}s} CuTe DSL: {theirs}{verdict}")
-    assert not differ, f"layoutlab and the CuTe DSL {DSL_VERSION} disagree on: {differ}"
+    if failed:
+        raise DSLCheckError(f"the CuTe DSL {DSL_VERSION} comparison failed on {len(failed)} of {len(rows)} rows:\n"
+                            + "\n".join(failed))
     return _Checked(results)
 
 

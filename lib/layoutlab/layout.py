@@ -51,17 +51,22 @@ def _compact_strides(shape, current, reverse):
 
 @lru_cache(maxsize=256)
 def _table(layout: Layout):
-    """All offsets ``[L(0), ..., L(size-1)]`` as a read-only int64 numpy array: outer sums of the flat modes'."""
-    import numpy as np
-
+    """All offsets ``[L(0), ..., L(size-1)]``: sums over the flat modes, the first mode fastest. Computed in pure
+    Python (no numpy needed, e.g. in JupyterLite offline); returned as a read-only int64 numpy array where numpy
+    is installed (callers index it with arrays), else as a tuple of ints."""
     if not layout.is_integral:
         raise LayoutError(f"table: {layout} has basis (coordinate) strides; it maps to coordinates, not offsets: "
                           f"evaluate it element by element")
-    out = np.zeros(1, np.int64)
+    out = [0]
     for s, d in zip_leaves(layout.shape, layout.stride):
-        out = np.add.outer(np.arange(s, dtype=np.int64) * d, out).ravel()
-    out.setflags(write=False)
-    return out
+        out = [j * d + o for j in range(s) for o in out]
+    try:
+        import numpy as np
+    except ImportError:
+        return tuple(out)
+    arr = np.array(out, dtype=np.int64)
+    arr.setflags(write=False)
+    return arr
 
 
 def cosize(x, mode=()):

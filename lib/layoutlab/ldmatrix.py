@@ -59,19 +59,50 @@ class LdmatrixSelection:
         return f"{self.name}\n{self.reasoning}"
 
 
-def _contiguous_run(layout, mode):
+def _contiguous_run(layout, mode, with_leaves=False):
     """How many elements of top-level mode ``mode`` are contiguous from its stride-1 leaf on (merging the
-    leaves that continue it, size-1 leaves skipped); 0 if it has none."""
+    leaves that continue it, size-1 leaves skipped); 0 if it has none. ``with_leaves``: also the (shape, stride)
+    leaves of the whole layout outside that run."""
     leaves = [(s, d) for s, d in zip_leaves(layout.shape[mode], layout.stride[mode]) if s != 1]
     k = next((k for k, (_, d) in enumerate(leaves) if d == 1), None)
-    if k is None:
-        return 0
-    run = 1
-    for s, d in leaves[k:]:
+    run, end = (0, 0) if k is None else (1, k)
+    for s, d in leaves[k:] if k is not None else ():
         if d != run:
             break
-        run *= s
-    return run
+        run, end = run * s, end + 1
+    if not with_leaves:
+        return run
+    others = [(s, d) for m in range(len(layout.shape)) if m != mode
+              for s, d in zip_leaves(layout.shape[m], layout.stride[m]) if s != 1]
+    return run, leaves[:k or 0] + leaves[end:] + others
+
+
+def _check_row_alignment(smem_layout, major, operand, bits, op):
+    """PTX ISA §9.7.14.5.15 (ldmatrix): "a group of four consecutive threads loads 16 bytes. The matrix addresses
+    must be naturally aligned accordingly" -- every row address 16-byte aligned. A row is 8 elements of the
+    contiguous run, so its start is a multiple of 8 elements iff the layout's offset and every stride outside
+    the run are (a swizzle with base M >= 3 keeps offsets mod 8). Assumes the buffer itself starts 16-byte aligned."""
+    offset = smem_layout.offset if isinstance(smem_layout, ComposedLayout) else 0
+    layout = smem_layout.outer if isinstance(smem_layout, ComposedLayout) else smem_layout
+    row = 128 // bits                                  # elements in a 16-byte row
+    run, others = _contiguous_run(layout, 1 if major == "K" else 0, with_leaves=True)
+    if run % row:
+        raise LayoutError(f"{op}: the contiguous run of {layout} along {major} is {run} elements; ldmatrix reads "
+                          f"rows of {row} contiguous {bits}-bit elements (16 bytes), so the run must be a multiple "
+                          f"of {row} or a row would leave it")
+    bad = [d for _, d in others if d % row]
+    if offset % row:
+        what, fix = f"{smem_layout} starts at element offset {offset}", f"an offset that is a multiple of {row}"
+    elif bad:
+        what = f"{layout} has a stride of {bad[0]} elements ({bad[0] * bits // 8} bytes) between ldmatrix rows"
+        fix = (f"a stride that is a multiple of {row} elements (e.g. {-(-bad[0] // row) * row} instead of {bad[0]}: "
+               f"pad by whole 16-byte chunks, or drop the padding and use a swizzle against bank conflicts)")
+    else:
+        return
+    raise LayoutError(f"{op}: {what}, so some row addresses are not 16-byte aligned; ldmatrix needs every row "
+                      f"address 16-byte aligned (PTX ISA §9.7.14.5.15: \"the matrix addresses must be naturally "
+                      f"aligned\"), i.e. a multiple of {row} {bits}-bit elements from a 16-byte aligned buffer. "
+                      f"Valid: {fix}")
 
 
 def operand_majorness(smem_layout, operand="A"):
@@ -116,7 +147,8 @@ def select_ldmatrix(tiled_mma, operand, smem_layout, num_matrices=None) -> Ldmat
     A thread holds ``v = size(mode 1 of tv_layout_X_tiled)`` 16-bit values, two per 8x8 matrix: x = the widest of
     4, 2, 1 dividing ``v / 2`` (or ``num_matrices``, dividing it; wider is CuTe's "TiledCopy uses too few vals");
     ``.trans`` iff the operand is MN-major (a lane gets neighbours along its 16-byte row, the MMA wants them along
-    K). Refused: not A/B, not a 16-bit warp MMA, unreadable majorness, ``num_matrices`` wider than the fragment.
+    K). Refused: not A/B, not a 16-bit warp MMA, unreadable majorness, rows not 16-byte aligned (PTX ISA
+    §9.7.14.5.15: every row address must be), ``num_matrices`` wider than the fragment.
 
     >>> from layoutlab import nvgpu, make_layout, make_tiled_mma
     >>> tm = make_tiled_mma(nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 8)))
@@ -163,6 +195,7 @@ def select_ldmatrix(tiled_mma, operand, smem_layout, num_matrices=None) -> Ldmat
     if run < 8:
         raise LayoutError(f"{op}: {why}; ldmatrix reads rows of 8 contiguous 16-bit elements (16 bytes), "
                           f"so the contiguous run must be at least 8")
+    _check_row_alignment(smem_layout, major, operand, bits, op)
     trans = major == "MN"
     lines.append(f"shared memory: {why} -> {major}-major"
                  + (" (rows run along M/N, so .trans turns each 8x8 matrix to give K-pairs)" if trans

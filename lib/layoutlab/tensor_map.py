@@ -189,8 +189,8 @@ def encode_tiled(data_type, global_dim, global_strides, box_dim, element_strides
         if s % align:
             raise LayoutError(f"{op}: globalStrides[{i}] = {s} bytes is not a multiple of {align}; TMA needs every "
                               f"stride but the innermost in multiples of {align} bytes: pad that dimension so the "
-                              f"stride becomes {-(-s // align) * align} (the map keeps strides in 16-byte units: an "
-                              f"H100 given this one reads rows {s // 16 * 16} bytes apart, without an error)")
+                              f"stride becomes {-(-s // align) * align} (given this one through the CuTe DSL, an H100 read "
+                              f"rows {s // 16 * 16} bytes apart, without an error: the stride cut to 16-byte units)")
         if not 0 < s < 2 ** 40:
             raise LayoutError(f"{op}: globalStrides[{i}] = {s} must be positive and < 2^40 bytes")
     for i, b in enumerate(box):

@@ -5,7 +5,9 @@ as JSON with the GPU, clocks and versions. Each point: CUDA events around every 
 standard-normal inputs (zeros run faster on tensor cores); L2 kept cold by rotating operand sets over 4x its size;
 cuBLAS (``cupy.matmul``, or ``torch.matmul`` for bf16) timed the same way, alternating with the kernel in
 ``--rounds`` rounds of ``--seconds``, each side the median of its round medians; every output compared with
-cuBLAS's. Options: ``--quick``, ``--kernels a,b``, ``--json PATH`` (default in :data:`layoutlab.gpu.RESULTS_DIR`).
+cuBLAS's. Options: ``--quick``, ``--kernels a,b``, ``--json PATH`` (default in :data:`layoutlab.gpu.RESULTS_DIR`),
+``--goals`` (issue 25's goal fields for the top rung, :func:`ladder_goals`; ``--dsl-json`` adds the comparison with the
+CuTe DSL example that ``bench/compare_dsl_example.py`` wrote in the same device run).
 """
 
 import argparse
@@ -21,18 +23,24 @@ from pathlib import Path
 
 from .. import kernels
 
-__all__ = ["main", "bench_point", "SHAPES", "PLAN"]
+__all__ = ["main", "bench_point", "SHAPES", "PLAN", "LADDER_SHAPES", "GOALS", "ladder_goals"]
 
 #: (M, N, K): three cubes and LLM-like projections (K-heavy, wide-N MLP, tall-M batch).
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 6144), (8192, 8192, 1024), (4096, 14336, 4096),
           (16384, 4096, 4096)]
-#: kernel -> [(dtype, shapes, layouts)]: the SIMT kernels fp32 in NT (the seed's layout) and TN, the rest 16-bit TN.
+#: issue 25 adds: a small cube, a cube that is no tile multiple, a short-M wide problem.
+LADDER_SHAPES = SHAPES + [(2048, 2048, 2048), (8000, 8000, 8000), (1024, 8192, 8192)]
+#: issue 25's goal for the top rung, % of cuBLAS in the same run, bf16 and fp16: 105 on these cubes, 100 elsewhere.
+GOALS = {(8192, 8192, 8192): 105.0, (6144, 6144, 6144): 105.0, (4096, 4096, 4096): 105.0}
+_CUBES = list(GOALS)
+#: kernel -> [(dtype, shapes, layouts)]: the SIMT kernels fp32 in NT (the CuTe tutorial's) and TN, the rest 16-bit TN.
 PLAN = {
     "sgemm_simple": [("float32", [(4096, 4096, 4096)], ("NT", "TN"))],
     "sgemm_fast": [("float32", [(4096, 4096, 4096), (8192, 8192, 8192)], ("NT", "TN"))],
     "gemm_ampere": [("float16", [(4096, 4096, 4096), (8192, 8192, 8192)], ("TN",))],
     "gemm_hopper": [("bfloat16", SHAPES, ("TN",)), ("float16", [(8192, 8192, 8192)], ("TN",))],
-    "gemm_hopper_ws": [("bfloat16", SHAPES, ("TN",)), ("float16", [(8192, 8192, 8192)], ("TN",))],
+    "gemm_hopper_ws": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],
+    "gemm_hopper_pingpong": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],
 }
 
 
@@ -197,6 +205,8 @@ def main(argv=None):
     parser.add_argument("--json", default=None, help="output JSON path")
     parser.add_argument("--rounds", type=int, default=5, help="kernel/cuBLAS alternations per point")
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds of launches per timing")
+    parser.add_argument("--goals", default=None, metavar="KERNEL", help="add issue 25's goal fields for KERNEL")
+    parser.add_argument("--dsl-json", default=None, help="compare_dsl_example.py's record of this run (goals)")
     args = parser.parse_args(argv)
     try:
         _check_timing(args.rounds, args.seconds)
@@ -247,8 +257,51 @@ def main(argv=None):
                       flush=True)
     print(format_table(rows, info, notes))
     _write(out, info, rows, notes)
+    if args.goals:
+        dsl = json.loads(Path(args.dsl_json).read_text()) if args.dsl_json and Path(args.dsl_json).exists() else None
+        rec = json.loads(out.read_text())
+        rec["goals"] = ladder_goals(rows, args.goals, dsl)
+        out.write_text(json.dumps(rec, indent=1))
+        for g in rec["goals"]["points"]:
+            print(f"goal {g['dtype']:8s} {g['m']}x{g['n']}x{g['k']}: {g['pct_cublas']:.1f} % vs "
+                  f"{g['target_pct']:.0f} % -> {'met' if g['met'] else 'missed'} ({g['by_points']:+.1f} points)")
+        for g in rec["goals"].get("vs_dsl_example", []):
+            print(f"vs DSL example {g['dtype']:8s} {g['m']}x{g['n']}x{g['k']}: ours {g['ours_pct_cublas']:.1f} %, "
+                  f"example {g['example_pct_cublas']:.1f} % -> {'ahead' if g['met'] else 'behind'}")
     print(f"wrote {out}")
     return 0
+
+
+def ladder_goals(rows, top, dsl_record=None):
+    """Issue 25's goal fields for kernel ``top``: per (dtype, shape) it was timed on, its % of cuBLAS, the
+    target (:data:`GOALS`: 105 on the three cubes, 100 elsewhere), ``met`` and ``by_points`` (pct - target);
+    with ``dsl_record`` (bench/compare_dsl_example.py's JSON, ``top`` among its ``ours``), whether ``top`` beat
+    the CuTe DSL example at each of its points.
+
+    >>> rows = [{"kernel": "k", "dtype": "bfloat16", "m": 8192, "n": 8192, "k": 8192, "pct_cublas": 101.5},
+    ...         {"kernel": "k", "dtype": "bfloat16", "m": 2048, "n": 2048, "k": 2048, "pct_cublas": 100.2}]
+    >>> [(g["target_pct"], g["met"], round(g["by_points"], 1)) for g in ladder_goals(rows, "k")["points"]]
+    [(105.0, False, -3.5), (100.0, True, 0.2)]
+    """
+    points = []
+    for r in rows:
+        if r["kernel"] != top:
+            continue
+        target = GOALS.get((r["m"], r["n"], r["k"]), 100.0)
+        points.append({"dtype": r["dtype"], "m": r["m"], "n": r["n"], "k": r["k"], "pct_cublas": r["pct_cublas"],
+                       "target_pct": target, "met": r["pct_cublas"] >= target, "by_points": r["pct_cublas"] - target})
+    out = {"kernel": top, "points": points, "all_met": bool(points) and all(p["met"] for p in points)}
+    if dsl_record is not None:
+        vs = []
+        for r in dsl_record.get("rows", []):
+            if f"{top}_ms" not in r:
+                continue
+            vs.append({"dtype": r["dtype"], "m": r["m"], "n": r["n"], "k": r["k"],
+                       "ours_pct_cublas": r[f"{top}_pct_cublas"], "example_pct_cublas": r["example_pct_cublas"],
+                       "met": r[f"{top}_ms"] < r["dsl_example_ms"]})
+        out["vs_dsl_example"] = vs
+        out["dsl_example"] = dsl_record.get("example")
+    return out
 
 
 def _operand_sets(info, m, n, k, elem_bytes):

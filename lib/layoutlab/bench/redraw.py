@@ -1,7 +1,8 @@
 """Redraw time of a 128x256 thread-value picture (target: median < 150 ms on a laptop CPU).
 
 :data:`TV_128x256`: the accumulator of a 128x256 CTA tile of two WGMMA m64n256 warpgroups. "Redraw": build the
-figure with :func:`layoutlab.viz.draw_tv_layout` and render it with Agg; "widget frame" adds the PNG encoding.
+picture with :func:`layoutlab.viz.draw_tv_layout` and write its SVG; "widget frame" adds the base64 image that
+a precomputed explorer frame embeds.
 """
 
 import statistics
@@ -18,18 +19,16 @@ def redraw_times(repeats=9, png=False, clock=time.perf_counter):
     >>> len(redraw_times(repeats=2))             # seconds per redraw, measured now
     2
     """
-    import matplotlib
-    matplotlib.use("Agg")
+    import base64
+
     from layoutlab import parse_layout, viz
 
     tv = parse_layout(TV_128x256)
 
     def once(thread):
-        fig = viz.draw_tv_layout(tv, (128, 256), highlight_threads={thread})
+        svg = viz.draw_tv_layout(tv, (128, 256), highlight_threads={thread}).to_svg()
         if png:
-            viz.figure_to_png(fig, dpi=72)
-        else:
-            fig.canvas.draw()
+            base64.b64encode(svg.encode())
 
     once(0)
     times = []
@@ -45,14 +44,14 @@ def main():
 
     >>> main()                                  # doctest: +ELLIPSIS
     redraw 128x256 TV layout ((4,8,4,2),(2,2,32)):((256,1,16,64),(128,8,1024)): median ... ms (min ...; CPU time median ...), target < 150 ms
-    widget frame (redraw + PNG at 72 dpi): median ... ms
+    widget frame (redraw + SVG image): median ... ms
     """
     draw = redraw_times()
     cpu = redraw_times(clock=time.process_time)
     frame = redraw_times(png=True)
     print(f"redraw 128x256 TV layout {TV_128x256}: median {1000 * statistics.median(draw):.1f} ms "
           f"(min {1000 * min(draw):.1f}; CPU time median {1000 * statistics.median(cpu):.1f}), target < 150 ms")
-    print(f"widget frame (redraw + PNG at 72 dpi): median {1000 * statistics.median(frame):.1f} ms")
+    print(f"widget frame (redraw + SVG image): median {1000 * statistics.median(frame):.1f} ms")
 
 
 if __name__ == "__main__":

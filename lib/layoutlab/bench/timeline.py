@@ -4,7 +4,9 @@
 a 4096^3 bf16 timeline of ``gemm_hopper_ws`` and ``gemm_hopper`` (``results/gemm_timeline_h100.json``). With
 ``config.timeline=True`` one lane per warp role stores ``%globaltimer`` and ``%clock64`` (PTX ISA, "Special
 Registers") with each event (:data:`EVENTS`); ``mma_end`` is when ``wgmma.wait_group`` returned, a load's arrival
-when the first consumer saw its full barrier complete. A coarse ``%globaltimer`` gets each CTA's ``%clock64`` fitted.
+when the first consumer saw its full barrier complete. ``%globaltimer`` is coarse on the H100 (256-ns steps in the
+recorded run): durations within a CTA are read from ``%clock64`` cycles (one SM, one counter) and converted with the
+record's ``ns_per_cycle``, a fit of the two counters (:func:`clock_fit` recomputes it from the events).
 """
 
 import argparse
@@ -22,8 +24,8 @@ from ..errors import LayoutError
 from ..kernels.hopper import TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig, timeline_buffer_shape
 
 __all__ = ["KERNELS", "EVENTS", "timeline_config", "pipeline_stages", "decode_timeline", "record_timeline",
-           "check_timeline_record", "validate_timeline", "summarize_timeline", "select_record",
-           "format_summary", "main"]
+           "check_timeline_record", "validate_timeline", "summarize_timeline", "select_record", "timer_step_ns",
+           "clock_fit", "event_times", "steady_tflops", "format_summary", "main"]
 
 KERNELS = ("gemm_hopper_ws", "gemm_hopper")
 EVENTS = TIMELINE_EVENTS
@@ -77,9 +79,10 @@ def _role_warp(kernel_name, role):
 def decode_timeline(raw, kernel_name, config, k):
     """The events of a raw timeline buffer (int64, :func:`~layoutlab.kernels.hopper.timeline_buffer_shape`,
     flattened or not; unwritten slots hold -1) as ``(events, clock)``: ``events`` dicts with ``cta, role, warp,
-    event, tile, k_tile, stage, tile_mn, cycles, t_ns`` (t = 0 at the earliest event), sorted by time; ``clock``
-    says which timer gave ``t_ns``. Refuses (LayoutError) a wrong-size buffer and a slot whose stored description
-    disagrees with its place (a lost or raced write). A made-up buffer, K = 64 (columns: :data:`TIMELINE_COLUMNS`):
+    event, tile, k_tile, stage, tile_mn, cycles, t_ns`` (``t_ns``: the ``%globaltimer`` reading, 0 at the earliest
+    event; ``cycles``: ``%clock64``, 0 at the CTA's earliest), sorted by time; ``clock`` gives the timer's step and,
+    for a coarse timer, the fitted ``ns_per_cycle`` (:func:`event_times` uses it). Refuses (LayoutError) a wrong-size
+    buffer and a slot whose stored description disagrees with its place (a lost or raced write). A made-up buffer, K = 64 (columns: :data:`TIMELINE_COLUMNS`):
 
     >>> cfg = timeline_config("gemm_hopper")
     >>> raw = np.full(timeline_buffer_shape("gemm_hopper", cfg, 64), -1)
@@ -121,13 +124,12 @@ def decode_timeline(raw, kernel_name, config, k):
     if not events:
         raise LayoutError("decode_timeline: no slot of the buffer was written (is the kernel the "
                           "instrumented build, and did it run?)")
-    t_abs, clock = _times(*(np.array([e[key] for e in events], dtype=np.float64)
-                            for key in ("cta", "t_ns", "cycles")))
-    t0 = min(t_abs)
+    clock = _clock(*(np.array([e[key] for e in events], dtype=np.float64) for key in ("cta", "t_ns", "cycles")))
+    t0 = min(e["t_ns"] for e in events)
     clk0 = {c: min(e["cycles"] for e in events if e["cta"] == c) for c in {e["cta"] for e in events}}
-    for e, t in zip(events, t_abs):
-        e.update(cycles=e["cycles"] - clk0[e["cta"]], t_ns=round(t - t0, 1))
-    events.sort(key=lambda e: (e["t_ns"], e["cta"], e["role"]))
+    for e in events:
+        e.update(cycles=e["cycles"] - clk0[e["cta"]], t_ns=float(e["t_ns"] - t0))
+    events.sort(key=lambda e: (e["t_ns"], e["cta"], e["cycles"], e["role"]))
     return events, clock
 
 
@@ -138,29 +140,28 @@ def _slot_meaning(role, slot, k_tiles):
     return {0: "epi_start", 1: "epi_end", 2: "tile_start"}.get(slot - 4 * k_tiles, "unused"), None
 
 
-def _times(ctas, gt, clk):
-    """Absolute ns per event: %globaltimer ``gt`` if it ticks finely, else %clock64 ``clk`` fitted per CTA (lstsq)."""
+def _clock(ctas, gt, clk):
+    """What the timers of a buffer can say: ``%globaltimer``'s step (the smallest gap between distinct readings) and,
+    when that is coarse, ``ns_per_cycle``: the median over CTAs of a least-squares line through the (cycle, reading)
+    pair of the first event after each step. The times themselves stay the raw readings; :func:`event_times`
+    places events by their cycles."""
     uniq = np.unique(gt)
     step = float(np.min(np.diff(uniq))) if len(uniq) > 1 else math.inf
+    clock = {"source": "globaltimer", "globaltimer_step_ns": step}
     if step < FINE_TIMER_NS:
-        return list(gt), {"source": "globaltimer", "globaltimer_step_ns": step}
-    out = np.empty(len(gt))
+        return clock
     slopes = []
     for cta in np.unique(ctas):
         sel = ctas == cta
         x, y = clk[sel], gt[sel]
-        # The first event after each tick is the one closest to the tick: fit those (value, cycle) pairs.
         order = np.argsort(x, kind="stable")
         ty, first = np.unique(y[order], return_index=True)
         tx = x[order][first]
-        if len(ty) < 2 or np.ptp(tx) == 0:
-            out[sel] = y
-            continue
-        a, b = np.polyfit(tx - x.min(), ty, 1)
-        slopes.append(a)
-        out[sel] = a * (x - x.min()) + b
-    return list(out), {"source": "clock64 fitted to globaltimer per CTA", "globaltimer_step_ns": step,
-                       "ns_per_cycle": round(float(np.median(slopes)), 5) if slopes else None}
+        if len(ty) >= 2 and np.ptp(tx) > 0:
+            slopes.append(np.polyfit(tx - x.min(), ty, 1)[0])
+    if slopes:
+        clock["ns_per_cycle"] = round(float(np.median(slopes)), 5)
+    return clock
 
 
 def _operands(m, n, k, dtype, seed):
@@ -395,34 +396,109 @@ def _mean(xs, scale=1, digits=1):
     return round(statistics.fmean(xs) / scale, digits) if xs else None
 
 
+def timer_step_ns(rec, kernel=None):
+    """The resolution of a record's ``t_ns``: the greatest common divisor of its times (ns). The recorded H100 run
+    stamps raw ``%globaltimer`` values, which advance in 256-ns steps:
+
+    >>> from layoutlab import gpu
+    >>> timer_step_ns(gpu.load_result("gemm_timeline_h100"), "gemm_hopper")
+    256
+    """
+    rec = check_timeline_record(select_record(rec, kernel))
+    return math.gcd(*(int(round(e["t_ns"])) for e in rec["events"]))
+
+
+def _fits(rec):
+    """{cta: (slope ns/cycle, intercept ns, max |residual| ns)}: least squares of t_ns against cycles per CTA."""
+    out = {}
+    for cta in sorted({e["cta"] for e in rec["events"]}):
+        x = np.array([e["cycles"] for e in rec["events"] if e["cta"] == cta], dtype=np.float64)
+        y = np.array([e["t_ns"] for e in rec["events"] if e["cta"] == cta], dtype=np.float64)
+        if np.ptp(x) > 0:
+            a, b = np.polyfit(x, y, 1)
+            out[cta] = (float(a), float(b), float(np.max(np.abs(y - a * x - b))))
+    return out
+
+
+def clock_fit(rec, kernel=None):
+    """Least-squares fit, per CTA, of ``t_ns`` against ``cycles`` (both from the record's events): ``{cta:
+    {"ns_per_cycle", "max_residual_ns"}}``. With a coarse timer the residuals are about half its step, which is how
+    well the two counters can be said to agree.
+
+    >>> from layoutlab import gpu
+    >>> fit = clock_fit(gpu.load_result("gemm_timeline_h100"), "gemm_hopper")
+    >>> sorted(fit), all(0.5 < f["ns_per_cycle"] < 0.7 for f in fit.values())
+    ([0, 1, 2, 3], True)
+    """
+    rec = check_timeline_record(select_record(rec, kernel))
+    if not all("cycles" in e for e in rec["events"]):
+        raise LayoutError("clock_fit: the record's events have no 'cycles' (%clock64) to fit")
+    return {cta: {"ns_per_cycle": round(a, 5), "max_residual_ns": round(r, 1)}
+            for cta, (a, _, r) in _fits(rec).items()}
+
+
+def _ns_per_cycle(rec):
+    clock = rec.get("clock") or {}
+    return clock.get("ns_per_cycle") if all("cycles" in e for e in rec["events"]) else None
+
+
+def event_times(rec, kernel=None):
+    """Each event's time in ns, as finely as the record allows: where the record has ``%clock64`` cycles and an
+    ``ns_per_cycle``, a CTA's events are placed on its own least-squares line of ``t_ns`` against cycles
+    (:func:`clock_fit`), so they are as fine as the cycle counter, in the cycles' order, and within half a timer step
+    of the timer; otherwise ``t_ns`` as recorded. A list parallel to ``rec["events"]``.
+
+    >>> from layoutlab import gpu
+    >>> rec = select_record(gpu.load_result("gemm_timeline_h100"), "gemm_hopper")
+    >>> len(event_times(rec)) == len(rec["events"])
+    True
+    """
+    rec = check_timeline_record(select_record(rec, kernel))
+    if _ns_per_cycle(rec) is None:
+        return [float(e["t_ns"]) for e in rec["events"]]
+    fits = _fits(rec)
+    return [fits[e["cta"]][0] * e["cycles"] + fits[e["cta"]][1] if e["cta"] in fits else float(e["t_ns"])
+            for e in rec["events"]]
+
+
 def summarize_timeline(rec, kernel=None):
     """Per role (over the recorded CTAs): the span (first ``tile_start`` to last event, us), the fraction of it spent
     waiting (producer: for a free stage; consumer: for data), mean load latency (issue -> arrival), the consumer's
     MMA-in-flight fraction, mean ``load_arrive -> mma_start`` gap, epilogue time per tile and the steady-state
-    k-tile period (median gap between successive ``mma_end``). Numbers only, for the printed table and the chapter.
+    k-tile period: the median gap between successive ``mma_end`` of one warp, in cycles (``k_tile_period_cycles``)
+    and in ns (those cycles times the record's ``ns_per_cycle``, or, without cycles, the gaps of ``t_ns``). Times
+    are :func:`event_times`. Numbers only, for the printed table and the chapter.
 
     >>> from layoutlab import gpu
     >>> sorted(summarize_timeline(gpu.load_result("gemm_timeline_h100"), "gemm_hopper"))
     ['k_tiles', 'kernel', 'roles', 'tflops_per_sm_steady']
     """
     rec = check_timeline_record(select_record(rec, kernel))
-    idx = _index(rec["events"])
+    npc = _ns_per_cycle(rec)
+    times = event_times(rec)
+    idx, cyc = {}, {}
+    for e, t in zip(rec["events"], times):
+        key = (e["cta"], e["role"], e["tile"], e["event"], e["k_tile"])
+        if key in idx:
+            raise LayoutError(f"timeline record: two {e['event']} events for CTA {e['cta']}, {e['role']}, "
+                              f"tile {e['tile']}, k-tile {e['k_tile']}")
+        idx[key], cyc[key] = t, e.get("cycles")
     first_arrival = {}                           # (cta, tile, k_tile): the earliest load_arrive over consumers
     for (c, r, t, ev, k), v in idx.items():
         if ev == "load_arrive":
             first_arrival[(c, t, k)] = min(first_arrival.get((c, t, k), v), v)
 
-    def spans(role, a, b, step=0):
+    def spans(role, a, b, step=0, at=idx):
         """((cta, tile, k), t_a, t_b): each event ``a`` of ``role`` and its tile's ``b`` of k-tile k + step."""
-        return [((c, t, k), v, idx[(c, r, t, b, k + step)]) for (c, r, t, ev, k), v in idx.items()
-                if r == role and ev == a and (c, r, t, b, k + step) in idx]
+        return [((c, t, k), v, at[(c, r, t, b, k + step)]) for (c, r, t, ev, k), v in at.items()
+                if r == role and ev == a and (c, r, t, b, k + step) in at]
 
     out = {"kernel": rec["kernel"], "roles": {}}
     for role in sorted({e["role"] for e in rec["events"]}, key=lambda r: (r != "producer", r)):
         per_cta = {}
-        for e in rec["events"]:
+        for e, t in zip(rec["events"], times):
             if e["role"] == role:
-                per_cta.setdefault(e["cta"], []).append(e["t_ns"])
+                per_cta.setdefault(e["cta"], []).append(t)
         span = sum(max(ts) - min(ts) for ts in per_cta.values())
         waits = spans(role, "empty_wait" if role == "producer" else "full_wait",
                       "load_issue" if role == "producer" else "load_arrive")
@@ -434,13 +510,18 @@ def summarize_timeline(rec, kernel=None):
         else:
             busy = spans(role, "mma_start", "mma_end")
             mma = sum(_union_length([(a, b) for key, a, b in busy if key[0] == c]) for c in per_cta)
-            periods = [b - a for _, a, b in spans(role, "mma_end", "mma_end", 1)]
             epilogues = [b - a for _, a, b in spans(role, "epi_start", "epi_end")]
             row.update({"mma_in_flight_fraction": round(mma / span, 3) if span else None,
                         "mean_arrive_to_mma_ns": _mean([a - idx[(c, role, t, "load_arrive", k)]
                                                         for (c, t, k), a, _ in busy]),
-                        "epilogue_us_per_tile": _mean(epilogues, 1e3, 2),
-                        "k_tile_period_ns": round(statistics.median(periods), 1) if periods else None})
+                        "epilogue_us_per_tile": _mean(epilogues, 1e3, 2)})
+            if npc is not None:
+                periods = [b - a for _, a, b in spans(role, "mma_end", "mma_end", 1, cyc)]
+                row["k_tile_period_cycles"] = statistics.median(periods) if periods else None
+                row["k_tile_period_ns"] = round(row["k_tile_period_cycles"] * npc, 1) if periods else None
+            else:
+                periods = [b - a for _, a, b in spans(role, "mma_end", "mma_end", 1)]
+                row["k_tile_period_ns"] = round(statistics.median(periods), 1) if periods else None
         out["roles"][role] = row
     cfg = rec["config"]
     period = [r.get("k_tile_period_ns") for r in out["roles"].values() if r.get("k_tile_period_ns")]
@@ -449,6 +530,19 @@ def summarize_timeline(rec, kernel=None):
         out["tflops_per_sm_steady"] = round(flops / statistics.median(period) / 1e3, 2)
     out["k_tiles"] = rec["problem"]["k_tiles"]
     return out
+
+
+def steady_tflops(summary, sms):
+    """The rate ``sms`` SMs would reach if every one ran a CTA at the summary's steady-state k-tile period (no fill,
+    no epilogue, no partial wave): ``sms * tflops_per_sm_steady``. 132 SMs at 4.19 MFLOP per 1000 ns:
+
+    >>> steady_tflops({"tflops_per_sm_steady": 4.19}, 132)
+    553.1
+    """
+    if "tflops_per_sm_steady" not in summary or not isinstance(sms, int) or sms < 1:
+        raise LayoutError(f"steady_tflops: needs a summary with tflops_per_sm_steady (summarize_timeline) and a "
+                          f"positive SM count, got {sorted(summary)} and sms={sms!r}")
+    return round(summary["tflops_per_sm_steady"] * sms, 1)
 
 
 def format_summary(summary):

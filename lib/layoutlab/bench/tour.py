@@ -39,17 +39,21 @@ class TourStep:
     b_share: int = 1
 
 
+def _step(name, tile, b_share=1):
+    """The tour step of ladder rung ``name``: its benchmark point and idea from :data:`~layoutlab.kernels.ladder.LADDER`
+    (one place for both), with the CTA tile and B sharing the roofline needs."""
+    from ..kernels.ladder import rung
+    r = rung(name)
+    dtype, layout, mnk = r.bench
+    return TourStep(name, dtype, layout, tuple(mnk), tile, 4 if dtype == "float32" else 2, r.idea, b_share)
+
+
 TOUR = (
-    TourStep("sgemm_simple", "float32", "NT", (4096, 4096, 4096), (128, 128), 4,
-             "the tutorial's SIMT GEMM: scalar copies, two barriers per 8-deep k-tile"),
-    TourStep("sgemm_fast", "float32", "NT", (4096, 4096, 4096), (128, 128), 4,
-             "16-byte cp.async, 3-stage pipeline, vector smem reads, 8x8 register blocking"),
-    TourStep("gemm_ampere", "float16", "TN", (8192, 8192, 8192), (128, 128), 2,
-             "tensor cores: swizzled smem, ldmatrix.x4, mma.sync m16n8k16"),
-    TourStep("gemm_hopper", "bfloat16", "TN", (8192, 8192, 8192), (128, 256), 2,
-             "TMA + mbarrier pipeline, wgmma m64n256k16, stmatrix + TMA-store epilogue"),
-    TourStep("gemm_hopper_ws", "bfloat16", "TN", (8192, 8192, 8192), (128, 256), 2,
-             "warp specialization, setmaxnreg, persistent tiles, 2x1 cluster with B multicast", b_share=2),
+    _step("sgemm_simple", (128, 128)),
+    _step("sgemm_fast", (128, 128)),
+    _step("gemm_ampere", (128, 128)),
+    _step("gemm_hopper", (128, 256)),
+    _step("gemm_hopper_ws", (128, 256), b_share=2),
 )
 
 

@@ -64,8 +64,8 @@ TIMELINE_COLUMNS = ("globaltimer", "clock64", "event", "tile", "k_tile", "stage"
 
 
 #: CTAs (the first ones in linear block order) and tiles per CTA that an instrumented build records.
-TIMELINE_CTAS = {"gemm_hopper": 4, "gemm_hopper_ws": 4}
-TIMELINE_TILES = {"gemm_hopper": 1, "gemm_hopper_ws": 4}
+TIMELINE_CTAS = {"gemm_hopper": 4, "gemm_hopper_ws": 4, "gemm_hopper_pingpong": 4}
+TIMELINE_TILES = {"gemm_hopper": 1, "gemm_hopper_ws": 4, "gemm_hopper_pingpong": 4}
 
 
 def timeline_slots(k_tiles):
@@ -209,7 +209,10 @@ def _prefer_unit_stride(prob, opA, opB, opC):
 
 
 def _check_tma_alignment(name, label, op, modes, major):
-    """TMA needs the outer (non-unit) stride and the base address in multiples of 16 bytes."""
+    """TMA needs the outer (non-unit) stride in multiples of 16 bytes (driver API, ``cuTensorMapEncodeTiled``)
+    and, since every tensor map of this kernel swizzles (A and B 128B, C 64B or 128B), a 128-byte aligned base:
+    the CUDA C++ Programming Guide's table "Requirements and properties of the different swizzle patterns"
+    (Compute Capability 9) asks 128 bytes of global memory with any swizzle, where the driver API says 16."""
     outer = 0 if major == modes[1] else 1
     stride = op.strides[outer]
     if op.shape[outer] > 1 and stride % TMA_ALIGN_BYTES:
@@ -224,6 +227,13 @@ def _check_tma_alignment(name, label, op, modes, major):
     if op.ptr % TMA_ALIGN_BYTES:
         raise LayoutError(f"{name}: {label}'s data pointer is not 16-byte aligned ({op.ptr:#x}); TMA needs "
                           f"16-byte aligned base addresses: pass an array that starts on such an address")
+    if op.ptr % 128:
+        raise LayoutError(f"{name}: {label}'s data pointer {op.ptr:#x} is 16- but not 128-byte aligned; this "
+                          f"kernel's tensor maps swizzle, and the CUDA C++ Programming Guide's TMA swizzle table "
+                          f"asks a 128-byte aligned global address for a swizzled map (the driver API checks only "
+                          f"16). Pass an array that starts on a 128-byte boundary ({op.ptr - op.ptr % 128:#x} or "
+                          f"{op.ptr - op.ptr % 128 + 128:#x}; fresh cupy/torch allocations do), e.g. copy a "
+                          f"sliced view with .copy()")
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ computes one 128x128 tile of ``C``; the k-loop walks K in steps of 8::
         shared -> FMA      every thread owns an 8x8 block of C, strided by 16 in M and N
         sync
 
-The three layouts that drive it are the seed's:
+The three layouts that drive it are the tutorial's:
 
 * block tiles ``(bM, bN, bK) = (128, 128, 8)``;
 * copy thread layouts ``tA = tB`` of shape ``(32, 8)``: 256 threads cover an ``(M, K)`` = 128x8 tile in

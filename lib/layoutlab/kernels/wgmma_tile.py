@@ -140,7 +140,7 @@ def _make_class():
             acc = cute.make_rmem_tensor(tCgC.shape, cutlass.Float32)
             acc.fill(0.0)
             tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
-            warpgroup.fence()          # the zeroed accumulators (and an RS A) were written by ordinary code
+            warpgroup.fence()          # before the first wgmma, always (PTX 9.7.15.7.1); orders the zeroed acc, RS A
             for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
                 cute.gemm(tiled_mma, acc, tCrA[None, None, kb], tCrB[None, None, kb], acc)
             warpgroup.commit_group()

@@ -1,74 +1,59 @@
-"""Figures, colours and cells: the drawing machinery every picture shares, and reading a layout's offsets."""
+"""Colours, grids and keys: the drawing machinery every layout picture shares (pure Python, see :mod:`.svg`),
+reading a layout's offsets, and the bytes of a figure (:func:`figure_to_svg`, :func:`figure_to_png`)."""
 
 import colorsys
-import io
 from functools import lru_cache
-
-import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import LineCollection, PathCollection, PolyCollection
-from matplotlib.figure import Figure
-from matplotlib.font_manager import FontProperties
-from matplotlib.path import Path
-from matplotlib.textpath import TextPath
-from matplotlib.transforms import Affine2D
 
 from ..errors import LayoutError
 from ..inttuple import product
 from ..layout import Layout, parse_layout
 from ..swizzle import ComposedLayout, Swizzle
+from .svg import (CHAR_W, MAX_WIDTH, MIN_TEXT, TICK_TEXT, TITLE_TEXT, Legend, Panel, SvgFigure, hex_color,
+                  text_width, wrap, _VECTOR_CELLS)
 
-__all__ = ["TV_COLORS", "BANK_COLORS", "FONT", "figure_to_png", "figure_to_svg"]
+__all__ = ["TV_COLORS", "BANK_COLORS", "FONT", "SvgFigure", "figure_to_png", "figure_to_svg"]
 
-# print_latex_tv's eight pastels (RGB/255), cycled by thread index.
-TV_COLORS = np.array([
+# print_latex_tv's eight pastels (RGB in [0, 1]), cycled by thread index.
+TV_COLORS = tuple(tuple(c / 255 for c in rgb) for rgb in (
     (175, 175, 255), (175, 255, 175), (255, 255, 175), (255, 175, 175),
-    (210, 210, 255), (210, 255, 210), (255, 255, 210), (255, 210, 210),
-]) / 255.0
+    (210, 210, 255), (210, 255, 210), (255, 255, 210), (255, 210, 210)))
 # 32 shared-memory banks around the hue wheel (pale enough for black text): bank b -> BANK_COLORS[b].
-BANK_COLORS = np.array([colorsys.hsv_to_rgb(b / 32, 0.45, 1.0) for b in range(32)])
+BANK_COLORS = tuple(colorsys.hsv_to_rgb(b / 32, 0.45, 1.0) for b in range(32))
+TV_HEX = tuple(hex_color(c) for c in TV_COLORS)
+BANK_HEX = tuple(hex_color(c) for c in BANK_COLORS)
 FONT = {"family": "monospace"}
-_EMPTY = np.array([1.0, 1.0, 1.0])
-_CONFLICT = "#d62728"
+EMPTY = "#ffffff"
+GREY = "#d1d1d1"
+CONFLICT = "#d62728"
 _LABEL_LIMIT = 512
 _BANKS, _BANK_BYTES = 32, 4
 
 
-class _BookFigure(Figure):
-    """A Figure with an Agg canvas (so ``fig.canvas.draw()`` renders without pyplot) that also shows itself
-    as PNG where no inline backend is active (e.g. ``MPLBACKEND=Agg``)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        FigureCanvasAgg(self)
-
-    def _repr_png_(self):
-        return figure_to_png(self)
-
-
 def figure_to_png(fig, dpi=80):
-    """PNG bytes of ``fig`` (``dpi`` 80 keeps pages light: a 6-inch picture is ~480 pixels wide).
-
-    Example: ``figure_to_png(draw_layout(parse_layout("(2,2):(1,2)")))[:4] == b"\\x89PNG"``.
+    """PNG bytes of a picture (an :class:`SvgFigure` is drawn through matplotlib, which must be installed).
 
     >>> from layoutlab.viz import draw_layout
     >>> figure_to_png(draw_layout("(2,2):(1,2)"))[:4]
-    b'\x89PNG'
+    b'\\x89PNG'
     """
+    import io
+    if isinstance(fig, SvgFigure):
+        fig = fig.to_matplotlib(dpi)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
 
 
 def figure_to_svg(fig):
-    """SVG text of ``fig`` (cell labels are glyph outlines, index labels and titles are text).
-
-    Example: ``"<svg" in figure_to_svg(draw_layout(parse_layout("(2,2):(1,2)")))``.
+    """SVG text of a picture (text stays text).
 
     >>> from layoutlab.viz import draw_layout
-    >>> "<svg" in figure_to_svg(draw_layout("(2,2):(1,2)"))
+    >>> figure_to_svg(draw_layout("(2,2):(1,2)")).startswith("<svg")
     True
     """
+    if isinstance(fig, SvgFigure):
+        return fig.to_svg()
+    import io
     buf = io.StringIO()
     fig.savefig(buf, format="svg")
     return buf.getvalue()
@@ -91,25 +76,56 @@ def _modes(layout, op):
 
 
 def _offsets(layout, op):
-    """Offsets of every index of ``layout`` in CuTe's colexicographic order, as an int64 array.
+    """Offsets of every index of ``layout`` in CuTe's colexicographic order, as a list of ints.
 
-    Plain layouts use the vectorised ``Layout.table()``; composed layouts are ``inner(offset + outer(i))``
-    (a swizzle inner applied to the whole array at once, a layout inner by table lookup).
-    """
+    Composed layouts are ``inner(offset + outer(i))`` (a swizzle inner applied to each, a layout inner by lookup)."""
     layout = _as_layout(layout, op)
     if isinstance(layout, ComposedLayout):
-        base = _offsets(layout.outer, op) + int(layout.offset)
+        base = [o + int(layout.offset) for o in _offsets(layout.outer, op)]
         if isinstance(layout.inner, Swizzle):
-            return layout.inner(base)
-        return _offsets(layout.inner, op)[base]
-    return np.asarray(layout.table(), dtype=np.int64).ravel()
+            return [layout.inner(o) for o in base]
+        inner = _offsets(layout.inner, op)
+        return [inner[o] for o in base]
+    table = layout.table()
+    return table.tolist() if hasattr(table, "tolist") else list(table)
+
+
+class Grid:
+    """A small 2-D table of ints (rows of lists): ``g[r, c]``, ``g[r]``, ``g.shape``, ``g.tolist()``."""
+
+    def __init__(self, rows):
+        self.rows = [list(r) for r in rows]
+        self.shape = (len(self.rows), len(self.rows[0]) if self.rows else 0)
+
+    def __getitem__(self, key):
+        if isinstance(key, tuple):
+            r, c = key
+            if isinstance(r, slice):
+                return [row[c] for row in self.rows[r]]
+            return self.rows[r][c]
+        return self.rows[key]
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self):
+        return len(self.rows)
+
+    def tolist(self):
+        return [list(r) for r in self.rows]
+
+    def T(self):
+        return Grid(zip(*self.rows)) if self.rows else Grid([])
+
+    def __repr__(self):
+        return f"Grid({self.rows!r})"
 
 
 def _tile_mn(tile_mn, op):
     """(M, N, stride_m, stride_n) of a tile given as (M, N) (column-major) or as a rank-2 Layout."""
     if isinstance(tile_mn, Layout):
         modes, stride = _modes(tile_mn, op), tile_mn.stride
-        if len(modes) != 2 or not all(isinstance(x, (int, np.integer)) for x in (*modes, *stride)):
+        if len(modes) != 2 or not all(isinstance(x, int) for x in (*modes, *stride)):
             raise LayoutError(f"{op}: tile_mn {tile_mn} must be (M, N) or a rank-2 layout with integer modes")
         return int(modes[0]), int(modes[1]), int(stride[0]), int(stride[1])
     if not isinstance(tile_mn, (tuple, list)) or len(tile_mn) != 2:
@@ -120,178 +136,187 @@ def _tile_mn(tile_mn, op):
     return m, n, 1, m
 
 
-def _cell_inches(rows, cols, max_w=9.0, max_h=9.0, preferred=0.45):
-    return max(min(preferred, max_w / cols, max_h / rows), 0.012)
+# ------------------------------------------------------------------ sizes
+def label_cell(chars, lines=1, size=MIN_TEXT):
+    """The cell side (px) a label of ``chars`` x ``lines`` needs at font ``size``."""
+    return max(0.66 * size * chars + 4, 1.05 * size * lines + 2)
 
 
-def _fontsize(cell_in, lines=1, chars=3):
-    pts = cell_in * 72
-    return float(np.clip(min(pts * 0.8 / lines, pts * 1.2 / max(chars, 1)), 3.0, 10.0))
+def choose_cell(rows, cols, chars, lines, labels, *, max_w=MAX_WIDTH - 70, max_h=1000, preferred=34):
+    """(cell px, label font px or None): fit the column; label only when the labels fit at >= MIN_TEXT px
+    (``labels=True`` forces them: the picture gets wider and scrolls), ``labels=False`` never."""
+    fit = max(min(max_w / max(cols, 1), max_h / max(rows, 1)), 1.0)
+    need = label_cell(chars, lines)
+    if labels is False:
+        return min(fit, preferred), None
+    if fit >= need:
+        cell = min(fit, max(preferred, need))
+    elif labels:
+        cell = need
+    else:
+        return min(fit, preferred), None
+    # 0.66 em: room for monospace fonts a little wider than DejaVu's 0.6
+    size = min((cell - 4) / (0.66 * max(chars, 1)), (cell - 2) / (1.05 * lines), 12.5)
+    return cell, max(size, MIN_TEXT)
 
 
-def _tick_step(extent):
-    """Index labels every 1, 2, 4, ... cells: at most 16 labels per side (8 on big tiles, where each text
-    artist is a noticeable part of the redraw time)."""
-    most = 16 if extent <= 64 else 8
+def tick_step(extent, cell):
+    """Index labels every 1, 2, 4, ... cells, far enough apart to be read."""
     step = 1
-    while extent / step > most:
+    while step * cell < CHAR_W * TICK_TEXT * (len(str(extent)) + 1) and step < extent:
         step *= 2
     return step
 
 
-def _paint(ax, rgb, labels=None, *, fontsize=8, grid=True, outline=None, row_name="", col_name="",
-           col_offset=0, row_offset=0, bold=None):
-    """Paint an (R, C, 3) colour image as grid cells on ``ax``; optional per-cell labels and outlines."""
-    rows, cols = rgb.shape[:2]
-    # uint8 RGBA skips matplotlib's normalisation and RGBA conversion passes (a third of a big redraw)
-    rgba = np.full(rgb.shape[:2] + (4,), 255, dtype=np.uint8)
-    rgba[..., :3] = np.round(np.asarray(rgb) * 255)
-    ax.imshow(rgba, interpolation="none", aspect="equal",
-              extent=(-0.5 + col_offset, cols - 0.5 + col_offset, rows - 0.5 + row_offset, -0.5 + row_offset))
-    if grid:
-        step = 1 if max(rows, cols) <= 64 else 8
-        width = 0.8 if step == 1 else 0.5
-        xs = np.arange(0, cols + 1, step) - 0.5 + col_offset
-        ys = np.arange(0, rows + 1, step) - 0.5 + row_offset
-        top, bottom = -0.5 + row_offset, rows - 0.5 + row_offset
-        left, right = -0.5 + col_offset, cols - 0.5 + col_offset
-        segs = [((x, top), (x, bottom)) for x in xs] + [((left, y), (right, y)) for y in ys]
-        ax.add_collection(LineCollection(segs, colors="black", linewidths=width))
+def grid_margins(rows, row_name="", col_name=""):
+    """(left, top) px that a grid's index labels and names need."""
+    left = CHAR_W * TICK_TEXT * len(str(max(rows - 1, 0))) + 8 + (20 if row_name else 0)
+    top = 20 + (20 if col_name else 0)
+    return left, top
+
+
+def paint_grid(fig, x, y, cell, colors, labels=None, *, name="", label_size=MIN_TEXT, bold=None, outline=None,
+               text_colors=None, row_name="", col_name="", col_ticks=None, row_ticks=None, lines=True):
+    """Draw a grid of ``colors`` (rows of hex colours) with its top-left corner at (x, y) and return its Panel.
+
+    ``labels``: rows of strings (``""``: none; ``\\n`` stacks lines); ``bold``/``outline``: rows of booleans;
+    ``col_ticks``/``row_ticks``: [(index, text)] (default: every few indices); names above / left."""
+    rows, cols = len(colors), len(colors[0]) if colors else 0
+    panel = Panel(name or col_name, rows, cols, colors)
+    if rows * cols <= _VECTOR_CELLS:
+        by_color = {}
+        for r in range(rows):
+            for c in range(cols):
+                by_color.setdefault(colors[r][c], []).append((x + c * cell, y + r * cell, cell, cell))
+        for color, squares in by_color.items():
+            if color != EMPTY:
+                fig.cells(color, squares)
+    else:
+        def rgb(h):
+            return tuple(int(h[i:i + 2], 16) for i in (1, 3, 5))
+        cache = {}
+        fig.pixels(x, y, cols * cell, rows * cell,
+                   [[cache[h] if h in cache else cache.setdefault(h, rgb(h)) for h in row] for row in colors])
+    if lines:
+        step = 1 if max(rows, cols) <= 64 and cell >= 6 else 8
+        segs = [((x + c * cell, y), (x + c * cell, y + rows * cell)) for c in range(0, cols + 1, step)]
+        segs += [((x, y + r * cell), (x + cols * cell, y + r * cell)) for r in range(0, rows + 1, step)]
+        if cols % step:
+            segs.append(((x + cols * cell, y), (x + cols * cell, y + rows * cell)))
+        if rows % step:
+            segs.append(((x, y + rows * cell), (x + cols * cell, y + rows * cell)))
+        fig.lines(segs, "#000", 0.8 if step == 1 else 0.5)
     if labels is not None:
-        _cell_labels(ax, labels, fontsize, bold=bold, col_offset=col_offset, row_offset=row_offset)
-    if outline is not None and outline.any():
-        rr, cc = np.nonzero(outline)
-        squares = [((c - .5 + col_offset, r - .5 + row_offset), (c + .5 + col_offset, r - .5 + row_offset),
-                    (c + .5 + col_offset, r + .5 + row_offset), (c - .5 + col_offset, r + .5 + row_offset))
-                   for r, c in zip(rr, cc)]
-        cell_pts = ax.get_position().width * ax.figure.get_figwidth() * 72 / max(cols, 1)
-        ax.add_collection(PolyCollection(squares, facecolors="none", edgecolors="black",
-                                         linewidths=float(np.clip(cell_pts * 0.1, 0.3, 2.0))))
-    ax.set_xlim(-0.5 + col_offset, cols - 0.5 + col_offset)
-    ax.set_ylim(rows - 0.5 + row_offset, -0.5 + row_offset)
-    rstep, cstep = _tick_step(rows), _tick_step(cols)
-    _index_labels(ax, np.arange(0, cols, cstep) + col_offset, [str(i) for i in range(0, cols, cstep)],
-                  np.arange(0, rows, rstep) + row_offset, [str(i) for i in range(0, rows, rstep)])
-    _axis_names(ax, row_name, col_name)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-
-
-_FONTS = {}
-
-
-@lru_cache(maxsize=4096)
-def _line_path(line, weight):
-    """One line of text as a glyph outline at a 1-point font, centred horizontally on x = 0 (cached: the
-    labels of a tile reuse few distinct lines, e.g. T0..T127 and V0..V31)."""
-    font = _FONTS.setdefault(weight, FontProperties(family="monospace", weight=weight))
-    path = TextPath((0, 0), line, size=1, prop=font)
-    if not len(path.vertices):
-        return None
-    x0, x1 = path.vertices[:, 0].min(), path.vertices[:, 0].max()
-    return Path(path.vertices - [(x0 + x1) / 2, 0], path.codes)
-
-
-@lru_cache(maxsize=16384)
-def _label_path(text, weight="normal"):
-    """The outline of ``text``: lines stacked 1.05 em apart, the whole centred on (0, 0)."""
-    pieces = []
-    for i, line in enumerate(text.split("\n")):
-        path = _line_path(line, weight)
-        if path is not None:
-            pieces.append(Path(path.vertices - [0, 1.05 * i], path.codes))
-    if not pieces:
-        return Path(np.zeros((1, 2)), [Path.MOVETO])
-    compound = Path.make_compound_path(*pieces)
-    y0, y1 = compound.vertices[:, 1].min(), compound.vertices[:, 1].max()
-    return Path(compound.vertices - [0, (y0 + y1) / 2], compound.codes)
-
-
-def _cell_labels(ax, labels, fontsize, *, bold=None, colors=None, col_offset=0, row_offset=0):
-    """Per-cell text as glyph outlines in one PathCollection per weight: one artist instead of one Text per
-    cell, so a labelled 16x32 tile redraws in tens of milliseconds. The strings are kept on the collection
-    as ``cell_labels = {(row, col): text}``."""
-    for weight in ("normal", "bold"):
-        cells = [(r, c) for (r, c), text in np.ndenumerate(labels) if text and
-                 (bold is not None and bool(bold[r, c])) == (weight == "bold")]
-        if not cells:
-            continue
-        paths = [_label_path(str(labels[r, c]), weight) for r, c in cells]
-        offsets = [(c + col_offset, r + row_offset) for r, c in cells]
-        face = "black" if colors is None else [colors[r, c] for r, c in cells]
-        coll = PathCollection(paths, offsets=offsets, offset_transform=ax.transData, facecolors=face,
-                              edgecolors="none", linewidths=0)
-        coll.set_transform(Affine2D().scale(fontsize / 72.0) + ax.figure.dpi_scale_trans)
-        coll.cell_labels = {cell: str(labels[cell]) for cell in cells}
-        coll.label_weight = weight
-        ax.add_collection(coll, autolim=False)
-
-
-def _index_labels(ax, xs, xlabels, ys, ylabels, fontsize=8, rotate_x=False):
-    """Column labels above and row labels left of the grid, as plain text: matplotlib Tick objects cost
-    milliseconds each, and a picture that redraws in a widget cannot afford dozens of them."""
-    ax.set_xticks([])
-    ax.set_yticks([])
-    for x, text in zip(xs, xlabels):
-        ax.annotate(text, (x, 1), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
-                    ha="center", va="bottom", fontsize=fontsize, fontfamily="monospace",
-                    rotation=90 if rotate_x else 0)
-    for y, text in zip(ys, ylabels):
-        ax.annotate(text, (0, y), xycoords=("axes fraction", "data"), xytext=(-3, 0), textcoords="offset points",
-                    ha="right", va="center", fontsize=fontsize, fontfamily="monospace")
-
-
-def _relabel_columns(ax, xs, labels, fontsize=8):
-    """Replace the column index labels that _paint put above the grid."""
-    for text in [t for t in ax.texts if t.get_va() == "bottom" and getattr(t, "xycoords", None) == ("data", "axes fraction")]:
-        text.remove()
-    for x, label in zip(xs, labels):
-        ax.annotate(label, (x, 1), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
-                    ha="center", va="bottom", fontsize=fontsize, fontfamily="monospace")
-
-
-def _relabel_rows(ax, ys, labels, fontsize=8):
-    """Replace the row index labels that _paint put left of the grid."""
-    for text in [t for t in ax.texts if getattr(t, "xycoords", None) == ("axes fraction", "data")]:
-        text.remove()
-    for y, label in zip(ys, labels):
-        ax.annotate(label, (0, y), xycoords=("axes fraction", "data"), xytext=(-3, 0), textcoords="offset points",
-                    ha="right", va="center", fontsize=fontsize, fontfamily="monospace")
-
-
-def _axis_names(ax, row_name, col_name, pad=12):
-    if row_name:
-        ax.set_ylabel(row_name, fontfamily="monospace", labelpad=18)
+        for r in range(rows):
+            for c in range(cols):
+                text = labels[r][c]
+                if text:
+                    panel.cell_labels[(r, c)] = str(text)
+                    weight = "bold" if bold is not None and bold[r][c] else "normal"
+                    if weight == "bold":
+                        panel.bold_cells.add((r, c))
+                    fill = text_colors[r][c] if text_colors is not None else "#000"
+                    fig.text(x + (c + 0.5) * cell, y + (r + 0.5) * cell, text, label_size, weight=weight,
+                             fill=fill)
+    if outline is not None:
+        squares = [(x + c * cell, y + r * cell) for r in range(rows) for c in range(cols) if outline[r][c]]
+        sw = max(min(cell * 0.1, 2.5), 1.0)
+        segs = []
+        for sx, sy in squares:
+            segs += [((sx, sy), (sx + cell, sy)), ((sx + cell, sy), (sx + cell, sy + cell)),
+                     ((sx + cell, sy + cell), (sx, sy + cell)), ((sx, sy + cell), (sx, sy))]
+        fig.lines(segs, "#000", sw)
+    if col_ticks is None:
+        step = tick_step(cols, cell)
+        col_ticks = [(c, str(c)) for c in range(0, cols, step)]
+    if row_ticks is None:
+        step = 1
+        while step * cell < 1.2 * TICK_TEXT:
+            step *= 2
+        row_ticks = [(r, str(r)) for r in range(0, rows, step)]
+    for c, text in col_ticks:
+        fig.text(x + (c + 0.5) * cell, y - 10, text, TICK_TEXT, fill="#333")
+        panel.texts.append(text)
+    for r, text in row_ticks:
+        fig.text(x - 5, y + (r + 0.5) * cell, text, TICK_TEXT, anchor="end", fill="#333")
+        panel.texts.append(text)
     if col_name:
-        ax.xaxis.set_label_position("top")
-        ax.set_xlabel(col_name, fontfamily="monospace", labelpad=pad)
+        fig.text(x + cols * cell / 2, y - 30, col_name, TICK_TEXT)
+        panel.texts.append(col_name)
+    if row_name:
+        width = CHAR_W * TICK_TEXT * max((len(t) for _, t in row_ticks), default=1)
+        fig.text(x - width - 16, y + rows * cell / 2, row_name, TICK_TEXT, rotate=-90)
+        panel.texts.append(row_name)
+    fig.panels.append(panel)
+    return panel
 
 
-def _title_inches(title, fontsize=10):
-    """Width a monospace title needs (0.6 em per character), so that figures are never narrower."""
-    return 0.6 * fontsize / 72 * max((len(line) for line in str(title or "").split("\n")), default=0) + 0.3
+def key_size(entries, content_w, title=""):
+    """(figure width, key height): the figure is as wide as its content, widened (up to the column) so that
+    the key's entries fit on few lines; the height is what :func:`draw_key` takes at that width."""
+    if not entries:
+        return content_w, 0
+    size = MIN_TEXT + 2
+    natural = len(entries) * (max(text_width(t, size) for _, t in entries) + 26) + 16
+    width = max(content_w, min(MAX_WIDTH, max(natural, text_width(title, size) + 16 if title else 0)))
+    return width, _key_layout(entries, width - 16, title)[0]
 
 
-def _single_grid_figure(rows, cols, title, extra_h=0.0):
-    cell = _cell_inches(rows, cols)
-    top = 0.75 + extra_h + 0.17 * str(title or "").count("\n")
-    right, bottom = 0.2, 0.2
-    width = max(cols * cell + 0.55 + right, 2.5, _title_inches(title))
-    left = max(0.55, (width - cols * cell) / 2)     # centre the grid under a wide title
-    height = rows * cell + top + bottom
-    fig = _BookFigure(figsize=(width, height))
-    w, h = fig.get_size_inches()
-    ax = fig.add_axes((left / w, bottom / h, cols * cell / w, rows * cell / h))
+def _key_layout(entries, width, title):
+    size = MIN_TEXT + 2
+    col_w = max((text_width(t, size) for _, t in entries), default=0) + 26
+    ncol = max(1, min(len(entries), int(width // col_w))) if entries else 1
+    nrows = -(-len(entries) // ncol)
+    title_lines = wrap(title, width, size).count("\n") + 1 if title else 0
+    return 8 + title_lines * 17 + nrows * 19, ncol, col_w, size
+
+
+def draw_key(fig, x, y, width, entries, title=""):
+    """A key (legend): ``entries`` [(colour, text)] as swatches in columns under ``title``; returns its height.
+    A colour ``None`` is a text-only line; ``("outline", hex)`` is an empty square with that border."""
+    height, ncol, col_w, size = _key_layout(entries, width, title)
+    yy = y + 8
     if title:
-        fig.suptitle(title, fontfamily="monospace", fontsize=10, y=1 - 0.12 / h, va="top")
-    return fig, ax, cell
+        t = wrap(title, width, size)
+        for line in t.split("\n"):
+            fig.text(x, yy + 6, line, size, anchor="start")
+            yy += 17
+    for i, (color, text) in enumerate(entries):
+        cx, cy = x + (i % ncol) * col_w, yy + (i // ncol) * 19
+        if isinstance(color, tuple) and color[0] == "outline":
+            fig.rect(cx, cy, 14, 14, "none", color[1], 2)
+        elif color is not None:
+            fig.rect(cx, cy, 14, 14, color, "#444", 0.7)
+        fig.text(cx + (20 if color is not None else 0), cy + 7, text, size, anchor="start")
+    fig.legends.append(Legend(entries, title))
+    return height
 
 
-def _want_labels(labels, cells, label_limit, cell_in=1.0):
-    """Explicit ``labels`` wins; by default label only tiles of at most ``label_limit`` readable cells."""
-    return bool(labels) if labels is not None else (cells <= label_limit and cell_in >= 0.2)
+def new_figure(content_w, content_h, title, alt, *, min_w=240):
+    """An SvgFigure wide enough for ``content_w`` and its wrapped title; returns (fig, y below the title)."""
+    width = max(content_w, min_w)
+    head = wrap(title, max(width, MAX_WIDTH) - 16, TITLE_TEXT) if title else ""
+    width = max(width, min(text_width(head, TITLE_TEXT) + 16, MAX_WIDTH)) if head else width
+    head = wrap(title, width - 16, TITLE_TEXT) if title else ""
+    top = 10 + (head.count("\n") + 1) * 1.15 * TITLE_TEXT + 6 if head else 6
+    fig = SvgFigure(width, top + content_h, title=title, alt=alt)
+    if head:
+        for i, line in enumerate(head.split("\n")):
+            fig.text(width / 2, 10 + (i + 0.5) * 1.15 * TITLE_TEXT, line, TITLE_TEXT)
+    return fig, top
 
 
-def _fade(rgb, mask, amount=0.78):
-    """Blend the cells outside ``mask`` towards white so the highlighted ones stand out."""
-    return np.where(mask[..., None], rgb, rgb + (1 - rgb) * amount)
+@lru_cache(maxsize=1024)
+def fade(color, on, amount=0.78):
+    """Blend ``color`` (hex) towards white unless ``on``: the highlighted cells stand out."""
+    if on:
+        return color
+    r, g, b = (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    return hex_color(tuple(v + (1 - v) * amount for v in (r, g, b)))
+
+
+@lru_cache(maxsize=1024)
+def darken(color, amount=0.55):
+    r, g, b = (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    return hex_color((r * amount, g * amount, b * amount))
+

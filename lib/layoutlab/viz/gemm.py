@@ -1,113 +1,28 @@
-"""Pictures of a GEMM: the tiling of the problem, the pipelines' timelines, the tour's bars and the roofline."""
+"""Plots of a GEMM with matplotlib: the pipelines' timelines, the tour's bars and the roofline (the tiling of the
+problem is a layout picture: :mod:`layoutlab.viz.tiling`). Shown as SVG with real text (:mod:`.plot`)."""
 
 import numpy as np
-from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.collections import PolyCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from ..errors import LayoutError
-from .figure import FONT, TV_COLORS, _BookFigure
+from .figure import FONT
 from .layouts import _TOUR_COLORS
+from .plot import TEXT_PT, TITLE_PT, _BookFigure
 
 __all__ = [
-    "draw_gemm_tiling", "draw_mbarrier_timeline", "draw_wgmma_timeline", "draw_tour_bars", "draw_roofline",
+    "draw_mbarrier_timeline", "draw_wgmma_timeline", "draw_tour_bars", "draw_roofline",
     "draw_pipeline_timeline",
 ]
-
-
-def draw_gemm_tiling(m, n, k, block_mnk, *, thread_mn=None, block=(0, 0), k_tile=0, title=None):
-    """How a GEMM C[M,N] += A[M,K] B[K,N] is cut: CTA blocks over C, k-tiles along K, thread tiles in a block.
-
-    C is split into ``ceil(M/bM) x ceil(N/bN)`` blocks, one per CTA; the CTA at ``block=(i, j)`` walks A's
-    row panel and B's column panel in ``ceil(K/bK)`` k-tiles (numbered ``k0, k1, ...``; ``k_tile`` is
-    drawn darker). ``thread_mn=(tM, tN)`` splits the highlighted C block among tM x tN threads into *blocked*
-    ``bM/tM x bN/tN`` sub-tiles (thread 0 outlined) -- not the raked partition that ``local_partition`` gives the
-    CuTe tutorial's GEMM, where a thread's elements lie tM rows and tN columns apart: draw that with
-    :func:`draw_partition`. Drawn to scale: A left, B on top, C bottom right.
-
-    Example: ``draw_gemm_tiling(256, 256, 64, (128, 128, 8), thread_mn=(16, 16))`` shows 2x2 CTAs, 8 k-tiles,
-    and a blocked split of one C block among 256 threads, 8x8 contiguous elements each.
-
-    >>> draw_gemm_tiling(256, 256, 64, (128, 128, 8), thread_mn=(16, 16)).get_suptitle()
-    'GEMM 256x256x64, CTA tile 128x128x8: 2x2 CTAs, 8 k-tiles, 16x16 threads of 8x8'
-    """
-    op = "draw_gemm_tiling"
-    for name, value in (("M", m), ("N", n), ("K", k)):
-        if not isinstance(value, (int, np.integer)) or value < 1:
-            raise LayoutError(f"{op}: {name}={value!r} must be a positive integer")
-    if len(block_mnk) != 3 or any(not isinstance(b, (int, np.integer)) or b < 1 for b in block_mnk):
-        raise LayoutError(f"{op}: block_mnk={block_mnk!r} must be three positive integers (bM, bN, bK)")
-    bm, bn, bk = block_mnk
-    grid_m, grid_n, k_tiles = -(-m // bm), -(-n // bn), -(-k // bk)
-    bi, bj = block
-    if not (0 <= bi < grid_m and 0 <= bj < grid_n):
-        raise LayoutError(f"{op}: block={block!r} outside the {grid_m}x{grid_n} grid of CTAs")
-    if thread_mn is not None:
-        tm, tn = thread_mn
-        if bm % tm or bn % tn:
-            raise LayoutError(f"{op}: thread_mn={thread_mn!r} must divide the block ({bm}, {bn}) evenly")
-    scale = 6.0 / max(m + k, n + k)
-    gap, left, top = 0.35, 0.5, 0.8
-    width = left + (k + n) * scale + gap + 0.3
-    height = top + (k + m) * scale + gap + 0.3
-    fig = _BookFigure(figsize=(width, height))
-
-    def box(x, y, w, h):
-        return (x / width, 1 - (y + h) / height, w / width, h / height)
-
-    ax_a = fig.add_axes(box(left, top + k * scale + gap, k * scale, m * scale))
-    ax_b = fig.add_axes(box(left + k * scale + gap, top, n * scale, k * scale))
-    ax_c = fig.add_axes(box(left + k * scale + gap, top + k * scale + gap, n * scale, m * scale))
-    pale, strong = TV_COLORS[0], np.array([0.35, 0.35, 0.85])
-    for ax, (rows, cols), label in ((ax_a, (m, k), "A (M x K)"), (ax_b, (k, n), "B (K x N)"),
-                                    (ax_c, (m, n), "C (M x N)")):
-        ax.set_xlim(0, cols)
-        ax.set_ylim(rows, 0)
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.set_title(label, fontsize=8, fontfamily="monospace")
-    # A: the block's row panel, cut into k-tiles
-    for t in range(k_tiles):
-        kx = t * bk
-        ax_a.add_patch(Rectangle((kx, bi * bm), min(bk, k - kx), min(bm, m - bi * bm),
-                                 facecolor=strong if t == k_tile else pale, edgecolor="black", lw=0.6))
-        ax_b.add_patch(Rectangle((bj * bn, kx), min(bn, n - bj * bn), min(bk, k - kx),
-                                 facecolor=strong if t == k_tile else pale, edgecolor="black", lw=0.6))
-        roomy = bk * scale >= 0.14       # inches per k-tile: label each, or only the first and last
-        if roomy or t in (0, k_tiles - 1):
-            ax_a.text(kx + min(bk, k - kx) / 2, min(m, (bi + 1) * bm) + 0.02 * m, f"k{t}", ha="center",
-                      va="top", fontsize=6, fontfamily="monospace")
-            ax_b.text(bj * bn - 0.01 * n, kx + min(bk, k - kx) / 2, f"k{t}", ha="right", va="center",
-                      fontsize=6, fontfamily="monospace")
-    # C: the CTA grid, the highlighted block and its thread tiles
-    segs = [((j * bn, 0), (j * bn, m)) for j in range(grid_n + 1)] + \
-           [((0, i * bm), (n, i * bm)) for i in range(grid_m + 1)]
-    ax_c.add_collection(LineCollection(segs, colors="black", linewidths=0.8))
-    ax_c.add_patch(Rectangle((bj * bn, bi * bm), min(bn, n - bj * bn), min(bm, m - bi * bm),
-                             facecolor=pale, edgecolor="black", lw=1.5))
-    if grid_m * grid_n <= 64:
-        for i in range(grid_m):
-            for j in range(grid_n):
-                ax_c.text(j * bn + bn / 2, i * bm + bm / 2, f"CTA\n({i},{j})", ha="center", va="center",
-                          fontsize=6, fontfamily="monospace", alpha=0.6)
-    if thread_mn is not None:
-        sm, sn = bm // tm, bn // tn
-        segs = [((bj * bn + j * sn, bi * bm), (bj * bn + j * sn, bi * bm + bm)) for j in range(tn + 1)] + \
-               [((bj * bn, bi * bm + i * sm), (bj * bn + bn, bi * bm + i * sm)) for i in range(tm + 1)]
-        ax_c.add_collection(LineCollection(segs, colors="gray", linewidths=0.3))
-        ax_c.add_patch(Rectangle((bj * bn, bi * bm), sn, sm, facecolor=strong, edgecolor="black", lw=1.0))
-    head = title if title is not None else \
-        f"GEMM {m}x{n}x{k}, CTA tile {bm}x{bn}x{bk}: {grid_m}x{grid_n} CTAs, {k_tiles} k-tiles" + \
-        (f", {tm}x{tn} threads of {bm // tm}x{bn // tn}" if thread_mn is not None else "")
-    fig.suptitle(head, fontfamily="monospace", fontsize=8, y=1 - 0.08 / height, va="top")
-    return fig
 
 
 def draw_mbarrier_timeline(barrier, *, title=None):
     """An ``mbarrier``'s life from its ``log`` (a :class:`layoutlab.tma.MBarrier`): one column per event,
     with the pending arrivals and the transaction bytes still expected after it, and the phase number;
-    a phase completes (shaded boundary) when both reach zero (PTX ISA, "mbarrier": phase completion,
-    ``expect-tx`` / ``complete-tx``).
+    a phase completes (shaded green) when both reach zero (PTX ISA, "mbarrier": phase completion,
+    ``expect-tx`` / ``complete-tx``). Event names are written slanted under their columns, so long ones
+    (``complete_tx(16384)``) never run into each other.
 
     >>> from layoutlab import MBarrier
     >>> bar = MBarrier(1)
@@ -119,75 +34,83 @@ def draw_mbarrier_timeline(barrier, *, title=None):
     if not log:
         raise LayoutError("draw_mbarrier_timeline: the barrier has no events yet")
     n = len(log)
-    fig = _BookFigure(figsize=(max(4.0, 1.25 * n + 1.5), 3.2))
-    ax = fig.add_axes((0.1, 0.34, 0.78, 0.5))
+    fig = _BookFigure(figsize=(min(max(4.5, 0.75 * n + 2.0), 7.0), 4.6), layout="constrained")
+    ax = fig.add_subplot()
     tx = [e[3] for e in log]
     pend = [e[2] for e in log]
     xs = np.arange(n)
-    ax.step(xs, tx, where="post", color="#1f77b4", label="bytes still expected (tx-count)")
+    ax.step(xs, tx, where="mid", color="#1f77b4", label="bytes still expected (tx-count)")
     ax2 = ax.twinx()
-    ax2.step(xs, pend, where="post", color="#d62728", ls="--", label="arrivals pending")
+    ax2.step(xs, pend, where="mid", color="#d62728", ls="--", label="arrivals pending")
     ax2.set_ylim(-0.2, max(pend + [barrier.count]) + 0.5)
     ax.set_ylim(-0.05 * max(tx + [1]), max(tx + [1]) * 1.15)
     for i, e in enumerate(log):
         if e[0].endswith("phase complete"):
             ax.axvspan(i - 0.5, i + 0.5, color="#2ca02c", alpha=0.15)
-        ax.text(i, -0.32, e[0].replace(" -> phase complete", "\n→ phase done"), transform=ax.get_xaxis_transform(),
-                ha="center", va="top", fontsize=7, fontfamily="monospace")
-        ax.text(i, 1.02, f"phase {e[1]}", transform=ax.get_xaxis_transform(), ha="center", fontsize=7)
-    ax.set_xticks([])
-    ax.set_ylabel("tx bytes", fontsize=8)
-    ax2.set_ylabel("arrivals", fontsize=8)
-    fig.legend(loc="upper right", fontsize=7, frameon=False)
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_xticks(xs, [e[0].replace(" -> phase complete", " -> phase done") for e in log], rotation=35,
+                  ha="right", rotation_mode="anchor", fontsize=TEXT_PT, family="monospace")
+    top = ax.secondary_xaxis("top")
+    top.set_xticks(xs, [f"phase {e[1]}" for e in log], fontsize=TEXT_PT)
+    ax.tick_params(axis="y", labelsize=TEXT_PT)
+    ax2.tick_params(axis="y", labelsize=TEXT_PT)
+    ax.set_ylabel("tx bytes", fontsize=TEXT_PT)
+    ax2.set_ylabel("arrivals", fontsize=TEXT_PT)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=TEXT_PT, frameon=False)
     fig.suptitle(title or f"mbarrier (expected arrivals {barrier.count}): green = a phase completes",
-                 fontsize=9, y=0.99, va="top")
+                 fontsize=TITLE_PT)
     return fig
 
 
 def draw_wgmma_timeline(k_blocks=4, *, title=None):
     """What may overlap with ``wgmma``: one warpgroup's instruction stream against the tensor cores.
 
-    ``wgmma.fence`` orders earlier register/shared-memory writes before the MMAs read them;
+    The operands' shared-memory stores are made visible to the async proxy (``fence.proxy.async``) and to the
+    other warps of the CTA (``bar.sync``, the CTA barrier: every warp's stores are done) before any warp's
+    ``wgmma`` reads them; ``wgmma.fence`` orders earlier register/shared-memory accesses before the MMAs;
     ``wgmma.mma_async`` only *issues* (the warps go on); ``commit_group`` closes a group;
     ``wait_group N`` blocks until at most N groups are pending -- only then may the accumulators (and the
     shared memory the group reads) be touched again. Independent work can fill the gap.
 
     >>> draw_wgmma_timeline(2).get_suptitle()
-    'wgmma: fence, issue, commit, overlap, wait (PTX ISA, wgmma.fence / commit_group / wait_group)'
+    'wgmma: fence, barrier, issue, commit, overlap, wait (PTX ISA, wgmma.fence / commit_group / wait_group)'
     """
-    fig = _BookFigure(figsize=(9.6, 2.6))
-    ax = fig.add_axes((0.12, 0.1, 0.86, 0.7))
+    steps = [("st.shared\nfence.proxy.async", "#e0e0e0"), ("bar.sync\n(CTA\nbarrier)", "#dadaeb"),
+             ("wgmma.fence", "#ffbb78")]
+    steps += [(f"mma_async\nk-block {i}", "#aec7e8") for i in range(k_blocks)]
+    steps += [("commit_group", "#98df8a"), ("independent\nwork (not\nacc, not\nits smem)", "#f7f7f7"),
+              ("wait_group 0", "#ff9896"), ("read/write\naccumu-\nlators", "#c5b0d5")]
+    char_in = TEXT_PT * 0.6 / 72
+    widths = [max(len(line) for line in label.split("\n")) * char_in + 0.14 for label, _ in steps]
+    total = sum(widths)
+    fig = _BookFigure(figsize=(total + 1.4, 2.9))
+    ax = fig.add_axes((1.25 / (total + 1.4), 0.04, total / (total + 1.4), 0.8))
     ax.set_ylim(-0.2, 2.4)
     ax.axis("off")
-    steps = [("stores to smem\nfence.proxy.async", "#e0e0e0", 2.2), ("wgmma.fence", "#ffbb78", 1.2)]
-    steps += [(f"mma_async\nk-block {i}", "#aec7e8", 1.0) for i in range(k_blocks)]
-    steps += [("commit_group", "#98df8a", 1.3), ("independent work\n(not acc, not its smem)", "#f7f7f7", 2.6),
-              ("wait_group 0", "#ff9896", 1.3), ("read / write\naccumulators", "#c5b0d5", 1.8)]
-    x = 0.0
-    mma_x = []
-    for label, color, w in steps:
-        ax.add_patch(Rectangle((x, 1.4), w - 0.08, 0.8, facecolor=color, edgecolor="#444", lw=0.6))
-        ax.text(x + (w - 0.08) / 2, 1.8, label, ha="center", va="center", fontsize=6.5, **FONT)
+    x, mma_x, wait_x = 0.0, [], 0.0
+    for (label, color), w in zip(steps, widths):
+        ax.add_patch(Rectangle((x, 1.3), w - 0.05, 1.0, facecolor=color, edgecolor="#444", lw=0.6))
+        ax.text(x + (w - 0.05) / 2, 1.8, label, ha="center", va="center", fontsize=TEXT_PT, **FONT)
         if label.startswith("mma_async"):
-            mma_x.append(x)
+            mma_x.append((x, w))
         if label.startswith("wait_group"):
             wait_x = x
         x += w
     # the tensor cores run the issued MMAs one after the other, finishing before wait_group returns
-    t = mma_x[0] + 0.4
-    for i, mx in enumerate(mma_x):
-        ax.annotate("", xy=(t + 0.2, 0.95), xytext=(mx + 0.45, 1.38),
+    t = mma_x[0][0] + 0.3
+    for i, (mx, w) in enumerate(mma_x):
+        ax.annotate("", xy=(t + 0.15, 0.95), xytext=(mx + w / 2, 1.28),
                     arrowprops=dict(arrowstyle="->", lw=0.6, color="#1f77b4"))
-        ax.add_patch(Rectangle((t, 0.3), 1.55, 0.65, facecolor="#aec7e8", edgecolor="#1f77b4", lw=0.6))
-        ax.text(t + 0.78, 0.62, f"MMA {i}", ha="center", va="center", fontsize=6.5, **FONT)
-        t += 1.6
-    ax.annotate("", xy=(wait_x + 0.6, 1.38), xytext=(t - 0.05, 0.62),
+        ax.add_patch(Rectangle((t, 0.3), w * 1.05, 0.65, facecolor="#aec7e8", edgecolor="#1f77b4", lw=0.6))
+        ax.text(t + w * 0.52, 0.62, f"MMA {i}", ha="center", va="center", fontsize=TEXT_PT, **FONT)
+        t += w * 1.1
+    ax.annotate("", xy=(wait_x + 0.3, 1.28), xytext=(t - 0.05, 0.62),
                 arrowprops=dict(arrowstyle="->", lw=0.8, color="#d62728"))
-    ax.text(-0.15, 1.8, "warpgroup\n(issues)", ha="right", va="center", fontsize=7, **FONT)
-    ax.text(-0.15, 0.62, "tensor cores\n(execute)", ha="right", va="center", fontsize=7, **FONT)
-    ax.set_xlim(-0.2, x + 0.1)
-    fig.suptitle(title or "wgmma: fence, issue, commit, overlap, wait (PTX ISA, wgmma.fence / commit_group / "
-                          "wait_group)", fontsize=8.5, **FONT)
+    ax.text(-0.1, 1.8, "warpgroup\n(issues)", ha="right", va="center", fontsize=TEXT_PT, **FONT)
+    ax.text(-0.1, 0.62, "tensor\ncores\n(execute)", ha="right", va="center", fontsize=TEXT_PT, **FONT)
+    ax.set_xlim(0, total)
+    fig.suptitle(title or "wgmma: fence, barrier, issue, commit, overlap, wait (PTX ISA, wgmma.fence / "
+                          "commit_group / wait_group)", fontsize=TEXT_PT, wrap=True, **FONT)
     return fig
 
 
@@ -209,25 +132,26 @@ def draw_tour_bars(rows, *, title=None):
             if key not in r:
                 raise LayoutError(f"{op}: row {r.get('kernel', '?')} lacks {key!r} (use tour.tour_rows)")
     n = len(rows)
-    fig = _BookFigure(figsize=(8.0, 0.62 * n + 1.4))
-    ax = fig.add_axes([0.27, 0.22, 0.6, 0.66])
+    fig = _BookFigure(figsize=(6.8, 0.62 * n + 1.6), layout="constrained")
+    ax = fig.add_subplot()
     ys = np.arange(n)[::-1]
     for y, r, c in zip(ys, rows, _TOUR_COLORS):
         ax.barh(y, r["tflops"], color=c, height=0.6)
         ax.plot([r["cublas_tflops"]] * 2, [y - 0.38, y + 0.38], color="black", lw=2)
         ax.text(max(r["tflops"], r["cublas_tflops"]) * 1.08, y, f"{r['pct_cublas']:.1f} %", va="center",
-                fontsize=8, **FONT)
+                fontsize=TEXT_PT, **FONT)
     ax.set_yticks(ys)
     ax.set_yticklabels([f"{r['kernel']}\n{r['dtype']} {r['m']}x{r['n']}x{r['k']}" for r in rows],
-                       fontsize=7, **FONT)
+                       fontsize=TEXT_PT, **FONT)
     ax.set_xscale("log")
-    ax.set_xlim(10, 3000)
-    ax.set_xlabel("TFLOP/s (log scale)", fontsize=8)
+    ax.set_xlim(10, 4000)
+    ax.tick_params(axis="x", labelsize=TEXT_PT)
+    ax.set_xlabel("TFLOP/s (log scale)", fontsize=TEXT_PT)
     bar = Rectangle((0, 0), 1, 1, facecolor="#888")
     tick = Line2D([0], [0], color="black", lw=2)
-    fig.legend([bar, tick], ["kernel", "cuBLAS, same dtype, shape and run"], loc="lower center", ncol=2,
-               fontsize=7, frameon=False)
-    fig.suptitle(title or "The tour, measured: TFLOP/s and % of cuBLAS", fontsize=9, **FONT)
+    fig.legend([bar, tick], ["kernel", "cuBLAS, same dtype, shape and run"], loc="outside lower center", ncol=2,
+               fontsize=TEXT_PT, frameon=False)
+    fig.suptitle(title or "The tour, measured: TFLOP/s and % of cuBLAS", fontsize=TITLE_PT, **FONT)
     return fig
 
 
@@ -246,8 +170,8 @@ def draw_roofline(points, roofs, bandwidth_tbs, *, title=None):
         raise LayoutError(f"{op}: needs at least one roof and one point")
     if bandwidth_tbs <= 0:
         raise LayoutError(f"{op}: bandwidth_tbs={bandwidth_tbs!r} must be positive")
-    fig = _BookFigure(figsize=(8.0, 4.6))
-    ax = fig.add_axes([0.1, 0.12, 0.56, 0.78])
+    fig = _BookFigure(figsize=(6.8, 4.6 + 0.22 * (len(points) + len(roofs))), layout="constrained")
+    ax = fig.add_subplot()
     xs = np.logspace(0, 4, 200)
     for (label, peak), style in zip(roofs, ["-", "--", "-.", ":"]):
         ax.plot(xs, np.minimum(peak, xs * bandwidth_tbs), color="black", ls=style, lw=1,
@@ -258,16 +182,17 @@ def draw_roofline(points, roofs, bandwidth_tbs, *, title=None):
         ax.plot(ai, tflops, "o", color=c, ms=7, label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("arithmetic intensity (FLOP / byte)", fontsize=8)
-    ax.set_ylabel("TFLOP/s", fontsize=8)
+    ax.tick_params(labelsize=TEXT_PT)
+    ax.set_xlabel("arithmetic intensity (FLOP / byte)", fontsize=TEXT_PT)
+    ax.set_ylabel("TFLOP/s", fontsize=TEXT_PT)
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
     handles, labels = ax.get_legend_handles_labels()
     handles += [Line2D([0], [0], marker="o", color="#555", ls="none"),
                 Line2D([0], [0], marker="o", mfc="none", mec="#555", ls="none")]
     labels += ["filled: DRAM intensity (A, B read once, C written once)",
                "hollow: tile intensity (every k-tile from DRAM)"]
-    fig.legend(handles, labels, loc="center right", fontsize=6.5, frameon=False)
-    fig.suptitle(title or "Roofline: each step of the tour", fontsize=9, **FONT)
+    fig.legend(handles, labels, loc="outside lower center", ncol=1, fontsize=TEXT_PT, frameon=False)
+    fig.suptitle(title or "Roofline: each step of the tour", fontsize=TITLE_PT, **FONT)
     return fig
 
 
@@ -286,7 +211,9 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     lanes, since the next batch is issued before the previous one is known done), the epilogue, and in
     red the waits for data. Blank stretches are time the role did none of these. ``ctas`` (default the
     first two recorded), ``tiles`` (tile ordinals per CTA, default the first two) and ``t_range_us``
-    ``(start, end)`` zoom in. Refuses a malformed record with a LayoutError.
+    ``(start, end)`` zoom in. Times are :func:`~layoutlab.bench.timeline.event_times`: a CTA's events
+    placed by their ``%clock64`` cycles on the CTA's fit to ``%globaltimer`` where the record has cycles
+    (the axis label says so), else the recorded ``t_ns``. Refuses a malformed record with a LayoutError.
     Example: ``draw_pipeline_timeline(gpu.load_result("gemm_timeline_h100"), kernel="gemm_hopper")``.
 
     >>> from layoutlab import gpu
@@ -296,10 +223,11 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     """
     from matplotlib.patches import Patch
 
-    from ..bench.timeline import check_timeline_record, select_record
+    from ..bench.timeline import check_timeline_record, event_times, select_record, timer_step_ns
     op = "draw_pipeline_timeline"
     rec = check_timeline_record(select_record(record, kernel), op=op)
     events = rec["events"]
+    at = {id(e): t for e, t in zip(events, event_times(rec))}
     stages = rec["config"]["stages"]
     recorded = sorted({e["cta"] for e in events})
     ctas = recorded[:2] if ctas is None else list(ctas)
@@ -320,7 +248,7 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     for e in events:
         if e["event"] == "load_arrive":
             key = (e["cta"], e["tile"], e["k_tile"])
-            first_arrival[key] = min(first_arrival.get(key, e["t_ns"]), e["t_ns"])
+            first_arrival[key] = min(first_arrival.get(key, at[id(e)]), at[id(e)])
 
     rows = [(c, r) for c in ctas for r in roles]
     polys = {name: [] for name in _PIPE_COLORS}
@@ -335,7 +263,7 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
         for t in tiles:
             def ev(name, k, _c=c, _r=r, _t=t):
                 e = idx.get((_c, _r, _t, name, k))
-                return None if e is None else e["t_ns"]
+                return None if e is None else at[id(e)]
             for k in range(K):
                 if r == "producer":
                     issue, wait = ev("load_issue", k), ev("empty_wait", k)
@@ -389,7 +317,10 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     ax.set_yticks([len(rows) - 1 - i + 0.5 for i in range(len(rows))])
     ax.set_yticklabels([f"CTA {c} {r} (warp {warps[r]})" for c, r in rows], fontsize=7.5, **FONT)
     ax.tick_params(axis="y", length=0)
-    ax.set_xlabel("time (us) from the first recorded event", fontsize=8)
+    npc = (rec.get("clock") or {}).get("ns_per_cycle")
+    ax.set_xlabel("time (us) from the first recorded event" + (
+        f", placed by %clock64 on each CTA's fit to %globaltimer ({timer_step_ns(rec)}-ns steps)"
+        if npc and all("cycles" in e for e in events) else ""), fontsize=8)
     ax.tick_params(axis="x", labelsize=7.5)
     ax.grid(axis="x", color="#ddd", lw=0.5)
     ax.set_axisbelow(True)

@@ -1,9 +1,5 @@
 """Pictures of layouts and thread-value layouts: a layout's offsets, who owns each cell of a tile, tiled MMAs and
-copies, linear layouts as F2 matrices."""
-
-import numpy as np
-from matplotlib.collections import LineCollection
-from matplotlib.patches import Rectangle
+copies, linear layouts as F2 matrices (SVG, pure Python)."""
 
 from ..atoms import MmaAtom
 from ..errors import LayoutError
@@ -11,27 +7,28 @@ from ..inttuple import product
 from ..layout import Layout
 from ..linear import LinearLayout
 from ..tiled import TiledCopy, TiledMMA
-from .figure import (BANK_COLORS, TV_COLORS, _BANKS, _BookFigure, _EMPTY, _LABEL_LIMIT, _as_layout, _cell_inches,
-                     _cell_labels, _fade, _fontsize, _index_labels, _modes, _offsets, _paint,
-                     _relabel_columns, _relabel_rows, _single_grid_figure, _tile_mn, _want_labels)
+from .figure import (BANK_HEX, EMPTY, TV_HEX, Grid, _LABEL_LIMIT, _as_layout, _modes, _offsets, _tile_mn,
+                     choose_cell, darken, draw_key, fade, grid_margins, key_size, new_figure, paint_grid)
+from .svg import CHAR_W, MAX_WIDTH, TICK_TEXT
 
 __all__ = [
     "draw_layout", "draw_tv_layout", "draw_f2_matrix", "draw_tiled_mma", "draw_tiled_copy", "tv_cell_owners",
     "linear_tv_owners", "draw_partition", "draw_tv_legend",
 ]
 
+_TOUR_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+_TOUR_TEXT = ["#fff", "#000", "#fff", "#fff", "#fff", "#fff", "#000", "#000"]
 
-def _first_owners(m, n, thread_of, value_of, m_ext, n_ext):
-    """(thread, value) grids of shape (m_ext, n_ext): for each cell (m, n) the first (t, v) in thread-major
-    order (t outer, v inner) that lands there, as print_latex_tv draws it; -1 where no one does."""
-    order = np.lexsort((value_of, thread_of))
-    cells = (m * n_ext + n)[order]
-    first_cells, first_pos = np.unique(cells, return_index=True)
-    thread = np.full(m_ext * n_ext, -1, dtype=np.int64)
-    value = np.full(m_ext * n_ext, -1, dtype=np.int64)
-    thread[first_cells] = thread_of[order][first_pos]
-    value[first_cells] = value_of[order][first_pos]
-    return thread.reshape(m_ext, n_ext), value.reshape(m_ext, n_ext)
+
+def _owners(cells, m_ext, n_ext):
+    """(thread, value) Grids: for each cell the first (t, v) of ``cells`` [(t, v, m, n)] (given in thread-major
+    order, t outer and v inner, as print_latex_tv draws it) that lands there; -1 where none does."""
+    thread = [[-1] * n_ext for _ in range(m_ext)]
+    value = [[-1] * n_ext for _ in range(m_ext)]
+    for t, v, m, n in cells:
+        if thread[m][n] < 0:
+            thread[m][n], value[m][n] = t, v
+    return Grid(thread), Grid(value)
 
 
 def tv_cell_owners(tv, tile_mn, op="tv_cell_owners"):
@@ -40,8 +37,8 @@ def tv_cell_owners(tv, tile_mn, op="tv_cell_owners"):
     ``tv`` maps (t, v) -> offset in the tile; with the tile (M,N):(s_m,s_n) the cell is
     ``m = (offset // s_m) % M``, ``n = (offset // s_n) % N`` (for the plain ``(M, N)`` tile, column-major:
     ``m = offset % M``, ``n = offset // M``). Like ``print_latex_tv``, a cell reached by several (t, v)
-    (broadcast) shows the first one in thread-major order. Returns ``(thread, value)``, two (M, N) int arrays
-    with -1 where no (t, v) lands.
+    (broadcast) shows the first one in thread-major order. Returns ``(thread, value)``, two (M, N) grids
+    (``g[m, n]``, ``g.tolist()``) with -1 where no (t, v) lands.
 
     The WGMMA 64x64 accumulator (PTX ISA, "wgmma 64xNx16 accumulator D"): (t,v)=(1,0) -> offset 128 ->
     (m,n)=(0,2), so thread[0,2] == 1 and value[0,2] == 0:
@@ -49,7 +46,7 @@ def tv_cell_owners(tv, tile_mn, op="tv_cell_owners"):
     >>> from layoutlab import parse_layout
     >>> thread, value = tv_cell_owners(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64))
     >>> thread[0, :4], value[0, :4]               # row 0: T0 V0, T0 V1, T1 V0, T1 V1
-    (array([0, 0, 1, 1]), array([0, 1, 0, 1]))
+    ([0, 0, 1, 1], [0, 1, 0, 1])
     """
     tv = _as_layout(tv, op)
     modes = _modes(tv, op)
@@ -59,16 +56,30 @@ def tv_cell_owners(tv, tile_mn, op="tv_cell_owners"):
     m_ext, n_ext, s_m, s_n = _tile_mn(tile_mn, op)
     offsets = _offsets(tv, op)  # index t + T*v
     cosize = (m_ext - 1) * s_m + (n_ext - 1) * s_n + 1
-    if offsets.size and (offsets.min() < 0 or offsets.max() >= cosize):
-        bad = int(np.flatnonzero((offsets < 0) | (offsets >= cosize))[0])
-        raise LayoutError(f"{op}: (t,v)=({bad % num_t},{bad // num_t}) maps to offset {int(offsets[bad])}, "
-                          f"outside the {m_ext}x{n_ext} tile; the tile must cover the TV layout's cosize")
-    m = (offsets // s_m) % m_ext
-    n = (offsets // s_n) % n_ext
-    # thread-major order (t outer, v inner), first writer wins as in print_latex_tv
-    t_idx = np.arange(offsets.size) % num_t
-    v_idx = np.arange(offsets.size) // num_t
-    return _first_owners(m, n, t_idx, v_idx, m_ext, n_ext)
+    for i, off in enumerate(offsets):
+        if not 0 <= off < cosize:
+            raise LayoutError(f"{op}: (t,v)=({i % num_t},{i // num_t}) maps to offset {off}, "
+                              f"outside the {m_ext}x{n_ext} tile; the tile must cover the TV layout's cosize")
+    cells = ((t, v, (offsets[t + num_t * v] // s_m) % m_ext, (offsets[t + num_t * v] // s_n) % n_ext)
+             for t in range(num_t) for v in range(num_v))
+    return _owners(cells, m_ext, n_ext)
+
+
+def _grid_figure(title, alt, colors, labels, cell, size, *, key=(), key_title="", row_name="", col_name="",
+                 bold=None, outline=None, text_colors=None, col_ticks=None, row_ticks=None):
+    """One grid under its title, its key below: the common picture."""
+    rows, cols = len(colors), len(colors[0])
+    left, top = grid_margins(rows, row_name, col_name)
+    content_w = left + cols * cell + 16
+    width, kh = key_size(key, content_w, key_title)
+    fig, y0 = new_figure(width, top + rows * cell + 8 + kh, title, alt)
+    x0 = (fig.width - content_w) / 2 + left
+    paint_grid(fig, x0, y0 + top, cell, colors, labels, label_size=size or 11, bold=bold, outline=outline,
+               text_colors=text_colors, row_name=row_name, col_name=col_name, col_ticks=col_ticks,
+               row_ticks=row_ticks)
+    if key:
+        draw_key(fig, 8, y0 + top + rows * cell + 4, fig.width - 16, key, key_title)
+    return fig
 
 
 def draw_layout(layout, *, color_by="offset", labels=None, highlight=None, title=None,
@@ -79,81 +90,109 @@ def draw_layout(layout, *, color_by="offset", labels=None, highlight=None, title
     ``layout(m + M*n)`` with M = size(mode 0), as in CuTe's ``print_layout`` / ``print_latex``.
     A rank-1 layout is drawn as one column (CuTe appends the mode ``1:0``).
 
-    ``color_by``: ``"offset"`` (pastel ``TV_COLORS[offset % 8]``), ``"bank"`` (``BANK_COLORS``, 4-byte
-    elements) or ``None`` (white). ``highlight``: a set of (m, n) cells to outline; the rest is faded.
+    ``color_by``: ``"offset"`` (colour = offset mod 8, the pastels ``TV_COLORS``; the key says so),
+    ``"bank"`` (``BANK_COLORS``, 4-byte elements: colour = offset mod 32) or ``None`` (white).
+    ``highlight``: a set of (m, n) cells to outline; the rest is faded. ``labels``: None = when they fit.
 
     Example: ``(4,8):(8,1)`` (row-major 4x8) puts offset 9 at (m,n)=(1,1) and 8 at (1,0)::
 
         draw_layout(parse_layout("(4,8):(8,1)"))
 
     >>> fig = draw_layout(Layout((4, 8), (8, 1)))
-    >>> fig.get_suptitle(), len(fig.axes)
-    ('(4,8):(8,1)', 1)
+    >>> fig.get_suptitle(), fig.panels[0].cell_labels[(1, 1)]
+    ('(4,8):(8,1)', '9')
     """
-    layout = _as_layout(layout, "draw_layout")
-    modes = _modes(layout, "draw_layout")
+    op = "draw_layout"
+    layout = _as_layout(layout, op)
+    modes = _modes(layout, op)
     if len(modes) > 2:
-        raise LayoutError(f"draw_layout: {layout} has rank {len(modes)}; only rank 1 or 2 can be drawn as a "
+        raise LayoutError(f"{op}: {layout} has rank {len(modes)}; only rank 1 or 2 can be drawn as a "
                           f"grid (group modes first, e.g. with group_modes or a rank-2 reshape)")
+    if color_by not in ("offset", "bank", None):
+        raise LayoutError(f"{op}: color_by={color_by!r}; use 'offset', 'bank' or None")
     rows = product(modes[0])
     cols = product(modes[1]) if len(modes) == 2 else 1
-    grid = _offsets(layout, "draw_layout").reshape(cols, rows).T
+    flat = _offsets(layout, op)
+    grid = [[flat[m + rows * n] for n in range(cols)] for m in range(rows)]
     if color_by == "offset":
-        rgb = TV_COLORS[grid % 8]
+        colors = [[TV_HEX[o % 8] for o in row] for row in grid]
+        key = [(TV_HEX[k], f"offset mod 8 = {k}") for k in sorted({o % 8 for row in grid for o in row})]
     elif color_by == "bank":
-        rgb = BANK_COLORS[grid % _BANKS]
-    elif color_by is None:
-        rgb = np.ones((rows, cols, 3))
+        colors = [[BANK_HEX[o % 32] for o in row] for row in grid]
+        key = [(BANK_HEX[b], f"bank {b}") for b in sorted({o % 32 for row in grid for o in row})]
     else:
-        raise LayoutError(f"draw_layout: color_by={color_by!r}; use 'offset', 'bank' or None")
-    mask = None
+        colors, key = [[EMPTY] * cols for _ in range(rows)], []
+    outline = None
     if highlight:
-        mask = np.zeros((rows, cols), dtype=bool)
+        mask = [[False] * cols for _ in range(rows)]
         for m, n in highlight:
-            mask[m, n] = True
-        rgb = _fade(rgb, mask)
-    fig, ax, cell = _single_grid_figure(rows, cols, str(layout) if title is None else title)
+            mask[m][n] = True
+        colors = [[fade(c, mask[m][n]) for n, c in enumerate(row)] for m, row in enumerate(colors)]
+        outline = mask
+        key.append((("outline", "#000"), "highlighted (others faded)"))
+    chars = len(str(max((max(r) for r in grid), default=0)))
+    want = labels if labels is not None else (None if rows * cols <= label_limit else False)
+    cell, size = choose_cell(rows, cols, chars, 1, want)
+    text = [[str(o) for o in row] for row in grid] if size else None
+    name = str(layout) if title is None else title
+    what = {"offset": "colour = offset mod 8", "bank": "colour = bank (offset mod 32)", None: "no colour"}[color_by]
+    alt = f"{name}: a {rows} x {cols} grid, cell (m, n) {'labelled with' if size else 'coloured by'} its offset; {what}"
+    key_title = f"cell (m, n): its offset layout(m + {rows}*n); {what}" if key else ""
+    return _grid_figure(name, alt, colors, text, cell, size, key=key, key_title=key_title, outline=outline)
+
+
+def _tv_colors(thread, value, highlight_threads, highlight_values, cell):
+    """Colours TV_COLORS[t % 8] (white: no owner) and the highlight mask (None: no highlight)."""
+    rows, cols = thread.shape
+    colors = [[TV_HEX[t % 8] if t >= 0 else EMPTY for t in row] for row in thread]
+    if highlight_threads is None and highlight_values is None:
+        return colors, None
+    ht = None if highlight_threads is None else set(highlight_threads)
+    hv = None if highlight_values is None else set(highlight_values)
+    mask = [[t >= 0 and (ht is None or t in ht) and (hv is None or v in hv) for t, v in zip(tr, vr)]
+            for tr, vr in zip(thread, value)]
+    small = cell < 8        # cells too small to outline: show the selection as darker cells instead
+    colors = [[darken(c) if small and mask[m][n] else fade(c, mask[m][n]) for n, c in enumerate(row)]
+              for m, row in enumerate(colors)]
+    return colors, mask
+
+
+def _tv_key(threads, mask=None):
+    used = sorted({t % 8 for grid in threads for row in grid for t in row if t >= 0})
+    key = [(TV_HEX[k], f"t mod 8 = {k}") for k in used]
+    if mask is not None:
+        key.append((("outline", "#000"), "selected (t, v), bold; others faded"))
+    return key
+
+
+def _paint_tv(fig, x, y, thread, value, cell, size, *, mask, colors, row_name="", col_name=""):
+    labels = None
+    if size:
+        labels = [[f"T{t}\nV{v}" if t >= 0 else "" for t, v in zip(tr, vr)] for tr, vr in zip(thread, value)]
+    paint_grid(fig, x, y, cell, colors, labels, label_size=size or 11, bold=mask,
+               outline=mask if cell >= 8 else None, row_name=row_name, col_name=col_name)
+
+
+def _tv_cell(rows, cols, thread, value, labels, label_limit, **kw):
+    chars = 1 + len(str(max(max((max(r) for r in thread), default=0), max((max(r) for r in value), default=0))))
+    want = labels if labels is not None else (None if rows * cols <= label_limit else False)
+    return choose_cell(rows, cols, chars, 2, want, **kw)
+
+
+_TV_KEY_TITLE = "cell: T<t> V<v> = thread t holds it as its value v; colour = thread t mod 8"
+
+
+def _tv_figure(thread, value, title, *, labels, label_limit, highlight_threads, highlight_values, what):
+    rows, cols = thread.shape
+    cell, size = _tv_cell(rows, cols, thread, value, labels, label_limit)
+    colors, mask = _tv_colors(thread, value, highlight_threads, highlight_values, cell)
     text = None
-    if _want_labels(labels, rows * cols, label_limit, cell):
-        text = grid.astype(str)
-    _paint(ax, rgb, text, fontsize=_fontsize(cell, 1, len(str(int(grid.max(initial=0))))), outline=mask)
-    return fig
-
-
-def _tv_image(thread, value, highlight_threads, highlight_values, darken=False):
-    rgb = TV_COLORS[np.maximum(thread, 0) % 8]
-    rgb[thread < 0] = _EMPTY
-    mask = None
-    if highlight_threads is not None or highlight_values is not None:
-        mask = thread >= 0
-        if highlight_threads is not None:
-            mask &= np.isin(thread, list(highlight_threads))
-        if highlight_values is not None:
-            mask &= np.isin(value, list(highlight_values))
-        rgb = _fade(rgb, mask)
-        if darken:  # cells too small to outline: show the selection as darker cells instead
-            rgb = np.where(mask[..., None], rgb * 0.55, rgb)
-            mask = None
-    return rgb, mask
-
-
-def _tv_labels(thread, value):
-    labels = np.char.add(np.char.add("T", thread.astype(str)), np.char.add("\nV", value.astype(str)))
-    labels[thread < 0] = ""
-    return labels
-
-
-def _draw_tv_on(ax, thread, value, cell, *, labels, label_limit, highlight_threads=None,
-                highlight_values=None, row_name="", col_name="", transpose=False):
-    if transpose:
-        thread, value = thread.T, value.T
-    rgb, mask = _tv_image(thread, value, highlight_threads, highlight_values, darken=cell * 72 < 8)
-    text = None
-    if _want_labels(labels, thread.size, label_limit, cell):
-        text = _tv_labels(thread, value)
-    chars = len(str(int(max(thread.max(initial=0), value.max(initial=0))))) + 1
-    _paint(ax, rgb, text, fontsize=_fontsize(cell, 2, chars), outline=mask, bold=mask,
-           row_name=row_name, col_name=col_name)
+    if size:
+        text = [[f"T{t}\nV{v}" if t >= 0 else "" for t, v in zip(tr, vr)] for tr, vr in zip(thread, value)]
+    alt = (f"{title}: {what} on a {rows} x {cols} tile, each cell coloured by its thread (t mod 8)"
+           + (" and labelled T<t> V<v>" if size else ""))
+    return _grid_figure(title, alt, colors, text, cell, size, key=_tv_key([thread], mask), key_title=_TV_KEY_TITLE,
+                        bold=mask, outline=mask if cell >= 8 else None)
 
 
 def draw_tv_layout(tv, tile_mn, *, highlight_threads=None, highlight_values=None, inverse=False,
@@ -162,8 +201,8 @@ def draw_tv_layout(tv, tile_mn, *, highlight_threads=None, highlight_values=None
 
     ``tv`` maps (t, v) -> offset; the cell is ``(m, n) = (offset % M, offset // M)`` for the tile (M, N)
     (or ``tile_mn`` as a rank-2 Layout, see :func:`tv_cell_owners`). Colours are ``TV_COLORS[t % 8]`` as in
-    CuTe's ``print_latex_tv``. ``highlight_threads`` / ``highlight_values`` outline the cells of those
-    threads / values (both given: their intersection) and fade the rest.
+    CuTe's ``print_latex_tv`` (the key lists them). ``highlight_threads`` / ``highlight_values`` outline the
+    cells of those threads / values (both given: their intersection) and fade the rest.
 
     ``inverse=True`` draws the other direction: the (T, V) grid (rows t, columns v), each cell labelled with
     the ``(m,n)`` that (t, v) writes.
@@ -172,39 +211,41 @@ def draw_tv_layout(tv, tile_mn, *, highlight_threads=None, highlight_values=None
     ``lane``, ``warp``; two output dims m = ``dim0``, n = ``dim1``): then t = lane + 32 * warp (lanes per
     warp = 2^(number of lane bits)), v = register, and ``tile_mn`` may be None (the output dims' sizes).
 
-    The WGMMA accumulator on a 64x64 tile (cell (0,2) reads ``T1 V0``):
+    The WGMMA accumulator on a 64x64 tile (cell (0,2) is thread 1's value 0):
 
     >>> from layoutlab import parse_layout
     >>> draw_tv_layout(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64)).get_suptitle()
     '((4,8,4),(2,2,8)):((128,1,16),(64,8,512))'
     """
+    op = "draw_tv_layout"
     if isinstance(tv, LinearLayout):
-        return _draw_linear_tv(tv, tile_mn, highlight_threads=highlight_threads,
-                               highlight_values=highlight_values, labels=labels, title=title,
-                               label_limit=label_limit)
-    tv = _as_layout(tv, "draw_tv_layout")
+        thread, value = linear_tv_owners(tv, op)
+        if tile_mn is not None and tuple(product(x) for x in tile_mn) != thread.shape:
+            raise LayoutError(f"{op}: tile_mn {tile_mn} differs from the linear layout's output sizes "
+                              f"{thread.shape}; pass tile_mn=None")
+        head = title if title is not None else "linear layout: t = lane + 32*warp, v = register"
+        return _tv_figure(thread, value, head, labels=labels, label_limit=label_limit, what="a linear layout",
+                          highlight_threads=highlight_threads, highlight_values=highlight_values)
+    tv = _as_layout(tv, op)
     title = str(tv) if title is None else title
     if inverse:
         return _draw_tv_inverse(tv, tile_mn, labels=labels, title=title, label_limit=label_limit,
                                 highlight_threads=highlight_threads, highlight_values=highlight_values)
-    thread, value = tv_cell_owners(tv, tile_mn, "draw_tv_layout")
-    rows, cols = thread.shape
-    fig, ax, cell = _single_grid_figure(rows, cols, title)
-    _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit,
-                highlight_threads=highlight_threads, highlight_values=highlight_values)
-    return fig
+    thread, value = tv_cell_owners(tv, tile_mn, op)
+    return _tv_figure(thread, value, title, labels=labels, label_limit=label_limit, what="a thread-value layout",
+                      highlight_threads=highlight_threads, highlight_values=highlight_values)
 
 
 def linear_tv_owners(linear_layout, op="draw_tv_layout"):
-    """(thread, value) arrays over the (dim0, dim1) tile of a distributed linear layout (first writer in
+    """(thread, value) grids over the (dim0, dim1) tile of a distributed linear layout (first writer in
     thread-major order, -1 where nothing lands), with t = lane + 2^lane_bits * warp and v = register.
 
-    Evaluated for all inputs at once: the output is the XOR of the basis vectors of the set input bits.
+    The output of an input is the XOR of the basis vectors of its set bits.
     Example: bases register [[0,1]], lane [[1,0],[2,0]] on a 4x2 tile: lane 1, register 1 -> (1, 1).
 
     >>> ll = LinearLayout.from_bases([("register", [[0, 1]]), ("lane", [[1, 0], [2, 0]])], ["dim0", "dim1"])
     >>> thread, value = linear_tv_owners(ll)
-    >>> thread[1].tolist(), value[1].tolist()     # row 1: lane 1 holds registers 0 and 1
+    >>> thread[1], value[1]                       # row 1: lane 1 holds registers 0 and 1
     ([1, 1], [0, 1])
     """
     names = [d for d, _ in linear_layout.bases]
@@ -219,74 +260,62 @@ def linear_tv_owners(linear_layout, op="draw_tv_layout"):
     total = sum(bits.values())
     if total > 16:
         raise LayoutError(f"{op}: {total} input bits is too many to draw (at most 16)")
-    x = np.arange(1 << total, dtype=np.int64)
-    m = np.zeros_like(x)
-    n = np.zeros_like(x)
-    j = 0
+    mm, nn = [0], [0]                     # outputs of every input x (bit j of x = the j-th basis vector)
     for d in ("register", "lane", "warp"):
         for vec in bases.get(d, []):
-            bit = (x >> j) & 1
-            m ^= bit * int(vec[0])
-            n ^= bit * int(vec[1])
-            j += 1
-    reg = x & ((1 << bits["register"]) - 1)
-    lane = (x >> bits["register"]) & ((1 << bits["lane"]) - 1)
-    warp = x >> (bits["register"] + bits["lane"])
-    t = lane + (warp << bits["lane"])
+            mm = mm + [m ^ int(vec[0]) for m in mm]
+            nn = nn + [n ^ int(vec[1]) for n in nn]
+    rb, lb = bits["register"], bits["lane"]
+    num_v, num_t = 1 << rb, 1 << (total - rb)
     (_, m_ext), (_, n_ext) = outs
-    return _first_owners(m, n, t, reg, m_ext, n_ext)
-
-
-def _draw_linear_tv(ll, tile_mn, *, highlight_threads, highlight_values, labels, title, label_limit):
-    thread, value = linear_tv_owners(ll)
-    if tile_mn is not None and tuple(product(x) for x in tile_mn) != thread.shape:
-        raise LayoutError(f"draw_tv_layout: tile_mn {tile_mn} differs from the linear layout's output sizes "
-                          f"{thread.shape}; pass tile_mn=None")
-    rows, cols = thread.shape
-    head = title if title is not None else "linear layout: t = lane + 32*warp, v = register"
-    fig, ax, cell = _single_grid_figure(rows, cols, head)
-    _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit,
-                highlight_threads=highlight_threads, highlight_values=highlight_values)
-    return fig
+    cells = ((t, v, mm[v | (t << rb)], nn[v | (t << rb)]) for t in range(num_t) for v in range(num_v))
+    return _owners(cells, int(m_ext), int(n_ext))
 
 
 def _draw_tv_inverse(tv, tile_mn, *, labels, title, label_limit, highlight_threads, highlight_values):
-    modes = _modes(tv, "draw_tv_layout")
+    op = "draw_tv_layout"
+    modes = _modes(tv, op)
     if len(modes) != 2:
-        raise LayoutError(f"draw_tv_layout: the TV layout {tv} has rank {len(modes)}; it must be rank 2")
+        raise LayoutError(f"{op}: the TV layout {tv} has rank {len(modes)}; it must be rank 2")
     num_t, num_v = product(modes[0]), product(modes[1])
-    m_ext, n_ext, s_m, s_n = _tile_mn(tile_mn, "draw_tv_layout")
-    tv_cell_owners(tv, tile_mn, "draw_tv_layout")  # validates that every offset lies in the tile
-    offsets = _offsets(tv, "draw_tv_layout").reshape(num_v, num_t).T  # [t, v]
-    m, n = (offsets // s_m) % m_ext, (offsets // s_n) % n_ext
-    thread = np.repeat(np.arange(num_t)[:, None], num_v, axis=1)
-    value = np.repeat(np.arange(num_v)[None, :], num_t, axis=0)
-    rgb, mask = _tv_image(thread, value, highlight_threads, highlight_values)
-    fig, ax, cell = _single_grid_figure(num_t, num_v, title + "\n(t, v) -> (m, n)")
-    text = None
-    if _want_labels(labels, num_t * num_v, label_limit, cell):
-        text = np.char.add(np.char.add(m.astype(str), ","), n.astype(str))
+    m_ext, n_ext, s_m, s_n = _tile_mn(tile_mn, op)
+    tv_cell_owners(tv, tile_mn, op)  # validates that every offset lies in the tile
+    offsets = _offsets(tv, op)
+    thread = Grid([[t] * num_v for t in range(num_t)])
+    value = Grid([list(range(num_v)) for _ in range(num_t)])
     chars = len(str(m_ext)) + len(str(n_ext)) + 1
-    _paint(ax, rgb, text, fontsize=_fontsize(cell, 1, chars), outline=mask, row_name="thread t",
-           col_name="value v")
-    return fig
+    want = labels if labels is not None else (None if num_t * num_v <= label_limit else False)
+    cell, size = choose_cell(num_t, num_v, chars, 1, want)
+    colors, mask = _tv_colors(thread, value, highlight_threads, highlight_values, cell)
+    text = None
+    if size:
+        text = [[f"{(offsets[t + num_t * v] // s_m) % m_ext},{(offsets[t + num_t * v] // s_n) % n_ext}"
+                 for v in range(num_v)] for t in range(num_t)]
+    head = title + "\n(t, v) -> (m, n)"
+    alt = f"{title}: the inverse view, row t and column v show the tile cell (m, n) that thread t's value v is"
+    return _grid_figure(head, alt, colors, text, cell, size, key=_tv_key([thread], mask),
+                        key_title="cell (t, v): the (m, n) it writes; colour = thread t mod 8",
+                        row_name="thread t", col_name="value v", bold=mask, outline=mask if cell >= 8 else None)
 
 
 _SHORT = {"register": "reg", "lane": "lane", "warp": "warp", "block": "block", "offset": "off"}
 
 
 def _f2_parts(linear_layout):
-    """(matrix[out_bits, in_bits] of 0/1, in-bit labels, out-bit labels, in-group sizes, out-group sizes)."""
-    if isinstance(linear_layout, (np.ndarray, list)):
-        linear_layout = np.asarray(linear_layout)
-        mat = (np.asarray(linear_layout) & 1).astype(np.int64)
-        if mat.ndim != 2:
-            raise LayoutError(f"draw_f2_matrix: a matrix must be 2-D, got shape {mat.shape}")
-        return (mat, [f"in{j}" for j in range(mat.shape[1])], [f"out{i}" for i in range(mat.shape[0])],
-                [mat.shape[1]], [mat.shape[0]])
+    """(matrix rows [out_bits][in_bits] of 0/1, in-bit labels, out-bit labels, in-group sizes, out-group sizes)."""
+    if isinstance(linear_layout, str):
+        raise LayoutError(f"draw_f2_matrix: expected a LinearLayout or a 0/1 matrix, got the string {linear_layout!r}")
     if not isinstance(linear_layout, LinearLayout):
-        raise LayoutError("draw_f2_matrix: expected a LinearLayout or a 0/1 "
-                          f"numpy matrix, got {type(linear_layout).__name__}")
+        try:
+            mat = [[int(x) & 1 for x in row] for row in (linear_layout.tolist() if hasattr(linear_layout, "tolist")
+                                                         else linear_layout)]
+        except TypeError:
+            raise LayoutError("draw_f2_matrix: expected a LinearLayout or a 0/1 matrix (rows of 0/1), got "
+                              f"{type(linear_layout).__name__}") from None
+        if not mat or len({len(r) for r in mat}) != 1:
+            raise LayoutError("draw_f2_matrix: a matrix must be 2-D with rows of equal length")
+        rows, cols = len(mat), len(mat[0])
+        return mat, [f"in{j}" for j in range(cols)], [f"out{i}" for i in range(rows)], [cols], [rows]
     out_bits = []
     for name, size in linear_layout.out_dims:
         size = int(size)
@@ -298,8 +327,7 @@ def _f2_parts(linear_layout):
         short = _SHORT.get(str(name), str(name))
         in_groups.append(len(vectors))
         in_labels += [f"{short}{j}" for j in range(len(vectors))]
-    total_out = sum(n for _, n in out_bits)
-    mat = np.array(linear_layout.get_matrix_view(), dtype=np.int64).reshape(total_out, len(in_labels))
+    mat = [list(r) for r in linear_layout.get_matrix_view()]
     out_labels = [f"{name}.{b}" for name, n in out_bits for b in range(n)]
     return mat, in_labels, out_labels, in_groups, [n for _, n in out_bits]
 
@@ -310,8 +338,7 @@ def draw_f2_matrix(linear_layout, *, title=None, in_labels=None, out_labels=None
     Column j is the image of input bit j (``reg0, reg1, ..., lane0, ..., warp0, ...``): output bit i is set
     iff entry (i, j) is 1, and the layout maps an input x to the XOR of the columns of x's set bits.
     Rows are labelled ``<out dim>.<bit>`` (bit 0 = least significant); thick lines separate the input
-    dimensions (reg / lane / warp) and the output dimensions. Accepts a LinearLayout (``.bases`` as
-    ``{in_dim: [basis vector per bit]}``, ``.out_dims`` as ``{out_dim: size}``) or a 0/1 numpy matrix.
+    dimensions (reg / lane / warp) and the output dimensions. Accepts a LinearLayout or a 0/1 matrix.
 
     Example: a layout with ``bases={"lane": [[1,0],[2,0],[0,1]]}``, ``out_dims={"dim0": 4, "dim1": 2}``
     gives the 3x3 identity: lane0 -> dim0.0, lane1 -> dim0.1, lane2 -> dim1.0.
@@ -323,37 +350,37 @@ def draw_f2_matrix(linear_layout, *, title=None, in_labels=None, out_labels=None
     mat, ins, outs, in_groups, out_groups = _f2_parts(linear_layout)
     ins = list(in_labels) if in_labels is not None else ins
     outs = list(out_labels) if out_labels is not None else outs
-    rows, cols = mat.shape
-    cell = _cell_inches(max(rows, 1), max(cols, 1), max_w=9, max_h=7, preferred=0.4)
-    left, top = 0.9, 1.0
-    width, height = left + max(cols, 1) * cell + 0.3, top + max(rows, 1) * cell + 0.25
-    fig = _BookFigure(figsize=(max(width, 2.5), height))
-    w_in, h_in = fig.get_size_inches()
-    ax = fig.add_axes((left / w_in, 0.25 / h_in, max(cols, 1) * cell / w_in, max(rows, 1) * cell / h_in))
-    group_of_col = np.repeat(np.arange(len(in_groups)), in_groups) if cols else np.zeros(0, dtype=int)
-    ones = np.array([0.2, 0.2, 0.45])
-    rgb = np.ones((rows, cols, 3))
-    if cols:
-        rgb[mat == 1] = ones
-        shade = TV_COLORS[group_of_col % 8]
-        zero = np.broadcast_to(shade, (rows, cols, 3))
-        rgb[mat == 0] = zero[mat == 0]
-    text = np.where(mat == 1, "1", "0").astype(object) if rows * cols <= 2048 else None
-    _paint(ax, rgb, None, grid=True)
-    fs = min(8, max(4, cell * 72 * 0.5))
-    _relabel_columns(ax, [], [])
-    _relabel_rows(ax, [], [])
-    _index_labels(ax, range(cols), ins, range(rows), outs, fontsize=fs, rotate_x=True)
-    if text is not None:
-        _cell_labels(ax, text, _fontsize(cell, 1, 1), colors=np.where(mat == 1, "white", "black"))
-    segs = []
-    for boundary in np.cumsum(in_groups)[:-1]:
-        segs.append(((boundary - 0.5, -0.5), (boundary - 0.5, rows - 0.5)))
-    for boundary in np.cumsum(out_groups)[:-1]:
-        segs.append(((-0.5, boundary - 0.5), (cols - 0.5, boundary - 0.5)))
-    ax.add_collection(LineCollection(segs, colors="black", linewidths=2.5))
+    rows, cols = len(mat), len(mat[0]) if mat else 0
+    cell, size = choose_cell(rows, cols, 1, 1, None, max_w=MAX_WIDTH - 100, preferred=26)
+    group_of_col = [g for g, n in enumerate(in_groups) for _ in range(n)]
+    colors = [[("#33336f" if mat[r][c] else TV_HEX[group_of_col[c] % 8]) for c in range(cols)] for r in range(rows)]
+    text = [[str(mat[r][c]) for c in range(cols)] for r in range(rows)] if size else None
+    tcol = [["#fff" if mat[r][c] else "#000" for c in range(cols)] for r in range(rows)]
+    left = CHAR_W * TICK_TEXT * max((len(s) for s in outs), default=1) + 12
+    top = CHAR_W * TICK_TEXT * max((len(s) for s in ins), default=1) + 12
     name = title if title is not None else f"F2 matrix: {cols} input bits -> {rows} output bits"
-    fig.suptitle(name, fontfamily="monospace", fontsize=9, y=1 - 0.08 / h_in, va="top")
+    key = [("#33336f", "1: output bit set"), (TV_HEX[0], "0 (shade: input dimension)")]
+    content_w = left + cols * cell + 16
+    width, kh = key_size(key, content_w)
+    fig, y0 = new_figure(width, top + rows * cell + 8 + kh, name,
+                         f"{name}: a {rows} x {cols} matrix of 0/1, rows = output bits, columns = input bits")
+    x0, y = (fig.width - content_w) / 2 + left, y0 + top
+    paint_grid(fig, x0, y, cell, colors, text, label_size=size or 11, text_colors=tcol, col_ticks=[], row_ticks=[])
+    for c, lab in enumerate(ins):
+        fig.text(x0 + (c + 0.5) * cell, y - 6, lab, TICK_TEXT, anchor="start", rotate=-90)
+    for r, lab in enumerate(outs):
+        fig.text(x0 - 6, y + (r + 0.5) * cell, lab, TICK_TEXT, anchor="end")
+    fig.panels[-1].texts += list(ins) + list(outs)
+    segs, acc = [], 0
+    for n in in_groups[:-1]:
+        acc += n
+        segs.append(((x0 + acc * cell, y), (x0 + acc * cell, y + rows * cell)))
+    acc = 0
+    for n in out_groups[:-1]:
+        acc += n
+        segs.append(((x0, y + acc * cell), (x0 + cols * cell, y + acc * cell)))
+    fig.lines(segs, "#000", 3)
+    draw_key(fig, 8, y + rows * cell + 4, fig.width - 16, key)
     return fig
 
 
@@ -361,7 +388,6 @@ def _mma_panels(tiled_mma, op):
     """{"A": (tv, (M,K)), "B": (tv, (N,K)), "C": (tv, (M,N))} of a TiledMMA, an MMA atom or such a dict."""
     if isinstance(tiled_mma, dict) and {"A", "B", "C"} <= set(tiled_mma):
         return {k: tiled_mma[k] for k in "ABC"}
-    # a TiledMMA's tiled layouts cover its whole tile; a bare atom's cover shape_mnk
     if isinstance(tiled_mma, TiledMMA):
         tvs = tiled_mma.tv_layout_A_tiled, tiled_mma.tv_layout_B_tiled, tiled_mma.tv_layout_C_tiled
         mnk = tiled_mma.tile_size_mnk
@@ -380,42 +406,42 @@ def draw_tiled_mma(tiled_mma, *, labels=None, title=None, label_limit=_LABEL_LIM
     C (M x N) bottom right, A (M x K) to its left, B above C drawn as K x N (B's TV layout maps into its
     (N, K) tile; the picture transposes it so that k runs down, matching A's k running right). Each cell is
     labelled ``T<t>`` / ``V<v>`` with ``TV_COLORS[t % 8]``. ``tiled_mma``: a TiledMMA / MMA atom object
-    (``tv_layout_A/B/C`` and ``shape_mnk``) or a dict ``{"A": (tv, (M,K)), "B": (tv, (N,K)), "C": (tv, (M,N))}``.
-
-    Example: SM80 16x8x8 (``SM80_16x8x8_F32F16F16F32_TN``): C is ``((4,8),(2,2)):((32,1),(16,8))`` on
-    (16, 8) -- thread 1 value 0 lands at (m,n)=(0,2).
+    or a dict ``{"A": (tv, (M,K)), "B": (tv, (N,K)), "C": (tv, (M,N))}``.
 
     >>> from layoutlab.atoms import MmaF16BF16Op, make_mma_atom
     >>> fig = draw_tiled_mma(make_mma_atom(MmaF16BF16Op("f16", "f32", (16, 8, 16))))
-    >>> fig.get_suptitle(), len(fig.axes)         # panels B, A, C
-    ('SM80_16x8x16_F32F16F16F32_TN', 3)
+    >>> fig.get_suptitle(), [p.name for p in fig.panels]
+    ('SM80_16x8x16_F32F16F16F32_TN', ['B: n', 'A: k', 'C: n'])
     """
     op = "draw_tiled_mma"
     panels = _mma_panels(tiled_mma, op)
     owners = {key: tv_cell_owners(_as_layout(tv, op), tile, op) for key, (tv, tile) in panels.items()}
-    (m, k), (n, _) = owners["A"][0].shape, owners["B"][0].shape
-    cell = _cell_inches(m + k, n + k, max_w=10, max_h=10)
-    gap, left, top = 0.55, 0.55, 0.9
-    width = left + k * cell + gap + n * cell + 0.2
-    height = top + k * cell + gap + m * cell + 0.2
-    fig = _BookFigure(figsize=(width, height))
-
-    def box(x, y, w, h):
-        return (x / width, 1 - (y + h) / height, w / width, h / height)
-
-    axes = {"B": fig.add_axes(box(left + k * cell + gap, top, n * cell, k * cell)),
-            "A": fig.add_axes(box(left, top + k * cell + gap, k * cell, m * cell)),
-            "C": fig.add_axes(box(left + k * cell + gap, top + k * cell + gap, n * cell, m * cell))}
-    names = {"A": ("m", "k"), "B": ("k", "n"), "C": ("m", "n")}
-    for key, ax in axes.items():
-        thread, value = owners[key]
-        _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit,
-                    row_name=names[key][0], col_name=f"{key}: {names[key][1]}", transpose=(key == "B"))
+    owners["B"] = (owners["B"][0].T(), owners["B"][1].T())
+    (m, k), n = owners["A"][0].shape, owners["B"][0].shape[1]
+    allt = [g for g, _ in owners.values()]
+    allv = [v for _, v in owners.values()]
+    chars = 1 + len(str(max(max(max(r) for r in g) for g in allt + allv)))
+    want = labels if labels is not None else (None if (m + k) * (n + k) <= 2 * label_limit else False)
+    cell, size = choose_cell(m + k, n + k, chars, 2, want, max_w=MAX_WIDTH - 92)
+    left, top = grid_margins(max(m, k), "m", "x")
+    gap, vgap = 30, top + 4         # room for C's index labels left (A names the rows) and C's names above
+    content_w = left + k * cell + gap + n * cell + 16
+    key = _tv_key(allt)
+    width, kh = key_size(key, content_w, _TV_KEY_TITLE)
     name = tiled_mma.name if isinstance(tiled_mma, MmaAtom) else None
     if isinstance(tiled_mma, TiledMMA):
         name = f"TiledMMA of {tiled_mma.atom.name}, tile {'x'.join(str(x) for x in tiled_mma.tile_size_mnk)}"
-    fig.suptitle(title if title is not None else (name or "MMA"),
-                 fontfamily="monospace", fontsize=10, y=1 - 0.08 / height, va="top")
+    head = title if title is not None else (name or "MMA")
+    fig, y0 = new_figure(width, top + k * cell + vgap + m * cell + 8 + kh, head,
+                         f"{head}: the thread-value layouts of A ({m} x {k}), B ({k} x {n}) and C ({m} x {n})")
+    x0 = (fig.width - content_w) / 2 + left
+    xc, yc = x0 + k * cell + gap, y0 + top + k * cell + vgap
+    for key_, (x, y, rn, cn) in {"B": (xc, y0 + top, "", "B: n"), "A": (x0, yc, "m", "A: k"),
+                                 "C": (xc, yc, "", "C: n")}.items():
+        thread, value = owners[key_]
+        colors, _ = _tv_colors(thread, value, None, None, cell)
+        _paint_tv(fig, x, y, thread, value, cell, size, mask=None, colors=colors, row_name=rn, col_name=cn)
+    draw_key(fig, 8, yc + m * cell + 4, fig.width - 16, key, _TV_KEY_TITLE)
     return fig
 
 
@@ -424,12 +450,11 @@ def draw_tiled_copy(tiled_copy=None, *, src=None, dst=None, tile_mn=None, labels
     """A tiled copy: which thread reads which element (Src) and which writes which element (Dst).
 
     Two TV pictures of the same (M, N) tile side by side, as in CuTe's ``print_latex(tiled_copy)``.
-    Either a TiledCopy-like object (``layout_src_tv_tiled`` / ``layout_dst_tv_tiled`` and ``tiler_mn``) or
+    Either a TiledCopy (``layout_src_tv_tiled`` / ``layout_dst_tv_tiled`` and ``tiler_mn``) or
     ``src=tv, dst=tv, tile_mn=(M, N)``.
 
     Example: ldmatrix x1 (``SM75_U32x1_LDSM_N``) reading an 8x8 fp16 matrix: in Src thread t gives the
-    address of row t (``8:1`` threads x ``8:8`` values, one row each); in Dst thread t holds (t//4, 2*(t%4))
-    and (t//4, 2*(t%4)+1).
+    address of row t; in Dst thread t holds (t//4, 2*(t%4)) and (t//4, 2*(t%4)+1).
 
     >>> from layoutlab import parse_layout
     >>> fig = draw_tiled_copy(src=parse_layout("(8,8):(1,8)"), dst=parse_layout("((4,2),8):((2,1),8)"),
@@ -450,33 +475,36 @@ def draw_tiled_copy(tiled_copy=None, *, src=None, dst=None, tile_mn=None, labels
         tile_mn = tuple(product(t.shape) for t in tile_mn)
     owners = [tv_cell_owners(_as_layout(x, op), tile_mn, op) for x in (src, dst)]
     rows, cols = owners[0][0].shape
-    cell = _cell_inches(rows, 2 * cols, max_w=10, max_h=9)
-    left, gap, top = 0.55, 0.55, 1.75                  # the title, then the colour legend
-    width = left + 2 * cols * cell + gap + 0.2
-    height = top + rows * cell + 0.2
-    fig = _BookFigure(figsize=(width, height))
-    for i, (name, (thread, value)) in enumerate(zip(("Src", "Dst"), owners)):
-        x = left + i * (cols * cell + gap)
-        ax = fig.add_axes((x / width, 0.2 / height, cols * cell / width, rows * cell / height))
-        _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit, col_name=name)
+    th = [o[0] for o in owners]
+    vs = [o[1] for o in owners]
+    chars = 1 + len(str(max(max(max(r) for r in g) for g in th + vs)))
+    want = labels if labels is not None else (None if rows * cols <= label_limit else False)
+    cell, size = choose_cell(rows, 2 * cols, chars, 2, want, max_w=MAX_WIDTH - 100)
+    left, top = grid_margins(rows, "", "Src")
+    gap = 30
+    content_w = left + 2 * cols * cell + gap + 16
+    key = _tv_key(th)
+    width, kh = key_size(key, content_w, _TV_KEY_TITLE)
     name = tiled_copy.atom.name if tiled_copy is not None else None
-    head = f"{name}: " if name else ""
-    fig.suptitle(title if title is not None else f"{head}Src {src}\nDst {dst}", fontfamily="monospace",
-                 fontsize=9, y=1 - 0.08 / height, va="top")
-    _tv_colour_legend(fig, [thread for thread, _ in owners], 0.55)
+    head = title if title is not None else f"{name + ': ' if name else ''}Src {src}\nDst {dst}"
+    fig, y0 = new_figure(width, top + rows * cell + 8 + kh, head,
+                         f"{head}: which thread reads (Src) and writes (Dst) each cell of the {rows} x {cols} tile")
+    x0 = (fig.width - content_w) / 2 + left
+    for i, (nm, (thread, value)) in enumerate(zip(("Src", "Dst"), owners)):
+        colors, _ = _tv_colors(thread, value, None, None, cell)
+        _paint_tv(fig, x0 + i * (cols * cell + gap), y0 + top, thread, value, cell, size, mask=None,
+                  colors=colors, col_name=nm)
+    draw_key(fig, 8, y0 + top + rows * cell + 4, fig.width - 16, key, _TV_KEY_TITLE)
     return fig
-
-
-_TOUR_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
 
 def draw_partition(tv, tile_mn, threads, *, title=None, transpose=False, row_name="m", col_name="n"):
     """Which elements of an (M, N) tile the given threads own under a thread-value layout, everything else
-    grey: each owned cell is coloured by its thread (legend) and labelled with the value index ``v``.
+    grey: each owned cell is coloured by its thread (the key) and labelled with the value index ``v``.
 
     ``tv`` maps (t, v) -> offset ``m + M n`` (e.g. :func:`layoutlab.bench.tour.partition_tv`). A cell that
-    several of the given threads share (a projected partition) takes the first one's colour and lists
-    ``v`` once. ``transpose=True`` draws the tile as N rows x M columns (for tall tiles such as 128 x 8).
+    several of the given threads share takes the first one's colour and lists ``v`` once.
+    ``transpose=True`` draws the tile as N rows x M columns (for tall tiles such as 128 x 8).
 
     Example: the copy partition of the CuTe tutorial's A tile, threads 0, 1 and 37, drawn K by M::
 
@@ -491,49 +519,44 @@ def draw_partition(tv, tile_mn, threads, *, title=None, transpose=False, row_nam
     threads = list(threads)
     if not threads or len(threads) > len(_TOUR_COLORS):
         raise LayoutError(f"{op}: give 1 to {len(_TOUR_COLORS)} threads to colour, got {len(threads)}")
-    thr_size = tv[0].size()
-    val_size = tv[1].size()
+    thr_size, val_size = tv[0].size(), tv[1].size()
     for t in threads:
-        if not isinstance(t, (int, np.integer)) or not 0 <= t < thr_size:
+        if not isinstance(t, int) or not 0 <= t < thr_size:
             raise LayoutError(f"{op}: thread {t!r} is outside the layout's {thr_size} threads")
-    owner = -np.ones((m_ext, n_ext), dtype=int)
-    value = -np.ones((m_ext, n_ext), dtype=int)
+    owner = [[-1] * n_ext for _ in range(m_ext)]
+    value = [[-1] * n_ext for _ in range(m_ext)]
     for i, t in enumerate(threads):
         for v in range(val_size):
             off = tv((t, v))
             mm, nn = off % m_ext, off // m_ext
             if nn >= n_ext:
                 raise LayoutError(f"{op}: (t={t}, v={v}) -> offset {off} lies outside the {m_ext}x{n_ext} tile")
-            if owner[mm, nn] < 0:
-                owner[mm, nn], value[mm, nn] = i, v
+            if owner[mm][nn] < 0:
+                owner[mm][nn], value[mm][nn] = i, v
     if transpose:
-        owner, value = owner.T, value.T
+        owner, value = [list(r) for r in zip(*owner)], [list(r) for r in zip(*value)]
         row_name, col_name = col_name, row_name
-    rows, cols = owner.shape
-    from matplotlib.colors import to_rgb
-    rgb = np.ones((rows, cols, 3)) * 0.93
-    for i in range(len(threads)):
-        rgb[owner == i] = to_rgb(_TOUR_COLORS[i])
-    fig, ax, cell = _single_grid_figure(rows, cols, title or f"{tv}: threads {threads}", extra_h=0.35)
-    labels = np.where(owner >= 0, value.astype(str), "")
-    _paint(ax, rgb, labels if cell * 72 >= 7 else None, fontsize=_fontsize(cell, 1, 2), row_name=row_name,
-           col_name=col_name)
-    handles = [Rectangle((0, 0), 1, 1, facecolor=_TOUR_COLORS[i], edgecolor="#444") for i in range(len(threads))]
-    handles.append(Rectangle((0, 0), 1, 1, facecolor=(0.93, 0.93, 0.93), edgecolor="#444"))
-    names = [f"thread {t}" for t in threads] + ["other threads"]
-    h = fig.get_size_inches()[1]
-    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.42 / h), ncol=len(names),
-               frameon=False, prop={"family": "monospace", "size": 7})
-    return fig
+    rows, cols = len(owner), len(owner[0])
+    chars = len(str(max(max(r) for r in value)))
+    cell, size = choose_cell(rows, cols, chars, 1, None)
+    colors = [[_TOUR_COLORS[o] if o >= 0 else "#ededed" for o in row] for row in owner]
+    text = [[str(v) if o >= 0 else "" for o, v in zip(ro, rv)] for ro, rv in zip(owner, value)] if size else None
+    tcol = [[_TOUR_TEXT[o] if o >= 0 else "#000" for o in row] for row in owner]
+    key = [(_TOUR_COLORS[i], f"thread {t}") for i, t in enumerate(threads)] + [("#ededed", "other threads")]
+    head = title or f"{tv}: threads {threads}"
+    alt = f"{head}: the {rows} x {cols} tile, the cells of threads {threads} coloured, the rest grey"
+    return _grid_figure(head, alt, colors, text, cell, size, key=key,
+                        key_title="colour = the thread that owns the cell" + ("; label = its value index v" if size
+                                                                               else ""),
+                        row_name=row_name, col_name=col_name, text_colors=tcol)
 
 
 def draw_tv_legend(tv, tile_mn, *, highlight_threads=None, highlight_values=None, labels=None, title=None,
                    label_limit=_LABEL_LIMIT):
-    """:func:`draw_tv_layout` with a legend: the eight thread colours (``TV_COLORS[t % 8]``, named
-    ``t = k mod 8``) and how to read a cell (``T<t> V<v>``: thread t's value v). Same arguments and cells as
-    :func:`draw_tv_layout` (a CuTe TV layout on an ``(M, N)`` tile or a rank-2 tile layout); threads that share
-    a colour are told apart by their labels, so draw a tile small enough to be labelled (or use
-    :func:`draw_partition` to colour a few chosen threads).
+    """:func:`draw_tv_layout` with its key spelled out: the eight thread colours (``TV_COLORS[t % 8]``, named
+    ``t mod 8 = k``) and how to read a cell (``T<t> V<v>``: thread t's value v). Same arguments and cells as
+    :func:`draw_tv_layout`; threads that share a colour are told apart by their labels, so draw a tile small
+    enough to be labelled (or use :func:`draw_partition` to colour a few chosen threads).
 
     Example: warp 0's corner of the WGMMA accumulator, rows 0-15 and columns 0-15 of the 64-row tile::
 
@@ -541,28 +564,12 @@ def draw_tv_legend(tv, tile_mn, *, highlight_threads=None, highlight_values=None
 
     >>> from layoutlab import parse_layout
     >>> fig = draw_tv_legend(parse_layout("((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"), (64, 64))
-    >>> fig.get_suptitle()
-    '((4,8,4),(2,2,8)):((128,1,16),(64,8,512))'
+    >>> fig.get_suptitle(), len(fig.legends)
+    ('((4,8,4),(2,2,8)):((128,1,16),(64,8,512))', 1)
     """
     op = "draw_tv_legend"
     tv = _as_layout(tv, op)
-    title = str(tv) if title is None else title
     thread, value = tv_cell_owners(tv, tile_mn, op)
-    rows, cols = thread.shape
-    fig, ax, cell = _single_grid_figure(rows, cols, title, extra_h=0.55)
-    _draw_tv_on(ax, thread, value, cell, labels=labels, label_limit=label_limit,
-                highlight_threads=highlight_threads, highlight_values=highlight_values)
-    _tv_colour_legend(fig, [thread], 0.40)
-    return fig
-
-
-def _tv_colour_legend(fig, thread_grids, top_inches):
-    """The legend of a TV picture: the thread colours used (``TV_COLORS[t % 8]``) and how to read a cell,
-    placed ``top_inches`` below the figure's top."""
-    used = sorted({int(t) % 8 for grid in thread_grids for t in np.unique(grid[grid >= 0])})
-    handles = [Rectangle((0, 0), 1, 1, facecolor=TV_COLORS[k], edgecolor="#444") for k in used]
-    names = [f"t = {k} mod 8" for k in used]
-    h = fig.get_size_inches()[1]
-    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 1 - top_inches / h),
-               ncol=min(len(used), 4), frameon=False, prop={"family": "monospace", "size": 7},
-               title="cell: T<t> V<v> = thread t, value v", title_fontsize=7)
+    return _tv_figure(thread, value, str(tv) if title is None else title, labels=labels, label_limit=label_limit,
+                      highlight_threads=highlight_threads, highlight_values=highlight_values,
+                      what="a thread-value layout")

@@ -1,15 +1,12 @@
-"""Pictures of shared memory: swizzles and banks, ldmatrix, the TMA box, the GMMA descriptor and canonical layouts."""
-
-import numpy as np
-from matplotlib.collections import PolyCollection
-from matplotlib.patches import Rectangle
+"""Pictures of shared memory: swizzles and banks, ldmatrix, the TMA box, the GMMA descriptor and canonical layouts
+(SVG, pure Python)."""
 
 from ..errors import LayoutError
 from ..inttuple import product
 from ..swizzle import ComposedLayout, Swizzle
-from .figure import (BANK_COLORS, FONT, TV_COLORS, _BANKS, _BANK_BYTES, _BookFigure, _CONFLICT, _EMPTY,
-                     _as_layout, _cell_inches, _fontsize, _modes, _offsets, _paint, _relabel_columns,
-                     _relabel_rows, _single_grid_figure, _tick_step, _want_labels)
+from .figure import (BANK_HEX, CONFLICT, EMPTY, GREY, TV_HEX, _BANKS, _BANK_BYTES, _as_layout, _modes, _offsets,
+                     choose_cell, draw_key, grid_margins, key_size, new_figure, paint_grid)
+from .svg import MAX_WIDTH, TICK_TEXT
 
 __all__ = [
     "draw_swizzle", "draw_bank_map", "draw_ldmatrix", "draw_tma_box", "draw_gmma_descriptor",
@@ -17,8 +14,8 @@ __all__ = [
 ]
 
 
-def _bank_of(offsets, element_bytes):
-    return (offsets * element_bytes // _BANK_BYTES) % _BANKS
+def _bank_of(offset, element_bytes):
+    return (offset * element_bytes // _BANK_BYTES) % _BANKS
 
 
 def _smem_offsets(layout, element_bytes, op):
@@ -31,32 +28,30 @@ def _smem_offsets(layout, element_bytes, op):
     layout = _as_layout(layout, op)
     if not (isinstance(layout, ComposedLayout) and isinstance(layout.inner, Swizzle)):
         return _offsets(layout, op)
-    base = (_offsets(layout.outer, op) + int(layout.offset)) * element_bytes
-    return layout.inner(base) // element_bytes
+    return [layout.inner((o + int(layout.offset)) * element_bytes) // element_bytes
+            for o in _offsets(layout.outer, op)]
 
 
 def _swizzle_tile(swizzle_or_composed, shape, op, element_bytes):
-    """(rows, cols, physical element offsets[rows, cols]) for a bare swizzle (acting on the element offsets of
-    a row-major tile) or a layout (a swizzled ComposedLayout acts on byte addresses, see _smem_offsets)."""
+    """(rows, cols, physical element offsets as rows of lists) for a bare swizzle (acting on the element offsets
+    of a row-major tile) or a layout (a swizzled ComposedLayout acts on byte addresses, see _smem_offsets)."""
     if isinstance(swizzle_or_composed, Swizzle):
-        swizzle = swizzle_or_composed
-        b, m, s = swizzle.num_bits, swizzle.num_base, swizzle.num_shift
+        sw = swizzle_or_composed
         if shape is None:
-            cols = 1 << (m + max(s, 0))
-            rows = max(1 << b, 1)
+            rows, cols = max(1 << sw.num_bits, 1), 1 << (sw.num_base + max(sw.num_shift, 0))
         else:
             rows, cols = shape
         if rows * cols > 1 << 15:
             raise LayoutError(f"{op}: the tile {rows}x{cols} is too large to draw (at most 32768 cells); "
                               f"pass a smaller shape=(rows, cols)")
-        logical = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)  # row-major
-        return rows, cols, swizzle(logical)
+        return rows, cols, [[sw(r * cols + c) for c in range(cols)] for r in range(rows)]
     layout = _as_layout(swizzle_or_composed, op)
     modes = _modes(layout, op)
     if len(modes) != 2:
         raise LayoutError(f"{op}: {layout} has rank {len(modes)}; draw a rank-2 (rows, cols) tile")
     rows, cols = product(modes[0]), product(modes[1])
-    return rows, cols, _smem_offsets(layout, element_bytes, op).reshape(cols, rows).T
+    flat = _smem_offsets(layout, element_bytes, op)
+    return rows, cols, [[flat[r + rows * c] for c in range(cols)] for r in range(rows)]
 
 
 def _check_element_bytes(element_bytes, op):
@@ -64,69 +59,73 @@ def _check_element_bytes(element_bytes, op):
         raise LayoutError(f"{op}: element_bytes={element_bytes!r}; use 1, 2, 4, 8 or 16")
 
 
+_BANK_KEY = "colour of a logical cell = its bank, (address / 4) mod 32 (label: the bank, where it fits)"
+
+
 def draw_swizzle(swizzle_or_composed, element_bytes=2, *, shape=None, labels=None, title=None,
                  label_limit=512):
     """A swizzled shared-memory tile: where each logical element lives, and which bank it hits.
 
-    On top, the logical tile (rows m, columns n): cell (m, n) coloured and labelled by the bank of its
-    physical address, ``bank = (offset * element_bytes // 4) % 32``. Below, the physical memory in rows of
-    128 bytes (one row = all 32 banks): each slot shows the logical ``m,n`` stored there, coloured by the
-    logical 16-byte chunk of its row (``TV_COLORS[(n * element_bytes // 16) % 8]``), so the permutation of
-    chunks that the swizzle performs is visible at a glance.
+    On top, the logical tile (rows m, columns n): cell (m, n) coloured (and labelled, where it fits) by the bank
+    of its physical address, ``bank = (offset * element_bytes // 4) % 32`` (the key lists the 32 bank colours).
+    Below, the physical memory in rows of 128 bytes (one row = all 32 banks; the bank is written above): each
+    slot shows the logical ``m,n`` stored there, coloured by the logical 16-byte chunk of its row
+    (``TV_COLORS[(n * element_bytes // 16) % 8]``), so the swizzle's permutation of chunks is visible.
 
     A bare Swizzle<B,M,S> acts on a row-major tile of ``2^B`` rows of ``2^(M+S)`` elements (one period of the
     pattern) unless ``shape=(rows, cols)`` is given; it maps offset o to
     ``o ^ ((o >> S) & ((2^B - 1) << M))``. A composed (swizzled) layout is drawn on its own (M, N) tile.
 
-    Example: Swizzle<3,3,3> on 2-byte elements (the 128-byte swizzle for fp16): logical (1, 0) sits at
-    offset 64 ^ 8 = 72, in bank 4, so column 0 of the 8 rows spreads over 8 different 16-byte bank groups::
-
-        draw_swizzle(Swizzle(3, 3, 3), element_bytes=2)
+    Example: Swizzle<3,3,3> on 2-byte elements: logical (1, 0) sits at offset 64 ^ 8 = 72, in bank 4.
 
     >>> fig = draw_swizzle(Swizzle(3, 4, 3), element_bytes=2)
-    >>> fig.get_suptitle(), len(fig.axes)        # the logical tile, then the physical rows
-    ('S<3,4,3>, 2-byte elements', 2)
+    >>> fig.get_suptitle(), [p.name for p in fig.panels]
+    ('S<3,4,3>, 2-byte elements', ['logical tile (m, n)', 'physical: 128-byte rows'])
     """
     op = "draw_swizzle"
     _check_element_bytes(element_bytes, op)
     rows, cols, phys = _swizzle_tile(swizzle_or_composed, shape, op, element_bytes)
-    banks = _bank_of(phys, element_bytes)
+    banks = [[_bank_of(o, element_bytes) for o in row] for row in phys]
     per_row = max(128 // element_bytes, 1)
-    cosize = int(phys.max()) + 1
+    cosize = max(max(r) for r in phys) + 1
     prow = -(-cosize // per_row)
-    slot_m = np.full(prow * per_row, -1, dtype=np.int64)
-    slot_n = np.full(prow * per_row, -1, dtype=np.int64)
-    mm, nn = np.indices((rows, cols))
-    slot_m[phys.ravel()] = mm.ravel()
-    slot_n[phys.ravel()] = nn.ravel()
-    slot_m, slot_n = slot_m.reshape(prow, per_row), slot_n.reshape(prow, per_row)
-
-    # logical tile on top, physical memory (128-byte rows) below, same cell size
-    cell = _cell_inches(rows + prow, max(cols, per_row), max_w=9, max_h=8)
-    left, gap, top, bottom = 0.7, 0.75, 0.95, 0.25
-    width = left + max(cols, per_row) * cell + 0.3
-    height = top + rows * cell + gap + prow * cell + bottom
-    fig = _BookFigure(figsize=(max(width, 3.0), height))
-    width = fig.get_size_inches()[0]
-    ax_l = fig.add_axes((left / width, 1 - (top + rows * cell) / height, cols * cell / width, rows * cell / height))
-    ax_p = fig.add_axes((left / width, bottom / height, per_row * cell / width, prow * cell / height))
-    want = _want_labels(labels, max(rows * cols, prow * per_row), label_limit, cell)
-    _paint(ax_l, BANK_COLORS[banks], banks.astype(str) if want else None, fontsize=_fontsize(cell, 1, 2),
-           row_name="m", col_name="logical tile (m, n), colour = bank")
-    prgb = TV_COLORS[(np.maximum(slot_n, 0) * element_bytes // 16) % 8]
-    prgb[slot_m < 0] = _EMPTY
-    ptext = None
-    if want:
-        ptext = np.char.add(np.char.add(slot_m.astype(str), ","), slot_n.astype(str))
-        ptext[slot_m < 0] = ""
-    _paint(ax_p, prgb, ptext, fontsize=_fontsize(cell, 1, 4), row_name="row",
-           col_name="physical: 128-byte rows, bank on top, colour = logical 16-byte chunk of n")
-    step = max(_tick_step(per_row), max(_BANK_BYTES // element_bytes, 1))
-    _relabel_columns(ax_p, np.arange(0, per_row, step),
-                     [str(j * element_bytes // _BANK_BYTES) for j in range(0, per_row, step)])
-    name = title if title is not None else str(swizzle_or_composed)
-    fig.suptitle(f"{name}, {element_bytes}-byte elements", fontfamily="monospace", fontsize=10,
-                 y=1 - 0.1 / height, va="top")
+    slot = [[None] * per_row for _ in range(prow)]
+    for m in range(rows):
+        for n in range(cols):
+            o = phys[m][n]
+            slot[o // per_row][o % per_row] = (m, n)
+    want = labels if labels is not None else (None if max(rows * cols, prow * per_row) <= label_limit else False)
+    chars = max(len(f"{rows - 1},{cols - 1}"), 2)
+    cell, size = choose_cell(rows + prow, max(cols, per_row), chars, 1, want, max_w=MAX_WIDTH - 80)
+    left, top = grid_margins(max(rows, prow), "m", "x")
+    content_w = left + max(cols, per_row) * cell + 16
+    key = [(BANK_HEX[b], str(b)) for b in range(_BANKS)]
+    chunks = sorted({(n * element_bytes // 16) % 8 for n in range(cols)})
+    key2 = [(TV_HEX[k], f"n*{element_bytes} // 16 mod 8 = {k}") for k in chunks] + [(EMPTY, "unused")]
+    width, kh = key_size(key, content_w, _BANK_KEY)
+    width, kh2 = key_size(key2, width, "physical slot colour = the logical 16-byte chunk of its element")
+    name = f"{title if title is not None else swizzle_or_composed}, {element_bytes}-byte elements"
+    fig, y0 = new_figure(width, 2 * top + rows * cell + prow * cell + 20 + kh + kh2, name,
+                         f"{name}: the logical {rows} x {cols} tile coloured by bank, and the physical 128-byte rows "
+                         f"showing which logical element each slot holds")
+    x0 = (fig.width - content_w) / 2 + left
+    y = y0 + top
+    paint_grid(fig, x0, y, cell, [[BANK_HEX[b] for b in row] for row in banks],
+               [[str(b) for b in row] for row in banks] if size else None, label_size=size or 10,
+               name="logical tile (m, n)", row_name="m", col_name="logical tile (m, n): colour = bank")
+    y += rows * cell + 4
+    draw_key(fig, 8, y, fig.width - 16, key, _BANK_KEY)
+    y += kh + top
+    colors = [[TV_HEX[(s[1] * element_bytes // 16) % 8] if s else EMPTY for s in row] for row in slot]
+    text = [[f"{s[0]},{s[1]}" if s else "" for s in row] for row in slot] if size else None
+    step = max(4 // element_bytes, 1)
+    while step * cell < 16:
+        step *= 2
+    paint_grid(fig, x0, y, cell, colors, text, label_size=size or 10, name="physical: 128-byte rows",
+               row_name="row", col_name="physical: 128-byte rows, bank above",
+               col_ticks=[(j, str(j * element_bytes // _BANK_BYTES)) for j in range(0, per_row, step)])
+    draw_key(fig, 8, y + prow * cell + 4, fig.width - 16, key2,
+             "physical slot colour = the logical 16-byte chunk of its element")
     return fig
 
 
@@ -136,9 +135,10 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
     ``layout`` gives the physical offset (in elements) of each logical (m, n) of the tile (a Layout, a
     swizzled layout, or a bare Swizzle on its default tile or ``shape`` as in :func:`draw_swizzle`); ``accesses[t]`` is
     the (m, n) where thread t starts reading ``access_bytes`` (default ``element_bytes``). One panel per
-    phase (threads served together: 32, or 16 / 8 for 8- / 16-byte accesses): columns are the 32 banks, rows the 128-byte memory lines touched,
-    each word labelled with the thread(s) reading it. A bank asked for more than one word in a phase is
-    marked red with its ``k-way`` count. The counts come from :func:`layoutlab.banks.bank_conflicts`.
+    phase (threads served together: 32, or 16 / 8 for 8- / 16-byte accesses): columns are the 32 banks, rows the
+    128-byte memory lines touched, each 4-byte word labelled with the (first) thread reading it, bold when
+    several threads read it. A bank asked for more than one word in a phase is framed red, with its ``k``
+    (k-way) under the column. The counts come from :func:`layoutlab.banks.bank_conflicts`.
 
     Example: 8 threads of an ldmatrix phase reading rows 0..7, column 0 of a 2-byte row-major 8x64 tile
     (16 bytes each): every row starts at bank 0 -> one 8-way conflict; under Swizzle<3,3,3> it is 1 way.
@@ -161,69 +161,67 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
         if not (0 <= m < rows and 0 <= n < cols):
             raise LayoutError(f"{op}: thread {t} accesses (m,n)=({m},{n}) outside the {rows}x{cols} tile")
     from ..banks import bank_conflicts
-    addrs = np.array([phys[m, n] * element_bytes for m, n in coords], dtype=np.int64)
-    result = bank_conflicts([int(a) for a in addrs], access_bytes)
+    addrs = [phys[m][n] * element_bytes for m, n in coords]
+    result = bank_conflicts(addrs, access_bytes)
     waves, ideal, worst = result.wavefronts, result.ideal_wavefronts, result.conflict_degree
-    width = max(access_bytes, _BANK_BYTES)
-    per_phase = max(128 // width, 1)  # the phase size of banks.bank_conflicts: 32, 16 (8 B), 8 (16 B)
-    nwords = width // _BANK_BYTES
+    width_b = max(access_bytes, _BANK_BYTES)
+    per_phase = max(128 // width_b, 1)  # the phase size of banks.bank_conflicts: 32, 16 (8 B), 8 (16 B)
+    nwords = width_b // _BANK_BYTES
     phases = [list(range(s, min(s + per_phase, len(coords)))) for s in range(0, len(coords), per_phase)]
     panels = []
     for threads in phases:
         owners = {}
         for t in threads:
             for w in range(nwords):
-                word = int(addrs[t] // _BANK_BYTES + w)
-                owners.setdefault(word, []).append(t)
-        lines = sorted({w // _BANKS for w in owners})
-        panels.append((threads, owners, lines))
+                owners.setdefault(addrs[t] // _BANK_BYTES + w, []).append(t)
+        panels.append((threads, owners, sorted({w // _BANKS for w in owners})))
     nrows = sum(len(p[2]) for p in panels)
-    cell = 0.34
-    height = 0.9 + nrows * cell + len(panels) * 0.45 + 0.5       # + 0.5: the legend at the bottom
-    fig = _BookFigure(figsize=(0.8 + _BANKS * cell, height))
-    w_in, h_in = fig.get_size_inches()
-    y = h_in - 0.85
-    for index, (threads, owners, lines) in enumerate(panels):
-        ph = len(lines) * cell
-        y -= ph
-        ax = fig.add_axes((0.6 / w_in, y / h_in, _BANKS * cell / w_in, ph / h_in))
-        y -= 0.45
-        rgb = np.ones((len(lines), _BANKS, 3))
-        text = np.full((len(lines), _BANKS), "", dtype=object)
-        per_bank = np.zeros(_BANKS, dtype=int)
-        for word, ts in owners.items():
-            r, b = lines.index(word // _BANKS), word % _BANKS
-            rgb[r, b] = TV_COLORS[ts[0] % 8]
-            text[r, b] = "T" + "/".join(str(t) for t in ts[:2]) + ("+" if len(ts) > 2 else "")
-            per_bank[b] += 1
-        conflict = np.zeros((len(lines), _BANKS), dtype=bool)
-        for b in np.flatnonzero(per_bank > 1):
-            conflict[:, b] = [(line * _BANKS + b) in owners for line in lines]
-        _paint(ax, rgb, text, fontsize=5.5, row_name="line")
-        _relabel_columns(ax, range(_BANKS), [str(b) for b in range(_BANKS)], fontsize=6)
-        _relabel_rows(ax, range(len(lines)), [str(line) for line in lines], fontsize=6)
-        if conflict.any():
-            rr, cc = np.nonzero(conflict)
-            squares = [((c - .5, r - .5), (c + .5, r - .5), (c + .5, r + .5), (c - .5, r + .5))
-                       for r, c in zip(rr, cc)]
-            ax.add_collection(PolyCollection(squares, facecolors="none", edgecolors=_CONFLICT, linewidths=2))
-        for b in np.flatnonzero(per_bank > 1):
-            ax.text(b, len(lines) - 0.5 + 0.35, f"{per_bank[b]}-way", ha="center", va="top", color=_CONFLICT,
-                    fontsize=6, fontfamily="monospace")
-        ax.set_title(f"phase {index}: threads {threads[0]}..{threads[-1]}, {per_bank.max()} wavefront(s)",
-                     fontsize=8, fontfamily="monospace", loc="left", pad=14)
+    cell = 19.0
+    left, top = grid_margins(max(max(p[2]) for p in panels) + 1, "line", "x")
+    content_w = left + _BANKS * cell + 16
+    used = sorted({t % 8 for t in range(len(coords))})
+    key = [(TV_HEX[k], f"t mod 8 = {k}") for k in used] + [(("outline", CONFLICT), "k-way conflict: k > 1 words of a bank")]
+    key_title = ("cell = a 4-byte word: the thread reading it (bold: several threads), colour = thread mod 8; "
+                 "a red number under a bank = k words asked of it in one phase (k-way)")
+    width, kh = key_size(key, content_w, key_title)
     head = title if title is not None else f"{len(coords)} threads x {access_bytes} B"
     verdict = "conflict-free" if waves == ideal else f"{worst}-way conflict"
-    fig.suptitle(f"{head}: {waves} wavefront(s), ideal {ideal} -> {verdict}", fontfamily="monospace",
-                 fontsize=10, y=1 - 0.1 / h_in, va="top")
-    used = sorted({t % 8 for t in range(len(coords))})
-    handles = [Rectangle((0, 0), 1, 1, facecolor=TV_COLORS[k], edgecolor="#444") for k in used]
-    names = [f"word read first by a thread t = {k} mod 8" for k in used]
-    handles.append(Rectangle((0, 0), 1, 1, facecolor="none", edgecolor=_CONFLICT, linewidth=2))
-    names.append("bank asked for k > 1 words in one phase (k-way)")
-    fig.legend(handles, names, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False,
-               prop={"family": "monospace", "size": 6.5}, title="cell: T<t> = the thread(s) reading that 4-byte word",
-               title_fontsize=7)
+    name = f"{head}: {waves} wavefront(s), ideal {ideal} -> {verdict}"
+    per_panel = 22 + top + 18
+    fig, y0 = new_figure(width, len(panels) * per_panel + nrows * cell + kh + 4, name,
+                         f"{name}. One grid per phase: columns are the 32 banks, rows the 128-byte lines touched.")
+    x0 = (fig.width - content_w) / 2 + left
+    y = y0
+    for index, (threads, owners, lines) in enumerate(panels):
+        colors = [[EMPTY] * _BANKS for _ in lines]
+        text = [[""] * _BANKS for _ in lines]
+        bold = [[False] * _BANKS for _ in lines]
+        per_bank = [0] * _BANKS
+        for word, ts in owners.items():
+            r, b = lines.index(word // _BANKS), word % _BANKS
+            colors[r][b], text[r][b], bold[r][b] = TV_HEX[ts[0] % 8], str(ts[0]), len(ts) > 1
+            per_bank[b] += 1
+        fig.text(x0 - left + 4, y + 11, f"phase {index}: threads {threads[0]}..{threads[-1]}, "
+                 f"{max(per_bank)} wavefront(s)", TICK_TEXT, anchor="start")
+        y += 22 + top
+        panel = paint_grid(fig, x0, y, cell, colors, text, label_size=10, bold=bold, name=f"phase {index}",
+                   row_name="line", col_name="bank",
+                   row_ticks=[(r, str(line)) for r, line in enumerate(lines)],
+                   col_ticks=[(b, str(b)) for b in range(0, _BANKS, 2)])
+        segs = []
+        for b in range(_BANKS):
+            if per_bank[b] > 1:
+                for r, line in enumerate(lines):
+                    if line * _BANKS + b in owners:
+                        sx, sy = x0 + b * cell, y + r * cell
+                        segs += [((sx, sy), (sx + cell, sy)), ((sx + cell, sy), (sx + cell, sy + cell)),
+                                 ((sx + cell, sy + cell), (sx, sy + cell)), ((sx, sy + cell), (sx, sy))]
+                fig.text(x0 + (b + 0.5) * cell, y + len(lines) * cell + 9, str(per_bank[b]), 12, fill=CONFLICT,
+                         weight="bold")
+        fig.lines(segs, CONFLICT, 2.5)
+        panel.conflicts = {b: k for b, k in enumerate(per_bank) if k > 1}     # bank -> k (k-way)
+        y += len(lines) * cell + 18
+    draw_key(fig, 8, y, fig.width - 16, key, key_title)
     fig.bank_summary = {"wavefronts": waves, "ideal": ideal, "worst_ways": worst}
     return fig
 
@@ -250,64 +248,60 @@ def draw_ldmatrix(op, *, title=None):
         raise LayoutError(f"{fn}: expected LdMatrix8x8x16bOp or StMatrix8x8x16bOp, got {type(op).__name__}")
     n = op.num_matrices
     rows, cols = 8 * n, 8
-    addr_rgb = np.zeros((rows, cols, 3))
-    addr_lab = np.empty((rows, cols), dtype=object)
-    reg_rgb = np.zeros((rows, cols, 3))
-    reg_lab = np.empty((rows, cols), dtype=object)
+    addr_c, addr_l = [[None] * cols for _ in range(rows)], [[""] * cols for _ in range(rows)]
+    reg_c, reg_l = [[None] * cols for _ in range(rows)], [[""] * cols for _ in range(rows)]
     for j in range(n):
         for r in range(8):
             lane = ldmatrix_address_lane(op, j, r)
             for c in range(8):
-                addr_rgb[8 * j + r, c] = TV_COLORS[lane % 8]
-                addr_lab[8 * j + r, c] = f"T{lane}" if c == 0 else ""
+                addr_c[8 * j + r][c] = TV_HEX[lane % 8]
+                addr_l[8 * j + r][c] = f"T{lane}" if c == 0 else ""
                 t, v = ldmatrix_owner(op, j, r, c)
-                reg_rgb[8 * j + r, c] = TV_COLORS[t % 8]
-                reg_lab[8 * j + r, c] = f"T{t}\nd{v // 2}.{v % 2}"
-    cell = _cell_inches(rows, 2 * cols, max_w=8, max_h=10, preferred=0.5)
-    left, gap, top, bottom = 0.55, 0.7, 1.0, 0.75
-    width = left + 2 * cols * cell + gap + 0.2
-    height = top + rows * cell + bottom
-    fig = _BookFigure(figsize=(width, height))
-    load = isinstance(op, LdMatrix8x8x16bOp)
-    names = ("row address (lane)", "registers (lane, d.half)")
-    for i, (rgb, lab) in enumerate(((addr_rgb, addr_lab), (reg_rgb, reg_lab))):
-        x = left + i * (cols * cell + gap)
-        ax = fig.add_axes((x / width, bottom / height, cols * cell / width, rows * cell / height))
-        _paint(ax, rgb, lab, fontsize=_fontsize(cell, lines=2, chars=4), row_name="row (8 per matrix)",
-               col_name=names[i])
-        for j in range(1, n):
-            ax.axhline(8 * j - 0.5, color="black", lw=2.5)
-    verb = "ldmatrix" if load else "stmatrix"
+                reg_c[8 * j + r][c] = TV_HEX[t % 8]
+                reg_l[8 * j + r][c] = f"T{t}\nd{v // 2}.{v % 2}"
+    cell, size = choose_cell(rows, 2 * cols, 4, 2, True, max_w=MAX_WIDTH - 120, max_h=1400, preferred=38)
+    left, top = grid_margins(rows, "row (8 per matrix)", "x")
+    gap = 36
+    content_w = left + 2 * cols * cell + gap + 16
+    key = [(TV_HEX[k], f"lane mod 8 = {k}") for k in range(8)]
+    key_title = ("Grid = the 8x8 matrices in shared memory (thick lines between matrices), one row = 16 bytes. "
+                 "Left: the lane that supplies the row's address. Right: Tl = lane holding the element, dR.h = its "
+                 "register dR (one per matrix), 16-bit half h.")
+    width, kh = key_size(key, content_w, key_title)
+    verb = "ldmatrix" if isinstance(op, LdMatrix8x8x16bOp) else "stmatrix"
     head = title if title is not None else (
         f"{verb}.sync.aligned.m8n8.x{n}{'.trans' if op.transpose else ''}.shared.b16  ({op.name})")
-    fig.suptitle(head, fontfamily="monospace", fontsize=9, y=1 - 0.1 / height, va="top")
-    legend = ("Legend: grid = the 8x8 matrices in shared memory (thick lines between matrices), one row = 16 bytes. "
-              "Left: the lane that supplies the row's address. Right: Tl = lane holding the element, "
-              "dR.h = its register dR (one per matrix), 16-bit half h. Color = lane (8 colors, cycled).")
-    fig.text(0.02, 0.02, "\n".join(_wrap(legend, 95)), fontsize=7, fontfamily="monospace", va="bottom")
+    fig, y0 = new_figure(width, top + rows * cell + 8 + kh, head,
+                         f"{head}: which lane gives each row's address, and which lane and register receive each "
+                         f"element of the {n} 8x8 matrices")
+    x0 = (fig.width - content_w) / 2 + left
+    for i, (colors, labels, nm) in enumerate(((addr_c, addr_l, "row address (lane)"),
+                                             (reg_c, reg_l, "registers (lane, d.half)"))):
+        x = x0 + i * (cols * cell + gap)
+        paint_grid(fig, x, y0 + top, cell, colors, labels, label_size=size, name=nm, col_name=nm,
+                   row_name="row (8 per matrix)" if i == 0 else "")
+        fig.lines([((x, y0 + top + 8 * j * cell), (x + cols * cell, y0 + top + 8 * j * cell)) for j in range(1, n)],
+                  "#000", 3)
+    draw_key(fig, 8, y0 + top + rows * cell + 4, fig.width - 16, key, key_title)
     return fig
 
 
-def _wrap(text, width):
-    import textwrap
-    return textwrap.wrap(text, width)
-
-
-_OOB = np.array([0.82, 0.82, 0.82])
+_OUTSIDE = "#a9a9a9"
+_AROUND = "#f2f2f2"
+_BEYOND = "#d9d9d9"
 
 
 def draw_tma_box(tensor_map, box_start, *, smem_base=0, labels=None, title=None, label_limit=1024):
-    """One TMA box: where it sits in the global tensor and where each of its elements lands in shared memory.
+    """One TMA box: where it sits in the global tensor and where each of its 16-byte chunks lands in shared memory.
 
-    Left: the global tensor (rows = TMA dimension 1 and up, flattened; columns = dimension 0, the contiguous
-    one) with the box drawn in. Right: the box's shared-memory bytes in rows of 128 bytes (or of the box's
-    inner extent when that is shorter), one cell per element, as ``layoutlab.tma.box_placement`` computes
-    them: dense, dimension 0 innermost, through the tensor map's swizzle. Colour = the element's 16-byte
-    chunk within its global row (the legend); a label = its global row; grey = outside the tensor (the
-    out-of-bounds fill). A swizzle shows up as chunks changing places from one 128-byte row to the next
+    Top: a window of the global tensor around the box (rows = TMA dimension 1 and up, flattened; columns =
+    dimension 0, the contiguous one; tick labels are the global coordinates), the box framed, and the part of the
+    box outside the tensor drawn dark grey. Below: the box's shared-memory bytes in rows of 128 bytes (or of the
+    box's inner extent when that is shorter and there is no swizzle), one cell per 16-byte chunk, as
+    ``layoutlab.tma.box_placement`` computes them: dense, dimension 0 innermost, through the tensor map's swizzle.
+    Colour = the chunk's place within its global row (the key); label = its global row; grey = outside the
+    tensor (the zero fill). A swizzle shows up as chunks changing places from one 128-byte row to the next
     (PTX ISA, "Tensors" / "Swizzling modes").
-
-    Example: ``draw_tma_box(encode_tiled("f16", (64, 16), (128,), (64, 8), swizzle="128B"), (0, 4))``.
 
     >>> from layoutlab import encode_tiled
     >>> draw_tma_box(encode_tiled("f16", (64, 16), (128,), (64, 8), swizzle="128B"), (0, 4)).get_suptitle()
@@ -317,65 +311,86 @@ def draw_tma_box(tensor_map, box_start, *, smem_base=0, labels=None, title=None,
     tm = tensor_map
     esize = tm.element_bytes
     pl = box_placement(tm, box_start, smem_base)
-    n = len(pl) // esize
-    inner = tm.smem_box[0]
-    per_row = max(1, min(128, inner * esize) // esize) if tm.swizzle == "none" else 128 // esize
-    per_row = min(per_row, n)
-    prow = -(-n // per_row)
-    gm = np.full((prow * per_row,), -1)
-    gc = np.full((prow * per_row,), -1)
-    oob = np.zeros(prow * per_row, bool)
-    for e in range(n):
-        g, _ = pl[e * esize]
+    row_bytes = 128 if tm.swizzle != "none" else max(min(128, tm.smem_box[0] * esize), 1)
+    chunk_b = min(16, row_bytes)
+    chunk_e = max(chunk_b // esize, 1)
+    per_row = max(row_bytes // chunk_b, 1)
+    nchunks = -(-len(pl) // chunk_b)
+    prow = -(-nchunks // per_row)
+    dims = tm.global_dim
+
+    def flat_row(g):
+        r, scale = 0, 1
+        for x, d in zip(g[1:], dims[1:]):
+            r += x * scale
+            scale *= d
+        return r
+
+    # the box's elements in the global tensor, inside or not (dimension i >= 1 steps by elementStrides[i])
+    start = list(box_start)
+    steps = (1,) + tuple(tm.element_strides[1:])
+    box_cells = set()
+    from itertools import product as cartesian
+    for rc in cartesian(*(range(e) for e in reversed(tm.smem_box))):
+        g = tuple(s + c * e for s, c, e in zip(start, reversed(rc), steps))
+        box_cells.add((flat_row(g), g[0]))
+    rows_g = product(dims[1:]) if tm.rank > 1 else 1
+    bx0, bx1 = min(c for _, c in box_cells), max(c for _, c in box_cells)
+    by0, by1 = min(r for r, _ in box_cells), max(r for r, _ in box_cells)
+    cx0, cx1 = min(bx0, max(bx0 - 8, 0)), max(bx1, min(bx1 + 8, dims[0] - 1))
+    ry0, ry1 = min(by0, max(by0 - 4, 0)), max(by1, min(by1 + 4, rows_g - 1))
+    wrows, wcols = ry1 - ry0 + 1, cx1 - cx0 + 1
+
+    def inside(r, c):
+        return 0 <= c < dims[0] and 0 <= r < rows_g
+
+    def gcolor(r, c):
+        if (r, c) in box_cells:
+            return TV_HEX[(c // chunk_e) % 8] if inside(r, c) else _OUTSIDE
+        return _AROUND if inside(r, c) else _BEYOND
+
+    gcolors = [[gcolor(r, c) for c in range(cx0, cx1 + 1)] for r in range(ry0, ry1 + 1)]
+    # shared memory, one cell per chunk: colour = chunk within its global row, label = global row
+    scolors = [[EMPTY] * per_row for _ in range(prow)]
+    slabels = [[""] * per_row for _ in range(prow)]
+    for k in range(nchunks):
+        g = pl[k * chunk_b][0]
+        r, c = divmod(k, per_row)
         if g is None:
-            oob[e] = True
+            scolors[r][c] = _OUTSIDE
         else:
-            gc[e] = g[0]
-            gm[e] = sum(x * int(np.prod(tm.global_dim[1:i])) for i, x in enumerate(g[1:], start=1))
-    # global picture: a window around the box, columns = dim 0, rows = the other dims flattened
-    rows_g = int(np.prod(tm.global_dim[1:])) if tm.rank > 1 else 1
-    cols_g = tm.global_dim[0]
-    rgb_g = np.tile(np.array([0.97, 0.97, 0.97]), (rows_g, cols_g, 1))
-    chunk = 16 // min(esize, 16) if esize < 16 else 1
-    for e in range(n):
-        if not oob[e]:
-            rgb_g[gm[e], gc[e]] = TV_COLORS[(gc[e] // chunk) % 8]
-    rgb_s = TV_COLORS[(np.maximum(gc, 0) // chunk) % 8].copy()
-    rgb_s[oob] = _OOB
-    rgb_s[np.arange(prow * per_row) >= n] = _EMPTY
-    rgb_s = rgb_s.reshape(prow, per_row, 3)
-    cell = _cell_inches(max(rows_g, prow), cols_g + per_row, max_w=11, max_h=7, preferred=0.28)
-    left, gap, top, bottom = 0.6, 0.9, 1.0, 0.9
-    width = left + cols_g * cell + gap + per_row * cell + 0.3
-    height = top + max(rows_g, prow) * cell + bottom
-    fig = _BookFigure(figsize=(width, height))
-    ax_g = fig.add_axes((left / width, 1 - (top + rows_g * cell) / height, cols_g * cell / width,
-                         rows_g * cell / height))
-    ax_s = fig.add_axes(((left + cols_g * cell + gap) / width, 1 - (top + prow * cell) / height,
-                         per_row * cell / width, prow * cell / height))
-    _paint(ax_g, rgb_g, None, fontsize=6, row_name="dims 1.. (flattened)", col_name="global tensor: dim 0 →")
-    start = list(box_start) + [0] * (5 - len(box_start))
-    r0 = sum(x * int(np.prod(tm.global_dim[1:i])) for i, x in enumerate(box_start[1:], start=1))
-    ax_g.add_patch(Rectangle((start[0] - 0.5, r0 - 0.5), tm.box_dim[0], int(np.prod(tm.smem_box[1:])),
-                             fill=False, lw=2, ec="black"))
-    # one label per 16-byte chunk (on its first element): the global row it came from, "0" for the fill
-    text = None
-    if labels is not False and n <= label_limit:
-        idx = np.arange(prow * per_row)
-        text = np.where(oob, "0", gm.astype(str))
-        text[(idx >= n) | ((idx * esize) % 16 != 0)] = ""
-        text = text.reshape(prow, per_row)
-    _paint(ax_s, rgb_s, text, fontsize=max(_fontsize(cell, 1, 2), 6), row_name="128-byte row",
-           col_name=f"shared memory (swizzle {tm.swizzle}), label = global row of the 16-byte chunk")
-    handles = [Rectangle((0, 0), 1, 1, fc=TV_COLORS[j], ec="grey") for j in range(min(8, -(-inner // chunk)))]
-    names = [f"chunk {j}: dim-0 elements {j * chunk}..{j * chunk + chunk - 1} (mod {8 * chunk})"
-             for j in range(len(handles))]
-    handles.append(Rectangle((0, 0), 1, 1, fc=_OOB, ec="grey"))
-    names.append("outside the tensor: fill")
-    fig.legend(handles, names, loc="lower center", ncol=3, fontsize=7, frameon=False)
+            scolors[r][c], slabels[r][c] = TV_HEX[(g[0] // chunk_e) % 8], str(flat_row(g))
+    gcell = min(max(min((MAX_WIDTH - 90) / wcols, 420 / wrows), 3.0), 26)
+    scell, ssize = choose_cell(prow, per_row, len(str(rows_g)), 1, labels if labels is not None else
+                               (None if nchunks <= label_limit else False), max_w=MAX_WIDTH - 90, preferred=40)
+    gl, gt = grid_margins(ry1 + 1, "dims 1..", "x")
+    content_w = gl + max(wcols * gcell, per_row * scell) + 16
+    nkey = min(8, -(-min(tm.smem_box[0], dims[0]) // chunk_e))
+    key = [(TV_HEX[j], f"dim-0 elements {j * chunk_e}..{j * chunk_e + chunk_e - 1} (mod {8 * chunk_e})")
+           for j in range(nkey)]
+    key += [(_OUTSIDE, "box outside the tensor: zero fill"), (_BEYOND, "outside the tensor"),
+            (_AROUND, "tensor around the box")]
+    key_title = f"colour = the {chunk_b}-byte chunk's place in its global row; smem label = its global row"
+    width, kh = key_size(key, content_w, key_title)
     name = title or (f"TMA box {tm.box_dim} at {tuple(box_start)}, {tm.data_type}, swizzle {tm.swizzle}: "
                      f"{tm.box_bytes} bytes")
-    fig.suptitle(name, fontfamily="monospace", fontsize=10, y=1 - 0.1 / height, va="top")
+    fig, y0 = new_figure(width, gt + wrows * gcell + 12 + gt + prow * scell + 8 + kh, name,
+                         f"{name}. Top: the box in the global tensor. Below: its {chunk_b}-byte chunks in shared "
+                         f"memory, labelled with their global row.")
+    x0 = (fig.width - content_w) / 2 + gl
+    y = y0 + gt
+    tick = max(1, 1 << max(0, (int(36 / gcell)).bit_length()))
+    paint_grid(fig, x0, y, gcell, gcolors, None, name="global tensor", row_name="dims 1..",
+               col_name="global tensor: dim 0 ->", lines=gcell >= 6,
+               col_ticks=[(c - cx0, str(c)) for c in range(cx0, cx1 + 1) if c % tick == 0],
+               row_ticks=[(r - ry0, str(r)) for r in range(ry0, ry1 + 1) if r % max(1, int(14 / gcell) + 1) == 0])
+    fig.rect(x0 + (bx0 - cx0) * gcell, y + (by0 - ry0) * gcell, (bx1 - bx0 + 1) * gcell, (by1 - by0 + 1) * gcell,
+             "none", "#000", 2.5)
+    y += wrows * gcell + 12 + gt
+    paint_grid(fig, x0, y, scell, scolors, slabels if ssize else None, label_size=ssize or 10,
+               name="shared memory", row_name="row",
+               col_name=f"shared memory, swizzle {tm.swizzle}: {row_bytes}-byte rows of {chunk_b}-byte chunks")
+    draw_key(fig, 8, y + prow * scell + 4, fig.width - 16, key, key_title)
     return fig
 
 
@@ -386,8 +401,8 @@ def draw_gmma_descriptor(desc, *, title=None):
     """The 64 bits of a wgmma shared-memory descriptor as labelled fields (the PTX ISA's table, redrawn).
 
     ``desc`` is a :class:`layoutlab.gmma.GmmaDescriptor` or a 64-bit int. Two rows of 32 bits (63..32 on
-    top, 31..0 below), each field coloured and labelled with its name and value; reserved bits grey.
-    Example: ``draw_gmma_descriptor(0x4000004000010000)`` (128B swizzle, SBO 64 = 1024 bytes).
+    top, 31..0 below), each field coloured and named with its value below (the key repeats them); reserved
+    bits grey. Example: ``draw_gmma_descriptor(0x4000004000010000)`` (128B swizzle, SBO 64 = 1024 bytes).
 
     >>> draw_gmma_descriptor(0x4000004000010000).get_suptitle()
     'GmmaDescriptor 0x4000004000010000  (layout type B128)'
@@ -395,31 +410,35 @@ def draw_gmma_descriptor(desc, *, title=None):
     from ..gmma import GmmaDescriptor, decode_gmma_desc
     d = desc if isinstance(desc, GmmaDescriptor) else decode_gmma_desc(desc)
     x = d.desc
-    fig = _BookFigure(figsize=(9.6, 2.5))
-    ax = fig.add_axes((0.02, 0.04, 0.96, 0.74))
-    ax.set_xlim(0, 32)
-    ax.set_ylim(0, 2.6)
-    ax.axis("off")
     fields = d.fields()
-    for hi_row, y in ((True, 1.45), (False, 0.15)):
-        for col in range(32):
-            bit = (63 - col) if hi_row else (31 - col)
-            owner = next((i for i, (_, lo, hi, _) in enumerate(fields) if lo <= bit <= hi), None)
-            color = _GMMA_FIELD_COLORS[owner] if owner is not None else "#e0e0e0"
-            ax.add_patch(Rectangle((col, y), 1, 0.55, facecolor=color, edgecolor="white", lw=0.6))
-            ax.text(col + 0.5, y + 0.27, str((x >> bit) & 1), ha="center", va="center", fontsize=7, **FONT)
-            if bit % 4 == 0 or bit in (13, 29, 45, 51, 62):
-                ax.text(col + 0.5, y + 0.62, str(bit), ha="center", va="bottom", fontsize=5.5, color="#555",
-                        **FONT)
-        for name, lo, hi, val in fields:
-            top, bot = (63, 32) if hi_row else (31, 0)
-            if hi < bot or lo > top:
-                continue
-            c0, c1 = top - min(hi, top), top - max(lo, bot) + 1
-            label = f"{name.split(' >>')[0]} = {val}" if c1 - c0 >= 6 else f"{val}"
-            ax.text((c0 + c1) / 2, y - 0.1, label, ha="center", va="top", fontsize=6.5, **FONT)
+    cell = 19.0
+    content_w = 32 * cell + 40
+    key = [(_GMMA_FIELD_COLORS[i], f"bits {lo}-{hi}: {name} = {val}") for i, (name, lo, hi, val) in enumerate(fields)]
+    key.append((GREY, "reserved (0)"))
+    width, kh = key_size(key, content_w)
     head = title if title is not None else f"GmmaDescriptor 0x{x:016x}  (layout type {d.layout_type.name})"
-    fig.suptitle(head, fontsize=9, **FONT)
+    fig, y0 = new_figure(width, 2 * (22 + cell + 34) + kh, head,
+                         f"{head}: the 64 bits in two rows, each field coloured and named with its value")
+    x0 = (fig.width - 32 * cell) / 2
+    y = y0
+    for top_bit in (63, 31):
+        y += 22
+        bits = [top_bit - c for c in range(32)]
+        owner = [next((i for i, (_, lo, hi, _) in enumerate(fields) if lo <= b <= hi), None) for b in bits]
+        colors = [[_GMMA_FIELD_COLORS[o] if o is not None else GREY for o in owner]]
+        labels = [[str((x >> b) & 1) for b in bits]]
+        panel = paint_grid(fig, x0, y, cell, colors, labels, label_size=11, name=f"bits {top_bit}..{top_bit - 31}",
+                           row_ticks=[], col_ticks=[(c, str(b)) for c, b in enumerate(bits)
+                                                    if b % 4 == 0 or b in (13, 29, 45, 51, 62)])
+        for name, lo, hi, val in fields:
+            if hi < top_bit - 31 or lo > top_bit:
+                continue
+            c0, c1 = top_bit - min(hi, top_bit), top_bit - max(lo, top_bit - 31) + 1
+            label = f"{name.split(' >>')[0]} = {val}" if c1 - c0 >= 6 else f"{val}"
+            fig.text(x0 + (c0 + c1) / 2 * cell, y + cell + 12, label, 12)
+            panel.texts.append(label)
+        y += cell + 34
+    draw_key(fig, 8, y, fig.width - 16, key, "fields (PTX ISA, matrix descriptor); addresses and offsets >> 4")
     return fig
 
 
@@ -428,9 +447,8 @@ def draw_gmma_canonical(major, layout_type, element_bits=16, mn=None, k=None, *,
 
     Each cell is one 16-byte chunk of the (mn, k) operand tile of one wgmma (K-major: rows = M/N, columns =
     the chunks along K; MN-major: rows = chunks along M/N, columns = K). The label is the chunk's place in
-    shared memory (byte address / 16, after the swizzle); the colour is its 8-chunk core matrix. The title
-    gives LBO and SBO in bytes: the step from core matrix 0 to the next along K (K-major interleave, MN-major
-    swizzled: along MN) and to the next 8-row group.
+    shared memory (byte address / 16, after the swizzle); the colour is its 8-chunk core matrix (the key).
+    The title gives LBO and SBO in bytes.
     Example: ``draw_gmma_canonical("K", "B128")`` -- 64 x 16 f16, every row one 16-byte chunk pair.
 
     >>> print(draw_gmma_canonical("K", "B128", 16).get_suptitle().splitlines()[1])
@@ -446,21 +464,26 @@ def draw_gmma_canonical(major, layout_type, element_bits=16, mn=None, k=None, *,
     canon = gmma_canonical_layout(major, lt, element_bits, mn, kk, lbo=lbo, sbo=sbo)
     d = make_gmma_desc(major, canon, element_bits)
     addr = gmma_read_addresses(d, major, element_bits, mn)         # (mn, k) byte addresses
+    addr = addr.tolist() if hasattr(addr, "tolist") else [list(r) for r in addr]
     if major == "K":
-        chunks = addr[:, ::T] // 16                                   # rows mn, cols k / T
-        core = (np.arange(mn)[:, None] // 8) * (kk // T) + np.arange(kk // T)[None, :]
+        chunks = [[a // 16 for a in row[::T]] for row in addr]
+        core = [[(r // 8) * (kk // T) + c for c in range(kk // T)] for r in range(mn)]
         row_name, col_name = "M/N", "K (16-byte chunks)"
     else:
-        chunks = (addr[::T, :] // 16)                                 # rows mn / T, cols k
-        core = (np.arange(mn // T)[:, None]) * (kk // 8) + (np.arange(kk)[None, :] // 8)
+        chunks = [[a // 16 for a in row] for row in addr[::T]]
+        core = [[r * (kk // 8) + c // 8 for c in range(kk)] for r in range(mn // T)]
         row_name, col_name = "M/N (16-byte chunks)", "K"
-    rows, cols = chunks.shape
-    rgb = TV_COLORS[core % 8]
     head = title if title is not None else (
         f"{major}-major {lt.name}, {element_bits}-bit\n{canon}\nLBO = {d.leading_byte_offset_bytes} B"
         f"{' (unused)' if major == 'K' and lt != LayoutType.INTERLEAVE else ''}, SBO = {d.stride_byte_offset_bytes} B"
         f"\nlabel: address / 16 B; colour: core matrix")
-    fig, ax, cell = _single_grid_figure(rows, cols, head, extra_h=0.2)
-    _paint(ax, rgb, chunks.astype(str), fontsize=_fontsize(cell, 1, len(str(int(chunks.max())))),
-           row_name=row_name, col_name=col_name)
-    return fig
+    rows, cols = len(chunks), len(chunks[0])
+    chars = len(str(max(max(r) for r in chunks)))
+    cell, size = choose_cell(rows, cols, chars, 1, True, max_h=900)
+    colors = [[TV_HEX[c % 8] for c in row] for row in core]
+    key = [(TV_HEX[k], f"core matrix mod 8 = {k}") for k in sorted({c % 8 for row in core for c in row})]
+    from .layouts import _grid_figure
+    return _grid_figure(head, f"{head}: a {rows} x {cols} grid of 16-byte chunks", colors,
+                        [[str(c) for c in row] for row in chunks], cell, size, key=key,
+                        key_title="label = byte address / 16 in shared memory; colour = the chunk's core matrix "
+                                  "(8 chunks)", row_name=row_name, col_name=col_name)

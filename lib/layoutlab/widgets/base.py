@@ -1,5 +1,6 @@
 """The pieces every explorer shares: the VBox with a message area that turns a LayoutError into text, pictures as
-PNG widgets, parsing of typed input, and precomputed explorers for the static site."""
+inline SVG, parsing of typed input, precomputed explorers for the static site, and the note that sends a reader of
+the static site to JupyterLite for the controls that need a kernel."""
 
 import base64
 import html
@@ -11,24 +12,42 @@ from ..errors import LayoutError
 
 __all__ = ["precomputed_explorer"]
 
-_DPI = 72
+def _svg_html(fig=None):
+    """A picture as inline SVG (text stays text: sharp at any zoom, read by screen readers via its title)."""
+    return fig._repr_html_() if fig is not None else ""
 
 
-def _png(fig, dpi=_DPI):
-    return viz.figure_to_png(fig, dpi=dpi)
+def _picture(fig=None):
+    """An HTML widget showing ``fig`` as inline SVG (saved with the page's widget state)."""
+    return w.HTML(value=_svg_html(fig), layout=w.Layout(max_width="100%"))
 
 
-def _image(fig=None, dpi=_DPI):
-    """An Image widget holding ``fig`` as PNG (the image bytes are saved in the page's widget state)."""
-    return w.Image(value=_png(fig, dpi) if fig is not None else b"", format="png",
-                   layout=w.Layout(max_width="100%"))
-
-
-def _img_html(fig, dpi=_DPI, caption=""):
-    """An HTML snippet with ``fig`` as an inline PNG (for precomputed frames)."""
-    data = base64.b64encode(_png(fig, dpi)).decode("ascii")
+def _img_html(fig, caption=""):
+    """An HTML snippet with ``fig`` as an SVG image with alt text (for precomputed frames: each frame is one
+    ``<img>``, never scaled down, scrolling sideways in its box when wider than the column)."""
+    data = base64.b64encode(viz.figure_to_svg(fig).encode()).decode("ascii")
     cap = f"<div class='ll-caption' style='font-family:monospace'>{html.escape(caption)}</div>" if caption else ""
-    return f"{cap}<img style='max-width:100%' src='data:image/png;base64,{data}'/>"
+    alt = html.escape(fig.alt or fig.title, quote=True)
+    return (f"{cap}<div style='overflow-x:auto;max-width:100%'><img style='max-width:none' "
+            f"width='{round(fig.width)}' height='{round(fig.height)}' alt='{alt}' "
+            f"src='data:image/svg+xml;base64,{data}'/></div>")
+
+
+# Shown on the website only (inside the book's article: a live notebook has no .bd-article), next to a control
+# that needs a running Python kernel: the page's own "Open this chapter in JupyterLite" link runs it live.
+_SITE_ONLY_CSS = ("<style>.ll-site-only{display:none}.bd-article .ll-site-only{display:block}</style>")
+
+
+def _live_only_note(what):
+    """A note for the static site: ``what`` (e.g. "Typing a layout") needs Python; a link opens the chapter in
+    JupyterLite (the launch link the site puts at the top of the page), where the same explorer runs live."""
+    click = ("var a=document.querySelector('a.layoutlab-lite-chapter');"
+             "if(a){window.open(a.href,'_blank','noopener');return false;}")
+    return w.HTML(
+        f"{_SITE_ONLY_CSS}<div class='ll-site-only ll-live-note' style='font-size:0.9em;color:#444'>"
+        f"{html.escape(what)} needs a running Python, which this static page does not have: "
+        f"<a class='ll-lite-edit' href='#' onclick=\"{click}\">edit this layout in your browser</a> "
+        f"(opens this chapter in JupyterLite, where the explorer runs live).</div>")
 
 
 def _error_html(err):

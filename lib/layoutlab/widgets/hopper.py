@@ -5,7 +5,7 @@ import ipywidgets as w
 
 from .. import viz
 from ..errors import LayoutError
-from .base import _DPI, _Explorer, _error_html, _image, _img_html, _ok_html, _png, precomputed_explorer
+from .base import _Explorer, _error_html, _picture, _img_html, _ok_html, _svg_html, precomputed_explorer
 
 __all__ = ["LdmatrixExplorer", "TmaExplorer", "GmmaDescriptorExplorer"]
 
@@ -49,7 +49,7 @@ class LdmatrixExplorer(_Explorer):
         self.major = w.ToggleButtons(options=["K", "MN"], value=major, description="smem major")
         self.matrices = w.Dropdown(options=["auto", 1, 2, 4], value=matrices, description="x")
         self.choice = w.HTML()
-        self.picture = _image()
+        self.picture = _picture()
         self.selection = None
         super().__init__([self.atom, w.HBox([self.operand, self.repeat]), w.HBox([self.major, self.matrices]),
                           self.choice, self.picture])
@@ -78,7 +78,7 @@ class LdmatrixExplorer(_Explorer):
         selection = select_ldmatrix(tiled, self.operand.value, smem, num_matrices=forced)
         self.selection = selection
         self.choice.value = _ok_html(f"smem tile {smem}\n{selection.reasoning}")
-        self.picture.value = _png(viz.draw_tiled_copy(selection.tiled_copy))
+        self.picture.value = _svg_html(viz.draw_tiled_copy(selection.tiled_copy))
         return selection
 
     def static(self, operands=("A", "B"), repeats=("1,1,1", "1,2,1", "2,1,1"), majors=("K", "MN")):
@@ -101,7 +101,7 @@ class LdmatrixExplorer(_Explorer):
             except LayoutError as err:
                 return w.HTML(_error_html(err))
             fig = viz.draw_tiled_copy(sel.tiled_copy)
-            return w.HTML(_img_html(fig, dpi=56, caption=f"{name}, smem tile {smem}\n{sel.reasoning}"))
+            return w.HTML(_img_html(fig, caption=f"{name}, smem tile {smem}\n{sel.reasoning}"))
 
         return precomputed_explorer([
             ("operand", w.ToggleButtons(options=list(operands), description="operand")),
@@ -110,7 +110,7 @@ class LdmatrixExplorer(_Explorer):
         ], frame)
 
 
-def _tma_frame(dtype, swizzle, inner_bytes, start_row, rows=8, dpi=_DPI):
+def _tma_frame(dtype, swizzle, inner_bytes, start_row, rows=8):
     """One TmaExplorer picture: a (inner x rows) box of a 2-D tensor two boxes wide and 16 rows high,
     starting at row ``start_row``; or the rule of cuTensorMapEncodeTiled that the box breaks."""
     from ..tma import TMA_DATA_TYPES, encode_tiled, smem_alignment
@@ -144,7 +144,7 @@ class TmaExplorer(_Explorer):
                                        description="inner bytes")
         self.start = w.IntSlider(value=start_row, min=0, max=12, step=4, description="first row")
         self.summary = w.HTML()
-        self.picture = _image()
+        self.picture = _picture()
         super().__init__([w.HBox([self.dtype, self.swizzle]), w.HBox([self.inner, self.start]), self.summary,
                           self.picture])
         for c in (self.dtype, self.swizzle, self.inner, self.start):
@@ -153,7 +153,7 @@ class TmaExplorer(_Explorer):
 
     def _update(self):
         fig, line = _tma_frame(self.dtype.value, self.swizzle.value, self.inner.value, self.start.value)
-        self.picture.value = _png(fig)
+        self.picture.value = _svg_html(fig)
         self.summary.value = _ok_html(line)
 
     def static(self, dtypes=("f16", "f32"), swizzles=("none", "32B", "64B", "128B"),
@@ -165,7 +165,7 @@ class TmaExplorer(_Explorer):
                 fig, line = _tma_frame(dtype, swizzle, inner, 0)
             except LayoutError as err:
                 return w.HTML(_error_html(err))
-            return w.HTML(_img_html(fig, dpi=44, caption=line))
+            return w.HTML(_img_html(fig, caption=line))
 
         return precomputed_explorer([
             ("dtype", w.ToggleButtons(options=list(dtypes), description="type")),
@@ -213,19 +213,19 @@ class GmmaDescriptorExplorer(_Explorer):
         self.swizzle = w.Dropdown(options=list(_GMMA_SWIZZLES), value=swizzle, description="swizzle")
         self.dtype = w.Dropdown(options=list(_GMMA_DTYPES), value=dtype, description="type")
         self.summary = w.HTML()
-        self.bits = _image()
-        self.canon = _image()
+        self.bits = _picture()
+        self.canon = _picture()
         super().__init__([w.HBox([self.major, self.swizzle, self.dtype]), self.summary, self.bits, self.canon])
         for control in (self.major, self.swizzle, self.dtype):
             control.observe(lambda _c: self._guard(self._update), names="value")
         self._guard(self._update)
 
     def _update(self):
-        self.bits.value, self.canon.value, self.summary.value = b"", b"", ""
+        self.bits.value, self.canon.value, self.summary.value = "", "", ""
         text, (bits_fig, canon_fig) = _gmma_frame(self.major.value, self.swizzle.value, self.dtype.value)
         self.summary.value = _ok_html(text)
-        self.bits.value = _png(bits_fig)
-        self.canon.value = _png(canon_fig)
+        self.bits.value = _svg_html(bits_fig)
+        self.canon.value = _svg_html(canon_fig)
 
     def static(self):
         """A kernel-free version for the website: 2 x 4 x 3 precomputed frames (refusals included)."""
@@ -234,7 +234,7 @@ class GmmaDescriptorExplorer(_Explorer):
                 text, figs = _gmma_frame(major, swizzle, dtype)
             except LayoutError as err:
                 return w.HTML(_error_html(err))
-            return w.HTML(_ok_html(text) + "".join(_img_html(f, dpi=56) for f in figs))
+            return w.HTML(_ok_html(text) + "".join(_img_html(f) for f in figs))
 
         return precomputed_explorer([
             ("major", w.ToggleButtons(options=["K", "MN"], description="major")),

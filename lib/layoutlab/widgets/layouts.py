@@ -4,12 +4,12 @@
 import itertools
 
 import ipywidgets as w
-import numpy as np
 
 from .. import viz
 from ..errors import LayoutError
 from ..inttuple import product
-from .base import (_Explorer, _css_rgb, _error_html, _image, _img_html, _ok_html, _parse, _parse_set, _png,
+from .base import (_Explorer, _css_rgb, _error_html, _live_only_note, _picture, _img_html, _ok_html, _parse,
+                   _parse_set, _svg_html,
                    precomputed_explorer)
 
 __all__ = ["LayoutExplorer", "TVExplorer", "tv_presets"]
@@ -40,7 +40,7 @@ class LayoutExplorer(_Explorer):
         self.grid = w.Box()
         self.info = w.HTML()
         self.layout_value = None
-        super().__init__([self.text, self.grid, self.info])
+        super().__init__([self.text, _live_only_note("Typing a layout"), self.grid, self.info])
         self.text.observe(lambda change: self._guard(self._update, change["new"]), names="value")
         self._guard(self._update, self.text.value)
 
@@ -52,13 +52,14 @@ class LayoutExplorer(_Explorer):
         modes = layout.shape if isinstance(layout.shape, tuple) else (layout.shape,)
         rows = product(modes[0])
         cols = product(modes[1]) if len(modes) == 2 else 1
-        offsets = np.asarray(layout.table()).reshape(cols, rows).T
+        flat = viz.figure._offsets(layout, "LayoutExplorer")
+        offsets = [[flat[m + rows * n] for n in range(cols)] for m in range(rows)]
         self.layout_value, self._rows, self._cols, self._offsets = layout, rows, cols, offsets
         if rows * cols <= _MAX_BUTTON_CELLS:
             buttons = []
             for m in range(rows):
                 for n in range(cols):
-                    off = int(offsets[m, n])
+                    off = int(offsets[m][n])
                     b = w.Button(description=str(off), tooltip=f"({m},{n}) idx {m + rows * n} -> offset {off}",
                                  layout=w.Layout(width="auto", height="28px", padding="0"))
                     b.style.button_color = _css_rgb(viz.TV_COLORS[off % 8])
@@ -71,7 +72,7 @@ class LayoutExplorer(_Explorer):
             self.grid.children = [grid]
         else:
             self.buttons = []
-            self.grid.children = [_image(viz.draw_layout(layout))]
+            self.grid.children = [_picture(viz.draw_layout(layout))]
         self.info.value = _ok_html(f"{layout}: size {rows * cols}, cosize {layout.cosize()}; "
                                    f"hover a cell: coordinate, index, offset")
 
@@ -125,7 +126,7 @@ def tv_presets():
 
 
 def _tv_steps(tv, tile, t, v):
-    """The seed-000 chain for one (t, v): natural coordinate, offset, (m, n)."""
+    """The (thread, value) -> (m, n) chain of chapter 3 for one (t, v): natural coordinate, offset, (m, n)."""
     from ..inttuple import format_int_tuple, idx2crd
     m_ext, n_ext = (product(x) for x in tile)
     coord = idx2crd((t, v), tv.shape)
@@ -155,7 +156,7 @@ class TVExplorer(_Explorer):
                                description="atom", layout=w.Layout(width="32em"))
         self.threads = w.Text(value=threads, description="threads", continuous_update=False)
         self.values = w.Text(value=values, description="values", continuous_update=False)
-        self.picture = _image()
+        self.picture = _picture()
         self.steps = w.HTML()
         super().__init__([self.atom, w.HBox([self.threads, self.values]), self.picture, self.steps])
         if self._preset_error:
@@ -183,7 +184,7 @@ class TVExplorer(_Explorer):
         values = _parse_set(self.values.value, num_v, "values")
         fig = viz.draw_tv_legend(tv, tile, highlight_threads=threads, highlight_values=values,
                                  title=f"{self.atom.value}\n{tv}")
-        self.picture.value = _png(fig)
+        self.picture.value = _svg_html(fig)
         pairs = list(itertools.islice(((t, v) for t in (sorted(threads) if threads is not None else range(num_t))
                                        for v in (sorted(values) if values is not None else range(num_v))), 8))
         self.steps.value = _ok_html("\n".join(_tv_steps(tv, tile, t, v) for t, v in pairs))
@@ -202,7 +203,7 @@ class TVExplorer(_Explorer):
 
         def frame(thread):
             fig = viz.draw_tv_legend(tv, tile, highlight_threads={thread}, title=f"{name}\n{tv}")
-            return w.HTML(_img_html(fig, dpi=60, caption=_tv_steps(tv, tile, thread, 0)))
+            return w.HTML(_img_html(fig, caption=_tv_steps(tv, tile, thread, 0)))
 
         slider = w.SelectionSlider(options=threads, description="thread", layout=w.Layout(width="28em"))
         return precomputed_explorer([("thread", slider)], frame)

@@ -5,7 +5,7 @@ import ipywidgets as w
 from .. import viz
 from ..errors import LayoutError
 from ..viz.layouts import _f2_parts
-from .base import _Explorer, _image, _ok_html, _png
+from .base import _Explorer, _live_only_note, _ok_html, _picture, _svg_html
 
 __all__ = ["LinearLayoutExplorer"]
 
@@ -35,10 +35,12 @@ class LinearLayoutExplorer(_Explorer):
         self.a, self.b = a, b if b is not None else a
         self.operation = w.Dropdown(options=list(self.OPERATIONS), value=operation, description="show")
         self.bits = w.Box()
-        self.picture = _image()
-        self.tile = _image()
+        self.picture = _picture()
+        self.tile = _picture()
         self.description = w.HTML()
-        super().__init__([self.bits, self.operation, self.description, w.HBox([self.picture, self.tile])])
+        # the pictures wrap below each other when they do not fit side by side (never clipped)
+        pictures = w.Box([self.picture, self.tile], layout=w.Layout(flex_flow="row wrap", align_items="flex-start"))
+        super().__init__([self.bits, _live_only_note("Toggling a bit"), self.operation, self.description, pictures])
         self.operation.observe(lambda _c: self._guard(self._update), names="value")
         self._build_toggles()
         self._guard(self._update)
@@ -50,7 +52,7 @@ class LinearLayoutExplorer(_Explorer):
         for r, out in enumerate(outs):
             cells.append(w.Label(out))
             for c in range(len(ins)):
-                t = w.ToggleButton(value=bool(mat[r, c]), description=str(int(mat[r, c])),
+                t = w.ToggleButton(value=bool(mat[r][c]), description=str(int(mat[r][c])),
                                    layout=w.Layout(width="44px", height="26px"))
                 t.observe(lambda change, r=r, c=c: self._guard(self._toggle, r, c, change["new"]), names="value")
                 self.toggles[(r, c)] = t
@@ -68,15 +70,15 @@ class LinearLayoutExplorer(_Explorer):
         if not (0 <= row < len(outs) and 0 <= col < len(ins)):
             raise LayoutError(f"LinearLayoutExplorer.toggle: bit ({row},{col}) outside the "
                               f"{len(outs)}x{len(ins)} matrix")
-        new = int(not mat[row, col]) if value is None else int(bool(value))
-        if mat[row, col] == new:
+        new = int(not mat[row][col]) if value is None else int(bool(value))
+        if mat[row][col] == new:
             return
-        mat[row, col] = new
+        mat[row][col] = new
         bases, c = [], 0
         for (name, vectors) in self.a.bases:
             vecs = []
             for _ in vectors:
-                column, vec, r = mat[:, c], [], 0
+                column, vec, r = [row_[c] for row_ in mat], [], 0
                 for bits in out_groups:
                     vec.append(int(sum(int(column[r + k]) << k for k in range(bits))))
                     r += bits
@@ -108,13 +110,13 @@ class LinearLayoutExplorer(_Explorer):
                                        ("surjective", result.is_surjective())) if ok]
         self.description.value = _ok_html(f"{self.operation.value} = {result}\n"
                                           f"{', '.join(flags) if flags else 'neither injective nor surjective'}")
-        self.picture.value = _png(viz.draw_f2_matrix(result, title=self.operation.value))
+        self.picture.value = _svg_html(viz.draw_f2_matrix(result, title=self.operation.value))
         # a distributed layout (register/lane/warp -> (m, n)) is also shown on its tile
         try:
             tile = viz.draw_tv_layout(result, None, title=f"{self.operation.value} on its tile")
         except LayoutError:
-            self.tile.value = b""
+            self.tile.value = ""
             self.tile.layout.display = "none"
         else:
-            self.tile.value = _png(tile)
+            self.tile.value = _svg_html(tile)
             self.tile.layout.display = None

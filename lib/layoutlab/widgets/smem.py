@@ -5,7 +5,7 @@ import ipywidgets as w
 from .. import viz
 from ..errors import LayoutError
 from ..swizzle import Swizzle
-from .base import _Explorer, _image, _img_html, _ok_html, _png, precomputed_explorer
+from .base import _Explorer, _picture, _img_html, _ok_html, _svg_html, precomputed_explorer
 
 __all__ = ["SwizzleExplorer", "access_pattern"]
 
@@ -82,8 +82,8 @@ class SwizzleExplorer(_Explorer):
         self.element_bytes = w.SelectionSlider(options=[1, 2, 4, 8], value=element_bytes, description="bytes")
         self.pattern = w.Dropdown(options=["row", "column", "ldmatrix"], value=pattern, description="access")
         self.summary = w.HTML()
-        self.placement = _image()
-        self.banks = _image()
+        self.placement = _picture()
+        self.banks = _picture()
         super().__init__([w.HBox([self.b, self.m, self.s]), w.HBox([self.element_bytes, self.pattern]),
                           self.summary, self.placement, self.banks])
         for control in (self.b, self.m, self.s, self.element_bytes, self.pattern):
@@ -93,8 +93,8 @@ class SwizzleExplorer(_Explorer):
     def _update(self):
         placement, bank_fig, line = _swizzle_frame(self.b.value, self.m.value, self.s.value,
                                                    self.element_bytes.value, self.pattern.value)
-        self.placement.value = _png(placement)
-        self.banks.value = _png(bank_fig)
+        self.placement.value = _svg_html(placement)
+        self.banks.value = _svg_html(bank_fig)
         self.summary.value = _ok_html(line)
 
     def static(self, bits=(0, 1, 2, 3), element_sizes=(1, 2, 4), patterns=("row", "column", "ldmatrix")):
@@ -108,12 +108,12 @@ class SwizzleExplorer(_Explorer):
         def placement(B, bytes):
             m = max((16 // bytes).bit_length() - 1, 0)
             fig, _, line = _swizzle_frame(B, m, 3, bytes, "row", labels=False)
-            return w.HTML(_img_html(fig, dpi=56))
+            return w.HTML(_img_html(fig))
 
         def banks(B, bytes, access):
             m = max((16 // bytes).bit_length() - 1, 0)
             _, bank_fig, line = _swizzle_frame(B, m, 3, bytes, access, labels=False, placement=False)
-            return w.HTML(_img_html(bank_fig, dpi=48, caption=line))
+            return w.HTML(_img_html(bank_fig, caption=line))
 
         return precomputed_explorer([
             ("B", w.SelectionSlider(options=list(bits), value=3 if 3 in bits else bits[0], description="B",
