@@ -428,7 +428,7 @@ def export_answers(names, namespace, domains=None, nonce=""):
         v = namespace[n]
         if callable(v) and not isinstance(v, type) and domains and n in domains:
             table = []
-            for args in list(domains[n]())[:50_000]:
+            for args in list(domains[n]())[:250_000]:
                 args = args if isinstance(args, tuple) else (args,)
                 try:
                     table.append([_encode(args), _encode(v(*args))])
