@@ -32,3 +32,28 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # submitted/<student_id>/exNN/.  Default naming: <student_id>_<notebook file>, e.g. alice_ex01_layouts.ipynb
 # (student ids without "_"); change the pattern to what your LMS produces.
 c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>ex\d\d_[^/]+\.ipynb)$"
+
+# Grading outside the student's process (llgrade.py, next to this file): the student's notebook runs in a
+# sandbox (bubblewrap: no network, no course files; memory and CPU limits) with its answers exported as data;
+# the tests run in a fresh kernel given only those answers. See chapters/teachers.md.
+import sys  # noqa: E402
+
+sys.path.insert(0, _here)
+from llgrade import GradeOutside, RestoreCells  # noqa: E402
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,  # noqa: E402
+                                    IgnorePattern, LimitOutput, OverwriteKernelspec, SaveAutoGrades)
+from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
+
+c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells,
+                                      CheckCellMetadata]
+c.Autograde.autograde_preprocessors = [GradeOutside, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+                                       SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+c.GradeOutside.timeout = c.Execute.timeout
+c.GradeOutside.interrupt_on_timeout = True
+c.GradeOutside.execute_retries = 0
+c.GradeOutside.sandbox = "auto"      # "bwrap" to refuse grading without bubblewrap; "none" to go without
+c.GradeOutside.memory_mb = 4096      # the student's kernel: address space (MiB) ...
+c.GradeOutside.cpu_seconds = 300     # ... and CPU time (s)
+# Per-student variants: a file (outside this folder, never handed out) with a long random string. Each student's
+# SEED then comes from it and their id; `python llgrade.py release exNN alice bob ...` writes their notebooks.
+c.RestoreCells.secret_file = ""

@@ -17,7 +17,9 @@ nbgrader goes through the students in alphabetical order):
 * ``abuse_crash``: a cell at the top kills the kernel at import (``os._exit``): the notebook scores 0 and the
   batch goes on.
 
-Besides: every test cell fails on the release notebooks as handed out, and on the solution with one plausible
+Besides: autograde warns about a changed checksum only for the student who edited a test cell; the
+fresh-variant recipe of teachers.md (new SEED, ``build_notebooks.py``, ``generate_assignment --force``) hands out
+the new seed; every test cell fails on the release notebooks as handed out, and on the solution with one plausible
 mistake per part the graded notebook (visible and hidden tests) fails with a ``layoutlab.grading.WrongAnswer``
 (a message that says where), never with a bare error; the seeded notebooks hold for other seeds; the teachers page lists the real parts and points.
 
@@ -37,7 +39,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-pytestmark = [pytest.mark.xdist_group("nbgrader"), pytest.mark.slow]
+pytestmark = [pytest.mark.xdist_group("nbgrader"), pytest.mark.slow, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = ROOT / "exercises"
@@ -401,6 +403,38 @@ def test_infinite_loop_times_out_in_that_cell_only(course):
         if (a, student) == ("ex01", "abuse_loop"):
             expected = 0 if grade_id == f"{LOOP_PART}_tests" else max_score
             assert score == expected, (grade_id, score)
+
+
+def _log_by_student(stderr):
+    """nbgrader's autograde log cut into one piece per submission (each starts with "Converting notebook ...")."""
+    pieces, student = {}, None
+    for line in stderr.splitlines():
+        m = re.search(r"Converting notebook .*[/\\](?:submitted|autograded)[/\\]([^/\\]+)[/\\]", line)
+        if m:
+            student = m.group(1)
+        pieces.setdefault(student, []).append(line)
+    return pieces
+
+
+def test_only_an_edited_test_cell_gives_a_checksum_warning(course):
+    """The hidden tests are not in what the student got: an untouched test cell must not look changed."""
+    warned = {student for student, lines in _log_by_student(course["autograde"].stderr).items()
+              if any("checksum" in line for line in lines)}
+    assert warned == {"abuse_edit"}, warned
+
+
+def test_the_fresh_variant_recipe_works_as_written(course, tmp_path):
+    """teachers.md: change SEED in cells/, ``python build_notebooks.py``, ``nbgrader generate_assignment exNN
+    --force``: the release has the new seed (without --force nbgrader keeps the old release)."""
+    page = (ROOT / "chapters" / "teachers.md").read_text()
+    assert "python build_notebooks.py" in page and "nbgrader generate_assignment exNN --force" in page
+    copy_ = tmp_path / "exercises"
+    shutil.copytree(course["path"], copy_, ignore=shutil.ignore_patterns("autograded", "submitted", "feedback"))
+    cells = next((copy_ / "cells").glob("ex01_*.cells"))
+    cells.write_text(SEED_LINE.sub("SEED = 4242", cells.read_text(), count=1))
+    subprocess.run([sys.executable, "build_notebooks.py"], cwd=copy_, check=True, capture_output=True)
+    _nbgrader(copy_, "generate_assignment", "ex01", "--force")
+    assert "SEED = 4242" in _notebook(copy_ / "release" / "ex01").read_text()
 
 
 def test_failing_imports_and_a_dying_kernel_score_zero_without_stopping_the_batch(course):

@@ -15,13 +15,9 @@ answer) keeps the expected value out of the message but still says which entry, 
 
 from __future__ import annotations
 
-import ast
 import base64
 import numbers
-import re
 from itertools import zip_longest
-
-import numpy as np
 
 from .errors import LayoutError
 from .inttuple import format_tree, idx2crd, leaf_paths, leaves, product, transform_leaf
@@ -46,9 +42,14 @@ def _hint(hint, sep=" "):
     return f"{sep}Hint: {hint}" if hint else ""
 
 
+def _is_array(x):
+    """A numpy array (numpy is optional: offline in the browser these checks run without it)."""
+    return type(x).__name__ == "ndarray" and hasattr(x, "tolist")
+
+
 def _as_int(x, name):
     """``x`` as a Python int, or a WrongAnswer saying why it is not one (bools and floats are refused)."""
-    if isinstance(x, (bool, np.bool_)):
+    if isinstance(x, bool) or type(x).__name__ == "bool_":
         raise WrongAnswer(f"{name} = {x!r} is a bool; give an integer")
     if isinstance(x, numbers.Integral):
         return int(x)
@@ -74,7 +75,7 @@ def check_int(answer, expected: int, name: str = "answer", *, reveal: bool = Tru
 
 def _normalise(x, leaf, path=""):
     """``x`` with lists and numpy arrays as tuples and every leaf ``e`` as ``leaf(e, path)`` (path: ``[1][0]``)."""
-    if isinstance(x, np.ndarray):
+    if _is_array(x):
         x = x.tolist()
     if isinstance(x, (tuple, list)):
         return tuple(_normalise(e, leaf, f"{path}[{i}]") for i, e in enumerate(x))
@@ -104,7 +105,7 @@ def check_int_tuple(answer, expected, name: str = "answer", *, reveal: bool = Tr
         return check_int(answer, expected, name, reveal=reveal, hint=hint)
     hint = _hint(hint)
     profile = _profile(expected)
-    if not isinstance(answer, (tuple, list, np.ndarray)):
+    if not (isinstance(answer, (tuple, list)) or _is_array(answer)):
         raise WrongAnswer(f"{name} = {answer!r} is a {type(answer).__name__}; give a tuple with the nesting "
                           f"{profile}, e.g. {profile.replace('_', '1')}.{hint}")
     value = _normalise(answer, lambda e, path: None if e is None else _as_int(e, name + path))
@@ -160,9 +161,9 @@ def as_layout(x, name: str = "answer") -> Layout:
 
 def _values(layout):
     if layout.is_integral:
-        return np.asarray(layout.table())
+        return [layout(k) for k in range(layout.size())]
     # Coordinate layouts (basis strides) evaluate to tuples: compare their printed form.
-    return np.array([format_tree(layout(k)) for k in range(layout.size())], dtype=object)
+    return [format_tree(layout(k)) for k in range(layout.size())]
 
 
 def _grid_dims(layout):
@@ -230,17 +231,17 @@ def check_layout(answer, expected, name: str = "answer", *, exact: bool = False,
         raise WrongAnswer(f"{name} = {got} has size {got.size()}, but the answer is a layout of size "
                           f"{want.size()}{shape}.{hint}")
     a, e = _values(got), _values(want)
-    diff = a != e
-    if diff.any():
-        k = int(np.argmax(diff))
+    diff = [x != y for x, y in zip(a, e)]
+    if any(diff):
+        k = diff.index(True)
         rows, cols = _grid_dims(want)
         table = _table(f"{name} (wrong entries in [ ])", _text_grid(a, rows, cols, diff),
                        _text_grid(e, rows, cols, diff) if reveal else None)
         if picture and reveal:
-            _show_picture(got, want, name, {(int(i) % rows, int(i) // rows) for i in np.flatnonzero(diff)})
+            _show_picture(got, want, name, {(i % rows, i // rows) for i, d in enumerate(diff) if d})
         verdict = f"expected {e[k]}" if reveal else "which is wrong"
         raise WrongAnswer(f"{name} = {got} is not the right layout: at index {k} (coordinate "
-                          f"{format_tree(idx2crd(k, want.shape))}) it gives {a[k]}, {verdict}; {int(diff.sum())} of "
+                          f"{format_tree(idx2crd(k, want.shape))}) it gives {a[k]}, {verdict}; {sum(diff)} of "
                           f"{len(a)} offsets differ.\n{table}{hint}")
     if exact and got != want:  # the same shape and stride
         written = f": expected {want}." if reveal else f" (the result has shape nesting {_profile(want.shape)})."
@@ -253,7 +254,7 @@ def _bits(col):
 
 
 def _matrix_lines(m, wrong):
-    marks = "".join(" v" if j in wrong else "  " for j in range(m.shape[1]))
+    marks = "".join(" v" if j in wrong else "  " for j in range(len(m[0])))
     return ["     " + marks] + [f"y{i:<2} [" + "".join(f" {b}" for b in row) + " ]" for i, row in enumerate(m)]
 
 
@@ -270,31 +271,31 @@ def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = Tr
     ...
     """
     hint = _hint(hint, "\n")
-    want = np.asarray(expected, dtype=np.int64)
-    try:
-        got = np.asarray(answer)
-    except Exception:  # noqa: BLE001 - ragged nested lists and the like
-        got = None
-    if got is None or got.dtype == object or got.ndim != 2:
-        raise WrongAnswer(f"{name} should be a 2-D 0/1 matrix with {want.shape[0]} rows (output bits) and "
-                          f"{want.shape[1]} columns (input bits), e.g. a list of {want.shape[0]} lists; got {answer!r}")
-    if got.shape != want.shape:
-        raise WrongAnswer(f"{name} has shape {got.shape[0]}x{got.shape[1]}, but the map has {want.shape[0]} output "
-                          f"bits (rows) and {want.shape[1]} input bits (columns).{hint}")
-    bad = np.argwhere(~np.isin(got, (0, 1)))
-    if len(bad):
-        i, j = bad[0]
-        raise WrongAnswer(f"{name}[{i}][{j}] = {got[i, j].item()!r}; entries of a matrix over F2 are 0 or 1 "
-                          f"(2 = 0 and 3 = 1 mod 2: reduce them).{hint}")
-    got = got.astype(np.int64)
-    wrong = list(np.flatnonzero((got != want).any(axis=0)))
+    want = [[int(b) for b in row] for row in (expected.tolist() if _is_array(expected) else expected)]
+    rows, cols = len(want), len(want[0])
+    got = answer.tolist() if _is_array(answer) else answer
+    if not (isinstance(got, (list, tuple)) and got and all(isinstance(r, (list, tuple)) for r in got)
+            and len({len(r) for r in got}) == 1):
+        raise WrongAnswer(f"{name} should be a 2-D 0/1 matrix with {rows} rows (output bits) and "
+                          f"{cols} columns (input bits), e.g. a list of {rows} lists; got {answer!r}")
+    if (len(got), len(got[0])) != (rows, cols):
+        raise WrongAnswer(f"{name} has shape {len(got)}x{len(got[0])}, but the map has {rows} output "
+                          f"bits (rows) and {cols} input bits (columns).{hint}")
+    for i, row in enumerate(got):
+        for j, b in enumerate(row):
+            if not isinstance(b, numbers.Integral) or b not in (0, 1):
+                raise WrongAnswer(f"{name}[{i}][{j}] = {b!r}; entries of a matrix over F2 are 0 or 1 "
+                                  f"(2 = 0 and 3 = 1 mod 2: reduce them).{hint}")
+    got = [[int(b) for b in row] for row in got]
+    column = lambda m, j: [r[j] for r in m]  # noqa: E731
+    wrong = [j for j in range(cols) if column(got, j) != column(want, j)]
     if wrong:
         j = wrong[0]
-        verdict = f"expected 0b{_bits(want[:, j])}; {len(wrong)} of {want.shape[1]} columns differ." if reveal else \
+        verdict = f"expected 0b{_bits(column(want, j))}; {len(wrong)} of {cols} columns differ." if reveal else \
             f"which is wrong; wrong columns: {', '.join(map(str, wrong))}."
         table = _table(f"{name} (wrong columns marked v)", _matrix_lines(got, wrong),
                        _matrix_lines(want, wrong) if reveal else None)
-        raise WrongAnswer(f"{name}: column {j} (the image of input bit {j}) is 0b{_bits(got[:, j])}, {verdict}\n"
+        raise WrongAnswer(f"{name}: column {j} (the image of input bit {j}) is 0b{_bits(column(got, j))}, {verdict}\n"
                           f"{table}{hint}")
 
 
@@ -340,46 +341,38 @@ def check_that(condition, message: str) -> None:
         raise WrongAnswer(message)
 
 
-def _input_history():
-    """The cells run in this IPython shell (none without one)."""
-    try:
-        from IPython import get_ipython
-
-        return get_ipython().user_ns.get("In", [])
-    except (ImportError, AttributeError):  # no IPython, or no shell running (get_ipython() is None)
-        return []
+# How each answer a test cell reads was computed: set by the exercise grader (exercises/llanswers.py, from the
+# student's cells read as text outside their kernel) before the test cell runs; empty in a notebook run by hand.
+_PROVENANCE = {}
 
 
-def _forbidden_calls(src, forbidden):
-    """Names in ``forbidden`` that the cell ``src`` calls: directly, as an attribute (``x.f(...)`` calls ``f``) or
-    under an import alias; none in a test cell (one that calls ``grading.check_*``) or a cell that does not parse."""
-    try:
-        nodes = list(ast.walk(ast.parse(src)))
-    except SyntaxError:
-        return set()
-    calls = [ast.unparse(n.func) for n in nodes if isinstance(n, ast.Call)]
-    if any(re.fullmatch(r"grading\.check_\w*", c) for c in calls):
-        return set()
-    known = {a.asname: a.name for n in nodes if isinstance(n, ast.ImportFrom) for a in n.names
-             if a.asname and a.name in forbidden} | {f: f for f in forbidden}
-    return {known[f] for f in (c.rsplit(".", 1)[-1] for c in calls) if f in known}
+def check_reasoned(name: str, forbidden, *, hint: str = "") -> None:
+    """Refuse an answer computed by a library call that does the whole part (the exercise asks for reasoning).
 
+    Graded by ``exercises/llgrade.py``, the answers this test cell reads were traced outside the student's kernel:
+    an answer whose computation calls or passes around a name in ``forbidden`` is refused, and so is one computed
+    after code the grader cannot read (``exec``, ``getattr`` with a computed name, a magic that runs a string, a
+    changed module). A forbidden call that computes nothing the answer uses (a leftover scratch check) is not
+    held against it. In a notebook run by hand there is no trace and nothing is checked.
 
-def check_reasoned(name: str, forbidden, *, hint: str = "", sources=None) -> None:
-    """Refuse an answer computed by a library call that does the whole part (the exercise asks for reasoning):
-    the cells the student ran (IPython's history, or ``sources``), less test cells, must not call a function in
-    ``forbidden`` (by name, as ``layoutlab.composition`` or under an import alias).
-
-    >>> check_reasoned("comp_a", {"composition"}, sources=["comp_a = '(4,2):(2,1)'"])
-    >>> check_reasoned("comp_a", {"composition"}, sources=["import layoutlab as L", "comp_a = L.composition(A, B)"])
+    >>> _PROVENANCE.update({"__exported__": ["comp_a"], "comp_a": {"calls": ["composition"], "aliases": [],
+    ...                     "cells": {"composition": 3}, "meta": [], "defined": True}})
+    >>> check_reasoned("part A", {"composition"})
     Traceback (most recent call last):
     ...
-    layoutlab.grading.WrongAnswer: comp_a: your code calls composition(...) (cell 1), which computes this part's answer for you; this part asks you to work it out.
+    layoutlab.grading.WrongAnswer: part A: comp_a is computed with composition (cell 3), which computes this part's answer for you; this part asks you to work it out.
+    >>> _PROVENANCE.clear(); check_reasoned("part A", {"composition"})
     """
+    exported = set(_PROVENANCE.get("__exported__", ()))
     forbidden = set(forbidden)
-    for i, src in enumerate(_input_history() if sources is None else sources):
-        calls = _forbidden_calls(src, forbidden) if src else set()
-        if calls:
-            shown = ", ".join(f"{c}(...)" for c in sorted(calls))
-            raise WrongAnswer(f"{name}: your code calls {shown} (cell {i}), which computes this part's answer "
-                              f"for you; this part asks you to work it out.{_hint(hint)}")
+    for answer, t in sorted((k, v) for k, v in _PROVENANCE.items() if k in exported):
+        if t["meta"]:
+            raise WrongAnswer(f"{name}: {t['meta'][0]} runs code the grader cannot read, so it cannot tell how "
+                              f"{answer} was computed; remove it and compute the answer in plain code.{_hint(hint)}")
+        if not t["defined"]:
+            raise WrongAnswer(f"{name}: no cell of yours assigns {answer} in code the grader can read.{_hint(hint)}")
+        bad = sorted((set(t["calls"]) | set(t["aliases"])) & forbidden)
+        if bad:
+            raise WrongAnswer(f"{name}: {answer} is computed with {bad[0]} (cell {t['cells'].get(bad[0], '?')}), "
+                              f"which computes this part's answer for you; this part asks you to work it out."
+                              f"{_hint(hint)}")
