@@ -8,8 +8,7 @@ Each notebook is opened as a reader opens it (the lite app's URL), its kernel st
   numpy and matplotlib, which fails here and says so; from then on a cell stopped by their absence (a plot)
   prints one "skipped" line and Run All goes on. Every other cell must run without an error.
 * an exercise set (the student version) runs cell by cell, as a student would before answering: only the
-  answer stubs (`raise NotImplementedError()`) and the tests of those unanswered parts may fail. (Not yet a
-  test: the exercises' setup imports `layoutlab.grading`, which still needs numpy on main.)
+  answer stubs (`raise NotImplementedError()`) and the tests of those unanswered parts may fail.
 
 Kernel start (page open to kernel idle) and Run All times, and the cells run / skipped / failing per notebook,
 are printed. Several notebooks run at once in their own tabs (each has its own kernel, a web worker).
@@ -180,3 +179,8 @@ def test_chapters_run_all_offline_in_jupyterlite(site):
     assert not problems, "\n\n".join(problems[:6])
     assert answers >= len(CHAPTERS) - 1, "the chapters' check-yourself answers show as collapsed <details>"
 
+
+def test_exercise_sets_run_offline_in_jupyterlite(site):
+    report, problems, _ = _run_offline(site, [(_exercise_file(site, e), "cells") for e in EXERCISES])
+    print("\n" + "\n".join(report))
+    assert not problems, "\n\n".join(problems[:6])
