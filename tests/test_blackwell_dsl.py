@@ -70,7 +70,7 @@ def test_tcgen05_tile_compiles_to_the_chapter_s_synchronization(n, k):
     """The tile compiles for sm_100a on a CPU, and its PTX is chapter 10's list in order: alloc + relinquish by one
     warp; fence after the barrier; k/16 MMAs; commit to the mbarrier; wait, fence, n/32 .32x32b.x32 loads,
     wait::ld; the fence pair around the barrier; dealloc."""
-    from layoutlab.blackwell import tcgen05_tile_ptx
+    from layoutlab.kernels.tcgen05_tile import tcgen05_tile_ptx
     ptx = tcgen05_tile_ptx(n, k)
     assert ".target sm_100a" in ptx
     mma = "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard"
@@ -87,7 +87,7 @@ def test_tcgen05_tile_compiles_to_the_chapter_s_synchronization(n, k):
 
 def test_tcgen05_tile_refuses_what_tensor_memory_cannot_hold():
     from layoutlab import LayoutError
-    from layoutlab.blackwell import tcgen05_tile_ptx
+    from layoutlab.kernels.tcgen05_tile import tcgen05_tile_ptx
     for bad in ((48, 64), (512, 64), (64, 40), (64, 0)):
         with pytest.raises(LayoutError, match="power of two >= 32"):
             tcgen05_tile_ptx(*bad)

@@ -263,7 +263,7 @@ def test_chapter_prose_follows_the_review():
     assert "`tcgen05.cp`" in md and "not a picture of tensor memory" in md
     # T10.2: the compiled tile's PTX, read as the list: k/16 = 4 MMAs, n/32 = 2 loads of .32x32b.x32 per warp
     code = "\n".join("".join(c["source"]) for c in json.loads(CHAPTER.read_text())["cells"] if c["cell_type"] == "code")
-    assert "tcgen05_tile_ptx(64, 64)" in code and "inspect.getsource(_make_tile_class)" in code
+    assert "tcgen05_tile_ptx(64, 64)" in code and "inspect.getsource(tcgen05_tile_class)" in code
     assert f"per 16 of K ({64 // 16} here)" in md and f"in {['one', 'two'][64 // 32 - 1]} `.32x32b.x32` loads" in md
     # the last chapter ends the course, with no "Next"
     nb = json.loads(CHAPTER.read_text())

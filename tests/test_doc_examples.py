@@ -90,7 +90,8 @@ DSL_ONLY = {"layoutlab.dsl.dsl_eval", "layoutlab.dsl.dsl_value", "layoutlab.dsl.
             "layoutlab.kernels.hopper_pingpong.compile_hopper_gemm_pingpong",
             "layoutlab.kernels.tma_copy.compile_tma_copy", "layoutlab.kernels.wgmma_tile.compile_wgmma_tile",
             "layoutlab.kernels.wgmma_tile.compile_report", "layoutlab.bench.tour.compile_tour",
-            "layoutlab.kernels._common.cutlass_dtype", "layoutlab.bench.ab_compare.module"}
+            "layoutlab.kernels._common.cutlass_dtype", "layoutlab.bench.ab_compare.module",
+            "layoutlab.kernels.tcgen05_tile.tcgen05_tile_class", "layoutlab.kernels.tcgen05_tile.tcgen05_tile_ptx"}
 
 
 def _module_names():
