@@ -308,14 +308,14 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     us_per_inch = (hi - lo + 2 * pad) / (0.78 * 10.0)
     for x, y, width, text in labels:           # a tile's name inside its epilogue bar, where it fits
         if lo <= x <= hi and width / us_per_inch > 0.05 * max(len(line) for line in text.split("\n")):
-            ax.text(x, y, text, fontsize=6, va="center", ha="center", color="#1b5e20", **FONT)
+            ax.text(x, y, text, fontsize=8, va="center", ha="center", color="#1b5e20", **FONT)
     for x, i in starts:                         # where a CTA's next tile begins (consumer rows)
         y = len(rows) - 1 - i
         ax.plot([x, x], [y, y + 1], color="#555", lw=0.7, ls=":")
     for i in range(1, len(ctas)):
         ax.axhline(len(rows) - i * len(roles), color="#888", lw=0.8)
     ax.set_yticks([len(rows) - 1 - i + 0.5 for i in range(len(rows))])
-    ax.set_yticklabels([f"CTA {c} {r} (warp {warps[r]})" for c, r in rows], fontsize=7.5, **FONT)
+    ax.set_yticklabels([f"CTA {c} {r} (warp {warps[r]})" for c, r in rows], fontsize=8, **FONT)
     ax.tick_params(axis="y", length=0)
     npc = (rec.get("clock") or {}).get("ns_per_cycle")
     ax.set_xlabel("time (us) from the first recorded event" + (
@@ -331,7 +331,7 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
                Patch(facecolor=_PIPE_COLORS["epi"][0], edgecolor=_PIPE_COLORS["epi"][1], label="epilogue"),
                Patch(facecolor=_PIPE_COLORS["wait"][0], edgecolor=_PIPE_COLORS["wait"][1],
                      label="waiting (producer: for a free stage; consumer: for data)")]
-    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.55, 0.0), ncol=2, fontsize=7,
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.55, 0.0), ncol=2, fontsize=8,
                frameon=False)
     prob = rec["problem"]
     head = title if title is not None else (
