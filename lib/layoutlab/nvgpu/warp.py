@@ -11,41 +11,6 @@ __all__ = ["CopyAtom", "make_copy_atom", "LdMatrix8x8x16bOp", "StMatrix8x8x16bOp
            "LdMatrix16x8x8bOp", "LdMatrix16x16x8bOp", "StMatrix16x8x8bOp", "CopyG2SOp", "CopyUniversalOp"]
 
 
-class CopyAtom:
-    """One copy instruction as layouts in units of ``value_type``: ``op``, ``name`` (CuTe's), ``value_type``,
-    ``thr_id``, ``layout_src_tv``, ``layout_dst_tv``, ``layout_ref_tv`` (the register side's order), ``num_val``
-    (values per thread), ``layout_src_tv_bits`` / ``layout_dst_tv_bits`` (in bits, as CuTe C++ writes them).
-
-        >>> print(make_copy_atom(LdMatrix8x8x16bOp(False, 4), "f16"))
-        Copy Atom
-          ThrID:         32:1
-          TV Layout Src: (32,8):(8,1)
-          TV Layout Dst: (32,(2,4)):(2,(1,64))
-          Value type:    f16
-    """
-
-    def __init__(self, op, name, value_type, thr_id, src_bits, dst_bits, raw_units=False, ref="dst"):
-        self.op, self.name, self.value_type, self.thr_id = op, name, value_type, thr_id
-        self.layout_src_tv_bits, self.layout_dst_tv_bits = src_bits, dst_bits
-        # raw_units: already in value units (the DSL's "auto-vectorising" universal copy)
-        bits = 1 if raw_units else dtype_bits(value_type)
-        self.layout_src_tv, self.layout_dst_tv = (recast_layout(bits, 1, x) for x in (src_bits, dst_bits))
-        # CuTe's RefLayout: the side whose (thread, value) order a TiledCopy follows -- the registers
-        # (ldmatrix's destination, stmatrix's source); for copies with one TV layout it does not matter
-        self.layout_ref_tv = self.layout_src_tv if ref == "src" else self.layout_dst_tv
-        self.num_val = self.layout_ref_tv[1].size()
-
-    def _rows(self):
-        return [("ThrID", self.thr_id), ("TV Layout Src", self.layout_src_tv), ("TV Layout Dst", self.layout_dst_tv),
-                ("Value type", self.value_type)]
-
-    def __str__(self):
-        return _table(15, ("Copy Atom", self._rows()))
-
-    def __repr__(self):
-        return f"CopyAtom({self.name}, {self.value_type})"
-
-
 # ldmatrix/stmatrix in bits, CuTe's SM75_U32x{1,2,4}_LDSM_N / SM75_U16x{2,4,8}_LDSM_T.
 # Address side: lane l names row l of the stacked 8x8 matrices (128 bits a row); x1/x2 use lanes 0..7/0..15.
 _LDSM_ADDR = {1: _L(((8, 4), 128), ((128, 0), 1)),
@@ -71,12 +36,6 @@ _LDSM8_16x8_ADDR = {2: _L(((2, 2, 4, 2), 128), ((128, 1024, 256, 0), 1)),
 # LdMatrix16x16x8b: ldmatrix.m16n16.trans.b8 as PTX returns it (no permutation).
 _LDSM8_16x16_REG = {1: _L(((4, 8), (8, 4, 2)), ((512, 8), (1, 128, 64))),
                     2: _L(((4, 8), (8, 4, 2, 2)), ((512, 8), (1, 128, 64, 2048)))}
-
-
-def _alternatives(values):
-    """``(1, 2, 4)`` -> ``"1, 2 or 4"`` (for error messages)."""
-    *first, last = map(str, values)
-    return f"{', '.join(first)} or {last}" if first else last
 
 
 @dataclass(frozen=True)
@@ -223,64 +182,95 @@ class StMatrix16x8x8bOp(_MatrixOp):
     is_load = False
 
 
-def _thread_copy(op, name, vt, nb):
-    """The atom of one thread moving ``nb`` contiguous bits (``None``: one value, the DSL's auto-vectorising copy)."""
-    lay = _L((1, 1), (0, 0)) if nb is None else _L((1, nb), (0, 1))
-    return CopyAtom(op, name, vt, _L(1, 0), lay, lay, raw_units=nb is None)
+# TV layouts of mma.sync (PTX "Matrix Fragments for mma.m16n8k*") by (inputs, K). Lane l = t0 + 4*t1: C rows t1
+# and t1 + 8, columns 2*t0 + (0,1). A register packs 2 16-bit or 4 8-bit K-neighbours; the larger K adds a block.
+_WARP_C = _L(((4, 8), (2, 2)), ((32, 1), (16, 8)))
+
+
+_WARP_AB = {
+    ("f16", 8): (_WARP_C, _L(((4, 8), 2), ((16, 1), 8))),          # rows t1, t1+8; k = 2*t0 + (0,1); n = t1
+    ("f16", 16): (_L(((4, 8), (2, 2, 2)), ((32, 1), (16, 8, 128))), _L(((4, 8), (2, 2)), ((16, 1), (8, 64)))),
+    ("tf32", 4): (_L(((4, 8), 2), ((16, 1), 8)), _L(((4, 8), 1), ((8, 1), 0))),   # k = t0 (+4)
+    ("tf32", 8): (_L(((4, 8), (2, 2)), ((16, 1), (8, 64))), _L(((4, 8), 2), ((8, 1), 32))),
+    ("f8", 16): (_L(((4, 8), (4, 2)), ((64, 1), (16, 8))), _L(((4, 8), 4), ((32, 1), 8))),   # k = 4*t0 + (0..3)
+    ("f8", 32): (_L(((4, 8), (4, 2, 2)), ((64, 1), (16, 8, 256))), _L(((4, 8), (4, 2)), ((32, 1), (8, 128)))),
+}
+
+
+def _warp_atom(op, inputs, sm, types):
+    """The MmaAtom of a warp-wide ``mma.sync`` op, named as CuTe does: ``SM{sm}_MxNxK_{types}_TN``."""
+    m, n, k = op.shape_mnk
+    a, b = _WARP_AB[inputs, k]
+    return MmaAtom(op, f"SM{sm}_{m}x{n}x{k}_{types}_TN", _L(32, 1), op.shape_mnk, a, b, _WARP_C)
 
 
 @dataclass(frozen=True)
-class CopyG2SOp:
-    """``cp.async.ca/.cg.shared.global`` (sm_80; DSL: ``cute.nvgpu.cpasync.CopyG2SOp(cache_mode)``): a thread copies
-    4, 8 or 16 bytes global -> shared; ``cache_mode`` ``"always"`` (.ca) or ``"global"`` (.cg, 16 bytes only).
+class MmaF16BF16Op:
+    """SM80 warp MMA ``mma.sync.aligned.m16n8k{8,16}.row.col`` with f16 (acc f16/f32) or bf16 (acc f32) inputs
+    (DSL: ``cute.nvgpu.warp.MmaF16BF16Op(ab_dtype, acc_dtype, shape_mnk)``).
 
-    >>> make_copy_atom(CopyG2SOp("global"), "f16", num_bits_per_copy=128).name
-    'SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>'
+    >>> make_mma_atom(MmaF16BF16Op("f16", "f32", (16, 8, 16))).name
+    'SM80_16x8x16_F32F16F16F32_TN'
     """
 
-    cache_mode: str = "always"
+    ab_dtype: object
+    acc_dtype: object
+    shape_mnk: tuple
 
     def __post_init__(self):
-        object.__setattr__(self, "cache_mode", _dsl_enum(self.cache_mode, "CopyG2SOp cache_mode", ("always", "global")))
+        _check_fields(self, "MmaF16BF16Op", ab_dtype=(("f16", "bf16"), "f16 or bf16 (use MmaTF32Op for tf32)"))
+        _check_fields(self, "MmaF16BF16Op", acc_dtype=_acc16(self.ab_dtype, "mma.sync"),
+                      shape_mnk=(((16, 8, 8), (16, 8, 16)),
+                                 "an mma.sync shape for 16-bit inputs; use (16,8,8) or (16,8,16)"))
 
-    def _make_atom(self, vt, bits, nb):
-        _check("make_copy_atom: num_bits_per_copy", nb, (32, 64, 128),
-               "32, 64 or 128: cp.async copies 4, 8 or 16 bytes per thread")
-        if self.cache_mode == "global" and nb != 128:
-            raise LayoutError("make_copy_atom: cp.async.cg (cache_mode='global') copies 16 bytes only; "
-                              "use num_bits_per_copy=128 or cache_mode='always'")
-        if nb % bits:
-            raise LayoutError(f"make_copy_atom: {nb} bits per copy is not a whole number of {vt} values ({bits} bits)")
-        return _thread_copy(self, f"SM80_CP_ASYNC_CACHE{self.cache_mode.upper()}<uint{nb}_t>", vt, nb)
+    def _make_atom(self):
+        ab, acc = self.ab_dtype.upper(), self.acc_dtype.upper()
+        return _warp_atom(self, "f16", 80, f"{acc}{ab}{ab}{acc}")
 
 
 @dataclass(frozen=True)
-class CopyUniversalOp:
-    """A plain load/store of ``num_bits_per_copy`` bits per thread (DSL: ``cute.nvgpu.CopyUniversalOp()``); without
-    it the DSL leaves the width to its auto-vectoriser and shows one value, ``(1,1):(0,0)``, as we do.
+class MmaTF32Op:
+    """SM80 warp MMA ``mma.sync.aligned.m16n8k{4,8}.row.col.f32.tf32.tf32.f32`` (DSL: ``warp.MmaTF32Op(shape_mnk)``).
 
-    >>> print(make_copy_atom(CopyUniversalOp(), "f32", num_bits_per_copy=128).layout_dst_tv)
-    (1,4):(0,1)
+    >>> print(make_mma_atom(MmaTF32Op((16, 8, 8))).layout_a_tv)
+    ((4,8),(2,2)):((16,1),(8,64))
     """
 
-    def _make_atom(self, vt, bits, nb):
-        if nb is None:
-            return _thread_copy(self, f"UniversalCopy<{vt}>", vt, None)
-        if not isinstance(nb, int) or nb not in (8, 16, 32, 64, 128, 256) or nb % bits:
-            raise LayoutError(f"make_copy_atom: a universal copy moves a power-of-two number of whole {vt} "
-                              f"values up to 256 bits; num_bits_per_copy={nb!r} is not that "
-                              f"(use a multiple of {bits})")
-        return _thread_copy(self, f"UniversalCopy<uint{nb}_t>", vt, nb)
+    shape_mnk: tuple
+
+    def __post_init__(self):
+        _check_fields(self, "MmaTF32Op",
+                      shape_mnk=(((16, 8, 4), (16, 8, 8)), "a tf32 mma.sync shape; use (16,8,4) or (16,8,8)"))
+
+    def _make_atom(self):
+        return _warp_atom(self, "tf32", 80, "F32TF32TF32F32")
 
 
-def make_copy_atom(op, value_type, num_bits_per_copy=None) -> CopyAtom:
-    """The copy atom of ``op`` for ``value_type`` (DSL: ``cute.make_copy_atom(op, value_type, num_bits_per_copy)``).
+_FP8 = {"f8E4M3FN": "E4M3", "f8E5M2": "E5M2"}     # -> CuTe's name
 
-    >>> print(make_copy_atom(CopyG2SOp(), "f16", num_bits_per_copy=128).layout_src_tv)
-    (1,8):(0,1)
+
+_FP8_RULE = "an fp8 type; use Float8E4M3FN or Float8E5M2"
+
+
+@dataclass(frozen=True)
+class MmaFP8Op:
+    """SM89 warp MMA ``mma.sync.aligned.m16n8k{16,32}.row.col`` with e4m3/e5m2 inputs (DSL:
+    ``cute.nvgpu.warp.MmaFP8Op(ab_dtype, acc_dtype, shape_mnk)``).
+
+    >>> print(make_mma_atom(MmaFP8Op("f8E4M3FN", "f32", (16, 8, 32))).layout_a_tv)
+    ((4,8),(4,2,2)):((64,1),(16,8,256))
     """
-    vt = dtype_name(value_type)
-    if not isinstance(op, (_MatrixOp, CopyG2SOp, CopyUniversalOp)):
-        raise LayoutError(f"make_copy_atom: {op!r} is not a copy operation; use an nvgpu.warp LdMatrix/StMatrix op, "
-                          f"nvgpu.cpasync.CopyG2SOp or nvgpu.CopyUniversalOp")
-    return op._make_atom(vt, _DTYPES[vt], num_bits_per_copy)
+
+    ab_dtype: object
+    acc_dtype: object
+    shape_mnk: tuple
+
+    def __post_init__(self):
+        _check_fields(self, "MmaFP8Op", ab_dtype=(_FP8, _FP8_RULE + " (MmaF16BF16Op for 16-bit inputs)"),
+                      acc_dtype=(("f16", "f32"), "f16 or f32"),
+                      shape_mnk=(((16, 8, 16), (16, 8, 32)),
+                                 "an mma.sync shape for fp8 inputs; use (16,8,16) or (16,8,32)"))
+
+    def _make_atom(self):
+        ab, acc = _FP8[self.ab_dtype], self.acc_dtype.upper()
+        return _warp_atom(self, "f8", 89, f"{acc}{ab}{ab}{acc}")

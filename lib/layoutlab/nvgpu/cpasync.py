@@ -135,3 +135,28 @@ def cp_async_wait_group(committed: int, n: int) -> int:
     if n < 0 or committed < 0:
         raise LayoutError("cp_async_wait_group: counts must be >= 0")
     return max(committed - n, 0)
+
+
+@dataclass(frozen=True)
+class CopyG2SOp:
+    """``cp.async.ca/.cg.shared.global`` (sm_80; DSL: ``cute.nvgpu.cpasync.CopyG2SOp(cache_mode)``): a thread copies
+    4, 8 or 16 bytes global -> shared; ``cache_mode`` ``"always"`` (.ca) or ``"global"`` (.cg, 16 bytes only).
+
+    >>> make_copy_atom(CopyG2SOp("global"), "f16", num_bits_per_copy=128).name
+    'SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>'
+    """
+
+    cache_mode: str = "always"
+
+    def __post_init__(self):
+        object.__setattr__(self, "cache_mode", _dsl_enum(self.cache_mode, "CopyG2SOp cache_mode", ("always", "global")))
+
+    def _make_atom(self, vt, bits, nb):
+        _check("make_copy_atom: num_bits_per_copy", nb, (32, 64, 128),
+               "32, 64 or 128: cp.async copies 4, 8 or 16 bytes per thread")
+        if self.cache_mode == "global" and nb != 128:
+            raise LayoutError("make_copy_atom: cp.async.cg (cache_mode='global') copies 16 bytes only; "
+                              "use num_bits_per_copy=128 or cache_mode='always'")
+        if nb % bits:
+            raise LayoutError(f"make_copy_atom: {nb} bits per copy is not a whole number of {vt} values ({bits} bits)")
+        return _thread_copy(self, f"SM80_CP_ASYNC_CACHE{self.cache_mode.upper()}<uint{nb}_t>", vt, nb)
