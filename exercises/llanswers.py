@@ -382,7 +382,7 @@ def _module_changes(stmts, end):
 # ---------------------------------------------------------------------------------------- answers as data
 def _encode(x, depth=0):
     """``x`` as JSON-able data with its Python type kept; anything else becomes ``{"other": type name}``."""
-    from layoutlab.layout import Layout
+    from layoutlab.cute.layout import Layout
 
     if depth > 20:
         return {"other": "too deep"}
@@ -495,7 +495,7 @@ class _Raised:
 
 def _decode(x, name="answer"):
     from layoutlab.errors import LayoutError
-    from layoutlab.layout import parse_layout
+    from layoutlab.cute.layout import parse_layout
 
     if isinstance(x, list):
         return [_decode(e) for e in x]

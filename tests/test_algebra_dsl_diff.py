@@ -67,9 +67,9 @@ from layoutlab import (
     zipped_divide,
     zipped_product,
 )
-from layoutlab.algebra import _complement
+from layoutlab.cute.algebra import _complement
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
-from layoutlab.inttuple import _ceil_div_modes as ceil_div, format_int_tuple, product_each
+from layoutlab.cute.inttuple import _ceil_div_modes as ceil_div, format_int_tuple, product_each
 from test_layout_strategies import (
     divisors,
     dsl_literal as lit,
@@ -364,7 +364,7 @@ class Case:
 
 
 def _negate_some(rng, L):
-    from layoutlab.inttuple import unflatten
+    from layoutlab.cute.inttuple import unflatten
 
     fs = list(flatten(L.stride)) if is_tuple(L.stride) else [L.stride]
     fs = [-d if rng.random() < 0.4 else d for d in fs]

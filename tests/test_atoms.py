@@ -2,7 +2,8 @@
 
 import pytest
 
-from layoutlab import LayoutError, atoms, nvgpu
+from layoutlab import LayoutError, nvgpu
+import layoutlab as atoms
 
 
 def _mn(layout, t, v, m):
@@ -108,7 +109,9 @@ def test_docstring_examples_run():
     """The worked examples in the docstrings of atoms, tiled, ldmatrix and probe are true."""
     import doctest
 
-    from layoutlab import ldmatrix, probe, tiled
+    from layoutlab.nvgpu import ldmatrix
+    from layoutlab.probe import atoms as probe
+    from layoutlab.cute import tiled
 
     for mod in (atoms, tiled, ldmatrix, probe):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from layoutlab import atoms
+import layoutlab as atoms
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 
 pytestmark = [pytest.mark.dsl, pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)]

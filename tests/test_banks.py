@@ -8,11 +8,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from layoutlab import Layout, make_layout
-from layoutlab.banks import (bank_conflicts, classic_patterns, find_swizzle, layout_bank_conflicts,
+from layoutlab.nvgpu.banks import (bank_conflicts, classic_patterns, find_swizzle, layout_bank_conflicts,
                              ldmatrix_bank_conflicts, ldmatrix_row_addresses, measure_shared_load_cycles)
 from layoutlab.errors import LayoutError
-from layoutlab.linear import LinearLayout, swizzle_to_linear_layout
-from layoutlab.swizzle import ComposedLayout, SmemLayoutAtomKind, Swizzle, make_smem_layout_atom
+from layoutlab.linear.layout import LinearLayout
+from layoutlab.linear.cute import swizzle_to_linear_layout
+from layoutlab.cute.swizzle import ComposedLayout, Swizzle
+from layoutlab.nvgpu.warpgroup import SmemLayoutAtomKind, make_smem_layout_atom
 
 RESULTS = os.path.join(os.path.dirname(__file__), "..", "results", "banks_h100.json")
 
@@ -191,7 +193,7 @@ def test_find_swizzle_transpose_scalar():
 
 
 def test_find_swizzle_general_f2_beats_every_cute_swizzle():
-    from layoutlab.gluon import BlockedLayout
+    from layoutlab.linear.gluon import BlockedLayout
     a = BlockedLayout([1, 1], [8, 4], [1, 1], [0, 1]).to_linear_layout([32, 32])
     b = BlockedLayout([1, 4], [8, 4], [1, 1], [1, 0]).to_linear_layout([32, 32])
     c = find_swizzle([a, b], (32, 32), 4)

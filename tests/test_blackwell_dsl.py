@@ -1,11 +1,11 @@
-"""layoutlab.blackwell against the CuTe DSL 4.8.1 on the same inputs: the ``tcgen05.ld.32x32b`` copy atom
+"""layoutlab.nvgpu.tcgen05 against the CuTe DSL 4.8.1 on the same inputs: the ``tcgen05.ld.32x32b`` copy atom
 (``cute.nvgpu.tcgen05.Ld32x32bOp``, built for sm_100a at trace time, no GPU needed) and the block-scale factors'
 storage chunk (``cutlass.utils.BlockScaledBasicChunk``) tiled over whole operands."""
 
 import pytest
 
-from layoutlab.blackwell import DSL_SETUP_SM100 as SM100
-from layoutlab.blackwell import block_scale_chunk, block_scale_storage, tmem_ld_32x32b_atom
+from layoutlab.nvgpu.tcgen05 import DSL_SETUP_SM100 as SM100
+from layoutlab.nvgpu.tcgen05 import block_scale_chunk, block_scale_storage, tmem_ld_32x32b_atom
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 
 pytestmark = [pytest.mark.dsl, pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)]

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from layoutlab import ComposedLayout, Swizzle, gpu, make_copy_atom, make_layout, nvgpu
-from layoutlab.banks import ldmatrix_bank_conflicts, ldmatrix_row_addresses
-from layoutlab.ldmatrix import ldmatrix_address_lane, ldmatrix_owner, select_ldmatrix
-from layoutlab.tiled import make_tiled_copy_A, make_tiled_mma
+from layoutlab.nvgpu.banks import ldmatrix_bank_conflicts, ldmatrix_row_addresses
+from layoutlab.nvgpu.ldmatrix import ldmatrix_address_lane, ldmatrix_owner, select_ldmatrix
+from layoutlab.cute.tiled import make_tiled_copy_A, make_tiled_mma
 
 ROOT = Path(__file__).resolve().parents[1]
 LD = nvgpu.warp.LdMatrix8x8x16bOp

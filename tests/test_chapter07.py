@@ -4,8 +4,9 @@ prose states, re-derived with the library (tests/test_chapters.py checks the not
 import pytest
 
 from layoutlab import Layout, LayoutError, SmemLayoutAtomKind, make_smem_layout_atom
-from layoutlab.tma import (MBarrier, box_placement, cp_async_plan, cp_async_wait_group, encode_tiled,
-                           make_tiled_tma_atom, mbarrier_try_wait, smem_alignment, smem_byte_of, tma_partition)
+from layoutlab.nvgpu.cpasync import MBarrier, cp_async_plan, cp_async_wait_group, mbarrier_try_wait
+from layoutlab.nvgpu.tma import (box_placement, encode_tiled, make_tiled_tma_atom, smem_alignment, smem_byte_of,
+                                 tma_partition)
 
 
 def test_ch7_answers():
@@ -58,7 +59,7 @@ def test_ch7_prose_numbers():
 def test_ch7_order_changes_the_tma_box():
     """Why order=(1,0,2) for an MN-major operand: a (64,64) box, 2 copies per 128 x 64 tile, against a (64,8) box
     and 16 copies with (0,1,2); the wgmma descriptor is valid either way (LBO/SBO 8192/1024 vs 1024/2048)."""
-    from layoutlab.gmma import gmma_k_block_descs
+    from layoutlab.nvgpu.gmma import gmma_k_block_descs
     gB = Layout((512, 256), (1, 512))
     got = {}
     for order in ((1, 0, 2), (0, 1, 2)):

@@ -14,7 +14,7 @@ from layoutlab import (Layout, gpu, local_partition, local_tile, make_copy_atom,
 from layoutlab.bench import tour
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.errors import LayoutError
-from layoutlab.tiled import make_tiled_copy_C, partition_fragment_C
+from layoutlab.cute.tiled import make_tiled_copy_C, partition_fragment_C
 
 ROOT = Path(__file__).resolve().parents[1]
 NB = ROOT / "chapters" / "09_gemm.ipynb"
@@ -129,7 +129,7 @@ def test_epilogue_tradeoff_and_atom_copy_numbers():
 
 def test_timeline_prose_is_derived_from_the_record():
     """F9.2: every number of "The pipeline, measured" from results/gemm_timeline_h100.json.gz."""
-    from layoutlab.bench import timeline as tl
+    from layoutlab.kernels import timeline as tl
     rec = gpu.load_result("gemm_timeline_h100")
     ws, plain = (tl.select_record(rec, k) for k in ("gemm_hopper_ws", "gemm_hopper"))
     md = _md()
@@ -197,7 +197,7 @@ def test_batching_example():
 
 
 def test_prose_dsl_example_comparison_matches_its_record():
-    """Issue 19: the CuTe DSL example and this kernel, same harness, same data (bench/compare_dsl_example.py)."""
+    """Issue 19: the CuTe DSL example and this kernel, same harness, same data (tools/compare_dsl_example.py)."""
     rec = json.loads((ROOT / "results" / "issue19_h100" / "dsl_compare_final.json").read_text())
     assert rec["example"]["file"] == "dense_gemm_persistent.py" and rec["example"]["tile_mn"] == [128, 256]
     assert rec["example"]["cluster_mn"] == [2, 1]
@@ -255,7 +255,7 @@ def test_predication_example():
 def test_kernel_step_numbers():
     from layoutlab.kernels.hopper import HopperGemmConfig
     from layoutlab.kernels.hopper_ws import CONSUMER_REGS, PRODUCER_REGS
-    from layoutlab.ldmatrix import select_ldmatrix
+    from layoutlab.nvgpu.ldmatrix import select_ldmatrix
     cfg = HopperGemmConfig()
     assert cfg.ab_stages(reserved_bytes=1024) == 4 and cfg.ab_stage_bytes() == 48 * 1024
     assert (PRODUCER_REGS, CONSUMER_REGS) == (40, 232) and 128 * (40 + 2 * 232) == 64512 <= 65536
@@ -285,7 +285,7 @@ def test_epilogue_hops():
     assert bank_conflicts([Swizzle(2, 4, 3)(a) for a in plain], 16, threads_per_phase=8).wavefronts == 1
     assert [a % 128 for a in plain[::2]] == [0, 0, 0, 0]              # rows 0, 2, 4, 6 start in bank 0
     # the C tensor map: a 32-wide bf16 box fits the 64-byte swizzle, a 64-wide one is refused
-    from layoutlab.tma import encode_tiled
+    from layoutlab.nvgpu.tma import encode_tiled
     assert encode_tiled("bf16", (8192, 8192), (16384,), (32, 128), swizzle="64B").box_dim == (32, 128)
     with pytest.raises(LayoutError, match="must be <= the swizzle span 64 bytes"):
         encode_tiled("bf16", (8192, 8192), (16384,), (64, 128), swizzle="64B")

@@ -1,4 +1,4 @@
-"""Chapter 10 (beyond Hopper, on paper): layoutlab.blackwell, every number of the prose and the answers re-derived,
+"""Chapter 10 (beyond Hopper, on paper): layoutlab.nvgpu.tcgen05, every number of the prose and the answers re-derived,
 the tensor-memory layout checked against Gluon, and the chapter's run without the DSL and Triton."""
 
 import json
@@ -10,10 +10,11 @@ import pytest
 from chapter_run import run_chapter_without_dsl
 
 from layoutlab import Layout, LayoutError, cosize, make_mma_atom, make_tiled_mma, nvgpu, size
-from layoutlab.blackwell import (TMEM_COLUMNS, TMEM_LANES, accumulator_columns, block_scale_chunk, block_scale_layout,
+from layoutlab.nvgpu.tcgen05 import (TMEM_COLUMNS, TMEM_LANES, accumulator_columns, block_scale_chunk, block_scale_layout,
                                  block_scale_storage, tmem_alloc_columns, tmem_ld_32x32b_atom, tmem_ld_32x32b_tv)
-from layoutlab.gluon import NVMMADistributedLayout
-from layoutlab.linear import LinearLayout, linear_layout_from_cute, tv_layout_to_linear_layout
+from layoutlab.linear.gluon import NVMMADistributedLayout
+from layoutlab.linear.layout import LinearLayout
+from layoutlab.linear.cute import linear_layout_from_cute, tv_layout_to_linear_layout
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "chapters" / "10_beyond_hopper.ipynb"
@@ -25,7 +26,7 @@ def _owner(tv, m, n, M):
     return hits[0]
 
 
-# ------------------------------------------------------------------ layoutlab.blackwell
+# ------------------------------------------------------------------ layoutlab.nvgpu.tcgen05
 
 def test_tmem_alloc_columns_is_the_smallest_legal_power_of_two():
     for cols in range(1, TMEM_COLUMNS + 1):
@@ -290,6 +291,6 @@ def test_chapter_runs_without_dsl_and_triton():
 def test_blackwell_doctests():
     import doctest
 
-    import layoutlab.blackwell as mod
+    import layoutlab.nvgpu.tcgen05 as mod
     failed, tried = doctest.testmod(mod)
     assert tried >= 4 and failed == 0

@@ -18,7 +18,7 @@ from layoutlab import (ComposedLayout, Layout, LayoutError, LinearLayout, SmemLa
                        local_partition, logical_divide, make_tensor, make_tiled_mma, raked_product,
                        size, zipped_divide)
 from chapter_run import run_chapter_without_dsl
-from layoutlab.banks import bank_conflicts, layout_bank_conflicts
+from layoutlab.nvgpu.banks import bank_conflicts, layout_bank_conflicts
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = {
@@ -116,7 +116,7 @@ def test_ch1_answers():
     part0 = local_partition(make_tensor(0, make_layout((128, 128))), tC, 0)
     assert [idx2crd(part0(i), (128, 128)) for i in range(3)] == [(0, 0), (16, 0), (32, 0)]
     # Q7 (defect 6): wgmma takes MN-major smem operands for f16/bf16 only; tf32 (and 8-bit) must be K-major
-    from layoutlab.gmma import check_operand_major
+    from layoutlab.nvgpu.gmma import check_operand_major
     check_operand_major(16, "MN")
     check_operand_major(16, "K")
     for bits in (32, 8):

@@ -88,7 +88,7 @@ def test_the_protocol_is_a_type_not_an_attribute_probe():
 
 def test_a_swizzled_layout_converts_to_a_linear_layout_in_the_linear_bridge():
     # (the conversion lives in linear_cute, above swizzle in the import layers)
-    from layoutlab.linear import linear_layout_from_cute
+    from layoutlab.linear.cute import linear_layout_from_cute
 
     c = make_composed_layout(make_swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))
     ll = linear_layout_from_cute(c)

@@ -53,8 +53,9 @@ from layoutlab import (
     zipped_divide,
 )
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
-from layoutlab.layout import parse_layout
-from layoutlab.inttuple import E, ScaledBasis, is_tuple, leaves, transform_leaf, unflatten
+from layoutlab.cute.layout import parse_layout
+from layoutlab.cute.basis import E, ScaledBasis
+from layoutlab.cute.inttuple import is_tuple, leaves, transform_leaf, unflatten
 from test_algebra_dsl_diff import _check_divide_family, _check_logical_product, _check_rank_product
 from test_layout_strategies import divisors, ext_eval, rand_layout, rand_tiler_layout, rand_tuple_tiler
 from test_peer_cute_cpp import cpp_eval

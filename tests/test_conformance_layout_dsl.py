@@ -32,7 +32,7 @@ from layoutlab import (E, Layout, LayoutError, ScaledBasis, compact_col_major, c
                        make_ordered_layout, parse_layout, raked_product, slice_, slice_and_offset,
                        zipped_divide)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
-from layoutlab.inttuple import format_tree, is_tuple, leaf_paths, leaves, product, transform_leaf
+from layoutlab.cute.inttuple import format_tree, is_tuple, leaf_paths, leaves, product, transform_leaf
 from test_layout_strategies import dsl_literal as lit
 from test_layout_strategies import rand_layout, rand_shape
 

@@ -55,12 +55,12 @@ def test_core_operations_without_numpy():
     accumulator of the acceptance test), with expected values worked by hand from the definitions."""
     proc = _run_without_numpy("""
         import json
-        from layoutlab.layout import Layout
-        from layoutlab.algebra import composition, logical_divide
-        from layoutlab.swizzle import Swizzle
-        from layoutlab.linear import LinearLayout
-        from layoutlab.atoms import make_mma_atom, nvgpu
-        from layoutlab.tiled import make_tiled_mma
+        from layoutlab.cute.layout import Layout
+        from layoutlab.cute.algebra import composition, logical_divide
+        from layoutlab.cute.swizzle import Swizzle
+        from layoutlab.linear.layout import LinearLayout
+        from layoutlab import make_mma_atom, nvgpu
+        from layoutlab.cute.tiled import make_tiled_mma
 
         out = {}
         # CuTe's composition example: (6,2):(8,2) o (4,3):(3,1)

@@ -2,7 +2,8 @@
 function has at least one (issue 18 item 4).
 
 The modules are found by walking the package (``pkgutil.walk_packages``), not from a hand-kept list, so a
-new module is covered the moment it exists. A "public function" is a callable named in the module's
+new module is covered the moment it exists; the lab scripts of ``tools/`` that came out of the package
+(``TOOL_MODULES``) are held to the same rule, loaded by path. A "public function" is a callable named in the module's
 ``__all__`` (or, without ``__all__``, a callable not starting with ``_``), counted once, in the module that
 defines it. It has an example when its own docstring (for a class: the class's or one of its methods')
 holds a ``>>>`` that runs here. ``GPU_ONLY`` lists, with the reason, those that cannot have one on a CPU
@@ -15,6 +16,7 @@ file checks the operations page ``chapters/api.md``: every function, module and 
 
 from __future__ import annotations
 
+import ast
 import doctest
 import importlib
 import inspect
@@ -51,21 +53,21 @@ GPU_ONLY = {
     "layoutlab.kernels.wgmma_tile.gpu_check",
     # The probes compile PTX and run it on an sm_90a GPU (tests/test_probe*.py check the host side and
     # the recorded results on a CPU); main is `python -m layoutlab.probe`, which runs them.
-    "layoutlab.probe.run", "layoutlab.probe.main",
+    "layoutlab.probe.atoms.run", "layoutlab.probe.atoms.main",
     "layoutlab.probe.gmma.run", "layoutlab.probe.gmma.main",
     "layoutlab.probe.tma.run", "layoutlab.probe.tma.main",
     # record(mods, cp) launches compiled CUDA modules through an array library; the tests drive it with a
     # simulated instruction set (tests/test_probe.py, test_probe_gmma.py), which is no example to read.
-    "layoutlab.probe.record", "layoutlab.probe.gmma.record",
+    "layoutlab.probe.atoms.record", "layoutlab.probe.gmma.record",
     # Measures shared-memory loads on a GPU with CuPy and writes the record; tests/test_banks.py checks the
     # recorded H100 file.
-    "layoutlab.banks.record_bank_measurements",
+    "layoutlab.probe.banks.record_bank_measurements",
     # The benchmarks time kernels on the GPU (against cuBLAS, across commits, sweeps, Nsight Compute) and
     # record what they measured; the recorded results are read on a CPU through gpu.load_result.
-    "layoutlab.bench.ab_compare.main", "layoutlab.bench.gemm.main", "layoutlab.bench.gemm.bench_point",
-    "layoutlab.bench.hopper_ws_sweep.main", "layoutlab.bench.profile_kernels.main",
-    "layoutlab.bench.simt_ampere_sweep.ampere", "layoutlab.bench.simt_ampere_sweep.check",
-    "layoutlab.bench.simt_ampere_sweep.time_all", "layoutlab.bench.timeline.record_timeline",
+    "tools.ab_compare.main", "layoutlab.bench.gemm.main", "layoutlab.bench.gemm.bench_point",
+    "tools.hopper_ws_sweep.main", "tools.profile_kernels.main",
+    "tools.simt_ampere_sweep.ampere", "tools.simt_ampere_sweep.check",
+    "tools.simt_ampere_sweep.time_all", "layoutlab.bench.timeline.record_timeline",
     "layoutlab.bench.timeline.main", "layoutlab.bench.tour.live_record",
     # They wrap, check or launch on GPU arrays (CuPy / torch CUDA tensors); a host array is refused
     # (refuse_host_array's example shows the refusal).
@@ -90,8 +92,13 @@ DSL_ONLY = {"layoutlab.dsl.dsl_eval", "layoutlab.dsl.dsl_value", "layoutlab.dsl.
             "layoutlab.kernels.hopper_pingpong.compile_hopper_gemm_pingpong",
             "layoutlab.kernels.tma_copy.compile_tma_copy", "layoutlab.kernels.wgmma_tile.compile_wgmma_tile",
             "layoutlab.kernels.wgmma_tile.compile_report", "layoutlab.bench.tour.compile_tour",
-            "layoutlab.kernels._common.cutlass_dtype", "layoutlab.bench.ab_compare.module",
+            "layoutlab.kernels._common.cutlass_dtype", "tools.ab_compare.module",
             "layoutlab.kernels.tcgen05_tile.tcgen05_tile_class", "layoutlab.kernels.tcgen05_tile.tcgen05_tile_ptx"}
+
+
+# The lab scripts that were modules of the package until issue 28 moved them to tools/ (their examples still run).
+TOOL_MODULES = ["tools.ab_compare", "tools.algebra", "tools.hopper_ws_sweep", "tools.profile_kernels",
+                "tools.redraw", "tools.simt_ampere_sweep"]
 
 
 def _module_names():
@@ -99,7 +106,7 @@ def _module_names():
     for info in pkgutil.walk_packages(layoutlab.__path__, "layoutlab."):
         if info.name not in ENTRY_POINTS:
             names.append(info.name)
-    return sorted(names)
+    return sorted(names) + TOOL_MODULES
 
 
 MODULES = _module_names()
@@ -112,13 +119,18 @@ def _public_names(mod):
     return names
 
 
+def _qualified(mod):
+    """A module's name in these lists: ``tools.<name>`` for a lab script (loaded as ``tools_<name>``)."""
+    return "tools." + mod.__name__.partition("_")[2] if mod.__name__.startswith("tools_") else mod.__name__
+
+
 def _public_functions(mod):
     """{qualified name: object} of the public callables that ``mod`` itself defines."""
     out = {}
     for n in _public_names(mod):
         obj = vars(mod).get(n)                 # not getattr: a lazy module __getattr__ would load kernels
         if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == mod.__name__:
-            out[f"{mod.__name__}.{n}"] = obj
+            out[f"{_qualified(mod)}.{n}"] = obj
     return out
 
 
@@ -143,6 +155,10 @@ def _skipped_here(name):
 @lru_cache(maxsize=None)
 def _import(module_name):
     """The module, or None for a kernel module that needs the CuTe DSL where it is not installed."""
+    if module_name.startswith("tools."):
+        from tools_loader import load_tool
+
+        return load_tool(module_name.partition(".")[2])
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as err:
@@ -257,7 +273,7 @@ CHAPTER_LABELS = {"ch-layouts", "ch-algebra", "ch-tv", "ch-linear", "ch-swizzle"
 
 
 def _api_rows():
-    """(operation, [functions], module, [test files], chapter label or None) of every table row."""
+    """(operation, [functions], [modules], [test files], chapter label or None) of every table row."""
     rows = []
     for line in API_PAGE.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -266,23 +282,63 @@ def _api_rows():
         operation, functions, module, tests, chapter = cells
         label = re.fullmatch(r"\{ref\}`([\w-]+)`", chapter)
         assert label or chapter == "—", f"api.md: {operation}: chapter cell {chapter!r}"
-        rows.append((operation, re.findall(r"`([\w.]+)`", functions), module.strip("`"),
+        rows.append((operation, re.findall(r"`([\w.]+)`", functions), re.findall(r"`([\w.]+)`", module),
                      re.findall(r"`(tests/[\w.]+)`", tests), label.group(1) if label else None))
     return rows
+
+
+def _module_file(module):
+    base = Path(layoutlab.__file__).parent.joinpath(*module.split(".")[1:])
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
+@lru_cache(maxsize=None)
+def _top_level_definitions(module):
+    """The names a module's file defines (``def``, ``class``, assignment), read from its source: a kernel module is
+    checked without importing the CuTe DSL."""
+    path = _module_file(module)
+    if not path.exists():
+        return frozenset()
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign) and not isinstance(node.value, ast.Name):      # not an alias
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return frozenset(names)
+
+
+def _defining_modules(name):
+    root = Path(layoutlab.__file__).parent
+    mods = ["layoutlab." + ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+            for p in root.rglob("*.py") if "results" not in p.parts]
+    return [m for m in mods if name in _top_level_definitions(m)]
+
+
+def test_api_page_names_the_file_that_defines_each_function():
+    # The module column is the file that defines the function, not a module that re-exports it.
+    rows = _api_rows()
+    assert _defining_modules("composition") == ["layoutlab.cute.algebra"]
+    assert all(len(modules) == len({m for n in functions for m in _defining_modules(n)} & set(modules))
+               for _, functions, modules, _, _ in rows), "a module of api.md defines none of its row's functions"
 
 
 def test_api_page_rows_name_real_functions_tests_and_chapters():
     rows = _api_rows()
     assert len(rows) >= 80, f"api.md: only {len(rows)} rows parsed"
     repo, problems = API_PAGE.parents[1], []
-    for operation, functions, module, tests, chapter in rows:
-        if not (functions and tests):
-            problems.append(f"{operation}: a function and a test file are needed")
+    for operation, functions, modules, tests, chapter in rows:
+        if not (functions and tests and modules):
+            problems.append(f"{operation}: a function, its module and a test file are needed")
             continue
-        mod = importlib.import_module(module)
-        exists = (lambda n: n in mod.__all__) if module == "layoutlab.kernels" and not _have_dsl() else (
-            lambda n: callable(getattr(mod, n, None)))        # without the DSL a kernel cannot be loaded
-        problems += [f"{operation}: {module}.{name} does not exist" for name in functions if not exists(name)]
+        homes = {m: _top_level_definitions(m) for m in modules}
+        for name in functions:
+            where = [m for m in modules if name in homes[m]]
+            if not where:
+                problems.append(f"{operation}: {name} is defined in none of {', '.join(modules)} (the file that "
+                                f"defines it: {', '.join(_defining_modules(name)) or 'none'})")
+        problems += [f"{operation}: {m} defines none of {', '.join(functions)}" for m in modules
+                     if not set(functions) & homes[m]]
         for test in tests:
             path = repo / test
             if not path.exists():

@@ -10,9 +10,11 @@ import pytest
 
 from layoutlab import Layout
 from layoutlab.errors import LayoutError
-from layoutlab.gluon import (BlockedLayout, DotOperandLayout, NVMMADistributedLayout, NVMMASharedLayout,
+from layoutlab.linear.gluon import (BlockedLayout, DotOperandLayout, NVMMADistributedLayout, NVMMASharedLayout,
                              SliceLayout, SwizzledSharedLayout)
-from layoutlab.linear import LinearLayout, layout_conversion, tv_layout_to_linear_layout
+from layoutlab.linear.layout import LinearLayout
+from layoutlab.linear.conversion import layout_conversion
+from layoutlab.linear.cute import tv_layout_to_linear_layout
 
 pytest.importorskip("triton", reason="triton (Gluon's layout oracle) is not installed")
 pytestmark = [pytest.mark.triton, pytest.mark.xdist_group("triton_gluon")]
@@ -259,7 +261,7 @@ def test_bad_gluon_arguments():
 def test_nvmma_shared_is_the_cute_gmma_atom(width, bits, transposed):
     """Gluon's NVMMASharedLayout (offset -> coordinate) inverts CuTe's GMMA atom tiled over the same tile
     (coordinate -> byte address, the swizzle acting on bytes): the same shared memory, two notations."""
-    from layoutlab.swizzle import make_smem_layout_atom
+    from layoutlab.nvgpu.warpgroup import make_smem_layout_atom
     eb = bits // 8
     cont = width // eb                       # elements along the contiguous dim in one atom row
     kind = ("MN_SW" if transposed else "K_SW") + str(width)

@@ -1,4 +1,4 @@
-"""layoutlab.gmma: the wgmma shared-memory descriptor (encode/decode, canonical-layout check, refusals).
+"""layoutlab.nvgpu.gmma: the wgmma shared-memory descriptor (encode/decode, canonical-layout check, refusals).
 
 Ground truth here is the PTX ISA's own worked examples (§9.7.15.5.1.2.1.3, Canonical Layouts: exact layout
 -> encoded LBO/SBO) and the bit positions of §9.7.15.5.1.2.2; tests/test_gmma_dsl.py compares with what
@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from layoutlab import Layout, SmemLayoutAtomKind, make_smem_layout_atom
 from layoutlab.errors import LayoutError
-from layoutlab.gmma import (GmmaDescriptor, LayoutType, check_operand_major, decode_gmma_desc,
+from layoutlab.nvgpu.gmma import (GmmaDescriptor, LayoutType, check_operand_major, decode_gmma_desc,
                             gmma_canonical_layout, gmma_k_block_descs, make_gmma_desc, pattern_bytes, wgmma_k)
-from layoutlab.swizzle import ComposedLayout, Swizzle
+from layoutlab.cute.swizzle import ComposedLayout, Swizzle
 
 field14 = st.integers(0, (1 << 14) - 1)
 
@@ -164,7 +164,7 @@ def test_descriptor_reads_where_the_layout_wrote(kind, bits, base):
     counted from the pattern start by the base offset) lands on exactly the byte the swizzled tile layout put
     each element at, with the pattern starting at ``base`` (aligned or not)."""
     import numpy as np
-    from layoutlab.gmma import gmma_read_addresses
+    from layoutlab.nvgpu.gmma import gmma_read_addresses
     major = kind.split("_")[0]
     atom = make_smem_layout_atom(kind, bits)
     mn = 128 if major == "MN" else 64
@@ -200,7 +200,7 @@ def test_docstring_examples_run():
     import doctest
 
     import layoutlab
-    import layoutlab.gmma as mod
+    import layoutlab.nvgpu.gmma as mod
     res = doctest.testmod(mod, extraglobs=vars(layoutlab), optionflags=doctest.ELLIPSIS | doctest.IGNORE_EXCEPTION_DETAIL)
     assert res.failed == 0 and res.attempted >= 12
 

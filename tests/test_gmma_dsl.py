@@ -1,4 +1,4 @@
-"""Differential test: the wgmma descriptors layoutlab.gmma encodes equal those the CuTe DSL builds.
+"""Differential test: the wgmma descriptors layoutlab.nvgpu.gmma encodes equal those the CuTe DSL builds.
 
 The DSL 4.8.1 does not hand out the 64-bit descriptor on a CPU, so the minimal kernel
 (layoutlab.kernels.wgmma_tile) is compiled for sm_90a with every pair of shared-memory atom kinds (and a
@@ -19,7 +19,7 @@ import pytest
 
 from layoutlab import make_smem_layout_atom
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON
-from layoutlab.gmma import gmma_k_block_descs
+from layoutlab.nvgpu.gmma import gmma_k_block_descs
 
 pytestmark = [pytest.mark.dsl, pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)]
 
@@ -87,7 +87,7 @@ def test_dsl_is_silent_where_we_refuse():
     check_operand_major refuses each. If a DSL release starts refusing, this test says so."""
     from layoutlab.dsl import dsl_eval
     from layoutlab.errors import LayoutError
-    from layoutlab.gmma import check_operand_major
+    from layoutlab.nvgpu.gmma import check_operand_major
     setup = ("from cutlass import Float8E4M3FN, Float16, Float32, Int8, Int32\nW = cute.nvgpu.warpgroup\n"
              "OM = cute.nvgpu.OperandMajorMode\n")
     cases = [("W.MmaF8Op(Float8E4M3FN, Float8E4M3FN, Float32, (64,64,32), W.OperandSource.SMEM, OM.MN, OM.K)", ("e4m3", "MN", "smem")),

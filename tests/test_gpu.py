@@ -59,7 +59,7 @@ def test_gpu_is_detected_on_a_gpu_machine():
 
 def test_recorded_results_ship_in_the_wheel(tmp_path):
     """An installed wheel (no checkout around it) reads the same recorded results: the JSON records travel as
-    package data through the ``lib/layoutlab/_results`` link to ``results/``."""
+    package data (``lib/layoutlab/results``; the repository's ``results`` links there)."""
     import subprocess
     import sys
     import zipfile
@@ -74,16 +74,16 @@ def test_recorded_results_ship_in_the_wheel(tmp_path):
         shutil.copy(repo / name, src / name)
     shutil.copytree(repo / "lib", src / "lib", symlinks=True,
                     ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    shutil.copytree(repo / "results", src / "results", ignore=lambda d, names: [
-        n for n in names if not (n.endswith((".json", ".json.gz")) or (Path(d) / n).is_dir())])
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(src),
                             "-w", str(tmp_path / "dist")], capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-3000:]
     wheel, = (tmp_path / "dist").glob("layoutlab-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    recorded = sorted(p.name for p in (repo / "results").glob("*.json*"))
-    assert recorded and all(f"layoutlab/_results/{n}" in names for n in recorded)
-    assert not [n for n in names if n.startswith("layoutlab/_results/") and n.endswith(".py")]  # data only
+    recorded = sorted(p.name for p in (repo / "lib" / "layoutlab" / "results").glob("*.json*"))
+    assert recorded and all(f"layoutlab/results/{n}" in names for n in recorded)
+    assert not [n for n in names if n.startswith("layoutlab/results/") and n.endswith((".py", ".md"))]  # data only
+    assert not [n for n in names if n.endswith(".py") and "/bench/" in n and n.split("/")[-1] not in
+                ("__init__.py", "gemm.py", "timeline.py", "tour.py")]              # the lab stays in tools/
 
     site = tmp_path / "site"
     with zipfile.ZipFile(wheel) as z:

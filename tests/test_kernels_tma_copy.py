@@ -2,7 +2,7 @@
 the recorded H100 run (once it exists) and a live GPU run (`make gpu-test`).
 
 The PTX check counts ``cp.async.bulk.tensor`` instructions: the kernel unrolls one copy per TMA box per stage,
-so the count must equal ``len(tma_partition(atom, tile)) * stages`` from layoutlab.tma -- the model's box
+so the count must equal ``len(tma_partition(atom, tile)) * stages`` from layoutlab.nvgpu.tma -- the model's box
 derivation, checked against what the DSL emitted.
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 from layoutlab import gpu
 from layoutlab.probe import tma as probe
-from layoutlab.tma import tma_partition
+from layoutlab.nvgpu.tma import tma_partition
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = str(ROOT / "lib")
@@ -143,7 +143,7 @@ def test_compare_catches_a_wrong_byte():
 
 
 @pytest.mark.skipif(not RECORD.exists(), reason="no recording results/tma_probe_h100.json yet "
-                                                "(bash bench/tma_gpu_run.sh on an H100)")
+                                                "(bash tools/tma_gpu_run.sh on an H100)")
 def test_recorded_probe_matches_the_model():
     rec = json.loads(RECORD.read_text())
     assert {"gpu", "date", "versions"} <= set(rec) and "H100" in rec["gpu"]

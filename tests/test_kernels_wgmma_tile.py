@@ -97,7 +97,7 @@ def test_rs_ptx_reads_a_from_registers_after_the_fence(ptx):
 
 def test_recorded_h100_check():
     if not RECORD.exists():
-        pytest.skip("no H100 recording yet (bench/gmma_gpu_run.sh writes it)")
+        pytest.skip("no H100 recording yet (tools/gmma_gpu_run.sh writes it)")
     rec = json.loads(RECORD.read_text())
     assert {"gpu", "date", "versions"} <= rec.keys()
     checked, problems = check_record(rec)

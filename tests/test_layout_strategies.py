@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from layoutlab import Layout, flatten, is_tuple, make_ordered_layout, product
-from layoutlab.inttuple import unflatten
+from layoutlab.cute.inttuple import unflatten
 
 LEAVES = [1, 2, 2, 3, 4, 4, 5, 6, 8, 2, 3, 4]
 

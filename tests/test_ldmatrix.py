@@ -4,9 +4,9 @@ import pytest
 
 from layoutlab import LayoutError, Layout, make_layout, nvgpu
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
-from layoutlab.ldmatrix import operand_majorness, select_ldmatrix
-from layoutlab.swizzle import ComposedLayout, Swizzle
-from layoutlab.tiled import make_tiled_mma
+from layoutlab.nvgpu.ldmatrix import operand_majorness, select_ldmatrix
+from layoutlab.cute.swizzle import ComposedLayout, Swizzle
+from layoutlab.cute.tiled import make_tiled_mma
 
 ROW_MAJOR = lambda r, c: make_layout((r, c), stride=(c, 1))  # noqa: E731 - K contiguous: K-major
 COL_MAJOR = lambda r, c: make_layout((r, c))                  # noqa: E731 - M/N contiguous: MN-major
@@ -128,7 +128,7 @@ def test_row_addresses_must_be_16_byte_aligned(stride):
 def test_alignment_rule_agrees_with_the_row_addresses(layout, ok):
     """Accepted exactly when every row address of every x4 over the tile is a multiple of 16 bytes, as
     ldmatrix_row_addresses (the bank model's own walk over the layout) computes them."""
-    from layoutlab.banks import ldmatrix_row_addresses
+    from layoutlab.nvgpu.banks import ldmatrix_row_addresses
     tm = _mma(16, perm=(16, 16, 16))
     k_major = operand_majorness(layout)[0] == "K"
     addrs = [a for r0 in (0, 8) for c0 in (0, 8)

@@ -8,7 +8,7 @@ from layoutlab import Layout
 from layoutlab.errors import LayoutError
 from layoutlab.linear import (LinearLayout, cute_from_linear_layout, layout_conversion, linear_layout_from_cute,
                               rref_f2, swizzle_to_linear_layout, tv_layout_to_linear_layout)
-from layoutlab.swizzle import ComposedLayout, Swizzle
+from layoutlab.cute.swizzle import ComposedLayout, Swizzle
 
 
 @st.composite

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from layoutlab.errors import LayoutError
-from layoutlab.linear import LinearLayout
+from layoutlab.linear.layout import LinearLayout
 
 triton = pytest.importorskip("triton", reason="triton (the linear-layout oracle) is not installed")
 pytestmark = [pytest.mark.triton, pytest.mark.xdist_group("triton_ll")]

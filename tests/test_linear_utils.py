@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 from layoutlab.errors import LayoutError
 from layoutlab.linear import (ColumnAction, LinearLayout, divide_left, divide_right, factor_maximal_identity_prefix,
                               get_integer_strides, is_linear_layout_image_subset, rename_linear_layout_dims)
-from layoutlab.linear_utils import ensure_layout_not_smaller_than
-from layoutlab import linear_layout
+from layoutlab.linear.utils import ensure_layout_not_smaller_than
+from layoutlab.linear import layout as linear_layout
 
 IN_NAMES, OUT_NAMES = ["register", "lane", "warp"], ["dim0", "dim1"]
 SEEN = dict.fromkeys(["product", "factor_of_any_pair", "quotient", "no_quotient", "strides", "subset"], 0)

@@ -30,7 +30,7 @@ def _reasoned(cells, answer="x"):
 @pytest.mark.parametrize("cells", [
     ["x = select_ldmatrix(tm, 'A', s)"],
     ["import layoutlab", "x = layoutlab.select_ldmatrix(tm, 'A', s).name"],
-    ["from layoutlab.ldmatrix import select_ldmatrix as pick\nx = pick(tm, 'A', s)"],
+    ["from layoutlab.nvgpu.ldmatrix import select_ldmatrix as pick\nx = pick(tm, 'A', s)"],
     ["pick = select_ldmatrix", "y = 3", "x = pick(tm, 'A', s)"],                   # an alias made once
     ["def helper(a):\n    return select_ldmatrix(tm, a, s)", "x = helper('A')"],   # inside a function of its own
     ["tmp = []", "tmp.append(select_ldmatrix(tm, 'A', s))", "x = tmp[0]"],          # through a mutated list

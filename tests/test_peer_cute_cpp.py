@@ -51,7 +51,8 @@ from layoutlab import (
     slice_,
     weakly_congruent,
 )
-from layoutlab.inttuple import E, is_tuple
+from layoutlab.cute.basis import E
+from layoutlab.cute.inttuple import is_tuple
 
 L = Layout
 COUNTS: dict = {}

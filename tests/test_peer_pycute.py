@@ -33,7 +33,7 @@ from layoutlab import (
     tiled_product,
     zipped_product,
 )
-from layoutlab.inttuple import leaves
+from layoutlab.cute.inttuple import leaves
 
 CASES = []  # (group, id, check)
 

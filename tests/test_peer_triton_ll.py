@@ -16,7 +16,7 @@ prints the case and assertion counts in the oracle summary.
 import pytest
 
 from layoutlab.errors import LayoutError
-from layoutlab.gluon import BlockedLayout, DotOperandLayout, NVMMADistributedLayout, NVMMASharedLayout, SliceLayout
+from layoutlab.linear.gluon import BlockedLayout, DotOperandLayout, NVMMADistributedLayout, NVMMASharedLayout, SliceLayout
 from layoutlab.linear import (ColumnAction, IntegerStride, LinearLayout, divide_left, divide_right,
                               ensure_layout_not_smaller_than, factor_maximal_identity_prefix, get_basis_mask,
                               get_input_basis_mask, get_integer_strides, get_reps, is_linear_layout_image_subset,

@@ -16,14 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from layoutlab import gpu, probe
+from layoutlab import gpu
+from layoutlab.probe import atoms as probe
 from layoutlab.gpu import RESULTS_DIR
 
 RECORD = RESULTS_DIR / "atoms_probe_h100.json.gz"   # gzip: 1.7 MB of JSON, 0.6 MB packed
 
 
 # ------------------------------------------------------------------------------------------------------
-# A simulator of the probe kernels, from the PTX ISA's fragment descriptions (not from layoutlab.atoms)
+# A simulator of the probe kernels, from the PTX ISA's fragment descriptions (not from layoutlab.cute.atom)
 # ------------------------------------------------------------------------------------------------------
 
 def _f16(bits):

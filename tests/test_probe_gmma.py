@@ -81,7 +81,7 @@ def test_compare_flags_a_broken_claim(all_cases):
 
 def test_recorded_h100_probe():
     if not RECORD.exists():
-        pytest.skip("no H100 recording yet (bench/gmma_gpu_run.sh writes it)")
+        pytest.skip("no H100 recording yet (tools/gmma_gpu_run.sh writes it)")
     rec = json.loads(RECORD.read_text())
     assert {"gpu", "date", "versions"} <= rec.keys()
     res = probe.compare(rec)
@@ -115,9 +115,10 @@ class _PtxModelModule:
     """The probe kernels executed by the PTX ISA's reading of a descriptor (gmma_read_addresses)."""
 
     def get_function(self, name):
-        from layoutlab.atoms import WarpgroupMmaF16BF16Op, make_mma_atom
-        from layoutlab.gmma import gmma_read_addresses
-        from layoutlab.probe import _tv_table
+        from layoutlab.nvgpu.warpgroup import WarpgroupMmaF16BF16Op
+        from layoutlab.cute.atom import make_mma_atom
+        from layoutlab.nvgpu.gmma import gmma_read_addresses
+        from layoutlab.probe.atoms import _tv_table
         ta, tb = int(name[-4]), int(name[-1])
         c_tab = _tv_table(make_mma_atom(WarpgroupMmaF16BF16Op("f16", "f32", (64, probe.N, 16))).layout_c_tv,
                           128, probe.N // 2)

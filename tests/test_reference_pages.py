@@ -9,9 +9,9 @@ import pytest
 from layoutlab import (Layout, LayoutError, Swizzle, coalesce, complement, composition, cosize, local_tile,
                        logical_divide, make_identity_tensor, make_mma_atom, make_smem_layout_atom, nvgpu, size)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
-from layoutlab.gmma import decode_gmma_desc, gmma_k_block_descs
-from layoutlab.linear import linear_layout_from_cute, swizzle_to_linear_layout
-from layoutlab.tma import encode_tiled
+from layoutlab.nvgpu.gmma import decode_gmma_desc, gmma_k_block_descs
+from layoutlab.linear.cute import linear_layout_from_cute, swizzle_to_linear_layout
+from layoutlab.nvgpu.tma import encode_tiled
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"

@@ -8,9 +8,9 @@ from hypothesis import given, settings, strategies as st
 from layoutlab import Layout, make_layout
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.errors import LayoutError
-from layoutlab.linear import linear_layout_from_cute, swizzle_to_linear_layout
-from layoutlab.swizzle import (ComposedLayout, SmemLayoutAtomKind, Swizzle, get_smem_layout_atom,
-                               make_composed_layout, make_smem_layout_atom, make_swizzle)
+from layoutlab.linear.cute import linear_layout_from_cute, swizzle_to_linear_layout
+from layoutlab.cute.swizzle import ComposedLayout, Swizzle, make_composed_layout, make_swizzle
+from layoutlab.nvgpu.warpgroup import SmemLayoutAtomKind, get_smem_layout_atom, make_smem_layout_atom
 
 needs_dsl = pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)
 

@@ -19,7 +19,7 @@ from layoutlab import (
     make_tensor,
 )
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
-from layoutlab.tensor import get_flat_coord
+from layoutlab.cute.tensor import get_flat_coord
 
 
 def test_array_engine_reads_and_writes_through_the_layout():

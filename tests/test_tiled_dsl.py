@@ -11,7 +11,7 @@ import pytest
 from layoutlab import (CopyG2SOp, CopyUniversalOp, LayoutError, make_copy_atom, make_identity_layout, make_layout,
                        make_identity_tensor, nvgpu)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
-from layoutlab.tiled import (make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_tv,
+from layoutlab.cute.tiled import (make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_tv,
                              make_tiled_mma)
 
 SETUP = """

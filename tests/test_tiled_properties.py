@@ -10,9 +10,10 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from layoutlab import atoms, make_layout, nvgpu
-from layoutlab.ldmatrix import select_ldmatrix
-from layoutlab.tiled import make_tiled_mma
+from layoutlab import make_layout, nvgpu
+import layoutlab as atoms
+from layoutlab.nvgpu.ldmatrix import select_ldmatrix
+from layoutlab.cute.tiled import make_tiled_mma
 
 WARP_OPS = [lambda: nvgpu.warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)),
             lambda: nvgpu.warp.MmaF16BF16Op("f16", "f16", (16, 8, 8)),

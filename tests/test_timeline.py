@@ -1,5 +1,5 @@
-"""The measured pipeline timeline of the Hopper GEMMs (``config.timeline``, layoutlab.bench.timeline,
-viz.draw_pipeline_timeline).
+"""The measured pipeline timeline of the Hopper GEMMs (``config.timeline``, layoutlab.kernels.timeline and
+layoutlab.bench.timeline, viz.draw_pipeline_timeline).
 
 CI (no GPU): both kernels compile for sm_90a with the option on and off; the option-off PTX has no timer
 read and is byte-identical to the PTX of the kernel files before the option existed (git); the option-on
@@ -257,7 +257,7 @@ def simulate(kernel="gemm_hopper_ws", k_tiles=6, stages=4, ctas=2, tiles=2, cons
 
 
 def _decode(kernel="gemm_hopper_ws", **kw):
-    from layoutlab.bench.timeline import decode_timeline
+    from layoutlab.kernels.timeline import decode_timeline
     truth, raw, cfg, k = simulate(kernel, **kw)
     events, clock = decode_timeline(raw, kernel, cfg, k)
     return truth, events, clock, cfg, k
@@ -288,7 +288,7 @@ def test_decode_recovers_every_event_and_time_with_a_fine_timer():
 
 def _coarse(k_tiles=40, tiles=3, step_ns=1000, **kw):
     """The model recorded with a %globaltimer that advances in ``step_ns`` steps: (truth, record)."""
-    from layoutlab.bench.timeline import decode_timeline
+    from layoutlab.kernels.timeline import decode_timeline
     truth, raw, cfg, k = simulate(k_tiles=k_tiles, tiles=tiles, **kw)
     raw[..., 0] = np.where(raw[..., 2] >= 0, raw[..., 0] // step_ns * step_ns, -1)
     events, clock = decode_timeline(raw, "gemm_hopper_ws", cfg, k)
@@ -297,7 +297,7 @@ def _coarse(k_tiles=40, tiles=3, step_ns=1000, **kw):
 
 
 def test_decode_keeps_a_coarse_timer_raw_and_fits_the_cycles():
-    from layoutlab.bench.timeline import event_times, timer_step_ns
+    from layoutlab.kernels.timeline import event_times, timer_step_ns
     truth, rec = _coarse()                                 # ~54 us per CTA: ~54 timer steps to fit
     clock = rec["clock"]
     assert clock["source"] == "globaltimer" and clock["globaltimer_step_ns"] == 1000
@@ -316,7 +316,7 @@ def test_decode_keeps_a_coarse_timer_raw_and_fits_the_cycles():
 
 
 def test_decode_refuses_a_slot_with_the_wrong_description():
-    from layoutlab.bench.timeline import decode_timeline
+    from layoutlab.kernels.timeline import decode_timeline
     _, raw, cfg, k = simulate()
     raw[1, 2, 0, 4 * 3 + 1, 2] = EV["mma_start"]           # a load_arrive slot claiming mma_start
     with pytest.raises(LayoutError, match="slot 13 of CTA 1, role consumer 1, tile 0 .*load_arrive of k-tile 3"):
@@ -329,7 +329,7 @@ def test_decode_refuses_a_slot_with_the_wrong_description():
 
 @pytest.mark.parametrize("kernel", ["gemm_hopper_ws", "gemm_hopper"])
 def test_validate_accepts_the_model_and_counts_its_checks(kernel):
-    from layoutlab.bench.timeline import validate_timeline
+    from layoutlab.kernels.timeline import validate_timeline
     tiles = 2 if kernel == "gemm_hopper_ws" else 1
     _, rec = _record(kernel, tiles=tiles, k_tiles=6)
     counts = validate_timeline(rec)
@@ -353,7 +353,7 @@ def _mutated(changes, kernel="gemm_hopper_ws"):
 
 
 def test_validate_names_what_breaks_the_pipeline_rules():
-    from layoutlab.bench.timeline import validate_timeline
+    from layoutlab.kernels.timeline import validate_timeline
     _, rec = _record()
     t = {(e["cta"], e["role"], e["tile"], e["event"], e["k_tile"]): e["t_ns"] for e in rec["events"]}
     # MMAs issued before the data arrived
@@ -386,7 +386,7 @@ def test_validate_names_what_breaks_the_pipeline_rules():
 
 
 def test_summary_recovers_the_model_parameters():
-    from layoutlab.bench.timeline import format_summary, summarize_timeline
+    from layoutlab.kernels.timeline import format_summary, summarize_timeline
     # MMA-bound: loads are fast, the tensor cores set the pace (one k-tile per mma_ns)
     _, rec = _record(k_tiles=12, load_ns=300, mma_ns=700, tiles=2)
     s = summarize_timeline(rec)
@@ -410,7 +410,7 @@ def test_summary_recovers_the_model_parameters():
 def test_periods_come_from_the_cycles_when_the_timer_is_coarse():
     """With a 1-us %globaltimer the k-tile period is read from %clock64 (model: 700 ns at 1.755 GHz = 1228.5
     cycles) and converted with the fitted ns_per_cycle, not rounded to the timer's steps."""
-    from layoutlab.bench.timeline import event_times, summarize_timeline
+    from layoutlab.kernels.timeline import event_times, summarize_timeline
     _, rec = _coarse(k_tiles=40, tiles=2, load_ns=300, mma_ns=700)
     s = summarize_timeline(rec)["roles"]["consumer 0"]
     assert abs(s["k_tile_period_cycles"] - 700 * 1.755) <= 1
@@ -512,7 +512,7 @@ def test_gantt_refuses_bad_selections():
 
 
 # ---------------------------------------------------------------------------------------------------
-# CI: the recorded H100 run (results/gemm_timeline_h100.json, written by bench/gemm_timeline_gpu_run.sh)
+# CI: the recorded H100 run (results/gemm_timeline_h100.json, written by tools/gemm_timeline_gpu_run.sh)
 # ---------------------------------------------------------------------------------------------------
 
 def _recorded():
@@ -520,12 +520,12 @@ def _recorded():
     try:
         return gpu.load_result("gemm_timeline_h100")
     except FileNotFoundError:
-        pytest.skip("no H100 recording yet: run `bash bench/gemm_timeline_gpu_run.sh` on an H100 "
+        pytest.skip("no H100 recording yet: run `bash tools/gemm_timeline_gpu_run.sh` on an H100 "
                     "(it writes results/gemm_timeline_h100.json)")
 
 
 def test_recorded_timeline_is_valid_and_drawable():
-    from layoutlab.bench.timeline import summarize_timeline, validate_timeline
+    from layoutlab.kernels.timeline import summarize_timeline, validate_timeline
     rec = _recorded()
     assert "H100" in rec["gpu"] and rec["date"] and rec["versions"]["nvidia-cutlass-dsl"]
     assert all(c["ok"] and c["identical_to_uninstrumented"] and c["rel_err_vs_float64"] < 1e-2
@@ -547,7 +547,7 @@ def test_recorded_timeline_is_valid_and_drawable():
 def test_recorded_timer_resolution_clock_fit_and_periods():
     """What chapter 9 says about the recorded file: every t_ns is a raw %globaltimer reading (a multiple of its
     256-ns step); the cycle counter agrees with it to half a step; the k-tile periods are read from the cycles."""
-    from layoutlab.bench.timeline import clock_fit, event_times, summarize_timeline, timer_step_ns
+    from layoutlab.kernels.timeline import clock_fit, event_times, summarize_timeline, timer_step_ns
     rec = _recorded()
     for r in rec["records"]:
         step = timer_step_ns(r)
@@ -575,7 +575,8 @@ def test_recorded_timer_resolution_clock_fit_and_periods():
 @pytest.mark.parametrize("kernel", ["gemm_hopper_ws", "gemm_hopper"])
 def test_live_timeline_is_complete_and_valid(kernel):
     from layoutlab import gpu
-    from layoutlab.bench.timeline import record_timeline, validate_timeline
+    from layoutlab.bench.timeline import record_timeline
+    from layoutlab.kernels.timeline import validate_timeline
     if not gpu.is_hopper():
         pytest.skip("needs an sm_90 GPU (wgmma, TMA)")
     m, n, k = 1024, 1024, 1024                 # 32 tiles: every recorded CTA computes at least one

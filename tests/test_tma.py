@@ -1,4 +1,4 @@
-"""layoutlab.tma: the cuTensorMapEncodeTiled rules, TMA byte placement, the CuTe view, mbarrier and cp.async.
+"""layoutlab.nvgpu.tma: the cuTensorMapEncodeTiled rules, TMA byte placement, the CuTe view, mbarrier and cp.async.
 
 The placement model is checked two independent ways: (1) every byte of a box is written exactly once and
 un-swizzling the addresses gives the dense box order; (2) for tiles built by make_tiled_tma_atom, the bytes the
@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from layoutlab import (Layout, LayoutError, SmemLayoutAtomKind, Swizzle, make_composed_layout,
                        make_smem_layout_atom, make_swizzle)
-from layoutlab import tma
-from layoutlab.tma import (MBarrier, box_placement, cp_async_copy, cp_async_plan, cp_async_wait_group, encode_tiled,
-                           make_tiled_tma_atom, mbarrier_try_wait, multicast_slices, smem_alignment,
-                           swizzle_mode_of, tile_placement, tma_partition, tma_swizzle)
+from layoutlab.nvgpu import tma
+from layoutlab.nvgpu.cpasync import MBarrier, cp_async_copy, cp_async_plan, cp_async_wait_group, mbarrier_try_wait
+from layoutlab.nvgpu.tma import (box_placement, encode_tiled, make_tiled_tma_atom, multicast_slices, smem_alignment,
+                                 swizzle_mode_of, tile_placement, tma_partition, tma_swizzle)
 
 
 def test_doctests():

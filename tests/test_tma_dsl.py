@@ -1,4 +1,4 @@
-"""layoutlab.tma against the CuTe DSL (CUTE_DSL_ARCH=sm_90a, no GPU): ``cpasync.make_tiled_tma_atom``.
+"""layoutlab.nvgpu.tma against the CuTe DSL (CUTE_DSL_ARCH=sm_90a, no GPU): ``cpasync.make_tiled_tma_atom``.
 
 For each case (a global tensor, a (swizzled, possibly staged) shared-memory layout and a CTA tile) the DSL
 traces ``make_tiled_tma_atom`` and we compare what it encodes and prints: the atom type's ``tma_gbasis``
@@ -16,7 +16,7 @@ import pytest
 from layoutlab import (Layout, LayoutError, SmemLayoutAtomKind, make_composed_layout, make_smem_layout_atom,
                        make_swizzle)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
-from layoutlab.tma import TMA_DSL_SETUP, make_tiled_tma_atom
+from layoutlab.nvgpu.tma import TMA_DSL_SETUP, make_tiled_tma_atom
 
 pytestmark = [pytest.mark.dsl, pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)]
 

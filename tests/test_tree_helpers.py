@@ -1,4 +1,4 @@
-"""The tree helpers of ``layoutlab.inttuple`` (leaves, leaf_paths, zip_leaves, transform_leaf, zip_profile,
+"""The tree helpers of ``layoutlab.cute.inttuple`` (leaves, leaf_paths, zip_leaves, transform_leaf, zip_profile,
 none_to_zero, format_tree): properties on random nested tuples, plus the refusals."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from layoutlab import LayoutError, ScaledBasis, congruent, flatten, format_int_tuple, weakly_congruent
-from layoutlab.inttuple import (format_tree, leaf_paths, leaves, none_to_zero, transform_leaf, unflatten,
+from layoutlab.cute.inttuple import (format_tree, leaf_paths, leaves, none_to_zero, transform_leaf, unflatten,
                                 zip_leaves, zip_profile)
 
 ints = st.integers(-40, 40)

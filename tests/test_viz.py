@@ -194,7 +194,7 @@ def test_tv_owners_invert_random_bijections(perm_seed, shape):
 # ------------------------------------------------------------------ swizzles and banks
 
 def test_draw_swizzle_banks_follow_the_xor():
-    from layoutlab.swizzle import Swizzle
+    from layoutlab.cute.swizzle import Swizzle
     fig = viz.draw_swizzle(Swizzle(3, 3, 3), element_bytes=2, labels=True)
     logical, physical = fig.axes
     texts = cell_texts(logical)
@@ -210,7 +210,7 @@ def test_draw_swizzle_banks_follow_the_xor():
 
 
 def test_draw_swizzle_composed_equals_bare_swizzle():
-    from layoutlab.swizzle import ComposedLayout, Swizzle
+    from layoutlab.cute.swizzle import ComposedLayout, Swizzle
     # A composed (smem) layout's swizzle acts on byte addresses, a bare one on element offsets: with 4-byte
     # elements, byte-level Sw<2,4,3> is element-level Sw<2,2,3> (two more low bits: the byte in the element).
     composed = ComposedLayout(Swizzle(2, 4, 3), 0, Layout((4, 32), (32, 1)))
@@ -222,7 +222,7 @@ def test_draw_swizzle_composed_equals_bare_swizzle():
 
 
 def test_bank_map_ldmatrix_phase_conflicts():
-    from layoutlab.swizzle import Swizzle
+    from layoutlab.cute.swizzle import Swizzle
     rows = [(t, 0) for t in range(8)]
     plain = viz.draw_bank_map(parse_layout("(8,64):(64,1)"), 2, rows, access_bytes=16)
     assert plain.bank_summary == {"wavefronts": 8, "ideal": 1, "worst_ways": 8}
@@ -250,7 +250,7 @@ def test_bank_map_has_a_legend_for_its_thread_colours_and_conflicts():
 # ------------------------------------------------------------------ F2 matrices
 
 def test_f2_matrix_labels_and_bits():
-    from layoutlab.linear import LinearLayout
+    from layoutlab.linear.layout import LinearLayout
     bases = [("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ("warp", [[8, 0]])]
     ll = LinearLayout.from_bases(bases, ["dim0", "dim1"])
     fig = viz.draw_f2_matrix(ll)
@@ -276,7 +276,8 @@ def test_f2_matrix_from_numpy_and_errors():
 # ------------------------------------------------------------------ tiled MMA, tiled copy, GEMM tiling
 
 def test_tiled_mma_panels_match_ptx_fragments():
-    from layoutlab.atoms import MmaF16BF16Op, make_mma_atom
+    from layoutlab.nvgpu.warp import MmaF16BF16Op
+    from layoutlab.cute.atom import make_mma_atom
     atom = make_mma_atom(MmaF16BF16Op("f16", "f32", (16, 8, 16)))
     fig = viz.draw_tiled_mma(atom)
     b_ax, a_ax, c_ax = fig.axes
@@ -380,7 +381,8 @@ def test_pictures_match_cute_dsl_print_latex():
 def test_linear_layout_drawn_as_tv_matches_cute_tv_layout():
     """Seed 001's blocked layout as a LinearLayout and as the CuTe TV layout ((8,4,2),(2,2)):((32,2,8),(16,1))
     give the same picture; so do TV layouts converted by linear.tv_layout_to_linear_layout."""
-    from layoutlab.linear import LinearLayout, tv_layout_to_linear_layout
+    from layoutlab.linear.layout import LinearLayout
+    from layoutlab.linear.cute import tv_layout_to_linear_layout
     blocked = LinearLayout.from_bases(
         [("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ("warp", [[8, 0]])],
         ["dim0", "dim1"])

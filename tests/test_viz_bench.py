@@ -5,7 +5,9 @@ import time
 
 import pytest
 
-from layoutlab.bench import redraw
+from tools_loader import load_tool
+
+redraw = load_tool("redraw")
 
 
 def test_redraw_128x256_under_150ms_cpu():

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from layoutlab import Layout, encode_tiled, parse_layout, viz
-from layoutlab.swizzle import Swizzle
+from layoutlab.cute.swizzle import Swizzle
 
 ROOT = Path(__file__).resolve().parents[1]
 NS = "{http://www.w3.org/2000/svg}"
@@ -18,8 +18,9 @@ NS = "{http://www.w3.org/2000/svg}"
 
 def _pictures():
     from layoutlab import MBarrier  # noqa: F401  (the plots are not SVG pictures)
-    from layoutlab.atoms import LdMatrix8x8x16bOp, MmaF16BF16Op, StMatrix8x8x16bOp, make_mma_atom
-    from layoutlab.linear import LinearLayout
+    from layoutlab.nvgpu.warp import LdMatrix8x8x16bOp, MmaF16BF16Op, StMatrix8x8x16bOp
+    from layoutlab.cute.atom import make_mma_atom
+    from layoutlab.linear.layout import LinearLayout
     blocked = LinearLayout.from_bases(
         [("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ("warp", [[8, 0]])],
         ["dim0", "dim1"])
@@ -166,7 +167,7 @@ def test_pictures_draw_without_numpy_and_matplotlib():
     they cannot."""
     body = _BLOCK + """
 from layoutlab import Layout, parse_layout, viz
-from layoutlab.swizzle import Swizzle
+from layoutlab.cute.swizzle import Swizzle
 assert Layout((2, 3), (3, 1)).table() == (0, 3, 1, 4, 2, 5)
 svgs = [viz.draw_layout("(4,8):(8,1)").to_svg(),
         viz.draw_tv_legend(parse_layout("((4,8),(2,2)):((32,1),(16,8))"), (16, 8)).to_svg(),

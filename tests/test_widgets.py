@@ -4,7 +4,7 @@ import ipywidgets as w
 import pytest
 
 from layoutlab import LayoutError, widgets as W
-from layoutlab.inttuple import idx2crd
+from layoutlab.cute.inttuple import idx2crd
 
 
 def test_layout_explorer_click_and_errors():
@@ -137,7 +137,7 @@ def test_static_swizzle_and_tv_frames_differ():
 
 
 def test_linear_layout_explorer_toggle_compose_invert():
-    from layoutlab.linear import LinearLayout
+    from layoutlab.linear.layout import LinearLayout
     a = LinearLayout.from_bases([("lane", [[1, 0], [2, 0], [0, 1]])], ["dim0", "dim1"])
     b = LinearLayout.from_bases([("lane", [[0, 1], [1, 0], [2, 0]])], ["dim0", "dim1"])
     ex = W.LinearLayoutExplorer(a, b)
@@ -183,7 +183,7 @@ def test_ldmatrix_explorer_choices_and_errors():
 
 
 def test_linear_layout_explorer_shows_distributed_layout_on_its_tile():
-    from layoutlab.linear import LinearLayout
+    from layoutlab.linear.layout import LinearLayout
     blocked = LinearLayout.from_bases(
         [("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ("warp", [[8, 0]])],
         ["dim0", "dim1"])
@@ -210,7 +210,7 @@ def _site_notes(box):
 def test_kernel_only_controls_carry_a_note_for_the_static_site():
     """The text box and the bit toggles need a kernel: each explorer carries the site-only note with the link
     that opens the chapter live in JupyterLite; the explorers that work from precomputed frames carry none."""
-    from layoutlab.linear import LinearLayout
+    from layoutlab.linear.layout import LinearLayout
     for box in (W.LayoutExplorer("(4,8):(8,1)"),
                 W.LinearLayoutExplorer(LinearLayout.from_bases([("lane", [[1], [2]])], ["dim0"]))):
         notes = _site_notes(box)
@@ -221,7 +221,7 @@ def test_kernel_only_controls_carry_a_note_for_the_static_site():
 
 
 def test_linear_layout_explorer_pictures_wrap_instead_of_clipping():
-    from layoutlab.linear import LinearLayout
+    from layoutlab.linear.layout import LinearLayout
     ex = W.LinearLayoutExplorer(LinearLayout.from_bases(
         [("register", [[0, 1], [1, 0]]), ("lane", [[0, 2], [0, 4], [0, 8], [2, 0], [4, 0]]), ("warp", [[8, 0]])],
         ["dim0", "dim1"]))

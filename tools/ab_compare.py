@@ -1,7 +1,7 @@
 """Same-run A/B timing of kernel variants against cuBLAS, on the GPU machine.
 
-    python -m layoutlab.bench.ab_compare OUT.json [ROUNDS]
-    python -m layoutlab.bench.ab_compare --extract COMMIT [OLD_DIR]   # here, where the git history is
+    python tools/ab_compare.py OUT.json [ROUNDS]
+    python tools/ab_compare.py --extract COMMIT [OLD_DIR]   # here, where the git history is
 
 ``CASES``: (label, module, commit or "new", launcher kwargs, dtype, (M, N, K), layout). A commit's package, extracted
 into ``$OLD_DIR/<commit>/`` (default ``.device/``), is imported as ``layoutlab_<commit>``, so every ratio comes from
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[1]
 
 #: Run 14's list (entry 20 of results/simt_ampere_notes.md).
 CASES = [("sgemm_fast", "sgemm_fast", "new", {}, "float32", shape, lay)
@@ -54,7 +54,7 @@ def module(name, commit, old_dir=None):
     >>> module("sgemm_fast", "0000000", "/nonexistent")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: no extracted package at /nonexistent/0000000/lib/layoutlab: run `python -m layoutlab.bench.ab_compare --extract 0000000` where the git history is
+    FileNotFoundError: no extracted package at /nonexistent/0000000/lib/layoutlab: run `python tools/ab_compare.py --extract 0000000` where the git history is
     """
     if commit == "new":
         from layoutlab.kernels import kernel_module
@@ -63,7 +63,7 @@ def module(name, commit, old_dir=None):
     if package not in sys.modules:
         root = _old_dir(old_dir) / commit / "lib" / "layoutlab"
         if not (root / "__init__.py").is_file():
-            raise FileNotFoundError(f"no extracted package at {root}: run `python -m layoutlab.bench.ab_compare "
+            raise FileNotFoundError(f"no extracted package at {root}: run `python tools/ab_compare.py "
                                     f"--extract {commit}` where the git history is")
         spec = importlib.util.spec_from_file_location(package, root / "__init__.py",
                                                       submodule_search_locations=[str(root)])

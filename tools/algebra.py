@@ -1,6 +1,6 @@
 """Speed of the layout algebra: median microseconds per operation, and the offset table of 2^20 elements.
 
-``python -m layoutlab.bench`` calls :func:`main`. "Cold" clears the memo caches before every call, "warm" repeats it.
+``python tools/bench_cpu.py`` calls :func:`main`. "Cold" clears the memo caches before every call, "warm" repeats it.
 """
 
 import statistics
@@ -39,7 +39,8 @@ CASES = {
 
 
 def _clear_caches():
-    from layoutlab import algebra, layout
+    from layoutlab.cute import algebra
+    from layoutlab.cute import layout
 
     for f in (algebra._coalesce, algebra._compose_layouts, algebra._complement, layout._table):
         f.cache_clear()

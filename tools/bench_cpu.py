@@ -1,6 +1,7 @@
-"""``python -m layoutlab.bench``: algebra speed and widget redraw time on this CPU."""
+"""``python tools/bench_cpu.py``: algebra speed and widget redraw time on this CPU."""
 
-from . import algebra, redraw
+import algebra
+import redraw
 
 for section, module in (("algebra", algebra), ("redraw", redraw)):
     print(f"== {section} ==")

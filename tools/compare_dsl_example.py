@@ -1,10 +1,10 @@
 """Time a CuTe DSL example's GEMM kernel beside ours (``gemm_hopper_ws`` unless ``--ours`` names others) and
 cuBLAS: one process, same data.
 
-    python bench/compare_dsl_example.py PATH/dense_gemm_persistent.py [--ours gemm_hopper_pingpong,gemm_hopper_ws] \\
+    python tools/compare_dsl_example.py PATH/dense_gemm_persistent.py [--ours gemm_hopper_pingpong,gemm_hopper_ws] \\
         [--shapes 8192x8192x8192,4096x4096x4096] [--dtypes float16,bfloat16] \\
         [--tile 128,256] [--cluster 2,1] [--swizzle 1] [--rounds 5] [--seconds 1.0] [--json OUT.json]
-    python bench/compare_dsl_example.py PATH/dense_gemm_persistent.py --profile   # one launch each, for ncu
+    python tools/compare_dsl_example.py PATH/dense_gemm_persistent.py --profile   # one launch each, for ncu
 
 The example is the user's own file (NVIDIA/cutlass ``examples/python/CuTeDSL/hopper/``): it is imported as a
 module from that path, its kernel class is built and compiled with ``cute.compile`` on the shapes asked for,

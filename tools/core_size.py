@@ -1,6 +1,6 @@
 """Size of ``layoutlab``'s core, the measure of issue 18 ("the line count of the core drops measurably").
 
-    python bench/core_size.py [REV ...] [--issue-core] [-v]      # no REV: the working tree
+    python tools/core_size.py [REV ...] [--issue-core] [-v]      # no REV: the working tree
 
 Core is ``lib/layoutlab`` without ``kernels/``, ``viz/``, ``widgets/`` (the issue's exclusions) and, unless
 ``--issue-core``, also without the GPU run scripts ``bench/`` and ``probe/``. Four counts per revision:
@@ -15,7 +15,7 @@ import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SKIP = {"kernels", "viz", "widgets", "_results"}    # a package or, before the split, a module of that name
+SKIP = {"kernels", "viz", "widgets", "_results", "results"}    # a package (or, before the split, a module), data
 SCRIPTS = {"bench", "probe"}
 
 
@@ -52,9 +52,9 @@ def measure(src):
     return {"phys": src.count("\n"), "code": len(code), "tokens": tokens, "doc": len(doc)}
 
 
-def core_size(rev=None, issue_core=False):
-    """Per-module counts of the core at ``rev`` (None: the working tree)."""
-    skip = SKIP if issue_core else SKIP | SCRIPTS
+def core_size(rev=None, issue_core=False, everything=False):
+    """Per-module counts of the core at ``rev`` (None: the working tree); ``everything``: of every module."""
+    skip = {"_results", "results"} if everything else SKIP if issue_core else SKIP | SCRIPTS
     return {name: measure(src) for name, src in sources(rev) if name.split("/")[0].removesuffix(".py") not in skip}
 
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # One device call for the Hopper GEMMs: environment, correctness tests, compute-sanitizer, benchmark.
-# Usage (on the GPU machine, repo root): bash bench/gemm_gpu_run.sh [env|smoke|tests|alltests|sanitize|dsl|ncu|sweep|bench]...
+# Usage (on the GPU machine, repo root): bash tools/gemm_gpu_run.sh [env|smoke|tests|alltests|sanitize|dsl|ncu|sweep|bench]...
 # Set CLOCKS=1 to sample SM clock and power every 200 ms into $OUT/clocks.csv while the steps run.
-# dsl/ncu: bench/compare_dsl_example.py on $DSL_EXAMPLE (default .device/dsl_examples/dense_gemm_persistent.py,
+# dsl/ncu: tools/compare_dsl_example.py on $DSL_EXAMPLE (default .device/dsl_examples/dense_gemm_persistent.py,
 # a copy of the user's NVIDIA/cutlass example in the git-ignored .device/, carried to the device).
 # Logs and JSON go to $OUT (or /tmp/out).
 source "$(dirname "$0")/gpu_env.sh"   # $OUT, the DSL tarball, PYTHONPATH
@@ -60,7 +60,7 @@ PY
       ;;
     dsl)   # issue 19: the CuTe DSL example (a file outside the repository's tracked tree) beside ours and cuBLAS
       stamp "dsl example comparison"
-      timeout ${DSL_TIMEOUT:-240} python3 bench/compare_dsl_example.py "${DSL_EXAMPLE:-.device/dsl_examples/dense_gemm_persistent.py}" \
+      timeout ${DSL_TIMEOUT:-240} python3 tools/compare_dsl_example.py "${DSL_EXAMPLE:-.device/dsl_examples/dense_gemm_persistent.py}" \
         ${DSL_ARGS:-} --json "$OUT/dsl_compare.json" 2>&1 | tee "$OUT/dsl_compare.log" | tail -12
       ;;
     ncu)   # one launch of ours and of the example (fp16 8192^3 unless NCU_ARGS says otherwise), clocks as found
@@ -68,14 +68,14 @@ PY
       timeout ${NCU_TIMEOUT:-200} ncu --clock-control none --profile-from-start off --target-processes all \
         --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
         --section LaunchStats --section Occupancy ${NCU_SECTIONS:-} \
-        python3 bench/compare_dsl_example.py "${DSL_EXAMPLE:-.device/dsl_examples/dense_gemm_persistent.py}" --profile \
+        python3 tools/compare_dsl_example.py "${DSL_EXAMPLE:-.device/dsl_examples/dense_gemm_persistent.py}" --profile \
         ${NCU_ARGS:---shapes 8192x8192x8192 --dtypes float16} > "$OUT/ncu_ours_vs_example.txt" 2>&1
       echo "ncu rc $?" >> "$OUT/ncu_ours_vs_example.txt"
       grep -E "profiling|Kernel|Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|No Eligible|Registers Per|Stall|Warp Cycles Per Issued|Grid Size|Cluster|ncu rc" "$OUT/ncu_ours_vs_example.txt" | head -60
       ;;
-    sweep)   # gemm_hopper_ws schedule/staging sweep (layoutlab.bench.hopper_ws_sweep), SWEEP_ROUNDS rounds
+    sweep)   # gemm_hopper_ws schedule/staging sweep (tools/hopper_ws_sweep.py), SWEEP_ROUNDS rounds
       stamp sweep
-      timeout ${SWEEP_TIMEOUT:-300} python3 -m layoutlab.bench.hopper_ws_sweep "$OUT/hopper_ws_sweep.json" ${SWEEP_ROUNDS:-3} 2>&1 | tee "$OUT/sweep.log" | grep -v "^compiled" | tail -30
+      timeout ${SWEEP_TIMEOUT:-300} python3 tools/hopper_ws_sweep.py "$OUT/hopper_ws_sweep.json" ${SWEEP_ROUNDS:-3} 2>&1 | tee "$OUT/sweep.log" | grep -v "^compiled" | tail -30
       ;;
     bench)
       stamp bench

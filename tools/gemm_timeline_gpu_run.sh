@@ -1,6 +1,6 @@
 #!/bin/bash
 # Chapter 9's measured pipeline timeline: the Hopper GEMMs built with config.timeline=True on the H100.
-# Usage (on the GPU machine, repo root): bash bench/gemm_timeline_gpu_run.sh
+# Usage (on the GPU machine, repo root): bash tools/gemm_timeline_gpu_run.sh
 # Writes $OUT/gemm_timeline_h100.json (and results/gemm_timeline_h100.json.gz in the working tree),
 # $OUT/gemm_timeline.log and two pictures $OUT/timeline_gemm_hopper_ws.png, $OUT/timeline_gemm_hopper.png.
 # About 1-2 minutes: 4 kernel compiles (each kernel with the option on and off), then the pytest run

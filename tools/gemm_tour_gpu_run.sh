@@ -2,7 +2,7 @@
 # Chapter 9 on the H100: the chapter's live path. tour.live_record() times the five tour points with the
 # benchmark's API (3 alternating rounds of 0.25 s per point, ~1 min), then the chapter runs live under nbmake
 # (it calls live_record again and compiles the five kernels). Nothing here changes results/gemm_h100_bench.json.
-# Usage (on the GPU machine, repo root): bash bench/gemm_tour_gpu_run.sh [env] [live] [chapter]  (default: all)
+# Usage (on the GPU machine, repo root): bash tools/gemm_tour_gpu_run.sh [env] [live] [chapter]  (default: all)
 # Writes $OUT/gemm_tour_live_h100.json, $OUT/gemm_tour_live.log and $OUT/gemm_tour_chapter.log.
 # A good run: five rows, every rel_err_vs_cublas below 1e-2, pct_cublas near the recorded table
 # (sgemm_simple ~70, sgemm_fast ~90, gemm_ampere ~58, gemm_hopper ~95, gemm_hopper_ws ~100: +-5 points is noise

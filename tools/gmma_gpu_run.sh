@@ -1,6 +1,6 @@
 #!/bin/bash
 # Chapter 8 on the H100: the descriptor/swizzle-mode probe and the minimal one-warpgroup wgmma kernel.
-# Usage (on the GPU machine, repo root): bash bench/gmma_gpu_run.sh [env] [probe] [tile] [tests]  (default: all)
+# Usage (on the GPU machine, repo root): bash tools/gmma_gpu_run.sh [env] [probe] [tile] [tests]  (default: all)
 # Writes $OUT/gmma_probe_h100.json, $OUT/wgmma_tile_h100.json and logs (and copies the JSON to results/).
 source "$(dirname "$0")/gpu_env.sh"   # $OUT, the DSL tarball, PYTHONPATH
 T0=$(date +%s)
@@ -15,7 +15,7 @@ for step in $steps; do
       python3 -c "import cupy, torch, cutlass; print('cupy', cupy.__version__, 'torch', torch.__version__, 'cutlass', cutlass.__version__)"
       ;;
     probe)
-      stamp "probe (117 wgmma launches, descriptors from layoutlab.gmma)"
+      stamp "probe (117 wgmma launches, descriptors from layoutlab.nvgpu.gmma)"
       timeout 240 python3 -m layoutlab.probe.gmma "$OUT/gmma_probe_h100.json" 2>&1 | tee "$OUT/gmma_probe.log" | tail -40
       cp "$OUT/gmma_probe_h100.json" results/ 2>/dev/null
       ;;

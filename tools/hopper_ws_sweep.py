@@ -1,6 +1,6 @@
 """Schedule sweep for gemm_hopper_ws on the GPU machine (cluster shape, rasterization group, tile N).
 
-    python -m layoutlab.bench.hopper_ws_sweep OUT.json [rounds]      # run 1 used 3 rounds of 0.3 s
+    python tools/hopper_ws_sweep.py OUT.json [rounds]      # run 1 used 3 rounds of 0.3 s
 
 Each configuration is checked against cuBLAS and timed as :mod:`layoutlab.bench.gemm` does (ratio: median cuBLAS
 ms / median kernel ms). Results: results/NOTES.md (entries 8, 14, 16).

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 25, the GEMM ladder on the GPU machine: bash bench/ladder_gpu_run.sh STEP...  (run from a checkout's root,
+# Issue 25, the GEMM ladder on the GPU machine: bash tools/ladder_gpu_run.sh STEP...  (run from a checkout's root,
 # PYTHONPATH already holding the DSL tarball's site and this checkout's lib/ and tests/). Steps:
 #   tests     GPU tests of gemm_hopper_pingpong (vs float64, NaN-poisoned C, odd sizes, tiny persistent grids)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on `tests/test_kernels_pingpong.py sanitize`
-#   quick     bench/pingpong_sweep.py: pingpong configurations vs ws vs cuBLAS, bf16 8192^3 and 4096^3
-#   dsl       bench/compare_dsl_example.py: the DSL example beside pingpong and ws (DSL_EXAMPLE, DSL_ARGS)
+#   quick     tools/pingpong_sweep.py: pingpong configurations vs ws vs cuBLAS, bf16 8192^3 and 4096^3
+#   dsl       tools/compare_dsl_example.py: the DSL example beside pingpong and ws (DSL_EXAMPLE, DSL_ARGS)
 #   ladder    python -m layoutlab.bench.gemm, every rung, goal fields for the top rung (LADDER_ARGS)
 # Logs and JSON go to $OUT (or /tmp/out).
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -31,19 +31,19 @@ for step in "$@"; do
       done ;;
     quick)
       stamp quick
-      timeout 150 python3 bench/pingpong_sweep.py "$OUT/pingpong_sweep.json" 3 0.5 2>&1 | tail -12 ;;
+      timeout 150 python3 tools/pingpong_sweep.py "$OUT/pingpong_sweep.json" 3 0.5 2>&1 | tail -12 ;;
     ncu)   # one launch each of pingpong, ws and the DSL example (bf16 8192^3), clocks as found
       stamp ncu
       timeout ${NCU_TIMEOUT:-150} ncu --clock-control none --profile-from-start off --target-processes all \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats ${NCU_SECTIONS:-} \
-        python3 bench/compare_dsl_example.py "${DSL_EXAMPLE:-.device/dsl_examples/dense_gemm_persistent.py}" \
+        python3 tools/compare_dsl_example.py "${DSL_EXAMPLE:-.device/dsl_examples/dense_gemm_persistent.py}" \
         --profile --ours gemm_hopper_pingpong,gemm_hopper_ws ${NCU_ARGS:---shapes 8192x8192x8192 --dtypes bfloat16} \
         > "$OUT/ncu_pingpong_ws_example.txt" 2>&1
       grep -E "profiling|Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Elapsed Cycles|Cluster Size|Grid Size" \
         "$OUT/ncu_pingpong_ws_example.txt" | head -45 ;;
     dsl)
       stamp dsl
-      timeout ${DSL_TIMEOUT:-200} python3 bench/compare_dsl_example.py \
+      timeout ${DSL_TIMEOUT:-200} python3 tools/compare_dsl_example.py \
         "${DSL_EXAMPLE:-.device/dsl_examples/dense_gemm_persistent.py}" --ours gemm_hopper_pingpong,gemm_hopper_ws \
         ${DSL_ARGS:---shapes 8192x8192x8192,6144x6144x6144,4096x4096x4096} --json "$OUT/dsl_compare.json" 2>&1 \
         | tee "$OUT/dsl_compare.log" | tail -9 ;;

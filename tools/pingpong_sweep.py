@@ -1,6 +1,6 @@
 """A first look at gemm_hopper_pingpong on the GPU machine: a few configurations beside gemm_hopper_ws and cuBLAS.
 
-    python bench/pingpong_sweep.py OUT.json [ROUNDS] [SECONDS]
+    python tools/pingpong_sweep.py OUT.json [ROUNDS] [SECONDS]
 
 bf16 TN at 8192^3 and 4096^3, standard-normal L2-cold operand sets (:mod:`layoutlab.bench.gemm`'s), every side
 checked against cuBLAS first, then all sides in turn each round (the first side rotates); each side's time is

@@ -1,8 +1,8 @@
 """Launch each kernel whose speed target was missed (or is weak) exactly once after compiling, for ncu.
 
-    ncu --profile-from-start off ... python -m layoutlab.bench.profile_kernels [NAME...]
+    ncu --profile-from-start off ... python tools/profile_kernels.py [NAME...]
 
-Run under `ncu` (bench/profile_run.sh): compile and warm-up first, then one launch per kernel inside a
+Run under `ncu` (tools/profile_run.sh): compile and warm-up first, then one launch per kernel inside a
 cudaProfilerStart/Stop range. Arguments keep only the cases whose name contains one (e.g. ``gemm_ampere``).
 """
 import sys

@@ -9,6 +9,6 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 timeout 280 ncu --clock-control none --profile-from-start off --target-processes all \
   --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
   --section Occupancy --section LaunchStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-  python3 -m layoutlab.bench.profile_kernels > $OUT/ncu_profile.txt 2>&1
+  python3 tools/profile_kernels.py > $OUT/ncu_profile.txt 2>&1
 echo "ncu rc $?" >> $OUT/ncu_profile.txt
 grep -E "profiling|==PROF==|Duration|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|No Eligible|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Block Limit|Stall|Warp Cycles Per Issued|Executed Ipc|One or More Eligible|ncu rc|Error|error" $OUT/ncu_profile.txt | head -120

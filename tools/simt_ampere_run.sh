@@ -1,6 +1,6 @@
 #!/bin/bash
 # One device call for sgemm_simple / sgemm_fast / gemm_ampere (run from the repo root on the GPU machine):
-#  A. compile + time the sweep candidates (layoutlab.bench.simt_ampere_sweep; timing waits until the tests of
+#  A. compile + time the sweep candidates (tools/simt_ampere_sweep.py; timing waits until the tests of
 #     this phase are done), check every gemm_ampere candidate at odd sizes, GPU tests of the SIMT kernels;
 #  B. time the sweep alone; name the gemm_ampere candidate to adopt (pick prints it, changes nothing);
 #  C. GPU tests of gemm_ampere with that default, compute-sanitizer memcheck + racecheck of all three;
@@ -15,7 +15,7 @@ mkdir -p /tmp/site && tar -C /tmp/site -xJf .device/gpu-deps-py312.tar.xz || exi
 export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD/lib MPLBACKEND=Agg PYTHONUNBUFFERED=1
 unset CUTE_DSL_ARCH
 export AMPERE_OLD_DIR=${AMPERE_OLD_DIR:-$PWD/.device}  # older gemm_ampere.py files the sweep times (see its AMPERE list)
-T=tests/test_kernels_simt_ampere.py; S="-m layoutlab.bench.simt_ampere_sweep"
+T=tests/test_kernels_simt_ampere.py; S="tools/simt_ampere_sweep.py"
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
   python3 -c "import cupy, torch, sys; from importlib.metadata import version; print('python', sys.version.split()[0], 'cupy', cupy.__version__, 'torch', torch.__version__, 'nvidia-cutlass-dsl', version('nvidia-cutlass-dsl'), 'cuda runtime', cupy.cuda.runtime.runtimeGetVersion())"
 } > /tmp/parts/01_env 2>&1
@@ -66,7 +66,7 @@ if [ -n "$PROFILE" ]; then   # E (optional): ncu of the named cases, e.g. PROFIL
   timeout 200 ncu --clock-control none --profile-from-start off --target-processes all \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy \
     --section LaunchStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-    python3 -m layoutlab.bench.profile_kernels $PROFILE > $OUT/ncu_profile.txt 2>&1
+    python3 tools/profile_kernels.py $PROFILE > $OUT/ncu_profile.txt 2>&1
   echo "ncu rc $?" >> $OUT/ncu_profile.txt
 fi
 stamp done

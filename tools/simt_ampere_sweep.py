@@ -1,16 +1,16 @@
-"""Tile sweep for gemm_ampere and sgemm_fast on the GPU machine (bench/simt_ampere_run.sh), with the helpers of
+"""Tile sweep for gemm_ampere and sgemm_fast on the GPU machine (tools/simt_ampere_run.sh), with the helpers of
 the checkout's tests/test_kernels_simt_ampere.py:
 
-    python -m layoutlab.bench.simt_ampere_sweep check I N OUT.json   # correctness of every N-th candidate from I
-    python -m layoutlab.bench.simt_ampere_sweep time OUT.json        # compile all, wait for $BENCH_WAIT_FOR, time
-    python -m layoutlab.bench.simt_ampere_sweep pick TIME.json CHECK.json...   # name the best DEFAULT_CONFIG
+    python tools/simt_ampere_sweep.py check I N OUT.json   # correctness of every N-th candidate from I
+    python tools/simt_ampere_sweep.py time OUT.json        # compile all, wait for $BENCH_WAIT_FOR, time
+    python tools/simt_ampere_sweep.py pick TIME.json CHECK.json...   # name the best DEFAULT_CONFIG
 """
 import importlib.util
 import json
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[1]
 
 #: (tile, warps, stages, min_ctas, variant); the first is the default. "new": this tree; a commit id: gemm_ampere of
 #: that commit (``ab_compare --extract <id> $AMPERE_OLD_DIR``). Runs: results/simt_ampere_notes.md.
@@ -48,7 +48,7 @@ def ampere(cfg):
     if variant != "new":
         import os
 
-        from .ab_compare import module
+        from ab_compare import module
         return module("gemm_ampere", variant, os.environ["AMPERE_OLD_DIR"]).gemm_ampere_configured(
             tile, warps, stages, mc)
     from layoutlab.kernels.ampere import gemm_ampere_configured

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Chapter 7's H100 run: the TMA placement probe (layoutlab.probe.tma) and the live chapter-7 tests.
-# Usage (on the GPU machine, repo root): bash bench/tma_gpu_run.sh
+# Usage (on the GPU machine, repo root): bash tools/tma_gpu_run.sh
 # Writes $OUT/tma_probe_h100.json (copy it to results/tma_probe_h100.json) and $OUT/tma_probe.log;
 # also writes results/tma_probe_h100.json in the working tree.  About 1-2 minutes (each case runs in its own
 # process: 8 cases + 2 multicast clusters + 1 misaligned buffer + 2 refused configurations).

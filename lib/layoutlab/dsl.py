@@ -18,7 +18,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Sequence
 
-from .inttuple import format_tree
+from .cute.inttuple import format_tree
 
 __all__ = ["HAVE_DSL", "SKIP_REASON", "DSL_VERSION", "DSLResult", "dsl_eval", "dsl_value", "show_dsl", "dsl_check",
            "DSLCheckError", "FAILS"]

@@ -14,9 +14,9 @@ from pathlib import Path
 __all__ = ["available", "compute_capability", "name", "reason", "is_hopper", "is_ampere_or_newer",
            "RESULTS_DIR", "load_result", "recorded_note"]
 
-# The recorded results: lib/layoutlab/_results links to the repository's results/ and a wheel carries the
-# records there as package data (pyproject.toml), so a checkout and an install read the same place.
-RESULTS_DIR = Path(__file__).resolve().parent / "_results"
+# The recorded results are package data (lib/layoutlab/results/, in a wheel too: pyproject.toml), so a checkout and
+# an install read the same place; the setting LAYOUTLAB_RESULTS points elsewhere (e.g. a fresh GPU run's output).
+RESULTS_DIR = Path(os.environ.get("LAYOUTLAB_RESULTS") or Path(__file__).resolve().parent / "results")
 
 
 @functools.lru_cache(maxsize=None)
@@ -97,7 +97,7 @@ def is_ampere_or_newer():
 
 
 def load_result(name):
-    """A result recorded on a real GPU, ``results/<name>.json`` (or ``.json.gz``), as a dict ('gpu', 'date', ...).
+    """A result recorded on a real GPU, ``<name>.json`` (or ``.json.gz``) in :data:`RESULTS_DIR`, as a dict.
 
     >>> bench = load_result("gemm_h100_bench")
     >>> bench["gpu"], sorted(bench["versions"])[:2]

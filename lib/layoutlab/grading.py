@@ -20,8 +20,8 @@ import numbers
 from itertools import zip_longest
 
 from .errors import LayoutError
-from .inttuple import format_tree, idx2crd, leaf_paths, leaves, product, transform_leaf
-from .layout import Layout, parse_layout
+from .cute.inttuple import format_tree, idx2crd, leaf_paths, leaves, product, transform_leaf
+from .cute.layout import Layout, parse_layout
 
 __all__ = ["WrongAnswer", "check_int", "check_int_tuple", "check_choice", "check_layout", "as_layout",
            "check_f2_matrix", "check_function", "check_reasoned", "check_that"]

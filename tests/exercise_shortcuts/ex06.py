@@ -18,7 +18,7 @@ SHORTCUTS = {
         "trans_b, name_b = True, 'SM75_U16x8_LDSM_T'",
     ],
     "c": [
-        "from layoutlab.ldmatrix import ldmatrix_owner, ldmatrix_address_lane\n"
+        "from layoutlab.nvgpu.ldmatrix import ldmatrix_owner, ldmatrix_address_lane\n"
         "_op = nvgpu.warp.LdMatrix8x8x16bOp(TRANS_C, X_C)\n"
         "address_lane_c = lambda j, r: ldmatrix_address_lane(_op, j, r)\n"
         "owner_c = lambda j, r, c: ldmatrix_owner(_op, j, r, c)",

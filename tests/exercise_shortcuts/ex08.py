@@ -5,7 +5,7 @@ SHORTCUTS = {
     "a": [
         "_d = gmma_k_block_descs(MAJOR_A, SMEM_A, BITS_A, BASE_A)[KB_A]\n"
         "start_a, lbo_a, sbo_a, type_a = _d.start_address, _d.leading_byte_offset, _d.stride_byte_offset, int(_d.layout_type)",
-        "from layoutlab.gmma import make_gmma_desc\n"
+        "from layoutlab.nvgpu.gmma import make_gmma_desc\n"
         "_k = 256 // BITS_A\n"
         "_d = make_gmma_desc(MAJOR_A, SMEM_A.compose(Layout((MN_A, (_k, K_A // _k)), (1, (MN_A, MN_A * _k)))).slice_((None, (None, KB_A))), BITS_A, BASE_A)\n"
         "start_a, lbo_a, sbo_a, type_a = _d.start_address, _d.leading_byte_offset, _d.stride_byte_offset, int(_d.layout_type)",
@@ -36,7 +36,7 @@ SHORTCUTS = {
         "regs_c = N_C // 4",
     ],
     "d": [
-        "from layoutlab.gmma import check_operand_major\n"
+        "from layoutlab.nvgpu.gmma import check_operand_major\n"
         "def _ok(t, op, mj, src):\n    if op == 'B' and src == 'rmem':\n        return False\n    try:\n"
         "        check_operand_major(t, mj, src)\n        return True\n    except LayoutError:\n        return False\n"
         "legal_d = [_ok(*c) for c in CASES_D]",
@@ -46,7 +46,7 @@ SHORTCUTS = {
         "legal_d = [False] * len(CASES_D)",
     ],
     "e": [
-        "from layoutlab.gmma import wgmma_k\n_b = {'f16': 16, 'bf16': 16, 'tf32': 32, 'e4m3': 8, 'e5m2': 8}\n"
+        "from layoutlab.nvgpu.gmma import wgmma_k\n_b = {'f16': 16, 'bf16': 16, 'tf32': 32, 'e4m3': 8, 'e5m2': 8}\n"
         "shapes_e = [f'm64n{bn}k{wgmma_k(_b[t])}' for t, bm, bn, bk in CASES_E]\n"
         "totals_e = [bk // wgmma_k(_b[t]) * (bm // 64) for t, bm, bn, bk in CASES_E]",
         # K = 16 for every type (the chapter's f16 examples)

@@ -16,7 +16,7 @@ SHORTCUTS = {
         "stages_a = SMEM_BYTES // stage_bytes_a\nunused_a = SMEM_BYTES - stages_a * stage_bytes_a",
     ],
     "b": [
-        "from layoutlab.tma import encode_tiled\n"
+        "from layoutlab.nvgpu.tma import encode_tiled\n"
         "_a = encode_tiled('bf16', (K_B, M_B), (LDA_B * 2,), (64, TILE_M_B), swizzle='128B')\n"
         "_b = encode_tiled('bf16', (K_B, N_B), (K_B * 2,), (64, TILE_N_B), swizzle='128B')\n"
         "global_dim_b, global_strides_b, box_a_b, box_b_b = _a.global_dim, _a.global_strides, _a.box_dim, _b.box_dim\n"
@@ -55,7 +55,7 @@ SHORTCUTS = {
         "offset_d = lambda i, j, k: (TM_D * TILE_M_D + i) * K_D + 64 * k + j",
     ],
     "e": [
-        "from layoutlab.tma import multicast_slices\n_cm, _cn = CLUSTER_E\n"
+        "from layoutlab.nvgpu.tma import multicast_slices\n_cm, _cn = CLUSTER_E\n"
         "issued_e = multicast_slices(TILE_M_E * 128, _cn)[0][1] + multicast_slices(TILE_N_E * 128, _cm)[0][1]\n"
         "expect_e = (TILE_M_E + TILE_N_E) * 128\ncluster_e = _cm * _cn * issued_e",
         # no multicast: every CTA loads and expects its whole tiles

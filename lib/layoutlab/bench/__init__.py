@@ -1,2 +1,4 @@
-"""Benchmarks: ``python -m layoutlab.bench`` (algebra and widget redraw) and
-``python -m layoutlab.bench.gemm`` (GEMM kernels against cuBLAS, GPU only)."""
+"""Timing on the GPU: :mod:`~layoutlab.bench.gemm` (the GEMM kernels against cuBLAS, ``python -m
+layoutlab.bench.gemm``), :mod:`~layoutlab.bench.timeline` (record the Hopper GEMMs' pipeline timeline) and
+:mod:`~layoutlab.bench.tour` (the GEMM tour's measured steps, recorded or live). The lab's sweeps, A/B comparisons
+and profiling scripts are in the repository's ``tools/``."""

@@ -7,7 +7,7 @@ cuBLAS (``cupy.matmul``, or ``torch.matmul`` for bf16) timed the same way, alter
 ``--rounds`` rounds of ``--seconds``, each side the median of its round medians; every output compared with
 cuBLAS's. Options: ``--quick``, ``--kernels a,b``, ``--json PATH`` (default in :data:`layoutlab.gpu.RESULTS_DIR`),
 ``--goals`` (issue 25's goal fields for the top rung, :func:`ladder_goals`; ``--dsl-json`` adds the comparison with the
-CuTe DSL example that ``bench/compare_dsl_example.py`` wrote in the same device run).
+CuTe DSL example that ``tools/compare_dsl_example.py`` wrote in the same device run).
 """
 
 import argparse
@@ -275,7 +275,7 @@ def main(argv=None):
 def ladder_goals(rows, top, dsl_record=None):
     """Issue 25's goal fields for kernel ``top``: per (dtype, shape) it was timed on, its % of cuBLAS, the
     target (:data:`GOALS`: 105 on the three cubes, 100 elsewhere), ``met`` and ``by_points`` (pct - target);
-    with ``dsl_record`` (bench/compare_dsl_example.py's JSON, ``top`` among its ``ours``), whether ``top`` beat
+    with ``dsl_record`` (tools/compare_dsl_example.py's JSON, ``top`` among its ``ours``), whether ``top`` beat
     the CuTe DSL example at each of its points.
 
     >>> rows = [{"kernel": "k", "dtype": "bfloat16", "m": 8192, "n": 8192, "k": 8192, "pct_cublas": 101.5},

@@ -156,9 +156,11 @@ def partition_tv(tile_shape, thr_layout, proj=None):
     >>> print(partition_tv((128, 8), Layout((32, 8))))
     ((32,8),(4,1)):((1,128),(32,0))
     """
-    from .. import composition, local_partition, make_layout, make_tensor, right_inverse, zipped_divide
-    from ..inttuple import product_each
-    from ..tensor import get_flat_coord
+    from ..cute.algebra import composition, right_inverse, zipped_divide
+    from ..cute.tensor import local_partition, make_tensor
+    from ..cute.layout import make_layout
+    from ..cute.inttuple import product_each
+    from ..cute.tensor import get_flat_coord
     tile = make_layout(tuple(tile_shape))
     if proj is None:
         z = zipped_divide(tile, product_each(thr_layout.shape))
@@ -186,7 +188,7 @@ def partition_tv(tile_shape, thr_layout, proj=None):
 
 def _layout_from_offsets(offs):
     """A compact layout reproducing ``offs`` (index -> offset), split at every change of stride; exact or refused."""
-    from .. import Layout
+    from ..cute.layout import Layout
     shape, stride, size, n = [], [], 1, len(offs)
     while size < n:
         # the next mode: its stride is offs[size] - offs[0]; its extent the largest run of that step

@@ -1,11 +1,8 @@
-"""The core of the CuTe layout algebra (``cute/layout.hpp``): coalesce, filter, composition, the LayoutWrapper protocol.
-Where CuTe checks only weakly and returns a wrong layout, we check exact admissibility and raise a LayoutError.
-
-The complement, the inverses and the nullspace of a layout, as in CuTe's ``cute/layout.hpp``; inputs for which
-CuTe's algorithm gives no valid result are refused.  Basis strides are treated per coordinate mode, as in the DSL.
-
-The divides and products of the CuTe layout algebra (``cute/layout.hpp``), tile_to_shape, common vectors, recasts,
-built from composition and the complement.
+"""The CuTe layout algebra (``cute/layout.hpp``), in one file as pycute's ``layout.py``: coalesce, filter,
+composition and the LayoutWrapper protocol; the complement, the inverses and the nullspace; the divides and
+products, tile_to_shape, common vectors and recasts, built from composition and the complement. Where CuTe checks
+only weakly and returns a wrong layout, we check exact admissibility and raise a LayoutError; inputs for which
+CuTe's algorithm gives no valid result are refused. Basis strides are treated per coordinate mode, as in the DSL.
 """
 
 from __future__ import annotations
@@ -13,19 +10,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import Counter
 from functools import lru_cache, wraps
-from .errors import LayoutError
-from .inttuple import ScaledBasis, ceil_div, format_int_tuple, is_int, is_tuple, leaves, signum, unflatten, zip_leaves
-from .layout import Layout, make_layout
-from functools import lru_cache
 from itertools import zip_longest
-from .algebra_core import _flat, _has_basis, _mk, _mk_flat, _need_layout, coalesce, filter
-from .inttuple import ScaledBasis, _ceil_div_modes, format_int_tuple, prefix_product, product, transform_leaf
-from .layout import Layout, cosize, make_layout
 from math import gcd
-from .algebra_core import LayoutWrapper, _mk, _need_layout, _transform_layout, _wrapped, coalesce, composition
-from .inverse import _complement, complement, right_inverse
-from .inttuple import ceil_div, format_int_tuple, is_int, is_tuple, product_each, signum, zip_leaves, unflatten
-from .layout import Layout, cosize, make_layout, make_ordered_layout
+
+from ..errors import LayoutError
+from .basis import is_int, ScaledBasis
+from .inttuple import (ceil_div, _ceil_div_modes, format_int_tuple, is_tuple, leaves, prefix_product, product,
+                       product_each, signum, transform_leaf, unflatten, zip_leaves)
+from .layout import cosize, Layout, make_layout, make_ordered_layout
 
 __all__ = ["LayoutWrapper", "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
            "left_inverse", "is_injective", "nullspace", "logical_divide", "zipped_divide", "tiled_divide",
@@ -62,8 +54,6 @@ class LayoutWrapper(ABC):
         return self._algebra_layout().rank(mode)
 
     def _recast_layout(self, new_type_bits: int, old_type_bits: int):
-        from .products import recast_layout
-
         return self._with_layout(recast_layout(new_type_bits, old_type_bits, self._algebra_layout()))
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 
-from .errors import LayoutError
+from ..errors import LayoutError
 
 __all__ = ["ScaledBasis", "E", "is_int"]
 
 
 def is_int(x) -> bool:
-    """True for a Python/numpy integer (but not ``bool``); :mod:`layoutlab.inttuple` exports it.
+    """True for a Python/numpy integer (but not ``bool``); :mod:`layoutlab.cute.inttuple` exports it.
 
     >>> is_int(3), is_int(3.0), is_int(True), is_int((3,))
     (True, False, False, False)

@@ -10,7 +10,7 @@ from math import prod
 from operator import mul
 
 from .basis import E, ScaledBasis, is_int
-from .errors import LayoutError
+from ..errors import LayoutError
 
 __all__ = ["ScaledBasis", "E", "is_int", "is_tuple", "as_int_tuple", "product", "product_each", "size", "rank", "depth",
            "flatten", "unflatten", "congruent", "compatible", "weakly_congruent", "evenly_divides", "prefix_product",

@@ -9,10 +9,11 @@ from functools import lru_cache
 from math import prod
 
 from .basis import E, read_tuple
-from .errors import LayoutError
+from ..errors import LayoutError
 from .inttuple import (_layout_like, as_int_tuple, congruent, crd2idx, depth as _depth, format_tree, inner_product,
-                       is_int, is_tuple, leaf_paths, leaves, none_to_zero, prefix_product, product, rank as _rank,
-                       size as _size, suffix_product, transform_leaf, unflatten, zip_leaves, zip_profile)
+                       is_tuple, leaf_paths, leaves, none_to_zero, prefix_product, product, rank as _rank, size as
+                       _size, suffix_product, transform_leaf, unflatten, zip_leaves, zip_profile)
+from .basis import is_int
 
 __all__ = ["Layout", "make_layout", "make_ordered_layout", "make_identity_layout", "compact_col_major",
            "compact_row_major", "parse_layout", "is_layout", "shape", "stride", "cosize", "get", "select",

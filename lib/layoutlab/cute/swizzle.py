@@ -1,7 +1,7 @@
 """Swizzles ``Sw<B,M,S>`` (CuTe's XOR functor on shared-memory offsets, ``include/cute/swizzle.hpp``) and swizzled
 layouts ``ComposedLayout(inner, offset, outer)``: c -> inner(offset + outer(c)), printed as the CuTe DSL prints it.
 Over F2 a swizzle is ``I + E`` with ``E^2 = 0``, an involution (:func:`layoutlab.linear.swizzle_to_linear_layout`).
-The GMMA atoms live in :mod:`layoutlab.smem_atom` and are re-exported here.
+The GMMA atoms live in :mod:`layoutlab.nvgpu.warpgroup` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .algebra import LayoutWrapper, composition, logical_divide, recast_layout, tile_to_shape
-from .errors import LayoutError
-from .inttuple import is_int, none_to_zero
+from ..errors import LayoutError
+from .basis import is_int
+from .inttuple import none_to_zero
 from .layout import Layout, _has_none, slice_
 
-__all__ = ["Swizzle", "make_swizzle", "ComposedLayout", "make_composed_layout", "SmemLayoutAtomKind",
-           "make_smem_layout_atom", "get_smem_layout_atom"]
+__all__ = ["Swizzle", "make_swizzle", "ComposedLayout", "make_composed_layout"]
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -82,7 +82,7 @@ def make_swizzle(b: int, m: int, s: int) -> Swizzle:
 @dataclass(frozen=True, slots=True, repr=False)
 class ComposedLayout(LayoutWrapper):
     """``inner o offset o outer``: c -> inner(offset + outer(c)), as in the CuTe DSL; ``inner`` a :class:`Swizzle` (or
-    a Layout).  Shape, size, modes and the algebra are ``outer``'s (a :class:`~layoutlab.algebra.LayoutWrapper`)::
+    a Layout).  Shape, size, modes and the algebra are ``outer``'s (a :class:`~layoutlab.cute.algebra.LayoutWrapper`)::
 
         >>> c = ComposedLayout(Swizzle(3,4,3), 0, Layout((8,64), (64,1)))
         >>> print(c); c((1, 8))        # row 1, column 8: 72 has no bits 7..9 set, unchanged
@@ -185,5 +185,3 @@ def make_composed_layout(inner, offset, outer) -> ComposedLayout:
     """
     return ComposedLayout(inner, offset, outer)
 
-
-from .smem_atom import SmemLayoutAtomKind, get_smem_layout_atom, make_smem_layout_atom  # noqa: E402

@@ -7,10 +7,11 @@ from __future__ import annotations
 from math import gcd
 
 from .algebra import LayoutWrapper, coalesce, composition, raked_product, right_inverse, zipped_divide
-from .algebra_core import _need_layout
-from .errors import LayoutError
-from .inttuple import (_add, as_int_tuple, crd2idx, format_tree, is_int, is_tuple, leaves, product_each, rank,
-                       unflatten, zip_leaves)
+from .algebra import _need_layout
+from ..errors import LayoutError
+from .inttuple import (_add, as_int_tuple, crd2idx, format_tree, is_tuple, leaves, product_each, rank, unflatten,
+                       zip_leaves)
+from .basis import is_int
 from .layout import Layout, _has_none, compact_col_major, dice, make_identity_layout, make_layout, slice_and_offset
 
 __all__ = ["Tensor", "make_tensor", "make_identity_tensor", "local_tile", "local_partition", "Step", "X",

@@ -1,24 +1,33 @@
-"""TiledMMA: an MMA atom repeated over threads and values, and each thread's share of A, B and C (the
-construction: :mod:`layoutlab.tiled`). ``Partition`` and the fragment layouts serve :mod:`layoutlab.tiled_copy` too.
+"""TiledMMA and TiledCopy: many atoms on one tile, and each thread's share of A, B and C or of a tensor.
+A :class:`TiledMMA` repeats an MMA atom over threads and values as CuTe's ``thrfrg_C`` does: divide by the
+permutation tiles, zip-divide by the atom shape, compose with the atom's TV layout, zip-divide the rest by the
+thread layout, re-index threads by ``right_inverse(thr_layout_vmnk)``; a :class:`TiledCopy` likewise for copies.
+Example (the 64x128x16 warpgroup MMA of the CuTe DSL's Hopper dense GEMM)::
 
-TiledCopy: a copy atom repeated over threads and values, and each thread's share of a tensor (see
-:mod:`layoutlab.tiled`, which re-exports everything here).
+    >>> from layoutlab import nvgpu
+    >>> print(make_tiled_mma(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 128, 16))))
+    Tiled MMA
+      Thr Layout VMNK: (128,1,1,1):(1,0,0,0)
+      Permutation MNK: (_,_,_)
+    MMA Atom
+      ThrID:           128:1
+      Shape MNK:       (64,128,16)
+      TV Layout A:     (128,(64,16)):(0,(1,64))
+      TV Layout B:     (128,(128,16)):(0,(1,128))
+      TV Layout C:     ((4,8,4),(2,2,16)):((128,1,16),(64,8,512))
 """
 
 import math
 from functools import partialmethod
-from .algebra import composition, logical_divide, right_inverse, tiled_product, zipped_divide
-from .atoms import make_mma_atom
-from .errors import LayoutError
-from .inttuple import ScaledBasis, format_tree, is_int, is_tuple, leaves, product, unflatten
+
+from ..errors import LayoutError
+from .algebra import (coalesce, composition, logical_divide, logical_product, right_inverse, tiled_product, upcast,
+                      zipped_divide)
+from .atom import CopyAtom, make_mma_atom, _table
+from .basis import is_int, ScaledBasis
+from .inttuple import format_tree, is_tuple, leaves, product, product_each, unflatten
 from .layout import Layout, make_layout, slice_and_offset
-from .mma_atoms import _table
-from .tensor import Tensor, _slice_tensor, get_flat_coord, make_tensor
-from .algebra import coalesce, composition, logical_product, right_inverse, upcast, zipped_divide
-from .atoms import CopyAtom
-from .inttuple import format_tree, product, product_each
-from .tensor import make_layout_tv
-from .tiled_mma import TiledMMA, _atom_attr, _integral_strides, _layout_of, _slice_as, _thread
+from .tensor import get_flat_coord, make_layout_tv, make_tensor, _slice_tensor, Tensor
 
 __all__ = ["TiledMMA", "ThrMMA", "Partition", "make_tiled_mma", "make_fragment_like", "partition_fragment_A",
            "partition_fragment_B", "partition_fragment_C", "TiledCopy", "ThrCopy", "make_tiled_copy",
@@ -147,7 +156,7 @@ def _as_perm(p, i):
 
 
 class TiledMMA:
-    """An MMA atom tiled over threads and values (see :mod:`layoutlab.tiled`), with the DSL's attributes (``atom``,
+    """An MMA atom tiled over threads and values (see :mod:`layoutlab.cute.tiled`), with the DSL's attributes (``atom``,
     ``thr_layout_vmnk``, ``permutation_mnk``, the atom's, ``tv_layout_A/B/C_tiled``, ``size``, ...)."""
 
     def __init__(self, atom, atom_layout_mnk=(1, 1, 1), permutation_mnk=None):

@@ -20,7 +20,7 @@ Data path of one CTA (tile ``bM x bN``, K walked ``bK`` at a time)::
   index into the 16-byte chunk index (``B = log2(2 bK / 16)``), so the 8 rows of a matrix hit 8 distinct
   chunks = all 32 banks. An M-major (or N-major) tile is stored M-major with the same 128-byte swizzle
   atom ``Swizzle<3,3,3> o (64,8):(1,64)``, and ``ldmatrix.trans`` transposes it on the way to registers.
-* **ldmatrix choice.** Made by :func:`layoutlab.ldmatrix.select_ldmatrix` on the course's own model of
+* **ldmatrix choice.** Made by :func:`layoutlab.nvgpu.ldmatrix.select_ldmatrix` on the course's own model of
   the same tiled MMA and smem tile (see :meth:`GemmAmpere.ldmatrix_selection`, whose ``reasoning`` says
   why): a warp's share of an m16n8k16 operand, with the N permutation below, is 16x16 = four 8x8 b16
   matrices, so ``ldmatrix.x4``; ``.trans`` exactly when the operand is MN-major in shared memory.
@@ -132,8 +132,10 @@ class GemmAmpere:
         one stage of its smem tile (the plain layout under the swizzle: the swizzle moves whole 16-byte
         chunks, so it changes neither the majorness nor the width). ``.reasoning`` explains the choice.
         Example: A K-major -> ``SM75_U32x4_LDSM_N``; B N-major -> ``SM75_U16x8_LDSM_T``."""
-        from .. import make_layout, make_tiled_mma, nvgpu
-        from ..ldmatrix import select_ldmatrix
+        from ..cute.layout import make_layout
+        from ..cute.tiled import make_tiled_mma
+        from .. import nvgpu
+        from ..nvgpu.ldmatrix import select_ldmatrix
 
         ab = "bf16" if self.dtype is cutlass.BFloat16 else "f16"
         model = make_tiled_mma(nvgpu.warp.MmaF16BF16Op(ab, "f32", (16, 8, 16)), (self.wm, self.wn, 1),

@@ -28,7 +28,7 @@ which dimension to pad (a padded array sliced to the odd size is fine: only stri
 Pipeline timeline: ``HopperGemmConfig(timeline=True)`` (both kernels; a compile-time option, part of the
 compile cache key) builds an instrumented kernel in which one lane per warp role stamps ``%globaltimer``
 and ``%clock64`` at each load issue, load arrival, MMA start/end and epilogue into an extra int64 buffer
-(the kernel's last argument): see :mod:`layoutlab.bench.timeline`. Off (the default), none of it is
+(the kernel's last argument): see :mod:`layoutlab.kernels.timeline`. Off (the default), none of it is
 traced: the PTX is the uninstrumented kernel's, byte for byte (tests/test_timeline.py checks it).
 """
 

@@ -3,7 +3,7 @@ the kernel and compiles it on a CPU. Sources: PTX ISA 9.0 §9.7.16 (tensor memor
 ``tcgen05.commit``); it has not run on a Blackwell GPU.
 """
 
-from ..blackwell import TMEM_LANES
+from ..nvgpu.tcgen05 import TMEM_LANES
 from ..errors import LayoutError
 
 __all__ = ["tcgen05_tile_class", "tcgen05_tile_ptx"]

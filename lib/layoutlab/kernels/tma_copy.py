@@ -14,7 +14,7 @@ A case is a plain dict (JSON-able, so the probe can record it)::
     {"name": "K_SW128 f16", "dtype": "f16", "gmem": [[200, 136], [136, 1]], "tile": [64, 64],
      "smem": ["atom", "K_SW128", [0, 1, 2]], "stages": 2, "tiles": [[0, 0], [3, 2]], "offset": 0}
 
-``smem`` is ``["atom", kind, order]`` (a GMMA atom of :func:`~layoutlab.swizzle.make_smem_layout_atom` tiled
+``smem`` is ``["atom", kind, order]`` (a GMMA atom of :func:`~layoutlab.nvgpu.warpgroup.make_smem_layout_atom` tiled
 to ``tile + (stages,)`` with ``tile_to_shape(order)``) or ``["plain", swizzle_bits_or_null, shape, stride]``
 (one stage).  ``tiles[s]`` is the CTA tile loaded into stage ``s``.  ``offset`` places the buffer that many
 bytes after a 1024-byte boundary (to show what a misaligned swizzled buffer does).  ``"multicast": n`` runs a
@@ -22,7 +22,7 @@ cluster of n CTAs that each load 1/n of every box with ``.multicast::cluster`` (
 
 :func:`smem_layout` builds the same layout with ``layoutlab``; :func:`compile_tma_copy` compiles for sm_90a
 on a CPU (``CUTE_DSL_ARCH=sm_90a``); :func:`run_tma_copy` runs on a Hopper GPU (cupy) and returns the raw
-shared-memory bytes.  :mod:`layoutlab.probe.tma` runs the cases and compares with :mod:`layoutlab.tma`.
+shared-memory bytes.  :mod:`layoutlab.probe.tma` runs the cases and compares with :mod:`layoutlab.nvgpu.tma`.
 """
 
 
@@ -59,8 +59,9 @@ def smem_layout(case):
     >>> print(smem_layout(CASES[0]))
     S<0,4,3> o 0 o ((8,4),(8,4),(1,1)):((8,64),(1,256),(0,0))
     """
-    from ..layout import Layout
-    from ..swizzle import ComposedLayout, SmemLayoutAtomKind, Swizzle, make_smem_layout_atom
+    from ..cute.layout import Layout
+    from ..cute.swizzle import ComposedLayout, Swizzle
+    from ..nvgpu.warpgroup import SmemLayoutAtomKind, make_smem_layout_atom
     bits = ELEMENT_BYTES[case["dtype"]] * 8
     spec = _staged_layout(case, "ours")
     if spec:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import LayoutError
-from .linear_layout import LinearLayout
+from ..errors import LayoutError
+from .layout import LinearLayout
 
 __all__ = ["LayoutConversion", "layout_conversion"]
 

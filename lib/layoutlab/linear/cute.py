@@ -3,10 +3,10 @@ strides is a linear map over F2."""
 
 from __future__ import annotations
 
-from .errors import LayoutError
-from .inttuple import zip_leaves
-from .linear_f2 import is_pow2, log2, next_pow2_above
-from .linear_layout import LinearLayout
+from ..errors import LayoutError
+from ..cute.inttuple import zip_leaves
+from .f2 import is_pow2, log2, next_pow2_above
+from .layout import LinearLayout
 
 __all__ = ["linear_layout_from_cute", "cute_from_linear_layout", "swizzle_to_linear_layout",
            "tv_layout_to_linear_layout"]
@@ -29,7 +29,7 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
     [('dim0', [[4], [8], [16]]), ('dim1', [[1], [2]])]
     """
     op = "linear_layout_from_cute"
-    from .swizzle import ComposedLayout, Swizzle
+    from ..cute.swizzle import ComposedLayout, Swizzle
 
     if isinstance(layout, ComposedLayout):      # Sw o 0 o outer: the outer layout's F2 map, then the swizzle's
         if layout.offset != 0:
@@ -78,7 +78,7 @@ def cute_from_linear_layout(ll: LinearLayout):
     >>> cute_from_linear_layout(linear_layout_from_cute(Layout((8, 64), (64, 1))))
     (8,64):(64,1)
     """
-    from .layout import Layout  # the algebra module's Layout; imported late to keep this module standalone
+    from ..cute.layout import Layout  # the algebra module's Layout; imported late to keep this module standalone
 
     def one(xs):                        # a single mode stands alone
         return xs[0] if len(xs) == 1 else tuple(xs)

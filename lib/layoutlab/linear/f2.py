@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from itertools import accumulate
 
-from .errors import LayoutError
+from ..errors import LayoutError
 
 __all__ = ["rref_f2", "supremum"]
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .errors import LayoutError
-from .linear import LinearLayout, ensure_layout_not_smaller_than
-from .linear_f2 import is_pow2, log2
+from ..errors import LayoutError
+from .layout import LinearLayout
+from .utils import ensure_layout_not_smaller_than
+from .f2 import is_pow2, log2
 
 __all__ = ["BlockedLayout", "SliceLayout", "NVMMADistributedLayout", "DotOperandLayout", "NVMMASharedLayout",
            "SwizzledSharedLayout"]

@@ -1,22 +1,19 @@
 """The ``LinearLayout`` class: maps between named bit-vectors over F2, L(x) = M x, with Triton's names and semantics
 (checked against Triton in ``tests/test_linear_triton.py`` and ``tests/test_peer_triton_ll.py``).  The public
 constructor validates; results of the algebra take the unchecked ``_make``; the rank is computed once.
-
-Reshaping and restricting a linear layout's named dims (Triton's names): a mixin of ``LinearLayout``.
 """
 
 from __future__ import annotations
 
 from functools import reduce
 from operator import mul, or_, xor
-from .basis import is_int
-from .errors import LayoutError
-from .linear_dims import DimensionOps
-from .linear_f2 import bit_offsets, check_size, cols_to_rows, is_pow2, log2, next_pow2_above, pivot_columns
-from .linear_f2 import rank_f2 as _rank, rref_f2, solve_f2, spans_meet, supremum
-from .linear_f2 import bit_offsets, check_size
 
-__all__ = ["LinearLayout", "rref_f2", "supremum"]
+from ..cute.basis import is_int
+from ..errors import LayoutError
+from .f2 import bit_offsets, check_size, cols_to_rows, is_pow2, log2, next_pow2_above, pivot_columns
+from .f2 import rank_f2 as _rank, solve_f2, spans_meet, supremum
+
+__all__ = ["LinearLayout"]
 
 
 def _named_pairs(items, what, example):
@@ -28,7 +25,7 @@ def _named_pairs(items, what, example):
     return items
 
 
-class LinearLayout(DimensionOps):
+class LinearLayout:
     """A linear map over F2 from named input dims to named output dims (Triton's ``LinearLayout``).
 
     Math: dims have power-of-two sizes; with the input bits stacked in x (dims in order, LSB first), L(x) = M x,
@@ -500,22 +497,7 @@ class LinearLayout(DimensionOps):
         return f"LinearLayout.from_bases({self.bases!r}, {self.get_out_dim_names()!r}, " \
                f"{[s for _, s in self._out_dims]!r}, require_surjective={self.is_surjective()!r})"
 
-
-def _solve(B: LinearLayout, A: LinearLayout) -> LinearLayout:
-    """The minimal-norm X with B X = A over F2, as a layout A.in -> B.in."""
-    num_b = B.total_in_dim_size_log2()
-    cols = solve_f2(B._matrix_rows(), A._matrix_rows(), num_b, A.total_in_dim_size_log2())
-    if cols is None:
-        raise LayoutError("invert_and_compose: some value of A is not in the image of B, so A cannot "
-                          "be written as B after anything")
-    flat = LinearLayout._make([("_flat", [[c] for c in cols])], [("_flat", 1 << num_b)])
-    return flat.reshape_ins(A.in_dims).reshape_outs(B.in_dims)
-
-
-class DimensionOps:
-    """The dim-shuffling methods of ``LinearLayout`` (they never change which bits map where)."""
-
-    __slots__ = ()
+    # The dim-shuffling methods (Triton's names): they never change which bits map where.
 
     def sublayout(self, in_dim_names, out_dim_names) -> "LinearLayout":
         """The restriction to the given in-dims, projected onto the given out-dims (the layout's order kept).
@@ -659,6 +641,17 @@ class DimensionOps:
         return (square.transpose_outs(square.get_in_dim_names()) == self._identity(square.in_dims)
                 and self.sublayout_is_zero([d for d in ins if d not in dims], dims)
                 and self.sublayout_is_zero(dims, [d for d in outs if d not in dims]))
+
+
+def _solve(B: LinearLayout, A: LinearLayout) -> LinearLayout:
+    """The minimal-norm X with B X = A over F2, as a layout A.in -> B.in."""
+    num_b = B.total_in_dim_size_log2()
+    cols = solve_f2(B._matrix_rows(), A._matrix_rows(), num_b, A.total_in_dim_size_log2())
+    if cols is None:
+        raise LayoutError("invert_and_compose: some value of A is not in the image of B, so A cannot "
+                          "be written as B after anything")
+    flat = LinearLayout._make([("_flat", [[c] for c in cols])], [("_flat", 1 << num_b)])
+    return flat.reshape_ins(A.in_dims).reshape_outs(B.in_dims)
 
 
 def _checked_offsets(op, dims):

@@ -6,9 +6,9 @@ from functools import reduce
 from operator import or_
 from typing import NamedTuple
 
-from .errors import LayoutError
-from .linear_f2 import is_pow2, log2, rank_f2
-from .linear_layout import LinearLayout
+from ..errors import LayoutError
+from .f2 import is_pow2, log2, rank_f2
+from .layout import LinearLayout
 
 __all__ = ["divide_left", "divide_right", "get_basis_mask", "get_input_basis_mask", "IntegerStride",
            "get_integer_strides", "factor_maximal_identity_prefix", "square_sublayout_is_identity",

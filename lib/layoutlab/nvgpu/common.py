@@ -3,7 +3,7 @@
 
 from dataclasses import dataclass
 
-from ..cute.atom import CopyOp, dtype_name
+from ..cute.atom import CopyAtom, CopyOp, dtype_name, make_copy_atom  # noqa: F401 (examples)
 from ..cute.layout import Layout
 from ..errors import LayoutError
 
@@ -54,7 +54,7 @@ def _thread_copy(op, name, vt, nb):
 
 
 @dataclass(frozen=True)
-class CopyUniversalOp:
+class CopyUniversalOp(CopyOp):
     """A plain load/store of ``num_bits_per_copy`` bits per thread (DSL: ``cute.nvgpu.CopyUniversalOp()``); without
     it the DSL leaves the width to its auto-vectoriser and shows one value, ``(1,1):(0,0)``, as we do.
 

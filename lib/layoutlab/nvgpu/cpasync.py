@@ -1,14 +1,19 @@
-"""The bookkeeping of asynchronous copies on a CPU: ``cp.async`` (sizes, zero-fill, commit groups) and the
+"""The CuTe DSL's ``cute.nvgpu.cpasync`` copy ``CopyG2SOp`` (``cp.async``), and the bookkeeping of asynchronous
+copies on a CPU: ``cp.async`` (sizes, zero-fill, commit groups) and the
 ``mbarrier`` a TMA load completes (arrivals, transaction bytes, phase parity). Sources: PTX ISA, ``cp.async``,
 ``cp.async.commit_group`` / ``wait_group`` and ``mbarrier``.
 """
 
 from __future__ import annotations
 
-from .errors import LayoutError
-from .inttuple import is_int
+from dataclasses import dataclass
 
-__all__ = ["MBarrier", "mbarrier_try_wait", "cp_async_copy", "cp_async_plan", "cp_async_wait_group",
+from ..cute.atom import CopyOp, make_copy_atom  # noqa: F401 (the examples use make_copy_atom)
+from ..cute.basis import is_int
+from ..errors import LayoutError
+from .common import _check, _dsl_enum, _thread_copy
+
+__all__ = ["CopyG2SOp", "MBarrier", "mbarrier_try_wait", "cp_async_copy", "cp_async_plan", "cp_async_wait_group",
            "CP_ASYNC_SIZES"]
 
 #: The copy sizes ``cp.async`` takes (``.cg`` only 16).
@@ -138,7 +143,7 @@ def cp_async_wait_group(committed: int, n: int) -> int:
 
 
 @dataclass(frozen=True)
-class CopyG2SOp:
+class CopyG2SOp(CopyOp):
     """``cp.async.ca/.cg.shared.global`` (sm_80; DSL: ``cute.nvgpu.cpasync.CopyG2SOp(cache_mode)``): a thread copies
     4, 8 or 16 bytes global -> shared; ``cache_mode`` ``"always"`` (.ca) or ``"global"`` (.cg, 16 bytes only).
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from .errors import LayoutError
-from .inttuple import is_int
-from .layout import Layout
-from .swizzle import ComposedLayout, Swizzle
+from ..errors import LayoutError
+from ..cute.basis import is_int
+from ..cute.layout import Layout
+from ..cute.swizzle import ComposedLayout, Swizzle
 
 __all__ = ["LayoutType", "GmmaDescriptor", "make_gmma_desc", "decode_gmma_desc", "gmma_canonical_layout",
            "gmma_k_block_descs", "check_operand_major", "wgmma_k", "pattern_bytes", "gmma_read_addresses"]

@@ -12,13 +12,14 @@ value layout (1,2,1), A row-major::
 
 from dataclasses import dataclass
 
-from .atoms import (LdMatrix8x8x16bOp, MmaF16BF16Op, MmaFP8Op, StMatrix8x8x16bOp, WarpgroupMmaF8Op,
-                    WarpgroupMmaF16BF16Op, dtype_bits, make_copy_atom)
-from .errors import LayoutError
-from .inttuple import is_tuple, zip_leaves
-from .layout import Layout
-from .swizzle import ComposedLayout
-from .tiled import TiledMMA, make_tiled_copy_A, make_tiled_copy_B
+from .warp import LdMatrix8x8x16bOp, MmaF16BF16Op, MmaFP8Op, StMatrix8x8x16bOp
+from .warpgroup import WarpgroupMmaF8Op, WarpgroupMmaF16BF16Op
+from ..cute.atom import dtype_bits, make_copy_atom
+from ..errors import LayoutError
+from ..cute.inttuple import is_tuple, zip_leaves
+from ..cute.layout import Layout
+from ..cute.swizzle import ComposedLayout
+from ..cute.tiled import TiledMMA, make_tiled_copy_A, make_tiled_copy_B
 
 __all__ = ["select_ldmatrix", "LdmatrixSelection", "operand_majorness", "ldmatrix_address_lane", "ldmatrix_owner"]
 

@@ -6,9 +6,9 @@ per 32 K elements (``mxf8f6f4``, ``mxf4``) or 16 (``mxf4nvf4``). The CuTe forms 
 factors' storage order follow CuTe (``cute/atom/copy_traits_sm100.hpp``, the DSL's ``BlockScaledBasicChunk``).
 """
 
-from .errors import LayoutError
-from .layout import Layout
-from .products import tile_to_shape
+from ..errors import LayoutError
+from ..cute.layout import Layout
+from ..cute.algebra import tile_to_shape
 
 __all__ = ["TMEM_LANES", "TMEM_COLUMNS", "tmem_alloc_columns", "accumulator_columns", "tmem_ld_32x32b_tv",
            "tmem_ld_32x32b_atom", "block_scale_layout", "block_scale_chunk", "block_scale_storage", "DSL_SETUP_SM100"]

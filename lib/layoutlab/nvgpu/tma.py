@@ -1,6 +1,6 @@
 """The CuTe view of TMA on a CPU: ``make_tiled_tma_atom`` as the CuTe DSL 4.8.1 derives it (plus the driver's
-checks), the copies that fill a CTA tile and where their bytes land (checked on an H100); re-exports
-:mod:`layoutlab.tensor_map` and :mod:`layoutlab.async_copy`. Sources: CUDA Driver API, ``cuTensorMapEncodeTiled``;
+checks), the copies that fill a CTA tile and where their bytes land (checked on an H100), on top of the tensor
+maps (below). Sources: CUDA Driver API, ``cuTensorMapEncodeTiled``;
 PTX ISA, ``cp.async.bulk.tensor``; the CuTe DSL's ``cpasync.make_tiled_tma_atom``. An 8 x 64 fp16 K-major tile::
 
     >>> from layoutlab import Layout, make_composed_layout, make_swizzle
@@ -10,7 +10,7 @@ PTX ISA, ``cp.async.bulk.tensor``; the CuTe DSL's ``cpasync.make_tiled_tma_atom`
     ('(64,8):(1@1,1@0)', 8192, (64, 8))
 
 TMA tensor maps on a CPU: :func:`encode_tiled` checks every rule of ``cuTensorMapEncodeTiled`` (errors quote the
-rule); :func:`box_placement` says where each byte of a box lands in smem; :mod:`layoutlab.tma` builds on these.
+rule); :func:`box_placement` says where each byte of a box lands in smem.
 Sources: CUDA Driver API, "Tensor Map Object Management"; PTX ISA, "Tensors" (tiled mode, bounding box, swizzling).
 """
 
@@ -18,21 +18,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from . import async_copy, tensor_map
-from .async_copy import *  # noqa: F401,F403  (re-exported: they were defined here before the split)
-from .errors import LayoutError
-from .inttuple import format_tree, idx2crd, is_int, size
-from .layout import Layout
-from .swizzle import ComposedLayout, Swizzle
-from .tensor import Tensor
-from .tensor_map import *  # noqa: F401,F403
-from .tensor_map import (SWIZZLE_SPAN, TMA_DATA_TYPES, TensorMap, _dtype, _ints, _largest_divisor_at_most,
-                         box_placement, encode_tiled, swizzle_mode_of, tma_swizzle)
 from itertools import product as cartesian
-from .inttuple import is_int, prefix_product
-from .swizzle import Swizzle
 
-__all__ = ["TMA_DATA_TYPES", "SWIZZLE_SPAN", "TMA_SWIZZLE", "tma_swizzle", "swizzle_mode_of", "smem_alignment",
+from ..cute.basis import is_int
+from ..cute.inttuple import format_tree, idx2crd, prefix_product, size
+from ..cute.layout import Layout
+from ..cute.swizzle import ComposedLayout, Swizzle
+from ..cute.tensor import Tensor
+from ..errors import LayoutError
+
+__all__ = ["TmaAtom", "make_tiled_tma_atom", "TmaCopy", "tma_partition", "tile_placement", "multicast_slices",
+           "TMA_DSL_SETUP", "tma_dsl_summary", "TMA_DATA_TYPES", "SWIZZLE_SPAN", "TMA_SWIZZLE", "tma_swizzle", "swizzle_mode_of", "smem_alignment",
            "TensorMap", "encode_tiled", "box_placement", "smem_byte_of"]
 
 

@@ -1,14 +1,109 @@
-"""Copy atoms (``ldmatrix``, ``stmatrix``, ``cp.async``, plain loads and stores) as the CuTe DSL's ``cute.nvgpu``
-copy operations: layouts defined in bits as in CuTe, shown in units of ``value_type`` (see :mod:`layoutlab.atoms`)."""
+"""The warp-wide operations of the CuTe DSL's ``cute.nvgpu.warp``: the ``mma.sync`` MMAs (``MmaF16BF16Op``,
+``MmaTF32Op``, ``MmaFP8Op``) and the ``ldmatrix`` / ``stmatrix`` copies, their layouts written out from the PTX ISA
+("Matrix Fragments for mma.m16n8k*", "ldmatrix", "stmatrix") and CuTe's ``mma_traits_sm80.hpp`` /
+``copy_traits_sm75.hpp``; copy layouts are defined in bits as in CuTe and shown in units of ``value_type`` (see
+:mod:`layoutlab.cute.atom`)."""
 
 from dataclasses import dataclass
 
-from .algebra import recast_layout
-from .errors import LayoutError
-from .mma_atoms import _DTYPES, _L, _check, _dsl_enum, _table, dtype_bits, dtype_name
+from ..cute.atom import CopyAtom, CopyOp, MmaAtom, MmaOp, make_copy_atom, make_mma_atom  # noqa: F401 (examples)
+from ..errors import LayoutError
+from .common import _L, _acc16, _alternatives, _check, _check_fields
 
-__all__ = ["CopyAtom", "make_copy_atom", "LdMatrix8x8x16bOp", "StMatrix8x8x16bOp", "LdMatrix8x16x8bOp",
-           "LdMatrix16x8x8bOp", "LdMatrix16x16x8bOp", "StMatrix16x8x8bOp", "CopyG2SOp", "CopyUniversalOp"]
+__all__ = ["MmaF16BF16Op", "MmaTF32Op", "MmaFP8Op", "LdMatrix8x8x16bOp", "StMatrix8x8x16bOp", "LdMatrix8x16x8bOp",
+           "LdMatrix16x8x8bOp", "LdMatrix16x16x8bOp", "StMatrix16x8x8bOp"]
+
+
+# TV layouts of mma.sync (PTX "Matrix Fragments for mma.m16n8k*") by (inputs, K). Lane l = t0 + 4*t1: C rows t1
+# and t1 + 8, columns 2*t0 + (0,1). A register packs 2 16-bit or 4 8-bit K-neighbours; the larger K adds a block.
+_WARP_C = _L(((4, 8), (2, 2)), ((32, 1), (16, 8)))
+_WARP_AB = {
+    ("f16", 8): (_WARP_C, _L(((4, 8), 2), ((16, 1), 8))),          # rows t1, t1+8; k = 2*t0 + (0,1); n = t1
+    ("f16", 16): (_L(((4, 8), (2, 2, 2)), ((32, 1), (16, 8, 128))), _L(((4, 8), (2, 2)), ((16, 1), (8, 64)))),
+    ("tf32", 4): (_L(((4, 8), 2), ((16, 1), 8)), _L(((4, 8), 1), ((8, 1), 0))),   # k = t0 (+4)
+    ("tf32", 8): (_L(((4, 8), (2, 2)), ((16, 1), (8, 64))), _L(((4, 8), 2), ((8, 1), 32))),
+    ("f8", 16): (_L(((4, 8), (4, 2)), ((64, 1), (16, 8))), _L(((4, 8), 4), ((32, 1), 8))),   # k = 4*t0 + (0..3)
+    ("f8", 32): (_L(((4, 8), (4, 2, 2)), ((64, 1), (16, 8, 256))), _L(((4, 8), (4, 2)), ((32, 1), (8, 128)))),
+}
+
+
+def _warp_atom(op, inputs, sm, types):
+    """The MmaAtom of a warp-wide ``mma.sync`` op, named as CuTe does: ``SM{sm}_MxNxK_{types}_TN``."""
+    m, n, k = op.shape_mnk
+    a, b = _WARP_AB[inputs, k]
+    return MmaAtom(op, f"SM{sm}_{m}x{n}x{k}_{types}_TN", _L(32, 1), op.shape_mnk, a, b, _WARP_C)
+
+
+@dataclass(frozen=True)
+class MmaF16BF16Op(MmaOp):
+    """SM80 warp MMA ``mma.sync.aligned.m16n8k{8,16}.row.col`` with f16 (acc f16/f32) or bf16 (acc f32) inputs
+    (DSL: ``cute.nvgpu.warp.MmaF16BF16Op(ab_dtype, acc_dtype, shape_mnk)``).
+
+    >>> make_mma_atom(MmaF16BF16Op("f16", "f32", (16, 8, 16))).name
+    'SM80_16x8x16_F32F16F16F32_TN'
+    """
+
+    ab_dtype: object
+    acc_dtype: object
+    shape_mnk: tuple
+
+    def __post_init__(self):
+        _check_fields(self, "MmaF16BF16Op", ab_dtype=(("f16", "bf16"), "f16 or bf16 (use MmaTF32Op for tf32)"))
+        _check_fields(self, "MmaF16BF16Op", acc_dtype=_acc16(self.ab_dtype, "mma.sync"),
+                      shape_mnk=(((16, 8, 8), (16, 8, 16)),
+                                 "an mma.sync shape for 16-bit inputs; use (16,8,8) or (16,8,16)"))
+
+    def _make_atom(self):
+        ab, acc = self.ab_dtype.upper(), self.acc_dtype.upper()
+        return _warp_atom(self, "f16", 80, f"{acc}{ab}{ab}{acc}")
+
+
+@dataclass(frozen=True)
+class MmaTF32Op(MmaOp):
+    """SM80 warp MMA ``mma.sync.aligned.m16n8k{4,8}.row.col.f32.tf32.tf32.f32`` (DSL: ``warp.MmaTF32Op(shape_mnk)``).
+
+    >>> print(make_mma_atom(MmaTF32Op((16, 8, 8))).layout_a_tv)
+    ((4,8),(2,2)):((16,1),(8,64))
+    """
+
+    shape_mnk: tuple
+
+    def __post_init__(self):
+        _check_fields(self, "MmaTF32Op",
+                      shape_mnk=(((16, 8, 4), (16, 8, 8)), "a tf32 mma.sync shape; use (16,8,4) or (16,8,8)"))
+
+    def _make_atom(self):
+        return _warp_atom(self, "tf32", 80, "F32TF32TF32F32")
+
+
+_FP8 = {"f8E4M3FN": "E4M3", "f8E5M2": "E5M2"}     # -> CuTe's name
+
+
+_FP8_RULE = "an fp8 type; use Float8E4M3FN or Float8E5M2"
+
+
+@dataclass(frozen=True)
+class MmaFP8Op(MmaOp):
+    """SM89 warp MMA ``mma.sync.aligned.m16n8k{16,32}.row.col`` with e4m3/e5m2 inputs (DSL:
+    ``cute.nvgpu.warp.MmaFP8Op(ab_dtype, acc_dtype, shape_mnk)``).
+
+    >>> print(make_mma_atom(MmaFP8Op("f8E4M3FN", "f32", (16, 8, 32))).layout_a_tv)
+    ((4,8),(4,2,2)):((64,1),(16,8,256))
+    """
+
+    ab_dtype: object
+    acc_dtype: object
+    shape_mnk: tuple
+
+    def __post_init__(self):
+        _check_fields(self, "MmaFP8Op", ab_dtype=(_FP8, _FP8_RULE + " (MmaF16BF16Op for 16-bit inputs)"),
+                      acc_dtype=(("f16", "f32"), "f16 or f32"),
+                      shape_mnk=(((16, 8, 16), (16, 8, 32)),
+                                 "an mma.sync shape for fp8 inputs; use (16,8,16) or (16,8,32)"))
+
+    def _make_atom(self):
+        ab, acc = _FP8[self.ab_dtype], self.acc_dtype.upper()
+        return _warp_atom(self, "f8", 89, f"{acc}{ab}{ab}{acc}")
 
 
 # ldmatrix/stmatrix in bits, CuTe's SM75_U32x{1,2,4}_LDSM_N / SM75_U16x{2,4,8}_LDSM_T.
@@ -39,7 +134,7 @@ _LDSM8_16x16_REG = {1: _L(((4, 8), (8, 4, 2)), ((512, 8), (1, 128, 64))),
 
 
 @dataclass(frozen=True)
-class _MatrixOp:
+class _MatrixOp(CopyOp):
     """The DSL's warp matrix copies ``(transpose, num_matrices, unpack_bits)``. ``_FORMS``: allowed ``transpose`` ->
     (CuTe's name, n = num_matrices, register layouts by n); ``_ADDR``: address layouts by n."""
 
@@ -180,97 +275,3 @@ class StMatrix16x8x8bOp(_MatrixOp):
     _FORMS = {True: ("SM100_U8x{n4}_STSM_T", _STSM8_REG)}
     _BYTES = True
     is_load = False
-
-
-# TV layouts of mma.sync (PTX "Matrix Fragments for mma.m16n8k*") by (inputs, K). Lane l = t0 + 4*t1: C rows t1
-# and t1 + 8, columns 2*t0 + (0,1). A register packs 2 16-bit or 4 8-bit K-neighbours; the larger K adds a block.
-_WARP_C = _L(((4, 8), (2, 2)), ((32, 1), (16, 8)))
-
-
-_WARP_AB = {
-    ("f16", 8): (_WARP_C, _L(((4, 8), 2), ((16, 1), 8))),          # rows t1, t1+8; k = 2*t0 + (0,1); n = t1
-    ("f16", 16): (_L(((4, 8), (2, 2, 2)), ((32, 1), (16, 8, 128))), _L(((4, 8), (2, 2)), ((16, 1), (8, 64)))),
-    ("tf32", 4): (_L(((4, 8), 2), ((16, 1), 8)), _L(((4, 8), 1), ((8, 1), 0))),   # k = t0 (+4)
-    ("tf32", 8): (_L(((4, 8), (2, 2)), ((16, 1), (8, 64))), _L(((4, 8), 2), ((8, 1), 32))),
-    ("f8", 16): (_L(((4, 8), (4, 2)), ((64, 1), (16, 8))), _L(((4, 8), 4), ((32, 1), 8))),   # k = 4*t0 + (0..3)
-    ("f8", 32): (_L(((4, 8), (4, 2, 2)), ((64, 1), (16, 8, 256))), _L(((4, 8), (4, 2)), ((32, 1), (8, 128)))),
-}
-
-
-def _warp_atom(op, inputs, sm, types):
-    """The MmaAtom of a warp-wide ``mma.sync`` op, named as CuTe does: ``SM{sm}_MxNxK_{types}_TN``."""
-    m, n, k = op.shape_mnk
-    a, b = _WARP_AB[inputs, k]
-    return MmaAtom(op, f"SM{sm}_{m}x{n}x{k}_{types}_TN", _L(32, 1), op.shape_mnk, a, b, _WARP_C)
-
-
-@dataclass(frozen=True)
-class MmaF16BF16Op:
-    """SM80 warp MMA ``mma.sync.aligned.m16n8k{8,16}.row.col`` with f16 (acc f16/f32) or bf16 (acc f32) inputs
-    (DSL: ``cute.nvgpu.warp.MmaF16BF16Op(ab_dtype, acc_dtype, shape_mnk)``).
-
-    >>> make_mma_atom(MmaF16BF16Op("f16", "f32", (16, 8, 16))).name
-    'SM80_16x8x16_F32F16F16F32_TN'
-    """
-
-    ab_dtype: object
-    acc_dtype: object
-    shape_mnk: tuple
-
-    def __post_init__(self):
-        _check_fields(self, "MmaF16BF16Op", ab_dtype=(("f16", "bf16"), "f16 or bf16 (use MmaTF32Op for tf32)"))
-        _check_fields(self, "MmaF16BF16Op", acc_dtype=_acc16(self.ab_dtype, "mma.sync"),
-                      shape_mnk=(((16, 8, 8), (16, 8, 16)),
-                                 "an mma.sync shape for 16-bit inputs; use (16,8,8) or (16,8,16)"))
-
-    def _make_atom(self):
-        ab, acc = self.ab_dtype.upper(), self.acc_dtype.upper()
-        return _warp_atom(self, "f16", 80, f"{acc}{ab}{ab}{acc}")
-
-
-@dataclass(frozen=True)
-class MmaTF32Op:
-    """SM80 warp MMA ``mma.sync.aligned.m16n8k{4,8}.row.col.f32.tf32.tf32.f32`` (DSL: ``warp.MmaTF32Op(shape_mnk)``).
-
-    >>> print(make_mma_atom(MmaTF32Op((16, 8, 8))).layout_a_tv)
-    ((4,8),(2,2)):((16,1),(8,64))
-    """
-
-    shape_mnk: tuple
-
-    def __post_init__(self):
-        _check_fields(self, "MmaTF32Op",
-                      shape_mnk=(((16, 8, 4), (16, 8, 8)), "a tf32 mma.sync shape; use (16,8,4) or (16,8,8)"))
-
-    def _make_atom(self):
-        return _warp_atom(self, "tf32", 80, "F32TF32TF32F32")
-
-
-_FP8 = {"f8E4M3FN": "E4M3", "f8E5M2": "E5M2"}     # -> CuTe's name
-
-
-_FP8_RULE = "an fp8 type; use Float8E4M3FN or Float8E5M2"
-
-
-@dataclass(frozen=True)
-class MmaFP8Op:
-    """SM89 warp MMA ``mma.sync.aligned.m16n8k{16,32}.row.col`` with e4m3/e5m2 inputs (DSL:
-    ``cute.nvgpu.warp.MmaFP8Op(ab_dtype, acc_dtype, shape_mnk)``).
-
-    >>> print(make_mma_atom(MmaFP8Op("f8E4M3FN", "f32", (16, 8, 32))).layout_a_tv)
-    ((4,8),(4,2,2)):((64,1),(16,8,256))
-    """
-
-    ab_dtype: object
-    acc_dtype: object
-    shape_mnk: tuple
-
-    def __post_init__(self):
-        _check_fields(self, "MmaFP8Op", ab_dtype=(_FP8, _FP8_RULE + " (MmaF16BF16Op for 16-bit inputs)"),
-                      acc_dtype=(("f16", "f32"), "f16 or f32"),
-                      shape_mnk=(((16, 8, 16), (16, 8, 32)),
-                                 "an mma.sync shape for fp8 inputs; use (16,8,16) or (16,8,32)"))
-
-    def _make_atom(self):
-        ab, acc = _FP8[self.ab_dtype], self.acc_dtype.upper()
-        return _warp_atom(self, "f8", 89, f"{acc}{ab}{ab}{acc}")

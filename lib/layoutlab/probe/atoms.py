@@ -1,6 +1,6 @@
 """Hardware truth for the MMA and copy atoms: run the real instructions on the GPU and see where data lands.
 
-Every TV layout of :mod:`layoutlab.atoms` is checked on an sm_90a GPU with coordinate-coded data and random integer
+Every TV layout of :mod:`layoutlab.cute.atom` is checked on an sm_90a GPU with coordinate-coded data and random integer
 operands (exact products): ``ldmatrix``/``stmatrix`` x1/x2/x4 (``.trans`` too), ``mma.sync`` f16/bf16/tf32 (fixed
 only up to a shared relabelling of m, n, k), ``wgmma`` m64nNk16 for every N, A and B in the PTX ISA's no-swizzle
 canonical layouts (LBO/SBO also exchanged) or A from registers. Kernels: :mod:`layoutlab.probe.sources`.
@@ -55,12 +55,13 @@ def _tv_table(layout, nthr, nval):
 
 def _wgmma_tv(n, a_regs=False):
     """The table of wgmma m64nNk16's C (the SS atom), or with ``a_regs`` of its A in registers."""
-    from .. import atoms
+    from ..cute.atom import make_mma_atom
+    from ..nvgpu.warpgroup import WarpgroupMmaF16BF16Op
 
     if a_regs:
-        op = atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, n, 16), a_src="rmem")
-        return _tv_table(atoms.make_mma_atom(op).layout_a_tv, 128, 8)
-    return _tv_table(atoms.make_mma_atom(atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, n, 16))).layout_c_tv, 128,
+        op = WarpgroupMmaF16BF16Op("f16", "f32", (64, n, 16), a_src="rmem")
+        return _tv_table(make_mma_atom(op).layout_a_tv, 128, 8)
+    return _tv_table(make_mma_atom(WarpgroupMmaF16BF16Op("f16", "f32", (64, n, 16))).layout_c_tv, 128,
                      n // 2)
 
 
@@ -82,12 +83,13 @@ def _as_list(d):
 
 
 def _mma_sync_atom(name):
-    from .. import atoms
+    from ..cute.atom import make_mma_atom
+    from ..nvgpu.warp import MmaF16BF16Op, MmaTF32Op
 
     _, _, ab, acc, _, _, _, M, N, K = next(c for c in MMA_SYNC_CASES if c[0] == name)
     if ab == "tf32":
-        return atoms.make_mma_atom(atoms.MmaTF32Op((M, N, K)))
-    return atoms.make_mma_atom(atoms.MmaF16BF16Op(ab, acc, (M, N, K)))
+        return make_mma_atom(MmaTF32Op((M, N, K)))
+    return make_mma_atom(MmaF16BF16Op(ab, acc, (M, N, K)))
 
 
 def _probe_mma_sync(mod, cp, rng):
@@ -338,7 +340,7 @@ def _coords(values, size):
 
 
 def compare(rec):
-    """Check a probe record against :mod:`layoutlab.atoms`: ``{"checked": [...], "mismatches": [...]}``, one entry
+    """Check a probe record against :mod:`layoutlab.cute.atom`: ``{"checked": [...], "mismatches": [...]}``, one entry
     per atom/variant compared, and what differed (empty when the hardware and our TV layouts agree).
 
     >>> from layoutlab import gpu
@@ -346,7 +348,8 @@ def compare(rec):
     >>> len(result["checked"]), result["mismatches"]
     (424, [])
     """
-    from .. import atoms
+    from ..cute.atom import make_copy_atom
+    from ..nvgpu.warp import LdMatrix8x8x16bOp, StMatrix8x8x16bOp
 
     checked, bad = [], []
 
@@ -380,8 +383,8 @@ def compare(rec):
         if nm not in rec["ldsm_stsm"]:
             continue
         r = rec["ldsm_stsm"][nm]
-        op = atoms.LdMatrix8x8x16bOp if ins == "ldmatrix" else atoms.StMatrix8x8x16bOp
-        atom = atoms.make_copy_atom(op(trans, nmat), "f16")
+        op = LdMatrix8x8x16bOp if ins == "ldmatrix" else StMatrix8x8x16bOp
+        atom = make_copy_atom(op(trans, nmat), "f16")
         if ins == "ldmatrix":
             obs = np.array(r["lane_value_to_offset"])
             claim = _tv_table(atom.layout_dst_tv, 32, obs.shape[1])

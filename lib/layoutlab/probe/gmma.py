@@ -1,7 +1,7 @@
-"""Hardware truth for :mod:`layoutlab.gmma`: wgmma reads the swizzled layouts exactly as the descriptor says.
+"""Hardware truth for :mod:`layoutlab.nvgpu.gmma`: wgmma reads the swizzled layouts exactly as the descriptor says.
 
 One kernel per majorness pair runs ``wgmma.mma_async.m64n128k16`` (f16, fp32 accumulate, K = 64) on A (64 x 64)
-and B (128 x 64) laid out by the eight GMMA atoms and read through :func:`layoutlab.gmma.gmma_k_block_descs`;
+and B (128 x 64) laid out by the eight GMMA atoms and read through :func:`layoutlab.nvgpu.gmma.gmma_k_block_descs`;
 integers in [-2, 2] make ``D = A B^T`` exact. Claims (:func:`cases`): the documented descriptors are exact; B's
 LBO/SBO doubled or swapped, another swizzle or base offset 1 are wrong (but a K-major swizzled LBO is unused, PTX
 ISA); a pattern ``128 j`` bytes past 1024 is exact with base offset ``(start >> 7) & 7``, wrong with 0.
@@ -26,13 +26,13 @@ _REGION_A, _REGION_B = 12288, 32768      # bytes of shared memory per operand (e
 
 
 def _tile(kind, mn):
-    from ..swizzle import make_smem_layout_atom
+    from ..nvgpu.warpgroup import make_smem_layout_atom
     return make_smem_layout_atom(kind, 16).tile_to_shape((mn, K), (0, 1) if kind.startswith("K") else (1, 0))
 
 
 def _image(X, kind):
     """uint16 image of X (mn x K) placed by the swizzled tile layout (byte addresses relative to 0)."""
-    from . import _f16_bits
+    from .atoms import _f16_bits
     mn = X.shape[0]
     tile = _tile(kind, mn)
     idx = np.arange(mn * K)                       # colexicographic: (r, c) -> r + mn * c
@@ -44,7 +44,7 @@ def _image(X, kind):
 
 @functools.lru_cache(maxsize=None)
 def _base_descs(kind, mn, smem_base):
-    from ..gmma import gmma_k_block_descs
+    from ..nvgpu.gmma import gmma_k_block_descs
     return tuple(gmma_k_block_descs(kind.split("_")[0], _tile(kind, mn), 16, smem_base))
 
 
@@ -55,9 +55,9 @@ def _descs(kind, mn, smem_base=0, **change):
 
 def _reach(desc, major, mn):
     """Highest byte (exclusive) the canonical layout of this descriptor reaches from its start address."""
-    from ..gmma import _W, decode_gmma_desc
+    from ..nvgpu.gmma import decode_gmma_desc, pattern_bytes
     d = decode_gmma_desc(desc)
-    T, W = 8, _W[d.layout_type]
+    T, W = 8, pattern_bytes(d.layout_type) // 128           # the pattern's width in 16-byte chunks
     lbo, sbo = d.leading_byte_offset_bytes, d.stride_byte_offset_bytes
     if major == "K":
         lead = lbo if d.layout_type == 0 else 16
@@ -77,7 +77,7 @@ def cases():
     >>> len(all_cases), all_cases[0][0], all_cases[0][-1]
     (117, 'documented K_INTER x K_INTER', 'exact')
     """
-    from ..gmma import LayoutType, decode_gmma_desc
+    from ..nvgpu.gmma import LayoutType, decode_gmma_desc
     out = [(f"documented {a} x {b}", a, b, 0, 0, _descs(a, 64), _descs(b, N), "exact") for a in KINDS for b in KINDS]
     a = "K_SW128"
     da = _descs(a, 64)
@@ -153,7 +153,7 @@ gmma_probe_a{TA}_b{TB}(const u16* imgA, int nA, const u16* imgB, int nB, int shi
 
 def simulate(case, A, B):
     """D (64, N) as the PTX ISA says one case computes it: each k-block's A and B read through
-    :func:`layoutlab.gmma.gmma_read_addresses` from the kernel's images, in float64 (claims only, base offset 0).
+    :func:`layoutlab.nvgpu.gmma.gmma_read_addresses` from the kernel's images, in float64 (claims only, base offset 0).
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -162,7 +162,7 @@ def simulate(case, A, B):
     >>> np.array_equal(simulate(documented, A, B), A @ B.T), np.array_equal(simulate(wrong, A, B), A @ B.T)
     (True, False)
     """
-    from ..gmma import gmma_read_addresses
+    from ..nvgpu.gmma import gmma_read_addresses
     name, a, b, sa, sb, da, db, expect = case
     blocks = []
     for kind, X, shift, descs, mn, region in ((a, A, sa, da, 64, _REGION_A), (b, B, sb, db, N, _REGION_B)):
@@ -189,7 +189,8 @@ def run(seed=0):
     import cupy as cp
 
     from .. import gpu
-    from . import _compile, _versions
+    from .sources import _compile
+    from .atoms import _versions
 
     if not gpu.is_hopper():
         raise RuntimeError(f"probe.gmma needs an sm_90a GPU (H100/H200); found {gpu.name() or gpu.reason()}")
@@ -207,13 +208,13 @@ def _hex(descs):
 def record(mod, cp, seed=0, gpu_name=None, versions=None):
     """Launch every case through ``mod`` (the compiled :func:`source`, or ``None``) with the array module ``cp``
     (CuPy, or the tests' PTX-model stand-in); returns the record."""
-    from . import _gather, _wgmma_tv
+    from .atoms import _gather, _wgmma_tv
 
     rng = np.random.default_rng(seed)
     A = rng.integers(-2, 3, (64, K)).astype(np.float64)
     B = rng.integers(-2, 3, (N, K)).astype(np.float64)
     want = _gather(A @ B.T, _wgmma_tv(N))             # what thread t holds in register j, if all is right
-    rec = {"what": "layoutlab.probe.gmma: wgmma m64n128k16 over K=64 with descriptors from layoutlab.gmma",
+    rec = {"what": "layoutlab.probe.gmma: wgmma m64n128k16 over K=64 with descriptors from layoutlab.nvgpu.gmma",
            "gpu": gpu_name, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "versions": versions or {}, "seed": seed, "errors": {}, "cases": {}}
     if mod is None:
@@ -244,7 +245,7 @@ def record(mod, cp, seed=0, gpu_name=None, versions=None):
 
 
 def compare(rec):
-    """Check a record: the claims hold and the recorded descriptors are what layoutlab.gmma encodes now;
+    """Check a record: the claims hold and the recorded descriptors are what layoutlab.nvgpu.gmma encodes now;
     returns ``{"checked": [...], "mismatches": [...], "observed": {name: exact}}``.
 
     >>> from layoutlab import gpu
@@ -265,7 +266,7 @@ def compare(rec):
             bad.append(f"{label}: not recorded")
             continue
         if (r["desc_a"], r["desc_b"]) != (_hex(da), _hex(db)):
-            bad.append(f"{label}: recorded descriptors differ from what layoutlab.gmma encodes now")
+            bad.append(f"{label}: recorded descriptors differ from what layoutlab.nvgpu.gmma encodes now")
         if expect == "observe":
             observed[name] = r["exact"]
         elif (expect == "exact") != r["exact"]:
@@ -276,7 +277,7 @@ def compare(rec):
 
 def main(argv=None):
     """``python -m layoutlab.probe.gmma OUT.json``: run, write the record, print the comparison."""
-    from . import _report
+    from .atoms import _report
     argv = sys.argv[1:] if argv is None else argv
     path = Path(argv[0]) if argv else Path("gmma_probe.json")
     rec = run()

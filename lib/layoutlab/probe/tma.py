@@ -1,7 +1,7 @@
 """Hardware truth for TMA: run :mod:`layoutlab.kernels.tma_copy` on a Hopper GPU and see where each byte lands.
 
 Each case TMA-loads (``cp.async.bulk.tensor``) tiles of a coordinate-coded global tensor into shared memory and
-copies the buffer out raw; :func:`expected_bytes` predicts it byte for byte from :mod:`layoutlab.tma` (zero fill
+copies the buffer out raw; :func:`expected_bytes` predicts it byte for byte from :mod:`layoutlab.nvgpu.tma` (zero fill
 outside, ``0xFF`` where unwritten), :func:`compare` checks a record against it and the CuTe view.
 ``python -m layoutlab.probe.tma OUT.json`` (H100) writes the record; CI compares ``results/tma_probe_h100.json``.
 """
@@ -82,9 +82,9 @@ def _code_bytes(case, g):
 
 
 def _atom(case):
-    from ..layout import Layout
-    from ..swizzle import ComposedLayout
-    from ..tma import make_tiled_tma_atom
+    from ..cute.layout import Layout
+    from ..cute.swizzle import ComposedLayout
+    from ..nvgpu.tma import make_tiled_tma_atom
     from ..kernels.tma_copy import smem_layout
     sl = smem_layout(case)
     stage0 = ComposedLayout(sl.inner, 0, Layout(tuple(sl.outer.shape[:2]), tuple(sl.outer.stride[:2])))
@@ -94,14 +94,14 @@ def _atom(case):
 
 
 def expected_bytes(case) -> bytes:
-    """The shared-memory buffer after the case's TMA copies, predicted by :mod:`layoutlab.tma`.
+    """The shared-memory buffer after the case's TMA copies, predicted by :mod:`layoutlab.nvgpu.tma`.
 
     >>> buf = expected_bytes(CASES[0])
     >>> len(buf), decode_chunks(CASES[0], buf, rows=1)[0][:4]
     (2048, ['32,32', '33,32', '34,32', '35,32'])
     """
     from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
-    from ..tma import tile_placement
+    from ..nvgpu.tma import tile_placement
     if case.get("multicast", 1) > 1:        # every CTA of the cluster receives the whole tile
         return expected_bytes(dict(case, multicast=1)) * case["multicast"]
     sl, atom = _atom(case)
@@ -248,7 +248,7 @@ def _run_isolated(case):
 def _versions():
     import importlib.metadata as md
 
-    from . import _driver_version
+    from .atoms import _driver_version
     v = {}
     for pkg in ("nvidia-cutlass-dsl", "cupy-cuda12x", "cupy-cuda13x", "cuda-python", "cuda-bindings"):
         try:

@@ -5,9 +5,9 @@ import colorsys
 from functools import lru_cache
 
 from ..errors import LayoutError
-from ..inttuple import product
-from ..layout import Layout, parse_layout
-from ..swizzle import ComposedLayout, Swizzle
+from ..cute.inttuple import product
+from ..cute.layout import Layout, parse_layout
+from ..cute.swizzle import ComposedLayout, Swizzle
 from .svg import (CHAR_W, MAX_WIDTH, MIN_TEXT, TICK_TEXT, TITLE_TEXT, Legend, Panel, SvgFigure, hex_color,
                   text_width, wrap, _VECTOR_CELLS)
 

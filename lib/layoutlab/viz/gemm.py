@@ -18,7 +18,7 @@ __all__ = [
 
 
 def draw_mbarrier_timeline(barrier, *, title=None):
-    """An ``mbarrier``'s life from its ``log`` (a :class:`layoutlab.tma.MBarrier`): one column per event,
+    """An ``mbarrier``'s life from its ``log`` (a :class:`layoutlab.nvgpu.cpasync.MBarrier`): one column per event,
     with the pending arrivals and the transaction bytes still expected after it, and the phase number;
     a phase completes (shaded green) when both reach zero (PTX ISA, "mbarrier": phase completion,
     ``expect-tx`` / ``complete-tx``). Event names are written slanted under their columns, so long ones
@@ -211,7 +211,7 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     lanes, since the next batch is issued before the previous one is known done), the epilogue, and in
     red the waits for data. Blank stretches are time the role did none of these. ``ctas`` (default the
     first two recorded), ``tiles`` (tile ordinals per CTA, default the first two) and ``t_range_us``
-    ``(start, end)`` zoom in. Times are :func:`~layoutlab.bench.timeline.event_times`: a CTA's events
+    ``(start, end)`` zoom in. Times are :func:`~layoutlab.kernels.timeline.event_times`: a CTA's events
     placed by their ``%clock64`` cycles on the CTA's fit to ``%globaltimer`` where the record has cycles
     (the axis label says so), else the recorded ``t_ns``. Refuses a malformed record with a LayoutError.
     Example: ``draw_pipeline_timeline(gpu.load_result("gemm_timeline_h100"), kernel="gemm_hopper")``.
@@ -223,7 +223,7 @@ def draw_pipeline_timeline(record, *, kernel=None, ctas=None, tiles=None, t_rang
     """
     from matplotlib.patches import Patch
 
-    from ..bench.timeline import check_timeline_record, event_times, select_record, timer_step_ns
+    from ..kernels.timeline import check_timeline_record, event_times, select_record, timer_step_ns
     op = "draw_pipeline_timeline"
     rec = check_timeline_record(select_record(record, kernel), op=op)
     events = rec["events"]

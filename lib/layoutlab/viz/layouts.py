@@ -1,19 +1,19 @@
 """Pictures of layouts and thread-value layouts: a layout's offsets, who owns each cell of a tile, tiled MMAs and
 copies, linear layouts as F2 matrices (SVG, pure Python)."""
 
-from ..atoms import MmaAtom
+from ..cute.atom import MmaAtom
 from ..errors import LayoutError
-from ..inttuple import product
-from ..layout import Layout
-from ..linear import LinearLayout
-from ..tiled import TiledCopy, TiledMMA
+from ..cute.inttuple import product
+from ..cute.layout import Layout
+from ..linear.layout import LinearLayout
+from ..cute.tiled import TiledCopy, TiledMMA
 from .figure import (BANK_HEX, EMPTY, TV_HEX, Grid, _LABEL_LIMIT, _as_layout, _modes, _offsets, _tile_mn,
                      choose_cell, darken, draw_key, fade, grid_margins, key_size, new_figure, paint_grid)
 from .svg import CHAR_W, MAX_WIDTH, TICK_TEXT
 
 __all__ = [
     "draw_layout", "draw_tv_layout", "draw_f2_matrix", "draw_tiled_mma", "draw_tiled_copy", "tv_cell_owners",
-    "linear_tv_owners", "draw_partition", "draw_tv_legend",
+    "linear_tv_owners", "draw_partition", "draw_tv_legend", "f2_matrix_parts",
 ]
 
 _TOUR_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
@@ -301,8 +301,14 @@ def _draw_tv_inverse(tv, tile_mn, *, labels, title, label_limit, highlight_threa
 _SHORT = {"register": "reg", "lane": "lane", "warp": "warp", "block": "block", "offset": "off"}
 
 
-def _f2_parts(linear_layout):
-    """(matrix rows [out_bits][in_bits] of 0/1, in-bit labels, out-bit labels, in-group sizes, out-group sizes)."""
+def f2_matrix_parts(linear_layout):
+    """(matrix rows [out_bits][in_bits] of 0/1, in-bit labels, out-bit labels, in-group sizes, out-group sizes) of a
+    LinearLayout or a 0/1 matrix: what :func:`draw_f2_matrix` (and the linear-layout explorer) draws.
+
+    >>> from layoutlab import LinearLayout
+    >>> f2_matrix_parts(LinearLayout.from_bases([("lane", [[1], [2]])], ["x"]))
+    ([[1, 0], [0, 1]], ['lane0', 'lane1'], ['x.0', 'x.1'], [2], [2])
+    """
     if isinstance(linear_layout, str):
         raise LayoutError(f"draw_f2_matrix: expected a LinearLayout or a 0/1 matrix, got the string {linear_layout!r}")
     if not isinstance(linear_layout, LinearLayout):
@@ -347,7 +353,7 @@ def draw_f2_matrix(linear_layout, *, title=None, in_labels=None, out_labels=None
     >>> draw_f2_matrix(ll).get_suptitle()
     'F2 matrix: 3 input bits -> 3 output bits'
     """
-    mat, ins, outs, in_groups, out_groups = _f2_parts(linear_layout)
+    mat, ins, outs, in_groups, out_groups = f2_matrix_parts(linear_layout)
     ins = list(in_labels) if in_labels is not None else ins
     outs = list(out_labels) if out_labels is not None else outs
     rows, cols = len(mat), len(mat[0]) if mat else 0
@@ -408,7 +414,7 @@ def draw_tiled_mma(tiled_mma, *, labels=None, title=None, label_limit=_LABEL_LIM
     labelled ``T<t>`` / ``V<v>`` with ``TV_COLORS[t % 8]``. ``tiled_mma``: a TiledMMA / MMA atom object
     or a dict ``{"A": (tv, (M,K)), "B": (tv, (N,K)), "C": (tv, (M,N))}``.
 
-    >>> from layoutlab.atoms import MmaF16BF16Op, make_mma_atom
+    >>> from layoutlab import MmaF16BF16Op, make_mma_atom
     >>> fig = draw_tiled_mma(make_mma_atom(MmaF16BF16Op("f16", "f32", (16, 8, 16))))
     >>> fig.get_suptitle(), [p.name for p in fig.panels]
     ('SM80_16x8x16_F32F16F16F32_TN', ['B: n', 'A: k', 'C: n'])

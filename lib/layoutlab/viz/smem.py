@@ -2,8 +2,8 @@
 (SVG, pure Python)."""
 
 from ..errors import LayoutError
-from ..inttuple import product
-from ..swizzle import ComposedLayout, Swizzle
+from ..cute.inttuple import product
+from ..cute.swizzle import ComposedLayout, Swizzle
 from .figure import (BANK_HEX, CONFLICT, EMPTY, GREY, TV_HEX, _BANKS, _BANK_BYTES, _as_layout, _modes, _offsets,
                      choose_cell, draw_key, grid_margins, key_size, new_figure, paint_grid)
 from .svg import MAX_WIDTH, TICK_TEXT
@@ -138,7 +138,7 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
     phase (threads served together: 32, or 16 / 8 for 8- / 16-byte accesses): columns are the 32 banks, rows the
     128-byte memory lines touched, each 4-byte word labelled with the (first) thread reading it, bold when
     several threads read it. A bank asked for more than one word in a phase is framed red, with its ``k``
-    (k-way) under the column. The counts come from :func:`layoutlab.banks.bank_conflicts`.
+    (k-way) under the column. The counts come from :func:`layoutlab.nvgpu.banks.bank_conflicts`.
 
     Example: 8 threads of an ldmatrix phase reading rows 0..7, column 0 of a 2-byte row-major 8x64 tile
     (16 bytes each): every row starts at bank 0 -> one 8-way conflict; under Swizzle<3,3,3> it is 1 way.
@@ -160,7 +160,7 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
     for t, (m, n) in enumerate(coords):
         if not (0 <= m < rows and 0 <= n < cols):
             raise LayoutError(f"{op}: thread {t} accesses (m,n)=({m},{n}) outside the {rows}x{cols} tile")
-    from ..banks import bank_conflicts
+    from ..nvgpu.banks import bank_conflicts
     addrs = [phys[m][n] * element_bytes for m, n in coords]
     result = bank_conflicts(addrs, access_bytes)
     waves, ideal, worst = result.wavefronts, result.ideal_wavefronts, result.conflict_degree
@@ -236,12 +236,12 @@ def draw_ldmatrix(op, *, title=None):
     low 16-bit half (color = the holding lane). With ``.trans`` each matrix arrives transposed: a lane's pair
     runs down a column.
 
-    >>> from layoutlab.atoms import LdMatrix8x8x16bOp
+    >>> from layoutlab.nvgpu.warp import LdMatrix8x8x16bOp
     >>> draw_ldmatrix(LdMatrix8x8x16bOp(False, 4)).get_suptitle()
     'ldmatrix.sync.aligned.m8n8.x4.shared.b16  (SM75_U32x4_LDSM_N)'
     """
-    from ..atoms import LdMatrix8x8x16bOp, StMatrix8x8x16bOp
-    from ..ldmatrix import ldmatrix_address_lane, ldmatrix_owner
+    from ..nvgpu.warp import LdMatrix8x8x16bOp, StMatrix8x8x16bOp
+    from ..nvgpu.ldmatrix import ldmatrix_address_lane, ldmatrix_owner
 
     fn = "draw_ldmatrix"
     if not isinstance(op, (LdMatrix8x8x16bOp, StMatrix8x8x16bOp)):
@@ -298,7 +298,7 @@ def draw_tma_box(tensor_map, box_start, *, smem_base=0, labels=None, title=None,
     dimension 0, the contiguous one; tick labels are the global coordinates), the box framed, and the part of the
     box outside the tensor drawn dark grey. Below: the box's shared-memory bytes in rows of 128 bytes (or of the
     box's inner extent when that is shorter and there is no swizzle), one cell per 16-byte chunk, as
-    ``layoutlab.tma.box_placement`` computes them: dense, dimension 0 innermost, through the tensor map's swizzle.
+    ``layoutlab.nvgpu.tma.box_placement`` computes them: dense, dimension 0 innermost, through the tensor map's swizzle.
     Colour = the chunk's place within its global row (the key); label = its global row; grey = outside the
     tensor (the zero fill). A swizzle shows up as chunks changing places from one 128-byte row to the next
     (PTX ISA, "Tensors" / "Swizzling modes").
@@ -307,7 +307,7 @@ def draw_tma_box(tensor_map, box_start, *, smem_base=0, labels=None, title=None,
     >>> draw_tma_box(encode_tiled("f16", (64, 16), (128,), (64, 8), swizzle="128B"), (0, 4)).get_suptitle()
     'TMA box (64, 8) at (0, 4), f16, swizzle 128B: 1024 bytes'
     """
-    from ..tma import box_placement
+    from ..nvgpu.tma import box_placement
     tm = tensor_map
     esize = tm.element_bytes
     pl = box_placement(tm, box_start, smem_base)
@@ -400,14 +400,14 @@ _GMMA_FIELD_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5")
 def draw_gmma_descriptor(desc, *, title=None):
     """The 64 bits of a wgmma shared-memory descriptor as labelled fields (the PTX ISA's table, redrawn).
 
-    ``desc`` is a :class:`layoutlab.gmma.GmmaDescriptor` or a 64-bit int. Two rows of 32 bits (63..32 on
+    ``desc`` is a :class:`layoutlab.nvgpu.gmma.GmmaDescriptor` or a 64-bit int. Two rows of 32 bits (63..32 on
     top, 31..0 below), each field coloured and named with its value below (the key repeats them); reserved
     bits grey. Example: ``draw_gmma_descriptor(0x4000004000010000)`` (128B swizzle, SBO 64 = 1024 bytes).
 
     >>> draw_gmma_descriptor(0x4000004000010000).get_suptitle()
     'GmmaDescriptor 0x4000004000010000  (layout type B128)'
     """
-    from ..gmma import GmmaDescriptor, decode_gmma_desc
+    from ..nvgpu.gmma import GmmaDescriptor, decode_gmma_desc
     d = desc if isinstance(desc, GmmaDescriptor) else decode_gmma_desc(desc)
     x = d.desc
     fields = d.fields()
@@ -454,7 +454,7 @@ def draw_gmma_canonical(major, layout_type, element_bits=16, mn=None, k=None, *,
     >>> print(draw_gmma_canonical("K", "B128", 16).get_suptitle().splitlines()[1])
     S<3,4,3> o 0 o ((8,2),(8,2)):((64,512),(1,8))
     """
-    from ..gmma import LayoutType, gmma_canonical_layout, gmma_read_addresses, make_gmma_desc, wgmma_k
+    from ..nvgpu.gmma import LayoutType, gmma_canonical_layout, gmma_read_addresses, make_gmma_desc, wgmma_k
     lt = LayoutType[layout_type] if isinstance(layout_type, str) else LayoutType(layout_type)
     T = 128 // element_bits
     kk = wgmma_k(element_bits) if k is None else k

@@ -81,7 +81,7 @@ class _Explorer(w.VBox):
 
 
 def _parse(text):
-    from ..layout import parse_layout
+    from ..cute.layout import parse_layout
     return parse_layout(text)
 
 

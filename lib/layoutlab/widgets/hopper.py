@@ -12,11 +12,12 @@ __all__ = ["LdmatrixExplorer", "TmaExplorer", "GmmaDescriptorExplorer"]
 
 def _ldmatrix_atoms():
     """MMA atoms offered by LdmatrixExplorer: the 16-bit SM80 ones ldmatrix feeds, and two it cannot."""
-    from .. import atoms
-    ops = [atoms.MmaF16BF16Op("f16", "f32", (16, 8, 16)), atoms.MmaF16BF16Op("f16", "f32", (16, 8, 8)),
-           atoms.MmaF16BF16Op("bf16", "f32", (16, 8, 16)), atoms.MmaTF32Op((16, 8, 8)),
-           atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, 64, 16))]
-    return {atoms.make_mma_atom(op).name: op for op in ops}
+    from ..cute.atom import make_mma_atom
+    from ..nvgpu import warp, warpgroup
+    ops = [warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)), warp.MmaF16BF16Op("f16", "f32", (16, 8, 8)),
+           warp.MmaF16BF16Op("bf16", "f32", (16, 8, 16)), warp.MmaTF32Op((16, 8, 8)),
+           warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16))]
+    return {make_mma_atom(op).name: op for op in ops}
 
 
 class LdmatrixExplorer(_Explorer):
@@ -24,7 +25,7 @@ class LdmatrixExplorer(_Explorer):
 
     Controls: the MMA atom, the operand (A or B), the value repetition (the tiled MMA's tile is the atom's
     M, N, K times ``rep``, CuTe's permutation, e.g. the value layout (1,2,1) of CUTLASS's SM80 GEMM examples), the majorness of the
-    operand tile in shared memory, and optionally a forced x1 / x2 / x4. :func:`layoutlab.ldmatrix.select_ldmatrix`
+    operand tile in shared memory, and optionally a forced x1 / x2 / x4. :func:`layoutlab.nvgpu.ldmatrix.select_ldmatrix`
     decides; its reasoning is shown, or its error (e.g. "TiledCopy uses too few vals for selected
     CopyAtom" for a forced x4 on an x2 fragment, or a tf32 atom). The picture is
     :func:`layoutlab.viz.draw_tiled_copy` of the chosen copy: in Src, the thread labelled on a row of 8
@@ -63,9 +64,9 @@ class LdmatrixExplorer(_Explorer):
             self.choice.value = ""
 
     def _update(self):
-        from ..layout import Layout
-        from ..ldmatrix import select_ldmatrix
-        from ..tiled import make_tiled_mma
+        from ..cute.layout import Layout
+        from ..nvgpu.ldmatrix import select_ldmatrix
+        from ..cute.tiled import make_tiled_mma
         op = self.atoms[self.atom.value]
         m, n, k = op.shape_mnk
         rm, rn, rk = (int(x) for x in self.repeat.value.split(","))
@@ -89,9 +90,9 @@ class LdmatrixExplorer(_Explorer):
         name = self.atom.value
 
         def frame(operand, repeat, major):
-            from ..layout import Layout
-            from ..ldmatrix import select_ldmatrix
-            from ..tiled import make_tiled_mma
+            from ..cute.layout import Layout
+            from ..nvgpu.ldmatrix import select_ldmatrix
+            from ..cute.tiled import make_tiled_mma
             m, n, k = op.shape_mnk
             rm, rn, rk = (int(x) for x in repeat.split(","))
             rows, cols = (m * rm if operand == "A" else n * rn), k * rk
@@ -113,7 +114,7 @@ class LdmatrixExplorer(_Explorer):
 def _tma_frame(dtype, swizzle, inner_bytes, start_row, rows=8):
     """One TmaExplorer picture: a (inner x rows) box of a 2-D tensor two boxes wide and 16 rows high,
     starting at row ``start_row``; or the rule of cuTensorMapEncodeTiled that the box breaks."""
-    from ..tma import TMA_DATA_TYPES, encode_tiled, smem_alignment
+    from ..nvgpu.tma import TMA_DATA_TYPES, encode_tiled, smem_alignment
     esize = TMA_DATA_TYPES[dtype][0]
     inner = max(inner_bytes // esize, 1)
     tm = encode_tiled(dtype, (2 * inner, 16), (2 * inner * esize,), (inner, rows), swizzle=swizzle)
@@ -126,7 +127,7 @@ def _tma_frame(dtype, swizzle, inner_bytes, start_row, rows=8):
 class TmaExplorer(_Explorer):
     """Element type, swizzle mode, the box's inner extent in bytes and its first row -> where the box's
     bytes land in shared memory (:func:`layoutlab.viz.draw_tma_box`), or the tensor-map rule it breaks
-    (``layoutlab.tma.encode_tiled``'s message, e.g. a 256-byte inner box with the 128-byte swizzle).
+    (``layoutlab.nvgpu.tma.encode_tiled``'s message, e.g. a 256-byte inner box with the 128-byte swizzle).
     The tensor is 16 rows high, so a box starting at row 12 is half outside: its lower rows are the fill.
 
     >>> ex = TmaExplorer(dtype="f16", swizzle="128B", inner_bytes=128)
@@ -182,8 +183,8 @@ _GMMA_SWIZZLES = ("INTERLEAVE", "B32", "B64", "B128")
 def _gmma_frame(major, swizzle, dtype, n=64):
     """(text, [figures]) for one choice: the B operand (n x one wgmma's K) of that atom, first k-block,
     or the refusal."""
-    from ..gmma import gmma_k_block_descs, wgmma_k
-    from ..swizzle import make_smem_layout_atom
+    from ..nvgpu.gmma import gmma_k_block_descs, wgmma_k
+    from ..nvgpu.warpgroup import make_smem_layout_atom
     bits = _GMMA_DTYPES[dtype]
     kind = f"{major}_{'INTER' if swizzle == 'INTERLEAVE' else 'SW' + swizzle[1:]}"
     atom = make_smem_layout_atom(kind, bits)

@@ -7,7 +7,7 @@ import ipywidgets as w
 
 from .. import viz
 from ..errors import LayoutError
-from ..inttuple import product
+from ..cute.inttuple import product
 from .base import (_Explorer, _css_rgb, _error_html, _live_only_note, _picture, _img_html, _ok_html, _parse,
                    _parse_set, _svg_html,
                    precomputed_explorer)
@@ -85,7 +85,7 @@ class LayoutExplorer(_Explorer):
             raise LayoutError("LayoutExplorer.select: no valid layout yet; fix the text box first")
         if not (0 <= m < self._rows and 0 <= n < self._cols):
             raise LayoutError(f"LayoutExplorer.select: cell ({m},{n}) is outside the {self._rows}x{self._cols} grid")
-        from ..inttuple import format_int_tuple, idx2crd
+        from ..cute.inttuple import format_int_tuple, idx2crd
         layout = self.layout_value
         index = m + self._rows * n
         natural = idx2crd(index, layout.shape)
@@ -96,26 +96,27 @@ class LayoutExplorer(_Explorer):
 
 def tv_presets():
     """TV-layout presets ``{name: (tv_layout, (rows, cols))}`` of SM80 and SM90 MMA atoms from
-    :mod:`layoutlab.atoms`: the accumulator C on (M, N), and A on (M, K) and B on (N, K) where each thread
+    :mod:`layoutlab.cute.atom`: the accumulator C on (M, N), and A on (M, K) and B on (N, K) where each thread
     holds its own fragment (SM80 mma.sync, SM90 wgmma with A from registers); plus a 2x2-warp TiledMMA.
 
     >>> layout, tile = tv_presets()["SM90_64x64x16_F32F16F16_SS C"]
     >>> print(layout, tile)
     ((4,8,4),(2,2,8)):((128,1,16),(64,8,512)) (64, 64)
     """
-    from .. import atoms
-    ops = [atoms.MmaF16BF16Op("f16", "f32", (16, 8, 8)), atoms.MmaF16BF16Op("f16", "f32", (16, 8, 16)),
-           atoms.MmaTF32Op((16, 8, 8)), atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, 64, 16)),
-           atoms.WarpgroupMmaF16BF16Op("f16", "f32", (64, 16, 16), a_src="rmem")]
+    from ..cute.atom import make_mma_atom
+    from ..nvgpu import warp, warpgroup
+    ops = [warp.MmaF16BF16Op("f16", "f32", (16, 8, 8)), warp.MmaF16BF16Op("f16", "f32", (16, 8, 16)),
+           warp.MmaTF32Op((16, 8, 8)), warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16)),
+           warpgroup.MmaF16BF16Op("f16", "f32", (64, 16, 16), a_src="rmem")]
     presets = {}
     # a tiled MMA: 2x2 warps of SM80 16x8x16 over a 32x16 (x16) tile, as in the TiledMMA chapter
-    from ..tiled import make_tiled_mma
+    from ..cute.tiled import make_tiled_mma
     tiled = make_tiled_mma(ops[1], (2, 2, 1))
     tm, tn, tk = tiled.tile_size_mnk
-    presets[f"TiledMMA 2x2x1 of {atoms.make_mma_atom(ops[1]).name} C"] = (tiled.tv_layout_C_tiled, (tm, tn))
-    presets[f"TiledMMA 2x2x1 of {atoms.make_mma_atom(ops[1]).name} A"] = (tiled.tv_layout_A_tiled, (tm, tk))
+    presets[f"TiledMMA 2x2x1 of {make_mma_atom(ops[1]).name} C"] = (tiled.tv_layout_C_tiled, (tm, tn))
+    presets[f"TiledMMA 2x2x1 of {make_mma_atom(ops[1]).name} A"] = (tiled.tv_layout_A_tiled, (tm, tk))
     for op in ops:
-        atom = atoms.make_mma_atom(op)
+        atom = make_mma_atom(op)
         m, n, k = atom.shape_mnk
         presets[f"{atom.name} C"] = (atom.layout_c_tv, (m, n))
         if atom.layout_a_tv.stride[0] != 0:  # a broadcast (shared-memory) operand has no per-thread picture
@@ -127,7 +128,7 @@ def tv_presets():
 
 def _tv_steps(tv, tile, t, v):
     """The (thread, value) -> (m, n) chain of chapter 3 for one (t, v): natural coordinate, offset, (m, n)."""
-    from ..inttuple import format_int_tuple, idx2crd
+    from ..cute.inttuple import format_int_tuple, idx2crd
     m_ext, n_ext = (product(x) for x in tile)
     coord = idx2crd((t, v), tv.shape)
     offset = int(tv((t, v)))

@@ -4,7 +4,7 @@ import ipywidgets as w
 
 from .. import viz
 from ..errors import LayoutError
-from ..viz.layouts import _f2_parts
+from ..viz.layouts import f2_matrix_parts
 from .base import _Explorer, _live_only_note, _ok_html, _picture, _svg_html
 
 __all__ = ["LinearLayoutExplorer"]
@@ -29,7 +29,7 @@ class LinearLayoutExplorer(_Explorer):
     OPERATIONS = ("A", "inverse(A)", "compose(A, B)", "invert_and_compose(A, B)")
 
     def __init__(self, a=None, b=None, operation="A"):
-        from ..linear import LinearLayout
+        from ..linear.layout import LinearLayout
         if a is None:
             a = LinearLayout.from_bases([("lane", [[1, 0], [2, 0], [0, 1]])], ["dim0", "dim1"])
         self.a, self.b = a, b if b is not None else a
@@ -46,7 +46,7 @@ class LinearLayoutExplorer(_Explorer):
         self._guard(self._update)
 
     def _build_toggles(self):
-        mat, ins, outs, _, _ = _f2_parts(self.a)
+        mat, ins, outs, _, _ = f2_matrix_parts(self.a)
         self.toggles = {}
         cells = [w.Label("")] + [w.Label(lab, layout=w.Layout(width="44px")) for lab in ins]
         for r, out in enumerate(outs):
@@ -65,8 +65,8 @@ class LinearLayoutExplorer(_Explorer):
         self._guard(self._toggle, row, col, value)
 
     def _toggle(self, row, col, value=None):
-        from ..linear import LinearLayout
-        mat, ins, outs, in_groups, out_groups = _f2_parts(self.a)
+        from ..linear.layout import LinearLayout
+        mat, ins, outs, in_groups, out_groups = f2_matrix_parts(self.a)
         if not (0 <= row < len(outs) and 0 <= col < len(ins)):
             raise LayoutError(f"LinearLayoutExplorer.toggle: bit ({row},{col}) outside the "
                               f"{len(outs)}x{len(ins)} matrix")

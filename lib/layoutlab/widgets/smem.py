@@ -4,7 +4,7 @@ import ipywidgets as w
 
 from .. import viz
 from ..errors import LayoutError
-from ..swizzle import Swizzle
+from ..cute.swizzle import Swizzle
 from .base import _Explorer, _picture, _img_html, _ok_html, _svg_html, precomputed_explorer
 
 __all__ = ["SwizzleExplorer", "access_pattern"]
