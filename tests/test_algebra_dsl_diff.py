@@ -68,9 +68,10 @@ from layoutlab import (
     zipped_product,
 )
 from layoutlab.cute.algebra import _complement
-from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
+from differential import count_line, run_differential
+from layoutlab.dsl import HAVE_DSL, SKIP_REASON
 from layoutlab.cute.inttuple import _ceil_div_modes as ceil_div, format_int_tuple, product_each
-from test_layout_strategies import (
+from strategies import (
     divisors,
     dsl_literal as lit,
     ext_eval,
@@ -532,24 +533,21 @@ def build_cases(seed=SEED, n=N_PER_OP):
 
 @pytest.fixture(scope="module")
 def outcome():
-    cases = build_cases()
-    results = dsl_eval([c.snippet for c in cases])
-    counts = collections.Counter()
-    per_op = collections.defaultdict(collections.Counter)
+    run = run_differential(build_cases(), classify)
+    cases, results, counts = run.cases, run.results, run.counts
     problems = collections.defaultdict(list)
-    for c, r in zip(cases, results):
-        cat = classify(c, r)
-        counts[cat] += 1
-        per_op[c.op][cat] += 1
+    for cat, pairs in run.by_class.items():
         if cat in ("MISMATCH", "OURS_WRONG", "OVERSTRICT", "DSL_VALUE_UNPARSEABLE"):
-            problems[cat].append((c, r))
+            problems[cat] += pairs
         elif cat.startswith("dsl_refuses_admissible"):
-            problems["dsl_refuses_admissible"].append((c, r))
+            problems["dsl_refuses_admissible"] += pairs
+    for pairs in problems.values():                  # in case order, as the report lists them
+        pairs.sort(key=lambda pair: cases.index(pair[0]))
     CASE_COUNTS.clear()
     CASE_COUNTS.update(total=len(cases), **counts)
-    lines = [f"algebra DSL differential: {len(cases)} cases: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items()))]
-    for op in sorted(per_op):
-        lines.append(f"  {op:24s} " + ", ".join(f"{k}={v}" for k, v in sorted(per_op[op].items())))
+    lines = [f"algebra DSL differential: {len(cases)} cases: " + count_line(counts)]
+    for op in sorted(run.per_group):
+        lines.append(f"  {op:24s} " + count_line(run.per_group[op]))
     for c, r in problems["dsl_refuses_admissible"][:5]:
         lines.append(f"  DSL refuses, we accept (our result checked against the definition): {c.snippet} -> ours {c.ours}")
     summary = "\n".join(lines)

@@ -46,7 +46,7 @@ from layoutlab import (
     zipped_divide,
     zipped_product,
 )
-from test_layout_strategies import ext_eval, injective_layouts, layouts, rand_layout, rand_tiler_layout
+from strategies import ext_eval, injective_layouts, layouts, rand_layout, rand_tiler_layout
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 

@@ -21,7 +21,6 @@ LayoutError and the page names every row.
 
 from __future__ import annotations
 
-import collections
 import random
 from pathlib import Path
 
@@ -52,12 +51,13 @@ from layoutlab import (
     tiled_divide,
     zipped_divide,
 )
-from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
+from differential import count_line, run_differential
+from layoutlab.dsl import HAVE_DSL, SKIP_REASON
 from layoutlab.cute.layout import parse_layout
 from layoutlab.cute.basis import E, ScaledBasis
 from layoutlab.cute.inttuple import is_tuple, leaves, transform_leaf, unflatten
 from test_algebra_dsl_diff import _check_divide_family, _check_logical_product, _check_rank_product
-from test_layout_strategies import divisors, ext_eval, rand_layout, rand_tiler_layout, rand_tuple_tiler
+from strategies import divisors, ext_eval, rand_layout, rand_tiler_layout, rand_tuple_tiler
 from test_peer_cute_cpp import cpp_eval
 
 SEED = 20261124
@@ -336,22 +336,13 @@ def classify(c: Case, r) -> str:
 
 @pytest.fixture(scope="module")
 def outcome():
-    cases = build_cases()
-    results = dsl_eval([c.snippet for c in cases])
-    counts = collections.Counter()
-    per_item = collections.defaultdict(collections.Counter)
-    bad = collections.defaultdict(list)
-    for c, r in zip(cases, results):
-        cat = classify(c, r)
-        counts[cat] += 1
-        per_item[(c.item, c.op)][cat] += 1
-        bad[cat].append((c, r))
-    lines = [f"conformance DSL differential (issue 17 items 4, 5, 6, 10, 11, 12): {len(cases)} cases: "
-             + ", ".join(f"{k}={v}" for k, v in sorted(counts.items()))]
-    for (item, op), cnt in sorted(per_item.items()):
-        lines.append(f"  item {item:2d} {op:26s} " + ", ".join(f"{k}={v}" for k, v in sorted(cnt.items())))
+    run = run_differential(build_cases(), classify, group=lambda c: (c.item, c.op))
+    lines = [f"conformance DSL differential (issue 17 items 4, 5, 6, 10, 11, 12): {len(run.cases)} cases: "
+             + count_line(run.counts)]
+    for (item, op), cnt in sorted(run.per_group.items()):
+        lines.append(f"  item {item:2d} {op:26s} " + count_line(cnt))
     print("\n".join(lines))
-    return cases, counts, bad, per_item
+    return run.cases, run.counts, run.by_class, run.per_group
 
 
 def _show(items, k=8):

@@ -19,7 +19,6 @@ Every case is classified: ``same`` (identical print), ``refused_deliberately`` (
 
 from __future__ import annotations
 
-import collections
 import itertools
 import random
 from dataclasses import dataclass
@@ -31,10 +30,11 @@ from layoutlab import (E, Layout, LayoutError, ScaledBasis, compact_col_major, c
                        domain_distribute, evenly_divides, make_identity_layout, make_layout, make_layout_tv,
                        make_ordered_layout, parse_layout, raked_product, slice_, slice_and_offset,
                        zipped_divide)
+from differential import run_differential
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.cute.inttuple import format_tree, is_tuple, leaf_paths, leaves, product, transform_leaf
-from test_layout_strategies import dsl_literal as lit
-from test_layout_strategies import rand_layout, rand_shape
+from strategies import dsl_literal as lit
+from strategies import rand_layout, rand_shape
 
 pytestmark = [
     pytest.mark.dsl,
@@ -230,16 +230,10 @@ def classify(case, res):
 
 @pytest.fixture(scope="module")
 def outcome():
-    cases = build_cases(random.Random(SEED))
-    results = dsl_eval([c.snippet for c in cases], setup=SETUP)
-    per_item = collections.defaultdict(collections.Counter)
-    problems = []
-    for c, r in zip(cases, results):
-        cat = classify(c, r)
-        per_item[c.item][cat] += 1
-        if cat not in ("same", "refused_deliberately"):
-            problems.append((cat, c, r))
-    return per_item, problems
+    run = run_differential(build_cases(random.Random(SEED)), classify, group=lambda c: c.item, setup=SETUP)
+    problems = [(cat, c, r) for cat, pairs in run.by_class.items() if cat not in ("same", "refused_deliberately")
+                for c, r in pairs]
+    return run.per_group, sorted(problems, key=lambda p: run.cases.index(p[1]))
 
 
 @pytest.mark.parametrize("item", [1, 2, 8, 9, 11])

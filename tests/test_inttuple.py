@@ -31,7 +31,7 @@ from layoutlab import (
 )
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.cute.inttuple import format_int_tuple, unflatten
-from test_layout_strategies import rand_shape
+from strategies import rand_shape
 
 shapes = st.integers(0, 2**32 - 1).map(lambda s: rand_shape(random.Random(s)))
 

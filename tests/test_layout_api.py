@@ -16,7 +16,7 @@ from layoutlab import (E, Layout, LayoutError, ScaledBasis, compact_col_major, c
                        domain_distribute, evenly_divides, logical_divide, make_identity_layout, make_layout,
                        make_layout_tv, make_ordered_layout, parse_layout, raked_product, slice_, slice_and_offset)
 from layoutlab.cute.inttuple import idx2crd, is_tuple, leaves, product, transform_leaf, unflatten
-from test_layout_strategies import layouts, rand_shape
+from strategies import layouts, rand_shape
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

@@ -2,47 +2,14 @@
 import re
 
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
 
 from layoutlab import Layout
 from layoutlab.errors import LayoutError
 from layoutlab.linear import (LinearLayout, cute_from_linear_layout, layout_conversion, linear_layout_from_cute,
                               rref_f2, swizzle_to_linear_layout, tv_layout_to_linear_layout)
 from layoutlab.cute.swizzle import ComposedLayout, Swizzle
-
-
-@st.composite
-def square_layouts(draw, max_bits=6):
-    """A random invertible layout: in dims register/lane, out dims dim0/dim1."""
-    n0 = draw(st.integers(0, max_bits // 2))
-    n1 = draw(st.integers(0, max_bits // 2))
-    n = n0 + n1
-    cols = list(range(n))
-    # random invertible matrix: a permutation plus random lower-triangular XORs
-    perm = draw(st.permutations(cols))
-    mat = [1 << p for p in perm]
-    for i in range(n):
-        for j in range(i):
-            if draw(st.booleans()):
-                mat[i] ^= mat[j]
-    r = draw(st.integers(0, n))
-
-    def split(v):
-        return [v & ((1 << n0) - 1), v >> n0]
-
-    return LinearLayout.from_bases([("register", [split(v) for v in mat[:r]]),
-                                    ("lane", [split(v) for v in mat[r:]])],
-                                   ["dim0", "dim1"], [1 << n0, 1 << n1])
-
-
-@st.composite
-def any_layouts(draw):
-    n0, n1 = draw(st.integers(0, 3)), draw(st.integers(0, 3))
-    ins = draw(st.lists(st.integers(0, 3), min_size=1, max_size=3))
-    names = ["register", "lane", "warp"][:len(ins)]
-    bases = [(nm, [[draw(st.integers(0, (1 << n0) - 1)), draw(st.integers(0, (1 << n1) - 1))] for _ in range(k)])
-             for nm, k in zip(names, ins)]
-    return LinearLayout.from_bases(bases, ["dim0", "dim1"], [1 << n0, 1 << n1], require_surjective=False)
+from strategies import any_layouts, square_layouts
 
 
 def all_inputs(ll):

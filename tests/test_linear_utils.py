@@ -11,8 +11,8 @@ from layoutlab.linear import (ColumnAction, LinearLayout, divide_left, divide_ri
                               get_integer_strides, is_linear_layout_image_subset, rename_linear_layout_dims)
 from layoutlab.linear.utils import ensure_layout_not_smaller_than
 from layoutlab.linear import layout as linear_layout
+from strategies import layouts_with_a_square_dim, linear_layouts as layouts
 
-IN_NAMES, OUT_NAMES = ["register", "lane", "warp"], ["dim0", "dim1"]
 SEEN = dict.fromkeys(["product", "factor_of_any_pair", "quotient", "no_quotient", "strides", "subset"], 0)
 
 
@@ -29,22 +29,6 @@ def not_vacuous(*keys, minimum=5):
         test.__name__, test.__doc__ = prop.__name__, prop.__doc__
         return test
     return wrap
-
-
-@st.composite
-def layouts(draw, in_names=None, out_names=None, max_bits=3, sparse=False):
-    """A random layout; with ``sparse`` most bases are single bits or zero (so products and identities occur)."""
-    in_names = in_names or draw(st.lists(st.sampled_from(IN_NAMES), min_size=1, max_size=3, unique=True))
-    out_names = out_names or draw(st.lists(st.sampled_from(OUT_NAMES), min_size=1, max_size=2, unique=True))
-    sizes = [1 << draw(st.integers(0, max_bits)) for _ in out_names]
-
-    def entry(size):
-        if sparse:
-            return draw(st.sampled_from([0] + [1 << k for k in range(size.bit_length() - 1)]))
-        return draw(st.integers(0, size - 1))
-
-    bases = [(d, [[entry(s) for s in sizes] for _ in range(draw(st.integers(0, max_bits)))]) for d in in_names]
-    return LinearLayout.from_bases(bases, out_names, sizes, require_surjective=False)
 
 
 def inputs(L):
@@ -127,23 +111,6 @@ def test_factor_maximal_identity_prefix(L, max_size):
     assert size <= max_size and LinearLayout.identity_1d(size, d, o) * quotient == L
     if 2 * size <= max_size:
         assert divide_left(L, LinearLayout.identity_1d(2 * size, d, o)) is None
-
-
-@st.composite
-def layouts_with_a_square_dim(draw):
-    """A layout times the identity on a dim that is both an input and an output ("lane"), then maybe one
-    basis changed so that lane mixes with the rest: quotients both exist and fail."""
-    L = draw(layouts(in_names=["register"], sparse=True)) * LinearLayout.identity_1d(
-        1 << draw(st.integers(0, 2)), "lane", "lane")
-    if draw(st.booleans()):
-        bases = dict(L.bases)
-        d = draw(st.sampled_from([d for d in bases if bases[d]] or ["lane"]))
-        if bases.get(d):
-            i = draw(st.integers(0, len(bases[d]) - 1))
-            bases[d][i] = [draw(st.integers(0, s - 1)) for _, s in L.out_dims]
-            L = LinearLayout.from_bases(list(bases.items()), L.get_out_dim_names(),
-                                        [s for _, s in L.out_dims], require_surjective=False)
-    return L
 
 
 @not_vacuous("quotient", "no_quotient")

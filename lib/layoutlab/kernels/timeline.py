@@ -1,7 +1,8 @@
 """The measured pipeline timeline of the Hopper GEMMs, the record the kernels write: decode, check, summarise.
 
-``python -m layoutlab.bench.timeline OUT.json`` (H100, :func:`layoutlab.bench.timeline.record_timeline`) checks both
-instrumented kernels against float64 and records a 4096^3 bf16 timeline of ``gemm_hopper_ws`` and ``gemm_hopper`` (``results/gemm_timeline_h100.json``). With
+``python -m layoutlab.bench.timeline OUT.json`` (H100, :func:`layoutlab.bench.timeline.record_timeline`) checks
+both instrumented kernels against float64 and records a 4096^3 bf16 timeline of ``gemm_hopper_ws`` and
+``gemm_hopper`` (``results/gemm_timeline_h100.json``). With
 ``config.timeline=True`` one lane per warp role stores ``%globaltimer`` and ``%clock64`` (PTX ISA, "Special
 Registers") with each event (:data:`EVENTS`); ``mma_end`` is when ``wgmma.wait_group`` returned, a load's arrival
 when the first consumer saw its full barrier complete. ``%globaltimer`` is coarse on the H100 (256-ns steps in the

@@ -28,8 +28,8 @@ from ..cute.tensor import Tensor
 from ..errors import LayoutError
 
 __all__ = ["TmaAtom", "make_tiled_tma_atom", "TmaCopy", "tma_partition", "tile_placement", "multicast_slices",
-           "TMA_DSL_SETUP", "tma_dsl_summary", "TMA_DATA_TYPES", "SWIZZLE_SPAN", "TMA_SWIZZLE", "tma_swizzle", "swizzle_mode_of", "smem_alignment",
-           "TensorMap", "encode_tiled", "box_placement", "smem_byte_of"]
+           "TMA_DSL_SETUP", "tma_dsl_summary", "TMA_DATA_TYPES", "SWIZZLE_SPAN", "TMA_SWIZZLE", "tma_swizzle",
+           "swizzle_mode_of", "smem_alignment", "TensorMap", "encode_tiled", "box_placement", "smem_byte_of"]
 
 
 #: Setup for :func:`layoutlab.dsl.dsl_eval`: ``tma(dt, gshape, gstride, smem_layout, tiler)`` traces the DSL's

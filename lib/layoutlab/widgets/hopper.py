@@ -24,10 +24,10 @@ class LdmatrixExplorer(_Explorer):
     """Which ldmatrix atom feeds an MMA operand, which thread supplies which row address, or why none fits.
 
     Controls: the MMA atom, the operand (A or B), the value repetition (the tiled MMA's tile is the atom's
-    M, N, K times ``rep``, CuTe's permutation, e.g. the value layout (1,2,1) of CUTLASS's SM80 GEMM examples), the majorness of the
-    operand tile in shared memory, and optionally a forced x1 / x2 / x4. :func:`layoutlab.nvgpu.ldmatrix.select_ldmatrix`
-    decides; its reasoning is shown, or its error (e.g. "TiledCopy uses too few vals for selected
-    CopyAtom" for a forced x4 on an x2 fragment, or a tf32 atom). The picture is
+    M, N, K times ``rep``, CuTe's permutation, e.g. the value layout (1,2,1) of CUTLASS's SM80 GEMM examples), the
+    majorness of the operand tile in shared memory, and optionally a forced x1 / x2 / x4.
+    :func:`layoutlab.nvgpu.ldmatrix.select_ldmatrix` decides; its reasoning is shown, or its error (e.g. "TiledCopy
+    uses too few vals for selected CopyAtom" for a forced x4 on an x2 fragment, or a tf32 atom). The picture is
     :func:`layoutlab.viz.draw_tiled_copy` of the chosen copy: in Src, the thread labelled on a row of 8
     elements is the lane that supplies that row's address.
 
