@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from layoutlab import Layout, make_layout
 from layoutlab.nvgpu.banks import (bank_conflicts, classic_patterns, find_swizzle, layout_bank_conflicts,
-                             ldmatrix_bank_conflicts, ldmatrix_row_addresses, measure_shared_load_cycles)
+                                   ldmatrix_bank_conflicts, ldmatrix_row_addresses)
+from layoutlab.probe.banks import measure_shared_load_cycles
 from layoutlab.errors import LayoutError
 from layoutlab.linear.layout import LinearLayout
 from layoutlab.linear.cute import swizzle_to_linear_layout

@@ -6,7 +6,7 @@ from chapter_run import run_chapter_without_dsl
 from layoutlab import Layout, make_mma_atom, make_smem_layout_atom, nvgpu
 from layoutlab.errors import LayoutError
 from layoutlab.nvgpu.gmma import (LayoutType, check_operand_major, decode_gmma_desc, gmma_canonical_layout,
-                            gmma_k_block_descs, make_gmma_desc, wgmma_k)
+                                  gmma_k_block_descs, make_gmma_desc, wgmma_k)
 
 
 def test_prose_numbers():

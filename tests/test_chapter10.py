@@ -10,8 +10,9 @@ import pytest
 from chapter_run import run_chapter_without_dsl
 
 from layoutlab import Layout, LayoutError, cosize, make_mma_atom, make_tiled_mma, nvgpu, size
-from layoutlab.nvgpu.tcgen05 import (TMEM_COLUMNS, TMEM_LANES, accumulator_columns, block_scale_chunk, block_scale_layout,
-                                 block_scale_storage, tmem_alloc_columns, tmem_ld_32x32b_atom, tmem_ld_32x32b_tv)
+from layoutlab.nvgpu.tcgen05 import (TMEM_COLUMNS, TMEM_LANES, accumulator_columns, block_scale_chunk,
+                                     block_scale_layout, block_scale_storage, tmem_alloc_columns, tmem_ld_32x32b_atom,
+                                     tmem_ld_32x32b_tv)
 from layoutlab.linear.gluon import NVMMADistributedLayout
 from layoutlab.linear.layout import LinearLayout
 from layoutlab.linear.cute import linear_layout_from_cute, tv_layout_to_linear_layout

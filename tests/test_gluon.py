@@ -11,7 +11,7 @@ import pytest
 from layoutlab import Layout
 from layoutlab.errors import LayoutError
 from layoutlab.linear.gluon import (BlockedLayout, DotOperandLayout, NVMMADistributedLayout, NVMMASharedLayout,
-                             SliceLayout, SwizzledSharedLayout)
+                                    SliceLayout, SwizzledSharedLayout)
 from layoutlab.linear.layout import LinearLayout
 from layoutlab.linear.conversion import layout_conversion
 from layoutlab.linear.cute import tv_layout_to_linear_layout

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from layoutlab import Layout, SmemLayoutAtomKind, make_smem_layout_atom
 from layoutlab.errors import LayoutError
 from layoutlab.nvgpu.gmma import (GmmaDescriptor, LayoutType, check_operand_major, decode_gmma_desc,
-                            gmma_canonical_layout, gmma_k_block_descs, make_gmma_desc, pattern_bytes, wgmma_k)
+                                  gmma_canonical_layout, gmma_k_block_descs, make_gmma_desc, pattern_bytes, wgmma_k)
 from layoutlab.cute.swizzle import ComposedLayout, Swizzle
 
 field14 = st.integers(0, (1 << 14) - 1)

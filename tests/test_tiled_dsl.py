@@ -12,7 +12,7 @@ from layoutlab import (CopyG2SOp, CopyUniversalOp, LayoutError, make_copy_atom, 
                        make_identity_tensor, nvgpu)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.cute.tiled import (make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_copy_tv,
-                             make_tiled_mma)
+                                  make_tiled_mma)
 
 SETUP = """
 from cutlass import Float16, BFloat16, Float32, Float8E4M3FN, Float8E5M2

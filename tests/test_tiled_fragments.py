@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from layoutlab import (Layout, LayoutError, make_copy_atom, make_identity_tensor, make_layout, make_tensor, nvgpu)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.cute.tiled import (make_fragment_like, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C,
-                             make_tiled_mma, partition_fragment_A, partition_fragment_C)
+                                  make_tiled_mma, partition_fragment_A, partition_fragment_C)
 
 SETUP = """
 from cutlass import Float16, BFloat16, Float32

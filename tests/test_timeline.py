@@ -24,8 +24,8 @@ import pytest
 
 from layoutlab import viz
 from layoutlab.errors import LayoutError
-from layoutlab.kernels.hopper import (TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig,
-                                           check_timeline_buffer, timeline_buffer_shape)
+from layoutlab.kernels.hopper import (TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig, check_timeline_buffer,
+                                      timeline_buffer_shape)
 
 REPO = Path(__file__).resolve().parents[1]
 LIB = str(REPO / "lib")

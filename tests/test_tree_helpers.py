@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from layoutlab import LayoutError, ScaledBasis, congruent, flatten, format_int_tuple, weakly_congruent
 from layoutlab.cute.inttuple import (format_tree, leaf_paths, leaves, none_to_zero, transform_leaf, unflatten,
-                                zip_leaves, zip_profile)
+                                     zip_leaves, zip_profile)
 
 ints = st.integers(-40, 40)
 leaf_values = st.one_of(ints, st.none(), st.builds(ScaledBasis, st.integers(1, 8), st.integers(0, 3)))

@@ -35,7 +35,7 @@ def extract_commit(commit, old_dir=None):
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as old:
     ...     root = extract_commit("HEAD", old)
-    ...     root.relative_to(old).as_posix(), (root / "layout.py").is_file()
+    ...     root.relative_to(old).as_posix(), (root / "cute" / "layout.py").is_file()
     ('HEAD/lib/layoutlab', True)
     """
     dest = _old_dir(old_dir) / commit

@@ -155,8 +155,7 @@ def main(argv=None):
         print(f"compare_dsl_example needs a CUDA GPU: {gpu.reason()}")
         return 1
     import cupy
-    from layoutlab.bench.gemm import (Operands, _check_timing, _cupy_has_bf16, _rel_err, _slug, gpu_info,
-                                      time_launches)
+    from layoutlab.bench.gemm import Operands, _check_timing, _cupy_has_bf16, _rel_err, _slug, gpu_info, time_launches
     from layoutlab.kernels.hopper import current_stream
     from layoutlab import kernels
 

@@ -6,8 +6,8 @@ products), :mod:`~layoutlab.cute.swizzle`, :mod:`~layoutlab.cute.tensor`, :mod:`
 the operations themselves are :mod:`layoutlab.nvgpu`, as the DSL's ``cute.nvgpu``) and :mod:`~layoutlab.cute.tiled`.
 
 >>> from layoutlab import cute
->>> print(cute.composition(cute.make_layout((4, 8)), cute.make_layout(8, stride=4)))
-(2,4):(16,1)
+>>> print(cute.logical_divide(cute.make_layout(16), cute.make_layout(4)))
+(4,4):(1,4)
 """
 
 from . import algebra, atom, basis, inttuple, layout, swizzle, tensor, tiled

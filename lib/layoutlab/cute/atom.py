@@ -59,7 +59,12 @@ def dtype_bits(dtype) -> int:
 
 class MmaOp:
     """An MMA operation (the DSL's ``cute.nvgpu`` MMA ops derive from its ``MmaOp``): a subclass builds its atom in
-    ``_make_atom()``, which :func:`make_mma_atom` calls."""
+    ``_make_atom()``, which :func:`make_mma_atom` calls.
+
+    >>> from layoutlab import nvgpu
+    >>> isinstance(nvgpu.warpgroup.MmaF16BF16Op("f16", "f32", (64, 64, 16)), MmaOp)
+    True
+    """
 
     def _make_atom(self):
         raise NotImplementedError
@@ -67,7 +72,12 @@ class MmaOp:
 
 class CopyOp:
     """A copy operation: a subclass builds its atom for a value type in ``_make_atom(value_type, bits,
-    num_bits_per_copy)``, which :func:`make_copy_atom` calls."""
+    num_bits_per_copy)``, which :func:`make_copy_atom` calls.
+
+    >>> from layoutlab import nvgpu
+    >>> isinstance(nvgpu.cpasync.CopyG2SOp(), CopyOp), isinstance(nvgpu.warp.MmaTF32Op((16, 8, 8)), CopyOp)
+    (True, False)
+    """
 
     def _make_atom(self, vt, bits, num_bits_per_copy):
         raise NotImplementedError

@@ -18,7 +18,7 @@ from ..errors import LayoutError
 from .common import _L, _acc16, _check_fields, _dsl_enum
 from .warp import _FP8, _FP8_RULE
 
-__all__ = ["MmaF16BF16Op", "MmaF8Op", "WarpgroupMmaF16BF16Op", "WarpgroupMmaF8Op", "WGMMA_N_VALUES",
+__all__ = ["WarpgroupMmaF16BF16Op", "WarpgroupMmaF8Op", "WGMMA_N_VALUES",
            "SmemLayoutAtomKind", "make_smem_layout_atom", "get_smem_layout_atom"]
 
 
@@ -116,7 +116,8 @@ class WarpgroupMmaF8Op(_WarpgroupOp):
         return self._atom(_L(((4, 8, 4), (4, 2, 2)), ((256, 1, 16), (64, 8, 1024))), types)
 
 
-# The DSL's names: cute.nvgpu.warpgroup.MmaF16BF16Op / MmaF8Op.
+# The DSL's names, cute.nvgpu.warpgroup.MmaF16BF16Op / MmaF8Op (not in __all__: `from layoutlab import *` would
+# mistake them for the warp-wide MmaF16BF16Op).
 MmaF16BF16Op = WarpgroupMmaF16BF16Op
 MmaF8Op = WarpgroupMmaF8Op
 
