@@ -378,3 +378,44 @@ def test_chapter_shows_the_pingpong_order():
     assert "`ORDER_BARRIER + c`" in md and "`EPI_BARRIER - 1 + warpgroup`" in md and "§9.7.13.1" in md
     ids = [c["id"] for c in nb["cells"]]
     assert ids.index("c5d19f60") == ids.index("b7e2c41a") + 1 < ids.index("fd6927bc")   # before rung 6's section
+
+
+def test_recorded_pingpong_order_matches_the_schedule():
+    """The kernel itself, on a GPU (``bench/pingpong_order.py``): in every recorded CTA each consumer's
+    full-barrier waits hit the stages pingpong_schedule gives the CTA's tile j = consumer + 2 * (its own count),
+    and tile j's first MMA is issued only after tile j-1's last (the ordering barrier) -- and before tile j-1's
+    epilogue has ended (the overlap ping-pong is for)."""
+    from layoutlab.kernels.hopper_pingpong import HopperPingpongConfig, pingpong_schedule
+    rec = json.loads((RESULTS / "pingpong_order_h200.json").read_text())
+    assert rec["kernel"] == "gemm_hopper_pingpong" and rec["rel_err_vs_float64"] < 1e-2
+    p, cfg = rec["problem"], rec["config"]
+    assert cfg["tile_mnk"] == [64, 256, 64] and cfg["serpentine_k"] and cfg["cluster_mn"] == [4, 1]
+    k_tiles = -(-p["k"] // 64)
+    # the persistent grid: cluster tiles over num_sms / 4 clusters, all CTAs holding the same number here
+    cluster_tiles = -(-p["m"] // (64 * 4)) * -(-p["n"] // 256)
+    clusters = cfg["num_sms"] // 4
+    assert cluster_tiles % clusters == 0
+    tiles = cluster_tiles // clusters
+    hp = HopperPingpongConfig()
+    stages = hp.ab_stages(reserved_bytes=1024 + 2 * hp.epi_stages * 64 * 32 * 2)
+    sched = pingpong_schedule(tiles, k_tiles, stages)
+    rows = [dict(zip(rec["columns"], r)) for r in rec["rows"]]
+    for r in rows:
+        r["event"] = rec["events"][r["event"]]
+    ctas = sorted({r["cta"] for r in rows})
+    assert len(ctas) == 4
+    for cta in ctas:
+        first, last, epi_end, coords = {}, {}, {}, set()
+        for wg in (1, 2):
+            for i in sorted({r["tile"] for r in rows if r["cta"] == cta and r["role"] == wg}):
+                j = wg - 1 + 2 * i
+                mine = [r for r in rows if (r["cta"], r["role"], r["tile"]) == (cta, wg, i)]
+                waits = sorted((r["k_tile"], r["stage"]) for r in mine if r["event"] == "full_wait")
+                assert [s for _, s in waits] == [s for s, _, _ in sched[j].slots], (cta, wg, i)
+                issue = [r["clock64"] for r in mine if r["event"] == "mma_start"]
+                first[j], last[j] = min(issue), max(issue)
+                epi_end[j] = max(r["clock64"] for r in mine if r["event"] == "epi_end")
+                coords |= {(r["tile_m"], r["tile_n"]) for r in mine}
+        assert sorted(first) == list(range(tiles)) and len(coords) == tiles      # every tile once, distinct
+        for j in range(1, tiles):
+            assert last[j - 1] < first[j] < epi_end[j - 1], (cta, j)
