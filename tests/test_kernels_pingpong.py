@@ -371,8 +371,9 @@ def test_chapter_shows_the_pingpong_order():
     from layoutlab.kernels.hopper_pingpong import HopperPingpongConfig
     nb = json.loads((Path(__file__).resolve().parents[1] / "chapters" / "09_gemm.ipynb").read_text())
     cells = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
-    md, code = cells["b7e2c41a"], cells["c5d19f60"]
+    md, code = " ".join(cells["b7e2c41a"].split()), cells["c5d19f60"]
     cfg = HopperPingpongConfig()
+    assert "`results/pingpong_order_h200.json`" in md and (RESULTS / "pingpong_order_h200.json").is_file()
     assert "4 tiles of 3 k-tiles" in md and "pingpong_schedule(4, 3, pp_stages)" in code
     assert f"default {cfg.tile_m} × {cfg.tile_n} tile" in md
     assert "`ORDER_BARRIER + c`" in md and "`EPI_BARRIER - 1 + warpgroup`" in md and "§9.7.13.1" in md
