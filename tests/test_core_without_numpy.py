@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ["inttuple", "layout", "algebra", "tensor", "swizzle", "linear", "atoms", "tiled"]
+# Every module of the core's packages (the DSL's cute.*, the linear layouts, the cute.nvgpu models).
+CORE = sorted(".".join(p.relative_to(ROOT / "lib" / "layoutlab").with_suffix("").parts).removesuffix(".__init__")
+              for package in ("cute", "linear", "nvgpu") for p in (ROOT / "lib" / "layoutlab" / package).glob("*.py"))
 
 _BLOCK_NUMPY = textwrap.dedent("""
     import sys

@@ -322,7 +322,7 @@ def _run_consumers(schedule, late, order_ids=None):
 
 @pytest.mark.parametrize("tiles,k_tiles,stages", [(1, 1, 1), (2, 5, 5), (4, 3, 5), (7, 3, 5), (6, 9, 8), (5, 4, 6)])
 def test_pingpong_schedule_against_barrier_models(tiles, k_tiles, stages):
-    from layoutlab.async_copy import MBarrier
+    from layoutlab.nvgpu.cpasync import MBarrier
     from layoutlab.kernels.hopper_pingpong import pingpong_schedule
     sched = pingpong_schedule(tiles, k_tiles, stages)
     assert [t.warpgroup for t in sched] == [1 + j % 2 for j in range(tiles)]
@@ -382,7 +382,7 @@ def test_chapter_shows_the_pingpong_order():
 
 
 def test_recorded_pingpong_order_matches_the_schedule():
-    """The kernel itself, on a GPU (``bench/pingpong_order.py``): in every recorded CTA each consumer's
+    """The kernel itself, on a GPU (``tools/pingpong_order.py``): in every recorded CTA each consumer's
     full-barrier waits hit the stages pingpong_schedule gives the CTA's tile j = consumer + 2 * (its own count),
     and tile j's first MMA is issued only after tile j-1's last (the ordering barrier) -- and before tile j-1's
     epilogue has ended (the overlap ping-pong is for)."""

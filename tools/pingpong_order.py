@@ -2,7 +2,7 @@
 build, ``timeline=True``): per consumer warpgroup and tile, the ring stage of each full-barrier wait and the
 ``%clock64`` of every event; and check C against float64. Writes one JSON:
 
-    python bench/pingpong_order.py results/pingpong_order_h200.json
+    python tools/pingpong_order.py results/pingpong_order_h200.json
 
 ``tests/test_kernels_pingpong.py`` checks the record against ``pingpong_schedule`` (ex09 part F and chapter
 9's table read that function): the stages, and the ordering barrier's hand-over between the two consumers."""

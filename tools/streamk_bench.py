@@ -1,6 +1,6 @@
 """Issue 25, the last-wave rung on the GPU: gemm_hopper_streamk vs gemm_hopper_ws vs cuBLAS, same run, alternating.
 
-    python3 bench/streamk_bench.py OUT.json [ROUNDS] [SECONDS] [SHAPES]
+    python3 tools/streamk_bench.py OUT.json [ROUNDS] [SECONDS] [SHAPES]
 
 SHAPES: comma-separated MxNxK (default 8192^3, 6144^3, 4096^3, 8000^3); bf16 TN, fresh standard-normal operand sets
 rotated over 4x the L2 (layoutlab.bench.gemm.Operands). Each round times the three in turn (time_launches, SECONDS

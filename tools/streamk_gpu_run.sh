@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 25, the last-wave rung on the GPU machine: bash bench/streamk_gpu_run.sh STEP...  (from a checkout's root;
+# Issue 25, the last-wave rung on the GPU machine: bash tools/streamk_gpu_run.sh STEP...  (from a checkout's root;
 # LIB/BENCH/TESTS name the lib/, bench/ and test file to use when they are not this checkout's). Steps:
 #   tests     GPU tests of gemm_hopper_streamk (vs float64, NaN-poisoned C, odd sizes, small grids, workspace reset)
 #   sanitize  compute-sanitizer memcheck and racecheck on `tests/test_kernels_streamk.py sanitize`
-#   bench     bench/streamk_bench.py: stream-K vs ws vs cuBLAS, bf16 8192^3, 6144^3, 4096^3, 8000^3 (ROUNDS, SECONDS)
+#   bench     tools/streamk_bench.py: stream-K vs ws vs cuBLAS, bf16 8192^3, 6144^3, 4096^3, 8000^3 (ROUNDS, SECONDS)
 # Logs and JSON go to $OUT (or /tmp/out).
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 LIB=${LIB:-$PWD/lib}; BENCH=${BENCH:-$PWD/bench}; TESTS=${TESTS:-$PWD/tests/test_kernels_streamk.py}
