@@ -94,8 +94,8 @@ LADDER = (
          ("__call__", "kernel", "_unit", "_fixup"), "the last wave: whole waves as before, the tail tiles' K loops "
          "split over all clusters (stream-K), each tile's pieces summed in an fp32 workspace by the CTA that "
          "completes it", prev="gemm_hopper_ws", branch=True,
-         adds=("stream_k_split", "self._unit(u, sched)", "cute.arch.red", "atomic_exch"),
-         record="gemm_ladder_h100/streamk_call1_bench", checks="gemm_ladder_h100/streamk_call1_tests.log"),
+         adds=("stream_k_split", "self._unit(u, sched)", "stream_k_owner", "fence_acq_rel_gpu", "atomic_add"),
+         record="gemm_ladder_h100/streamk_call2_bench", checks="gemm_ladder_h100/streamk_call2_tests.log"),
 )
 
 
