@@ -38,14 +38,14 @@ import pytest
 
 from layoutlab import (ComposedLayout, Layout, LayoutError, Swizzle, blocked_product, coalesce, complement, composition,
                        cosize, cute_from_linear_layout, flat_divide, flat_product, flatten, is_tuple, left_inverse,
-                       linear_layout_from_cute, logical_divide, logical_product, parse_layout, raked_product, right_inverse, size,
-                       tiled_divide, tiled_product, zipped_divide, zipped_product)
+                       linear_layout_from_cute, logical_divide, logical_product, parse_layout, raked_product,
+                       right_inverse, size, tiled_divide, tiled_product, zipped_divide, zipped_product)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from test_algebra_dsl_diff import (_check_complement, _check_composition, _check_divide_family, _check_left_inverse,
                                    _check_logical_divide, _check_logical_product, _check_product_family,
                                    _check_rank_product, _check_right_inverse, _check_same_function)
 from test_conformance_dsl import lit
-from test_layout_strategies import rand_layout, rand_shape, rand_tiler_layout, rand_tuple_tiler
+from test_layout_strategies import rand_layout, rand_tiler_layout, rand_tuple_tiler
 
 tl = pytest.importorskip("tensor_layouts", reason="tensor-layouts (the dev extra) is not installed")
 from tensor_layouts.analysis import from_F2_matrix, to_F2_matrix  # noqa: E402
