@@ -73,6 +73,7 @@ GPU_ONLY = {
     "layoutlab.kernels.hopper.hopper_operands",
     "layoutlab.kernels.hopper.prepare_gemm_hopper", "layoutlab.kernels.hopper_ws.prepare_gemm_hopper_ws",
     "layoutlab.kernels.hopper_pingpong.prepare_gemm_hopper_pingpong",
+    "layoutlab.kernels.hopper_streamk.gemm_hopper_streamk", "layoutlab.kernels.hopper_streamk.prepare_gemm_hopper_streamk",
     # Called only inside a traced CuTe DSL kernel (@cute.jit / @cute.kernel), where they build DSL values.
     "layoutlab.kernels._common.operand_tensors", "layoutlab.kernels._common.grouped_tile_coord",
 }
@@ -88,6 +89,7 @@ PENDING = {}
 DSL_ONLY = {"layoutlab.dsl.dsl_eval", "layoutlab.dsl.dsl_value", "layoutlab.dsl.show_dsl", "layoutlab.dsl.dsl_check",
             "layoutlab.kernels.hopper.compile_hopper_gemm", "layoutlab.kernels.hopper_ws.compile_hopper_gemm_ws",
             "layoutlab.kernels.hopper_pingpong.compile_hopper_gemm_pingpong",
+            "layoutlab.kernels.hopper_streamk.compile_hopper_gemm_streamk",
             "layoutlab.kernels.tma_copy.compile_tma_copy", "layoutlab.kernels.wgmma_tile.compile_wgmma_tile",
             "layoutlab.kernels.wgmma_tile.compile_report", "layoutlab.bench.tour.compile_tour",
             "layoutlab.kernels._common.cutlass_dtype", "layoutlab.bench.ab_compare.module",

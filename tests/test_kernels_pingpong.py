@@ -259,3 +259,164 @@ def test_recorded_ladder_gpu_checks_passed():
         text = (RESULTS / path).read_text()
         assert "sanitize runs done" in text
         assert "ERROR SUMMARY: 0 errors" in text or "RACECHECK SUMMARY: 0 hazards" in text, path
+
+
+# ---------------------------------------------------------------------------------------------------
+# CI: the consumers' schedule as data (pingpong_schedule: chapter 9's table, ex09 part F)
+# ---------------------------------------------------------------------------------------------------
+
+def test_pingpong_schedule_reads_the_kernel_code():
+    """The helper's rules are these lines of the kernel: if one changes, the helper must change with it."""
+    from layoutlab.kernels import ladder
+    from layoutlab.kernels.hopper_pingpong import EPI_BARRIER, ORDER_BARRIER, HopperPingpongConfig
+    src = " ".join(ladder.rung_source("gemm_hopper_pingpong").split())
+    for line in ("cluster_tile, done = first_cluster_tile + me * persistent_clusters, cutlass.Int32(0)",
+                 "if cluster_tile >= persistent_clusters:",
+                 "cute.arch.barrier(barrier_id=ORDER_BARRIER + me, number_of_threads=2 * THREADS_PER_WARPGROUP)",
+                 "if cluster_tile + persistent_clusters < num_cluster_tiles: "
+                 "cute.arch.barrier_arrive(barrier_id=ORDER_BARRIER + 1 - me, "
+                 "number_of_threads=2 * THREADS_PER_WARPGROUP)",
+                 "kk = k + (done % 2) * (k_tiles - 1 - 2 * k)",
+                 "self.epi_barrier = EPI_BARRIER - 1 + wg",
+                 "cluster_tile += 2 * persistent_clusters"):
+        assert line in src, line
+    # the skip of the partner's ring positions: once before consumer 1's first tile, once after every tile
+    assert src.count("consume.advance(k_tiles)") == 2 and "if me == 1:" in src
+    assert (ORDER_BARRIER, EPI_BARRIER, HopperPingpongConfig().serpentine_k) == (3, 1, True)
+
+
+def _run_consumers(schedule, late, order_ids=None):
+    """Play the two consumers' programs against a model of named barriers (PTX ISA 9.7.13.1: a barrier
+    completes when its 256 threads have arrived and is reinitialized at once; bar.sync waits for that,
+    bar.arrive does not). ``late``: the consumer that runs only when the other cannot. ``order_ids``: replace
+    the ordering barriers' ids (a single barrier for both, to show why the kernel has two). Returns the tiles
+    in the order their MMAs were issued, or None on a deadlock."""
+    progs = {1: [], 2: []}
+    for t in schedule:
+        sync, arrive = t.order_sync, t.order_arrive
+        if order_ids is not None:
+            sync, arrive = (order_ids if sync is not None else None), (order_ids if arrive is not None else None)
+        progs[t.warpgroup] += ([("sync", sync)] if sync is not None else []) + [("mma", t.tile)] \
+            + ([("arrive", arrive)] if arrive is not None else [])
+    count, waiting, issued, pc = {}, {}, [], {1: 0, 2: 0}
+    while pc[1] < len(progs[1]) or pc[2] < len(progs[2]):
+        for wg in (3 - late, late):
+            if pc[wg] >= len(progs[wg]) or wg in waiting:
+                continue
+            op, arg = progs[wg][pc[wg]]
+            pc[wg] += 1
+            if op == "mma":
+                issued.append(arg)
+            else:
+                count[arg] = count.get(arg, 0) + 128
+                if op == "sync":
+                    waiting[wg] = arg
+                if count[arg] == 256:                      # complete: release its waiters, re-arm
+                    count[arg] = 0
+                    waiting = {w: b for w, b in waiting.items() if b != arg}
+            break
+        else:
+            return None
+    return issued
+
+
+@pytest.mark.parametrize("tiles,k_tiles,stages", [(1, 1, 1), (2, 5, 5), (4, 3, 5), (7, 3, 5), (6, 9, 8), (5, 4, 6)])
+def test_pingpong_schedule_against_barrier_models(tiles, k_tiles, stages):
+    from layoutlab.async_copy import MBarrier
+    from layoutlab.kernels.hopper_pingpong import pingpong_schedule
+    sched = pingpong_schedule(tiles, k_tiles, stages)
+    assert [t.warpgroup for t in sched] == [1 + j % 2 for j in range(tiles)]
+    # the full mbarriers: the producer fills the ring in tile order; each consumer wait (stage, parity) must
+    # block before its k-tile's fill and pass after it (the layoutlab mbarrier model of chapter 7)
+    full = [MBarrier(1) for _ in range(stages)]
+    for t in sched:
+        assert sorted(kk for _, _, kk in t.slots) == list(range(k_tiles))
+        assert [kk for _, _, kk in t.slots] == (list(range(k_tiles))[::-1] if t.tile % 2 else list(range(k_tiles)))
+        for stage, parity, _ in t.slots:
+            assert not full[stage].try_wait(parity)
+            full[stage].arrive_expect_tx(1024)
+            full[stage].complete_tx(1024)
+            assert full[stage].try_wait(parity)
+    # the ordering barriers: whichever consumer runs first, the MMAs are issued tile by tile, nothing hangs,
+    # and each barrier's n-th completion releases its n-th bar.sync (the phase)
+    for late in (1, 2):
+        assert _run_consumers(sched, late) == list(range(tiles))
+    for b in (3, 4):
+        syncs = [t for t in sched if t.order_sync == b]
+        assert [t.order_phase for t in syncs] == list(range(len(syncs)))
+        assert len(syncs) == sum(t.order_arrive == b for t in sched)
+    assert all((t.order_sync is None) == (t.tile == 0) for t in sched)
+    assert [t.epi_barrier for t in sched] == [t.warpgroup for t in sched]
+
+
+def test_one_ordering_barrier_would_let_a_consumer_overtake():
+    """Chapter 9's reason for two ordering barriers: with one, a consumer's bar.arrive and its own later
+    bar.sync make up the 256 threads alone when the partner is late, and tile 2 overtakes tile 1."""
+    from layoutlab.kernels.hopper_pingpong import pingpong_schedule
+    sched = pingpong_schedule(4, 3, 5)
+    assert _run_consumers(sched, late=2) == [0, 1, 2, 3]
+    assert _run_consumers(sched, late=2, order_ids=3) == [0, 2, 1, 3]
+
+
+def test_pingpong_schedule_refusals():
+    from layoutlab.kernels.hopper_pingpong import pingpong_schedule
+    for bad in ((0, 3, 5), (4, -1, 5), (4, 3, 0), (4.0, 3, 5), (True, 3, 5)):
+        with pytest.raises(LayoutError, match="positive integers"):
+            pingpong_schedule(*bad)
+
+
+def test_chapter_shows_the_pingpong_order():
+    """Chapter 9's worked example: the cell calls the helper on the inputs the prose names, on the default
+    config's ring, and the prose names the kernel's constants as the code does."""
+    from layoutlab.kernels.hopper_pingpong import HopperPingpongConfig
+    nb = json.loads((Path(__file__).resolve().parents[1] / "chapters" / "09_gemm.ipynb").read_text())
+    cells = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
+    md, code = " ".join(cells["b7e2c41a"].split()), cells["c5d19f60"]
+    cfg = HopperPingpongConfig()
+    assert "`results/pingpong_order_h200.json`" in md and (RESULTS / "pingpong_order_h200.json").is_file()
+    assert "4 tiles of 3 k-tiles" in md and "pingpong_schedule(4, 3, pp_stages)" in code
+    assert f"default {cfg.tile_m} × {cfg.tile_n} tile" in md
+    assert "`ORDER_BARRIER + c`" in md and "`EPI_BARRIER - 1 + warpgroup`" in md and "§9.7.13.1" in md
+    ids = [c["id"] for c in nb["cells"]]
+    assert ids.index("c5d19f60") == ids.index("b7e2c41a") + 1 < ids.index("fd6927bc")   # before rung 6's section
+
+
+def test_recorded_pingpong_order_matches_the_schedule():
+    """The kernel itself, on a GPU (``bench/pingpong_order.py``): in every recorded CTA each consumer's
+    full-barrier waits hit the stages pingpong_schedule gives the CTA's tile j = consumer + 2 * (its own count),
+    and tile j's first MMA is issued only after tile j-1's last (the ordering barrier) -- and before tile j-1's
+    epilogue has ended (the overlap ping-pong is for)."""
+    from layoutlab.kernels.hopper_pingpong import HopperPingpongConfig, pingpong_schedule
+    rec = json.loads((RESULTS / "pingpong_order_h200.json").read_text())
+    assert rec["kernel"] == "gemm_hopper_pingpong" and rec["rel_err_vs_float64"] < 1e-2
+    p, cfg = rec["problem"], rec["config"]
+    assert cfg["tile_mnk"] == [64, 256, 64] and cfg["serpentine_k"] and cfg["cluster_mn"] == [4, 1]
+    k_tiles = -(-p["k"] // 64)
+    # the persistent grid: cluster tiles over num_sms / 4 clusters, all CTAs holding the same number here
+    cluster_tiles = -(-p["m"] // (64 * 4)) * -(-p["n"] // 256)
+    clusters = cfg["num_sms"] // 4
+    assert cluster_tiles % clusters == 0
+    tiles = cluster_tiles // clusters
+    hp = HopperPingpongConfig()
+    stages = hp.ab_stages(reserved_bytes=1024 + 2 * hp.epi_stages * 64 * 32 * 2)
+    sched = pingpong_schedule(tiles, k_tiles, stages)
+    rows = [dict(zip(rec["columns"], r)) for r in rec["rows"]]
+    for r in rows:
+        r["event"] = rec["events"][r["event"]]
+    ctas = sorted({r["cta"] for r in rows})
+    assert len(ctas) == 4
+    for cta in ctas:
+        first, last, epi_end, coords = {}, {}, {}, set()
+        for wg in (1, 2):
+            for i in sorted({r["tile"] for r in rows if r["cta"] == cta and r["role"] == wg}):
+                j = wg - 1 + 2 * i
+                mine = [r for r in rows if (r["cta"], r["role"], r["tile"]) == (cta, wg, i)]
+                waits = sorted((r["k_tile"], r["stage"]) for r in mine if r["event"] == "full_wait")
+                assert [s for _, s in waits] == [s for s, _, _ in sched[j].slots], (cta, wg, i)
+                issue = [r["clock64"] for r in mine if r["event"] == "mma_start"]
+                first[j], last[j] = min(issue), max(issue)
+                epi_end[j] = max(r["clock64"] for r in mine if r["event"] == "epi_end")
+                coords |= {(r["tile_m"], r["tile_n"]) for r in mine}
+        assert sorted(first) == list(range(tiles)) and len(coords) == tiles      # every tile once, distinct
+        for j in range(1, tiles):
+            assert last[j - 1] < first[j] < epi_end[j - 1], (cta, j)

@@ -64,4 +64,39 @@ SHORTCUTS = {
         "_cm, _cn = CLUSTER_E\nissued_e = TILE_M_E * 128 // _cn + TILE_N_E * 128 // _cm\nexpect_e = issued_e\n"
         "cluster_e = _cm * _cn * issued_e",
     ],
+    "f": [
+        "from layoutlab.kernels.hopper_pingpong import pingpong_schedule\n"
+        "_s = pingpong_schedule(TILES_F, K_TILES_F, STAGES_F)\n"
+        "consumer_f = lambda j: _s[j].warpgroup\norder_f = lambda j: (_s[j].order_sync, _s[j].order_arrive)\n"
+        "phase_f = lambda j: _s[j].order_phase\nslot_f = lambda j, k: _s[j].slots[k]\nprogram_f = []\n"
+        "for _t in _s:\n    if _t.warpgroup == WG_F:\n"
+        "        program_f += [('sync', _t.order_sync)] if _t.order_sync is not None else []\n"
+        "        program_f += [('full', a, b) for a, b, _ in _t.slots]\n"
+        "        program_f += [('arrive', _t.order_arrive)] if _t.order_arrive is not None else []\n"
+        "        program_f.append(('epilogue', _t.epi_barrier))",
+        # each consumer walks the ring as if it were alone (no skip of the partner's stages), no serpentine,
+        # and waits on its barrier before every tile, the first included
+        "consumer_f = lambda j: 1 + j % 2\n"
+        "order_f = lambda j: (3 + j % 2, 4 - j % 2 if j + 1 < TILES_F else None)\n"
+        "phase_f = lambda j: j // 2\n"
+        "slot_f = lambda j, k: (((j // 2) * K_TILES_F + k) % STAGES_F, (((j // 2) * K_TILES_F + k) // STAGES_F) % 2, k)\n"
+        "program_f = [e for j in range(WG_F - 1, TILES_F, 2) for e in [('sync', order_f(j)[0])]"
+        " + [('full',) + slot_f(j, k)[:2] for k in range(K_TILES_F)] + [('epilogue', WG_F)]]",
+        # one ordering barrier for both consumers, the epilogue on the CTA-wide barrier 0
+        "consumer_f = lambda j: 1 + j % 2\n"
+        "order_f = lambda j: (3 if j >= 1 else None, 3 if j + 1 < TILES_F else None)\n"
+        "phase_f = lambda j: j - 1 if j >= 1 else None\n"
+        "slot_f = lambda j, k: ((j * K_TILES_F + k) % STAGES_F, ((j * K_TILES_F + k) // STAGES_F) % 2, K_TILES_F - 1 - k if j % 2 else k)\n"
+        "program_f = [e for j in range(WG_F - 1, TILES_F, 2) for e in ([('sync', 3)] if j else [])"
+        " + [('full',) + slot_f(j, k)[:2] for k in range(K_TILES_F)] + ([('arrive', 3)] if j + 1 < TILES_F else [])"
+        " + [('epilogue', 0)]]",
+        # the barriers swapped (sync on the partner's, arrive at its own): every other step right
+        "consumer_f = lambda j: 1 + j % 2\n"
+        "order_f = lambda j: (4 - j % 2 if j >= 1 else None, 3 + j % 2 if j + 1 < TILES_F else None)\n"
+        "phase_f = lambda j: (j - 1) // 2 if j >= 1 else None\n"
+        "slot_f = lambda j, k: ((j * K_TILES_F + k) % STAGES_F, ((j * K_TILES_F + k) // STAGES_F) % 2, K_TILES_F - 1 - k if j % 2 else k)\n"
+        "program_f = [e for j in range(WG_F - 1, TILES_F, 2) for e in ([('sync', order_f(j)[0])] if j else [])"
+        " + [('full',) + slot_f(j, k)[:2] for k in range(K_TILES_F)] + ([('arrive', order_f(j)[1])] if j + 1 < TILES_F else [])"
+        " + [('epilogue', WG_F)]]",
+    ],
 }

@@ -30,6 +30,7 @@ tile config).
  gemm_hopper             :mod:`layoutlab.kernels.hopper`             TMA + wgmma
  gemm_hopper_ws          :mod:`layoutlab.kernels.hopper_ws`          persistent, warp-specialized
  gemm_hopper_pingpong    :mod:`layoutlab.kernels.hopper_pingpong`    ping-pong consumer warpgroups
+ gemm_hopper_streamk     :mod:`layoutlab.kernels.hopper_streamk`     the last wave split along K (stream-K)
 ======================  ==========================================  =======================================
 
 ``from layoutlab.kernels import gemm_hopper`` gives the kernel function. The kernel modules import the CuTe
@@ -56,6 +57,7 @@ KERNEL_MODULES = {
     "gemm_hopper": "hopper",
     "gemm_hopper_ws": "hopper_ws",
     "gemm_hopper_pingpong": "hopper_pingpong",
+    "gemm_hopper_streamk": "hopper_streamk",
 }
 KERNELS = list(KERNEL_MODULES)
 

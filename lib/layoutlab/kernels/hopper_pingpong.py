@@ -39,7 +39,7 @@ from .hopper import (EV_EMPTY_WAIT, EV_EPI_END, EV_EPI_START, EV_FULL_WAIT, EV_L
 from .hopper_ws import HopperWsConfig, persistent_sms
 
 __all__ = ["gemm_hopper_pingpong", "prepare_gemm_hopper_pingpong", "HopperPingpongConfig",
-           "compile_hopper_gemm_pingpong"]
+           "compile_hopper_gemm_pingpong", "PingpongTile", "pingpong_schedule"]
 
 #: registers per thread after ``setmaxnreg``: producer warpgroup, then each consumer warpgroup.
 PRODUCER_REGS, CONSUMER_REGS = 40, 232
@@ -77,6 +77,73 @@ class HopperPingpongConfig(HopperWsConfig):
     def consumer_warpgroups(self):
         """Two consumer warpgroups, each computing whole tiles (the base class counts 64-row slabs)."""
         return 2
+
+
+@dataclass(frozen=True)
+class PingpongTile:
+    """What the consumer warpgroup that owns the CTA's ``tile``-th tile does for it, in program order (see
+    :func:`pingpong_schedule`): ``bar.sync order_sync`` (``None``: nothing to wait for), released by that
+    barrier's completion number ``order_phase`` (0 = its first); then per k-step the wait on the full mbarrier
+    of ring ``stage`` for ``parity``, whose stage holds k-tile ``k_tile``; then ``bar.arrive order_arrive``
+    (``None``: the CTA has no next tile); then the epilogue on its own named barrier ``epi_barrier``."""
+
+    tile: int
+    warpgroup: int
+    order_sync: object
+    order_phase: object
+    slots: tuple
+    order_arrive: object
+    epi_barrier: int
+
+
+def pingpong_schedule(tiles, k_tiles, stages, serpentine_k=True):
+    """The consumers' side of :func:`gemm_hopper_pingpong` for one CTA that holds ``tiles`` tiles of
+    ``k_tiles`` k-tiles each, with an A/B ring of ``stages`` stages: one :class:`PingpongTile` per tile,
+    computed as the kernel does it (the CTA's tile ``j`` goes to consumer ``j % 2``, warpgroup ``1 + j % 2``).
+
+    * Ordering: named barriers ``ORDER_BARRIER + c`` (3 and 4), 256 threads each: consumer ``c`` syncs on its
+      own before every tile but the CTA's first, its partner arrives there once it has *issued* the previous
+      tile's MMAs (and only if there is a next tile: the syncs and arrives on each barrier pair up).
+      PTX ISA §9.7.13.1: a barrier completes when the count of threads has arrived and is reinitialized at
+      once, so the ``n``-th completion of a barrier releases its ``n``-th ``bar.sync``.
+    * Ring: the producer fills ring positions in tile order, ``k_tiles`` per tile, and a consumer skips its
+      partner's positions, so tile ``j``'s k-step ``k`` is position ``p = j * k_tiles + k``: stage
+      ``p % stages``, full-barrier parity ``(p // stages) % 2``; with ``serpentine_k`` odd tiles load their
+      k-tiles last to first.
+    * Epilogue: on the warpgroup's own named barrier ``EPI_BARRIER - 1 + warpgroup`` (1 or 2, 128 threads):
+      it waits for nothing of the partner's.
+
+    >>> for t in pingpong_schedule(4, 3, 5):
+    ...     print(t.tile, t.warpgroup, t.order_sync, t.order_phase, t.slots, t.order_arrive, t.epi_barrier)
+    0 1 None None ((0, 0, 0), (1, 0, 1), (2, 0, 2)) 4 1
+    1 2 4 0 ((3, 0, 2), (4, 0, 1), (0, 1, 0)) 3 2
+    2 1 3 0 ((1, 1, 0), (2, 1, 1), (3, 1, 2)) 4 1
+    3 2 4 1 ((4, 1, 2), (0, 0, 1), (1, 0, 0)) None 2
+    >>> pingpong_schedule(4, 0, 5)
+    Traceback (most recent call last):
+    ...
+    layoutlab.errors.LayoutError: pingpong_schedule: k_tiles=0; tiles, k_tiles and stages are positive integers
+    """
+    for name, v in (("tiles", tiles), ("k_tiles", k_tiles), ("stages", stages)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise LayoutError(f"pingpong_schedule: {name}={v!r}; tiles, k_tiles and stages are positive integers")
+    out = []
+    for j in range(tiles):
+        me = j % 2                                   # consumer 0 or 1 (warpgroup 1 or 2)
+        slots = []
+        for k in range(k_tiles):
+            p = j * k_tiles + k
+            kk = k_tiles - 1 - k if serpentine_k and j % 2 else k
+            slots.append((p % stages, (p // stages) % 2, kk))
+        out.append(PingpongTile(
+            tile=j, warpgroup=1 + me,
+            order_sync=ORDER_BARRIER + me if j >= 1 else None,
+            # barrier ORDER_BARRIER + me releases this consumer's tiles me + 2, me + 4, ... (me = 1: 1, 3, ...)
+            order_phase=(j - 1) // 2 if j >= 1 else None,
+            slots=tuple(slots),
+            order_arrive=ORDER_BARRIER + 1 - me if j + 1 < tiles else None,
+            epi_barrier=EPI_BARRIER - 1 + (1 + me)))
+    return out
 
 
 def make_hopper_pingpong_class():

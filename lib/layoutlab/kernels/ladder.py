@@ -37,7 +37,8 @@ class Rung:
     built by a factory function is ``factory.Class``); ``parts``: the methods of that class that carry the idea
     (``None``: the whole file); ``idea``: what it adds, in one line; ``prev``: the rung it builds on; ``adds``:
     names its diff against ``prev`` must add (tests check them); ``bench``: the benchmark row (dtype, layout,
-    (M, N, K)) in results record ``record``; ``checks``: the pytest log (under ``results/``) of its GPU tests.
+    (M, N, K)) in results record ``record``; ``checks``: the pytest log (under ``results/``) of its GPU tests;
+    ``branch``: ``prev`` is a rung further down than the one listed before it (the faster of two rungs).
 
     >>> r = rung("gemm_ampere")
     >>> r.prev, r.module, r.bench
@@ -54,6 +55,7 @@ class Rung:
     bench: tuple = ("bfloat16", "TN", (8192, 8192, 8192))
     record: str = "gemm_h100_bench"
     checks: str = "refactor_check_h100/hopper_tests.log"
+    branch: bool = False
 
     @property
     def path(self):
@@ -97,8 +99,9 @@ def rung(name, ladder=None):
     'TMA loads counted on mbarriers, wgmma from shared memory, a TMA-store epilogue'
     """
     ladder = LADDER if ladder is None else ladder
-    for below, above in zip(ladder, ladder[1:]):
-        if above.prev != below.name:
+    for i, (below, above) in enumerate(zip(ladder, ladder[1:])):
+        # a rung builds on the one before it, or on a rung further down when that one measured faster (a branch)
+        if above.prev != below.name and not (above.branch and above.prev in [r.name for r in ladder[:i]]):
             raise LayoutError(f"ladder: rung {above.name!r} says prev={above.prev!r}, but the rung below it is "
                               f"{below.name!r}; list the rungs bottom to top, each naming the one before")
     for r in ladder:
