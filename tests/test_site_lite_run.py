@@ -1,4 +1,4 @@
-"""Run in your browser, offline (issue 27): the CPU chapters (1–6 and 10) and the exercise sets ex01–ex06 run
+"""Run in your browser, offline (issue 27): the CPU chapters (1–6 and 10) and their exercise sets run
 top to bottom in the site's JupyterLite, with every request outside the site blocked (and no host name
 resolving).
 
@@ -14,8 +14,13 @@ page and no reload follows), then the notebooks are opened in it one after the o
 **One kernel for all** (JupyterLite shares a kernel between notebooks: its session client's ``kernel.id``): the
 first notebook starts the Pyodide kernel, each later one joins it after ``%reset -f`` (a clean namespace; the
 imported modules stay, as in any Python that imported them before) and then runs its own setup cells as a reader
-would. That keeps the run at one kernel start (the costly part: 10–40 s on two cores). ``LAYOUTLAB_LITE_RUN=fresh``
-gives every notebook its own kernel instead (slower; the same checks).
+would. That keeps the run at one kernel start, the costly part (about 60 s on two loaded cores, where a chapter's
+Run All takes 7–23 s). The site is served under a subpath (as a GitHub Pages project site is), and every link from
+a notebook to the site's pages must land on a page of it.
+
+``make test`` runs every CPU chapter and two exercise sets (ex01, ex04): the six sets are the same kind of
+notebook, and the whole run has to fit in about four minutes (measured: 250 s on two cores at load 9).
+``LAYOUTLAB_LITE_RUN=full`` runs all six sets (287 s at load 6).
 
 Timeouts are per step, not per notebook: a kernel that has not come up in ``KERNEL_START_S`` is started again
 once (the report says so), and a cell that has not finished in ``CELL_S`` fails its notebook. The report (one
@@ -35,20 +40,17 @@ from browser import ROOT, offline_browser, serve, site  # noqa: F401  (site: the
 sys.path.insert(0, str(ROOT / "chapters" / "_ext"))
 import layoutlab_lite  # noqa: E402
 
-# In the "site" group: the same worker as the other site tests (no browser test runs beside it), after the
-# shared site build. The whole run takes a few minutes; its own step timeouts end it long before this one.
+# In the "site" group: the same worker as the other site tests, after the shared site build, so no other site
+# test's browser runs beside it. Its own step timeouts end a stuck run long before this one.
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site"), pytest.mark.timeout(1500)]
 
 CHAPTERS = ["01_layouts", "02_layout_algebra", "03_tv_layouts", "04_linear_layouts", "05_swizzles_banks",
             "06_ldmatrix", "10_beyond_hopper"]
-#: ``LAYOUTLAB_LITE_RUN=full`` (or ``fresh``): every exercise set; else (``make test``) two of them: all six are
-#: the same kind of notebook (nbgrader's student version, run cell by cell), and the whole run must fit in
-#: ``make test``'s time
-MODE = os.environ.get("LAYOUTLAB_LITE_RUN", "")
-EXERCISES = [f"ex0{i}" for i in range(1, 7)] if MODE in ("full", "fresh") else ["ex01", "ex04"]
+#: ``LAYOUTLAB_LITE_RUN=full``: every exercise set; else (``make test``) two of them: all six are the same kind of
+#: notebook (nbgrader's student version, run cell by cell), and the whole run must fit in ``make test``'s time
+EXERCISES = [f"ex0{i}" for i in range(1, 7)] if os.environ.get("LAYOUTLAB_LITE_RUN") == "full" else ["ex01", "ex04"]
 KERNEL_START_S = 240  # a Pyodide kernel not idle by then is started again, once
 CELL_S = 180          # one cell (the slowest takes seconds on an idle machine)
-FRESH = MODE == "fresh"
 REPORT = ROOT / "_build" / "lite-run-report.txt"
 
 # The lab app is up (it has a notebook factory); and whether its service worker controls the page.
@@ -56,7 +58,7 @@ _READY = """() => !!(window.jupyterapp && jupyterapp.docRegistry.getWidgetFactor
 _CONTROLLED = """() => !!(navigator.serviceWorker && navigator.serviceWorker.controller)"""
 
 # Open ``path`` in the lab app, joining kernel ``id`` if given; the notebook before it is closed (and its kernel
-# shut down when it is not to be shared).
+# shut down when it is not joined: after a stuck run).
 _OPEN = """async ({path, id}) => {
   const app = window.jupyterapp;
   await app.started;
@@ -267,8 +269,6 @@ def _run_offline(site, jobs):
             report.append(f"{'lite app warm-up':28s} {warm:5.1f} s (service worker in control: {controlled})")
             kernel_id = None
             for name, mode in jobs:
-                if FRESH:
-                    kernel_id = None
                 kernel, start = _open_and_start_kernel(page, name, kernel_id, notes)
                 joined = kernel["id"] == kernel_id
                 if kernel["name"] != "python":
