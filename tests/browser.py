@@ -127,8 +127,13 @@ _BUILT_SITE = {}
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
     """The whole site, built once per test process and shared by the site tests (import this fixture). Each module
-    that imports it holds its own fixture definition, so the build is cached here, not by pytest's scope."""
+    that imports it holds its own fixture definition, so the build is cached here, not by pytest's scope.
+    ``LAYOUTLAB_TEST_SITE=<folder>`` reuses a site built before (``build_site``'s HTML folder): for working on
+    one site test without rebuilding; a full run always builds."""
     require_browser()
+    prebuilt = os.environ.get("LAYOUTLAB_TEST_SITE")
+    if prebuilt:
+        return Path(prebuilt)
     if "html" not in _BUILT_SITE:
         started = time.time()
         _BUILT_SITE["html"] = build_site(tmp_path_factory.mktemp("site") / "book")

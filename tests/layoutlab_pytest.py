@@ -41,7 +41,7 @@ def pytest_collection_modifyitems(config, items):
 # The differential suites (against the CuTe DSL, Triton, Gluon) print one summary line each, e.g.
 # "atoms vs CuTe DSL: 644 atoms compared, 0 differ". Collected from passing tests' captured output (also
 # across xdist workers) and printed at the end of the run, so CI output shows how much was compared.
-_ORACLE_LINE = re.compile(r"(differential|\bvs (the )?(CuTe DSL|Triton|Gluon)|^doc examples:).*\d")
+_ORACLE_LINE = re.compile(r"(differential|\bvs (the )?(CuTe DSL|Triton|Gluon)|^doc examples:|^public boundary:).*\d")
 _oracle_lines = []
 
 

@@ -12,7 +12,7 @@ from layoutlab.errors import LayoutError
 from layoutlab.kernels import KERNEL_MODULES, ladder
 from layoutlab.kernels.ladder import LADDER, Rung, rung, rung_checks, rung_diff, rung_row, rung_source
 
-PAIRS = list(zip(LADDER, LADDER[1:]))
+PAIRS = [(rung(r.prev), r) for r in LADDER[1:]]          # each rung and the one it builds on
 
 
 def _added(diff):

@@ -2,10 +2,10 @@
 
 CI: the schedule's properties on many problems (every k-tile of every tile computed exactly once, work balanced
 within one k-tile per CTA, nothing split when the waves are whole, at most two pieces per CTA) checked against a
-direct enumeration of the rule, its refusals; the kernel compiles for sm_90a and its PTX holds the fixup (fp32
-reductions, the release/acquire fences, the counter's atomic add, the exchange that empties the workspace).
-GPU (`make gpu-test`): against float64 with NaN-poisoned C, odd sizes, every majorness, fp16 and bf16, beta != 0,
-grids so small that many tail tiles are split, and the workspace left zero after each call.
+direct enumeration of the rule, its refusals; the kernel compiles for sm_90a and its PTX holds the fixup (the
+pieces stored and loaded as fp32, the release/acquire fences, the counter's atomic add). GPU (`make gpu-test`):
+against float64 with NaN-poisoned C, odd sizes, every majorness, fp16 and bf16, beta != 0, grids so small that
+many tail tiles are split, and the counters left zero after each call.
 
 `python tests/test_kernels_streamk.py sanitize` runs it at small sizes (the command compute-sanitizer wraps).
 """
@@ -67,6 +67,17 @@ def test_schedule_balances_work_within_one_k_tile(m, n, k, tile, ctas):
     assert max(work) == math.ceil(s.tiles * s.k_iters / s.num_ctas)
     for units in s.units:          # the whole waves, then at most two pieces of the tail
         assert len(units) <= s.tiles // s.num_ctas + 2
+
+
+@pytest.mark.parametrize("m,n,k,tile,ctas", _problems())
+def test_owner_of_each_tail_k_tile_is_the_cta_that_computes_it(m, n, k, tile, ctas):
+    from layoutlab.kernels.schedule import stream_k_owner
+    s = stream_k_schedule(m, n, k, tile, ctas)
+    for c, units in enumerate(s.units):
+        for t, b, e in units:
+            if t >= s.dp_tiles:
+                i0 = (t - s.dp_tiles) * s.k_iters
+                assert {stream_k_owner(i, s.num_ctas, s.sk_iters) for i in range(i0 + b, i0 + e)} == {c}
 
 
 @pytest.mark.parametrize("m,n,k,tile,ctas", _problems())
@@ -182,11 +193,12 @@ def test_streamk_ptx_structure(streamk_ptx):
         assert ".reqntid 384, 1, 1" in words
         assert "setmaxnreg.inc.sync.aligned.u32 232;" in words
         assert "multicast::cluster" in ptx and "cp.async.bulk.tensor.2d.global.shared::cta" in ptx
-        # the fixup: fp32 reductions into the workspace, fences at GPU scope, the counter, the exchange
-        assert words.count("red.relaxed.gpu.global.add.f32") == 128, name
-        assert words.count("fence.acq_rel.gpu") == 2, name            # release, then acquire
-        assert re.search(r"atom\.global\.acq_rel(\.gpu)?\.add\.(u32|s32)", words), name
-        assert words.count("atom.global.exch.b32") == 128, name      # one per accumulator of a thread
+        # the fixup: each thread stores its 128 fp32 accumulators to the workspace (and, when its CTA finishes
+        # the tile, loads the other pieces), fences at GPU scope (release, then acquire), one counter atomic
+        assert words.count("fence.acq_rel.gpu") == 2, name
+        assert words.count("atom.global.acq_rel.add.u32") == 1, name
+        assert words.count("st.global.b32") >= 128 and words.count("ld.global.b32") >= 128, name
+        assert "red.relaxed.gpu.global.add.f32" not in words and "exch" not in words   # no atomics on the data
         assert "ld.volatile" not in words           # no spinning: nobody polls a flag
 
 
@@ -265,14 +277,14 @@ _SMALL = [
 @pytest.mark.parametrize("sms,cluster,m,n,k,layout,c_major,beta", _SMALL)
 def test_streamk_small_grids_split_the_tail(sms, cluster, m, n, k, layout, c_major, beta):
     from test_kernels_hopper import check_gemm
-    for seed in (m, m + 1):          # twice: the second call finds the workspace and counters zero again
+    for seed in (m, m + 1):          # twice: the second call finds the counters zero again
         err = check_gemm(_with(sms, cluster), "cupy", "float16", layout, m, n, k, c_major=c_major,
                          alpha=1.5, beta=beta, seed=seed)
         assert err < 1e-2, err
     import cupy
     from layoutlab.kernels.hopper_streamk import _WORKSPACES
     mine = [v for key, v in _WORKSPACES.items() if key[2] == sms]
-    assert mine and all(int(cupy.count_nonzero(ws)) == 0 and int(cupy.count_nonzero(cnt)) == 0 for ws, cnt in mine)
+    assert mine and all(int(cupy.count_nonzero(cnt)) == 0 for _, cnt in mine)
 
 
 @pytest.mark.gpu
@@ -282,7 +294,7 @@ def test_streamk_sass_has_no_spills(tmp_path):
                           env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     sass = "".join(p.read_text() for p in tmp_path.glob("*.sass"))
-    assert "HGMMA.64x256x16.F32" in sass and "UTMALDG" in sass and "REDG" in sass
+    assert "HGMMA.64x256x16.F32" in sass and "UTMALDG" in sass and "UTMASTG" in sass
     assert not re.search(r"\b(LDL|STL)\b", sass), "local-memory traffic (register spills)"
 
 
@@ -301,3 +313,44 @@ if __name__ == "__main__" and sys.argv[1:] == ["sanitize"]:
     sys.path.insert(0, LIB)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     sanitize_main()
+
+
+# ---------------------------------------------------------------------------------------------------
+# CI: the recorded H200 runs (results/gemm_ladder_h100/streamk_*) and what their README says of them
+# ---------------------------------------------------------------------------------------------------
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "gemm_ladder_h100"
+
+
+@pytest.mark.parametrize("call", [1, 2])
+def test_recorded_streamk_runs_are_consistent(call):
+    import json
+    import statistics
+    rec = json.loads((RESULTS / f"streamk_call{call}_bench.json").read_text())
+    assert "H200" in rec["gpu"] and rec["date"] and rec["versions"]["nvidia-cutlass-dsl"]
+    rows = {(r["kernel"], r["m"]): r for r in rec["rows"]}
+    readme = " ".join((RESULTS / "streamk_README.md").read_text().split())
+    line = next(x for x in (RESULTS / "streamk_README.md").read_text().splitlines() if x.startswith(f"| {call} "))
+    for r in rec["rows"]:
+        assert r["ms"] == pytest.approx(statistics.median(r["ms_rounds"]))
+        assert r["pct_cublas"] == pytest.approx(100 * statistics.median(r["cublas_ms_rounds"]) / r["ms"])
+        assert r["rel_err_vs_cublas"] < 1e-2
+    for s in rec["schedules"]:
+        sk, ws = rows[("gemm_hopper_streamk", s["m"])], rows[("gemm_hopper_ws", s["m"])]
+        assert s["streamk_vs_ws_pct"] == pytest.approx(100 * ws["ms"] / sk["ms"])
+        assert (f"{s['m']}^3 {sk['pct_cublas']:.1f} / {ws['pct_cublas']:.1f}") in line
+        assert f"{s['streamk_vs_ws_pct']:.1f}" in line
+        sched = stream_k_schedule(s["m"], s["n"], s["k"], (256, 256, 64), 66)
+        assert (s["tiles"], s["tail_tiles"]) == (sched.tiles, sched.tail_tiles)
+        assert f"(66 - {sched.tail_tiles}) / 66" in readme
+    assert re.search(r"\b26 passed\b", (RESULTS / f"streamk_call{call}_tests.log").read_text())
+    assert "ERROR SUMMARY: 0 errors" in (RESULTS / f"streamk_call{call}_sanitize_memcheck.log").read_text()
+    if call == 1:
+        assert "RACECHECK SUMMARY: 0 hazards" in (RESULTS / "streamk_call1_sanitize_racecheck.log").read_text()
+
+
+def test_the_rung_reads_the_library_versions_record():
+    from layoutlab.kernels.ladder import rung, rung_row
+    r = rung("gemm_hopper_streamk")
+    assert r.prev == "gemm_hopper_ws" and r.branch and r.record.endswith("streamk_call2_bench")
+    assert rung_row(r)["kernel"] == "gemm_hopper_streamk"

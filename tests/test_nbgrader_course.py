@@ -334,7 +334,8 @@ MISTAKES = {
              "c": "_o = owner_c\nowner_c = lambda m, n: _o(m, n)[:2] + (_o(m, n)[2] - 128, _o(m, n)[3])",
              "d": "_o = offset_d\noffset_d = lambda i, j, k: _o(i, j, 0)",
              "e": "expect_e = issued_e",
-             "f": "_o_f = slot_f\nslot_f = lambda j, k: tuple(_o_f(j, k)[:2]) + (k,)  # serpentine forgotten"},
+             "f": "_o_f = slot_f\nslot_f = lambda j, k: tuple(_o_f(j, k)[:2]) + (k,)  # serpentine forgotten",
+             "g": "idle_g = tail_g"},
 }
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from browser import CHROMIUM, CHROMIUM_ARGS, ROOT, require_browser
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("figures")]  # its own executed build: free to run beside the site group
 
 MIN_PX = 10.0
 MPL_DEFAULT_PT = 10.0

@@ -7,12 +7,13 @@ plus one executed page of real long output lines and a `show_table` table) is lo
   chapters/_ext/static/layoutlab-site.js), and no page scrolls sideways as a whole: display math scrolls
   inside its own box;
 * on a desktop the ☰ hides and shows the sidebar, there is no empty header bar with a second search box, and
-  no output line (the `[identical]` verdicts) and no table column hides behind a scroll bar.
+  no output line (the `[identical]` verdicts), no table column and no line of code (a code cell's input or a
+  code block in the prose) hides behind a scroll bar.
 """
 
 import pytest
 
-from browser import CHECK_PAGE, CHROMIUM, CHROMIUM_ARGS, site  # noqa: F401  (site: the shared fixture)
+from browser import CHECK_PAGE, CHECK_PAGE_CELLS, CHROMIUM, CHROMIUM_ARGS, site  # noqa: F401  (site: the shared fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 
@@ -20,12 +21,17 @@ PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 
 # Boxes inside the article whose content is wider than the box (it then hides behind a scroll bar), with
-# what they are; output blocks and tables only (code *input* may scroll, it is code).
+# what they are: output blocks, code (cell inputs, code blocks in the prose) and tables.
 _HIDDEN = """() => {
   const out = [];
   const wide = e => e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0;
   document.querySelectorAll('.bd-article .cell_output pre').forEach(e => {
     if (wide(e)) out.push('output: ' + e.textContent.slice(0, 80));
+  });
+  document.querySelectorAll('.bd-article div.highlight pre').forEach(e => {
+    if (e.closest('.cell_output') || !wide(e)) return;
+    const long = e.textContent.split('\\n').reduce((a, b) => b.length > a.length ? b : a, '');
+    out.push('code: ' + long.slice(0, 100));
   });
   document.querySelectorAll('.bd-article table').forEach(t => {
     for (let e = t; e && !e.classList.contains('bd-article'); e = e.parentElement) {
@@ -60,6 +66,34 @@ def _goto(page, html):
     if "_static/mathjax/tex-chtml.js" in html.read_text():
         page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30000)
         page.evaluate("() => MathJax.startup.promise")
+
+
+def test_code_blocks_get_one_span_per_line_with_its_indentation_and_keep_their_text():
+    import html
+    import re
+    import sys
+
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    from browser import ROOT
+    sys.path.insert(0, str(ROOT / "chapters" / "_ext"))
+    import layoutlab_site
+
+    source = 'def f(x):\n    """doc\n  more"""\n    return [x,  # a\n            x < 1]\n\nf(2)\n'
+    block = highlight(source, PythonLexer(), HtmlFormatter())     # what Sphinx writes for a code cell
+    # as Sphinx and myst-nb write a code cell's input, and an output (left as it is)
+    output = f'<div class="output stream highlight-myst-ansi notranslate">{block}</div>'
+    page = (f'<p>before</p><div class="highlight-ipython3 notranslate">{block}</div>{output}<p>after</p>')
+    context = {"body": page}
+    layoutlab_site._fit_code(None, "page", "page.html", context, None)
+    body = context["body"]
+    text = lambda h: html.unescape(re.sub(r"<[^>]*>", "", h))   # noqa: E731
+    assert text(body) == text(page) and text(page).count(source) == 2
+    assert body.endswith(output + "<p>after</p>")
+    assert [int(n) for n in re.findall(r'class="ll-line" style="--lead:(\d+)"', body)] == [0, 4, 2, 4, 12, 0, 0]
+    assert body.count("<span") == body.count("</span>")
 
 
 def test_phone_menu_opens_and_closes_the_chapter_list(site):
@@ -178,6 +212,34 @@ def test_no_output_line_or_table_column_hides_behind_a_scroll_bar_on_a_desktop(s
                         r.setStart(node, i); r.setEnd(node, i + 11); return r.getBoundingClientRect().right; }""",
                                         verdict.element_handle())
                     assert end <= box["x"] + box["width"] + 1, (end, box)
+                    # a code line longer than the column wraps under itself, deeper than its own indentation
+                    # and marked; the code's text (what the copy button copies) is exactly the cell's source
+                    cell = CHECK_PAGE_CELLS[2]
+                    pre = page.locator(".cell_input pre", has_text="staged A (MN)").first
+                    assert pre.text_content().rstrip("\n") == cell
+                    # per line: its indentation, and where each of its rows starts, in columns from the box
+                    lines = page.evaluate("""(pre) => {
+                      const probe = document.createElement('span'); probe.textContent = '0'.repeat(40);
+                      pre.append(probe); const ch = probe.getBoundingClientRect().width / 40; probe.remove();
+                      const left = pre.querySelector('.ll-line').getBoundingClientRect().left;
+                      return [...pre.querySelectorAll('.ll-line')].map(l => {
+                        const starts = new Map(), r = document.createRange();
+                        r.selectNodeContents(l);
+                        for (const b of r.getClientRects()) if (b.width > 0) {
+                          const row = Math.round(b.top);
+                          starts.set(row, Math.min(starts.has(row) ? starts.get(row) : 1e9, b.left));
+                        }
+                        const text = l.textContent;
+                        return {lead: text.length - text.trimStart().length, marked: getComputedStyle(l)
+                                  .backgroundImage.includes('svg'),
+                                rows: [...starts.keys()].sort((a, b) => a - b).map(k => (starts.get(k) - left) / ch)};
+                      }); }""", pre.element_handle())
+                    assert len(lines) == len(cell.splitlines()), lines
+                    assert any(len(line["rows"]) >= 2 for line in lines), f"this cell's long lines wrap: {lines}"
+                    for line in lines:
+                        first, *more = line["rows"]
+                        assert line["marked"] and abs(first - line["lead"]) < 0.5, line
+                        assert all(abs(row - (line["lead"] + 4)) < 0.5 for row in more), line
                     # table cells have padding: neighbouring columns do not run together
                     pad = page.evaluate("() => parseFloat(getComputedStyle("
                                         "document.querySelector('.cell_output table td')).paddingLeft)")

@@ -618,7 +618,7 @@ def test_main_writes_every_record_and_reports_failures(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tl, "record_timeline", fake_record)
     out = tmp_path / "t.json"
-    assert tl.main([str(out)]) == 1
+    assert tl.main([str(out), "--kernels", "gemm_hopper_ws,gemm_hopper"]) == 1
     rec = json.loads(out.read_text())
     assert [r["kernel"] for r in rec["records"]] == ["gemm_hopper_ws"]
     assert rec["problems"] == ["record gemm_hopper: RuntimeError: launch failed"]
@@ -626,4 +626,95 @@ def test_main_writes_every_record_and_reports_failures(tmp_path, monkeypatch):
     tl.validate_timeline(rec, kernel="gemm_hopper_ws")
     monkeypatch.setattr(tl, "record_timeline", lambda name, m, n, k, info=None: {
         **_record(name, tiles=2 if name == "gemm_hopper_ws" else 1)[1], "kernel": name})
-    assert tl.main([str(out)]) == 0
+    assert tl.main([str(out), "--kernels", "gemm_hopper_ws,gemm_hopper"]) == 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# The ping-pong record (chapter 9, "Ping-pong, measured")
+# ---------------------------------------------------------------------------------------------------
+
+def _ch9_markdown():
+    nb = json.loads((REPO / "chapters" / "09_gemm.ipynb").read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def test_pingpong_record_validates_and_tiles_alternate_between_consumers():
+    from layoutlab import gpu
+    from layoutlab.kernels import timeline as tl
+    rec = gpu.load_result("gemm_timeline_pingpong")
+    assert sorted(r["kernel"] for r in rec["records"]) == ["gemm_hopper_pingpong", "gemm_hopper_ws"]
+    assert all(c["ok"] and c["identical_to_uninstrumented"] for c in rec["checks"]) and not rec["problems"]
+    pp = tl.select_record(rec, "gemm_hopper_pingpong")
+    counts = tl.validate_timeline(pp)
+    assert counts["complete"] == 48 and counts["causal"] > 0 and counts["stage_reuse"] > 0
+    # consumer c computes the CTA's tiles c, c + 2, ...; the producer loads every tile
+    for c in (0, 1):
+        tiles = {e["tile"] for e in pp["events"] if e["role"] == f"consumer {c}"}
+        assert tiles and all(t % 2 == c for t in tiles)
+    assert {e["tile"] for e in pp["events"] if e["role"] == "producer"} == {0, 1, 2, 3}
+    # the k-tile stages run on through both consumers' tiles: k-tile k of tile t used stage (64 t + k) mod S
+    S = pp["config"]["stages"]
+    assert S == tl.pipeline_stages("gemm_hopper_pingpong", tl.timeline_config("gemm_hopper_pingpong")) == 5
+    assert all(e["stage"] == (64 * e["tile"] + e["k_tile"]) % S for e in pp["events"] if e["event"] == "load_arrive")
+
+
+def test_pingpong_overlap_is_measured_from_the_intervals():
+    """epilogue_overlap_fraction on a hand-made record: consumer 0's epilogue [100, 200) lies 60 % under consumer 1's
+    MMA bars [0, 50) + [140, 200); consumer 1's epilogue [300, 400) under none of consumer 0's ([0, 50))."""
+    from layoutlab.kernels import timeline as tl
+    ev = []
+
+    def add(role, event, tile, k, t):
+        ev.append({"cta": 0, "role": role, "warp": 4, "event": event, "tile": tile, "k_tile": k, "stage": 0,
+                   "t_ns": float(t)})
+    add("consumer 0", "tile_start", 0, 0, 0)
+    add("consumer 0", "load_arrive", 0, 0, 0)
+    add("consumer 0", "mma_start", 0, 0, 0)
+    add("consumer 0", "mma_end", 0, 0, 50)
+    add("consumer 0", "epi_start", 0, 0, 100)
+    add("consumer 0", "epi_end", 0, 0, 200)
+    add("consumer 1", "tile_start", 1, 0, 0)
+    add("consumer 1", "load_arrive", 1, 0, 0)
+    add("consumer 1", "load_arrive", 1, 1, 130)
+    add("consumer 1", "mma_start", 1, 0, 0)
+    add("consumer 1", "mma_end", 1, 0, 50)
+    add("consumer 1", "mma_start", 1, 1, 140)
+    add("consumer 1", "mma_end", 1, 1, 200)
+    add("consumer 1", "epi_start", 1, 0, 300)
+    add("consumer 1", "epi_end", 1, 0, 400)
+    rec = {"kernel": "gemm_hopper_pingpong", "problem": {"k_tiles": 2}, "config": {"stages": 2}, "events": ev}
+    roles = tl.summarize_timeline(rec)["roles"]
+    assert roles["consumer 0"]["epilogue_overlap_fraction"] == 0.6
+    assert roles["consumer 1"]["epilogue_overlap_fraction"] == 0.0
+
+
+def test_pingpong_prose_is_derived_from_the_record():
+    from layoutlab import gpu
+    from layoutlab.kernels import timeline as tl
+    rec = gpu.load_result("gemm_timeline_pingpong")
+    md = _ch9_markdown()
+    assert rec["gpu"] == "NVIDIA H200" and "from one run on another GPU, an H200" in md
+    s = {k: tl.summarize_timeline(tl.select_record(rec, k)) for k in ("gemm_hopper_pingpong", "gemm_hopper_ws")}
+    pp, ws = s["gemm_hopper_pingpong"]["roles"], s["gemm_hopper_ws"]["roles"]
+    ov = [round(100 * d["epilogue_overlap_fraction"]) for d in (pp["consumer 0"], pp["consumer 1"])]
+    assert f"{ov[0]} % and {ov[1]} % of a ping-pong consumer's epilogue" in md
+    ov_ws = [round(100 * d["epilogue_overlap_fraction"]) for d in (ws["consumer 0"], ws["consumer 1"])]
+    assert f"against {ov_ws[0]} % and {ov_ws[1]} % in `gemm_hopper_ws`" in md
+    pp_cyc = {pp[c]["k_tile_period_cycles"] for c in ("consumer 0", "consumer 1")}
+    ws_cyc = min(ws[c]["k_tile_period_cycles"] for c in ("consumer 0", "consumer 1"))
+    assert len(pp_cyc) == 1 and f"takes {pp_cyc.pop():.0f} cycles where the tensor cores need 512" in md
+    need_pp, need_ws = 2 * 64 * 256 * 64 // 4096, 2 * 128 * 256 * 64 // 4096
+    assert (need_pp, need_ws) == (512, 1024)
+    pp_c = pp["consumer 0"]["k_tile_period_cycles"]
+    assert f"({round(100 * need_pp / pp_c)} % of their rate)" in md
+    assert f"takes {ws_cyc:.0f} cycles for 1024 ({round(100 * need_ws / ws_cyc)} %)" in md
+    kib_pp, kib_ws = (64 + 256) * 64 * 2 / 1024, (128 + 256) * 64 * 2 / 1024
+    assert (kib_pp, kib_ws) == (40, 48) and "= 40 KiB for 2.1 MFLOP instead of 48 KiB for 4.2 MFLOP" in md
+    assert f"take in {(64 + 256) * 64 * 2 / pp_c:.1f} B per cycle instead of {(128 + 256) * 64 * 2 / ws_cyc:.1f}" in md
+    steady = [s[k]["tflops_per_sm_steady"] for k in ("gemm_hopper_pingpong", "gemm_hopper_ws")]
+    assert f"runs at {steady[0]}\nTFLOP/s per SM against {steady[1]}" in md or \
+        f"runs at {steady[0]} TFLOP/s per SM against {steady[1]}" in md.replace("\n", " ")
+    epi = [pp[c]["epilogue_us_per_tile"] for c in ("consumer 0", "consumer 1")]
+    assert f"({epi[0]} and {epi[1]} µs a tile)" in md
+    # the closing comparison: 128 x 128 per warpgroup is 32 KiB per 2.1 MFLOP, the cooperative tile 24
+    assert (128 + 128) * 64 * 2 // 1024 == 32 and 48 / 2 == 24 and "(40 or 32 KiB per 2.1 MFLOP, against 24)" in md

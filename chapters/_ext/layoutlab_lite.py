@@ -101,6 +101,45 @@ if _ll_missing:
 SKIP_MESSAGE = "(skipped: this cell needs "
 
 
+# ------------------------------------------------------------------------------------- links to the website
+def link_root(baseurl: str = "") -> str:
+    """Where a lite notebook's links to the website's pages begin. With ``html_baseurl`` (Jupyter Book's
+    ``html.baseurl``) they are absolute URLs under it, and work also in a downloaded notebook. Without it they
+    are root-relative (``/chapters/...``): JupyterLab opens a *relative* link as a file of the lite site's own
+    contents, and leaves a root-relative one alone, so :data:`LINK_SCRIPT` can make it relative to the page."""
+    return baseurl.rstrip("/") + "/" if baseurl else "/"
+
+
+#: In every lite app page (``<site>/lite/<app>/index.html``): a root-relative link in a rendered notebook
+#: (:func:`link_root` without ``html_baseurl``) becomes relative to the site that serves the app, so a site
+#: served under a subpath (a GitHub Pages project site) links to its own pages.
+LINK_SCRIPT = """<script data-layoutlab="site-links">(() => {
+  const site = new URL("../../", location.href);      // computed before the app's router changes the URL
+  let queued = false;
+  const fix = () => {
+    queued = false;
+    document.querySelectorAll('.jp-RenderedMarkdown a[href^="/"]:not([href^="//"])').forEach(a => {
+      a.href = new URL(a.getAttribute("href").slice(1), site).href;
+    });
+  };
+  new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(fix); } })
+    .observe(document.documentElement, {childList: true, subtree: true});
+})();</script>"""
+
+
+def add_link_script(lite_out: Path) -> list:
+    """Put :data:`LINK_SCRIPT` into the built lite site's app pages (``lite_out/<app>/index.html``); returns
+    the pages changed."""
+    changed = []
+    for page in sorted(Path(lite_out).glob("*/index.html")):
+        text = page.read_text()
+        if 'data-layoutlab="site-links"' in text or "</head>" not in text:
+            continue
+        page.write_text(text.replace("</head>", LINK_SCRIPT + "\n</head>", 1))
+        changed.append(page)
+    return changed
+
+
 def _run(cmd, **kw):
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
     if proc.returncode != 0:

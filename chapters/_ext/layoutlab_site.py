@@ -3,6 +3,7 @@
 import html
 import importlib.util
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -66,6 +67,63 @@ def _local_only(app, pagename, templatename, context, doctree):
                             if not str(getattr(f, "filename", f) or "").startswith(("http://", "https://", "//"))]
 
 
+# ------------------------------------------------------------------ code that fits the column
+#: a highlighted block: the class of the div around it (myst-nb's outputs say "output"), its code
+_CODE_BLOCK = re.compile(r'(<div class="([^"]*)"><div class="highlight"><pre>)(.*?)(</pre>)', re.DOTALL)
+_TAG = re.compile(r"(<[^>]*>)")
+
+
+def _code_lines(code: str):
+    """The highlighted code of one block, each source line in its own ``<span class="ll-line">`` with its
+    indentation in ``--lead`` (the CSS wraps a line longer than the column under itself, marked; see
+    layoutlab-site.css). The text, newlines included, stays exactly as it was (copying the code gives the
+    same). None when the block is not the flat token spans Pygments writes."""
+    lines, current, open_tag = [], [], None
+    for part in _TAG.split(code):
+        if part.startswith("<"):
+            if part.startswith("</span"):
+                open_tag = None
+            elif part.startswith("<span"):
+                if open_tag is not None:
+                    return None                  # nested spans: not Pygments' flat output
+                open_tag = part
+            else:
+                return None
+            current.append(part)
+            continue
+        for i, piece in enumerate(part.split("\n")):
+            if i:
+                current.append("\n" + ("</span>" if open_tag else ""))
+                lines.append("".join(current))
+                current = [open_tag] if open_tag else []
+            current.append(piece)
+    tail = "".join(current)
+    if _TAG.sub("", tail):
+        lines.append(tail)
+    elif tail:
+        lines[-1:] = [(lines[-1] if lines else "") + tail]
+    out = []
+    for line in lines:
+        text = html.unescape(_TAG.sub("", line))
+        lead = len(text) - len(text.lstrip(" "))
+        out.append(f'<span class="ll-line" style="--lead:{lead}">{line}</span>')
+    return "".join(out)
+
+
+def _fit_code(app, pagename, templatename, context, doctree):
+    """Code (cell inputs, code blocks in the prose) never hides behind a scroll bar: each line is marked up for
+    the CSS, which wraps a too-long line under itself with a continuation marker (indentation stays exact).
+    Outputs are left as they are (they wrap as plain text)."""
+    if "body" not in context:
+        return
+
+    def lines(m):
+        inner = None if "output" in m[2].split() else _code_lines(m[3])
+        return m[0] if inner is None else m[1] + inner + m[4]
+
+    context["body"] = _CODE_BLOCK.sub(lines, context["body"])
+
+
 # ------------------------------------------------------------------ "Run in your browser" (JupyterLite)
 def _lite():
     here = str(Path(__file__).parent)
@@ -99,12 +157,9 @@ def _stage_lite(app, config):
 
 def _lite_links(app, env):
     """Once every page is read, the labels are known: write the lite notebooks again with their ``{ref}``
-    roles as links to the website's pages. The lite app lives at <site>/lite/notebooks/, and JupyterLab opens
-    a relative link as a file of its own, so the links are root-relative: the site's path is that of
-    ``html_baseurl`` (Jupyter Book's ``html.baseurl``), else the server's root (``make serve``)."""
-    from urllib.parse import urlparse
-
-    root = (urlparse(app.config.html_baseurl or "").path or "/").rstrip("/") + "/"
+    roles as links to the website's pages: under ``html_baseurl`` when it is set, else root-relative and made
+    relative to the lite app's page in the browser (``layoutlab_lite.link_root``, ``LINK_SCRIPT``)."""
+    root = _lite().link_root(app.config.html_baseurl or "")
     labels, anon = env.domaindata["std"]["labels"], env.domaindata["std"]["anonlabels"]
     links = {name: (root + app.builder.get_target_uri(doc) + (f"#{labelid}" if labelid else ""),
                     (labels.get(name) or (0, 0, name))[2] or name)
@@ -113,7 +168,11 @@ def _lite_links(app, env):
 
 
 def _drop_lite_stage(app, error):
-    """After ``jupyter lite build`` (jupyterlite-sphinx's build-finished) the staged copy is not needed."""
+    """After ``jupyter lite build`` (jupyterlite-sphinx's build-finished): the lite app pages get the script
+    that makes the notebooks' links relative to the site, and the staged copy is not needed any more."""
+    lite_out = Path(app.outdir) / "lite"
+    if error is None and lite_out.is_dir():
+        _lite().add_link_script(lite_out)
     shutil.rmtree(Path(app.doctreedir).parent / "_lite", ignore_errors=True)
 
 
@@ -175,6 +234,7 @@ def setup(app):
     app.add_js_file("layoutlab-site.js")
     app.connect("html-page-context", _dedupe_scripts, priority=1000)  # after every other extension
     app.connect("html-page-context", _local_only, priority=1000)
+    app.connect("html-page-context", _fit_code)
     if _lite_wanted(app):
         app.setup_extension("jupyterlite_sphinx")
         app.connect("config-inited", _stage_lite, priority=400)      # before jupyterlite-sphinx's own

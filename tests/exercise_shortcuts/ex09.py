@@ -99,4 +99,32 @@ SHORTCUTS = {
         " + [('full',) + slot_f(j, k)[:2] for k in range(K_TILES_F)] + ([('arrive', order_f(j)[1])] if j + 1 < TILES_F else [])"
         " + [('epilogue', WG_F)]]",
     ],
+    "g": [
+        "from layoutlab.kernels.schedule import stream_k_schedule\n"
+        "_s = stream_k_schedule(M_G, N_G, K_G, TILE_G, CTAS_G)\n"
+        "tiles_g, k_iters_g, full_waves_g, tail_g = _s.tiles, _s.k_iters, _s.full_waves, _s.tail_tiles\n"
+        "idle_g = _s.num_ctas - _s.tail_tiles if _s.tail_tiles else 0\n"
+        "range_g = lambda c: (c * _s.sk_iters // _s.num_ctas, (c + 1) * _s.sk_iters // _s.num_ctas)\n"
+        "units_g = lambda c: _s.units[c]\nwriters_g = lambda t: tuple(sorted({c for c, _, _ in _s.pieces(t)}))",
+        # the chapter's example (8192^3, 128 x 256 tiles, 132 CTAs), and the tail left data-parallel
+        "tiles_g, k_iters_g, full_waves_g, tail_g, idle_g = 2048, 128, 15, 68, 64\n"
+        "range_g = lambda c: (c * k_iters_g, (c + 1) * k_iters_g) if c < tail_g else (tail_g * k_iters_g,) * 2\n"
+        "units_g = lambda c: tuple((c + w * CTAS_G, 0, k_iters_g) for w in range(full_waves_g + (c < tail_g)))\n"
+        "writers_g = lambda t: (t % CTAS_G,)",
+        # the right method with tiles and k-tiles rounded down (partial tiles forgotten)
+        "tiles_g, k_iters_g = (M_G // TILE_G[0]) * (N_G // TILE_G[1]), K_G // TILE_G[2]\n"
+        "full_waves_g, tail_g = divmod(tiles_g, CTAS_G)\nidle_g = CTAS_G - tail_g if tail_g else 0\n"
+        "range_g = lambda c: (c * tail_g * k_iters_g // CTAS_G, (c + 1) * tail_g * k_iters_g // CTAS_G)\n"
+        "def units_g(c):\n    out, (b, e) = [(c + w * CTAS_G, 0, k_iters_g) for w in range(full_waves_g)], range_g(c)\n"
+        "    while b < e:\n        t, kb = divmod(b, k_iters_g); ke = min(k_iters_g, kb + e - b)\n"
+        "        out.append((full_waves_g * CTAS_G + t, kb, ke)); b += ke - kb\n    return tuple(out)\n"
+        "writers_g = lambda t: tuple(c for c in range(CTAS_G) if any(u[0] == t for u in units_g(c)))",
+        # the tail's k-tiles split evenly but dealt out round-robin, one k-tile at a time
+        "tiles_g = -(-M_G // TILE_G[0]) * -(-N_G // TILE_G[1])\nk_iters_g = -(-K_G // TILE_G[2])\n"
+        "full_waves_g, tail_g = divmod(tiles_g, CTAS_G)\nidle_g = CTAS_G - tail_g if tail_g else 0\n"
+        "range_g = lambda c: (c * tail_g * k_iters_g // CTAS_G, (c + 1) * tail_g * k_iters_g // CTAS_G)\n"
+        "units_g = lambda c: tuple((c + w * CTAS_G, 0, k_iters_g) for w in range(full_waves_g)) + tuple("
+        "(full_waves_g * CTAS_G + g // k_iters_g, g % k_iters_g, g % k_iters_g + 1) for g in range(c, tail_g * k_iters_g, CTAS_G))\n"
+        "writers_g = lambda t: tuple(c for c in range(CTAS_G) if any(u[0] == t for u in units_g(c)))",
+    ],
 }

@@ -41,6 +41,7 @@ PLAN = {
     "gemm_hopper": [("bfloat16", SHAPES, ("TN",)), ("float16", [(8192, 8192, 8192)], ("TN",))],
     "gemm_hopper_ws": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],
     "gemm_hopper_pingpong": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],
+    "gemm_hopper_streamk": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],
 }
 
 

@@ -1,8 +1,8 @@
 """Record the Hopper GEMMs' pipeline timeline on the GPU (the record's format, its checks and summaries are
 :mod:`layoutlab.kernels.timeline`).
 
-``python -m layoutlab.bench.timeline OUT.json`` (H100) checks both instrumented kernels against float64 (and bitwise
-against the uninstrumented build) and records a 4096^3 bf16 timeline of ``gemm_hopper_ws`` and ``gemm_hopper``.
+``python -m layoutlab.bench.timeline OUT.json [--kernels ...]`` (Hopper GPU) checks the instrumented kernels against
+float64 (and bitwise against the uninstrumented build) and records a 4096^3 bf16 timeline of each.
 """
 
 import argparse
@@ -21,6 +21,12 @@ from . import gemm
 __all__ = ["record_timeline", "main"]
 
 
+def _kernel_name(name):
+    if name not in KERNELS:
+        raise LayoutError(f"timeline: unknown kernel {name!r}; the instrumented kernels are {list(KERNELS)}")
+    return name
+
+
 def _operands(m, n, k, dtype, seed):
     """A (M, K) and B (K, N) K-major (TN), C (M, N), standard-normal, on the GPU (torch for bf16, else cupy)."""
     return gemm.Operands("torch" if dtype == "bfloat16" else "cupy", dtype, m, n, k, 1, seed=seed).sets[0]
@@ -28,9 +34,7 @@ def _operands(m, n, k, dtype, seed):
 
 def _kernel_fn(kernel_name):
     from .. import kernels
-    if kernel_name not in KERNELS:
-        raise LayoutError(f"timeline: unknown kernel {kernel_name!r}; the instrumented kernels are {list(KERNELS)}")
-    return getattr(kernels, kernel_name)
+    return getattr(kernels, _kernel_name(kernel_name))
 
 
 def _sm_count():
@@ -94,7 +98,9 @@ def main(argv=None):
     parser.add_argument("out", type=Path, help="JSON file to write")
     parser.add_argument("--size", default="4096,4096,4096", help="M,N,K of the recorded problem")
     parser.add_argument("--check-size", default="1000,1032,1096", help="M,N,K of the correctness check")
+    parser.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated instrumented kernels")
     args = parser.parse_args(argv)
+    kernels = [_kernel_name(name) for name in args.kernels.split(",")]
     m, n, k = (int(x) for x in args.size.split(","))
     cm, cn, ck = (int(x) for x in args.check_size.split(","))
     info = gemm.gpu_info()
@@ -105,7 +111,7 @@ def main(argv=None):
         print(text, flush=True)
 
     # One kernel's failure must not lose the other's data: everything is caught, reported and recorded.
-    for name in KERNELS:
+    for name in kernels:
         try:
             c = _check_correctness(name, cm, cn, ck)
             print(f"check {name} {cm}x{cn}x{ck} bf16 (timeline on): rel err vs float64 "
@@ -115,7 +121,7 @@ def main(argv=None):
             c = {"kernel": name, "ok": False, "error": f"{type(err).__name__}: {err}"}
             print(f"check {name} FAILED: {c['error']}", flush=True)
         checks.append(c)
-    for name in KERNELS:
+    for name in kernels:
         try:
             rec = record_timeline(name, m, n, k, info=info)
         except Exception as err:                       # noqa: BLE001
@@ -133,7 +139,7 @@ def main(argv=None):
             print(format_summary(summarize_timeline(rec)), flush=True)
         except Exception as err:                       # noqa: BLE001
             problem(f"summary {name}: {type(err).__name__}: {err}")
-    ok = all(c["ok"] for c in checks) and not problems and len(records) == len(KERNELS)
+    ok = all(c["ok"] for c in checks) and not problems and len(records) == len(kernels)
     out = {"gpu": info.get("gpu"), "date": info.get("date"), "versions": gemm._versions(info), "info": info,
            "checks": checks, "problems": problems, "records": records}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -85,7 +85,11 @@ class PingpongTile:
     :func:`pingpong_schedule`): ``bar.sync order_sync`` (``None``: nothing to wait for), released by that
     barrier's completion number ``order_phase`` (0 = its first); then per k-step the wait on the full mbarrier
     of ring ``stage`` for ``parity``, whose stage holds k-tile ``k_tile``; then ``bar.arrive order_arrive``
-    (``None``: the CTA has no next tile); then the epilogue on its own named barrier ``epi_barrier``."""
+    (``None``: the CTA has no next tile); then the epilogue on its own named barrier ``epi_barrier``.
+
+    >>> pingpong_schedule(2, 1, 4)[1]          # the second of two tiles: consumer 1, released by barrier 4
+    PingpongTile(tile=1, warpgroup=2, order_sync=4, order_phase=0, slots=((1, 0, 0),), order_arrive=None, epi_barrier=2)
+    """
 
     tile: int
     warpgroup: int

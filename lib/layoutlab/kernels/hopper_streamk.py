@@ -13,15 +13,23 @@ waves as they are and splits the K loop of the 68 tail tiles over all CTAs: each
 persistent clusters; the kernel evaluates :func:`~layoutlab.kernels.schedule.stream_k_unit` itself, with the
 DSL's integer operations.
 
-* **Fixup without waiting.** A CTA that computed only part of a tile's K adds its fp32 accumulators into a
-  global workspace (``red.global.add.f32``), makes them visible (``fence.acq_rel.gpu``, then one thread's
-  ``atom.add`` of its k-tile count to the tile's counter). The CTA whose count completes ``k_iters`` is the last:
-  it takes the sum out of the workspace (``atom.exch`` with 0, which leaves the workspace clean for the next
-  call), resets the counter and runs the normal epilogue. No CTA waits for another, so no schedule or
-  residency can deadlock it; which CTA writes a tail tile is decided at run time.
-* **Workspace.** Allocated once per device and stream by the launcher (fp32, one 128 x 256 slot per CTA;
-  int32 counters), zero at allocation and left zero by every launch; two launches on different streams get
-  different workspaces, so they cannot mix their partial sums.
+Measured (H200, bf16, same run as ``gemm_hopper_ws``, ``results/gemm_ladder_h100/streamk_README.md``): ahead of
+ws where the last wave is about half empty (8192^3 and 8000^3: 34 of 66 clusters busy in it), behind where it is
+nearly full (6144^3: 48 of 66, 4096^3: 58 of 66), where the split saves a small fraction of a tile-time and the
+fixup costs more than that.
+
+* **Fixup without waiting.** A CTA that computed only part of a tile's K stores its fp32 accumulators in its
+  own workspace slot, makes them visible (``fence.acq_rel.gpu``, a barrier, then one thread's ``atom.add`` of
+  its k-tile count to the tile's counter: the release pattern of the PTX ISA's memory consistency model). The
+  CTA whose count completes ``k_iters`` is the last: after the acquire fence it loads the other pieces (their
+  owners are :func:`~layoutlab.kernels.schedule.stream_k_owner` of the tile's first to last k-tile), adds them
+  to its own, resets the counter and runs the normal epilogue. No CTA waits for another, so no schedule or
+  residency can deadlock it; which CTA writes a tail tile is decided at run time. (A first version added the
+  pieces with ``red.global.add.f32`` and took the sum with ``atom.exch``, 32768 atomics per piece and as many
+  again per sum; ``results/gemm_ladder_h100/streamk_README.md`` compares the two on the H200.)
+* **Workspace.** Allocated once per device and stream by the launcher: fp32, two 128 x 256 slots per CTA (a
+  cluster's stream-K range touches at most two tiles), and int32 counters, zero at allocation and left zero by
+  every launch. Two launches on different streams get different workspaces, so they cannot mix their pieces.
 """
 
 from dataclasses import dataclass
@@ -30,7 +38,7 @@ from ..errors import LayoutError
 from .hopper import (THREADS_PER_WARPGROUP, TMA_ALIGN_BYTES, _dsl, _new_output, _class_of, current_stream,
                      fake_operands, hopper_operands, to_cute_tensor)
 from .hopper_ws import HopperWsConfig, make_hopper_ws_class, persistent_sms, PRODUCER_REGS, CONSUMER_REGS
-from .schedule import stream_k_schedule, stream_k_split, stream_k_unit
+from .schedule import stream_k_owner, stream_k_schedule, stream_k_split, stream_k_unit
 
 __all__ = ["gemm_hopper_streamk", "prepare_gemm_hopper_streamk", "HopperStreamKConfig",
            "compile_hopper_gemm_streamk", "kernel_schedule"]
@@ -263,8 +271,8 @@ def make_hopper_streamk_class():
                     # workspace, and only the CTA that completes the tile's k-tiles writes it.
                     finish = cutlass.Int32(1)
                     if (kb > 0) | (ke < k_tiles):
-                        slot = (tile - dp_tiles) * (cm * cn) + rank
-                        finish = self._fixup(acc, workspace, counters, slot, ke - kb, k_tiles, mma_tidx, s_last)
+                        finish = self._fixup(acc, workspace, counters, tile, u, sched, ke - kb, mma_tidx, rank,
+                                             s_last)
                     if finish != 0:
                         self._epilogue(mma_tidx, warp, acc, alpha, beta,
                                        thr_c.partition_C(gC[None, None, tm, tn]),
@@ -276,35 +284,48 @@ def make_hopper_streamk_class():
                     store_pipe.producer_tail()
 
         @cute.jit
-        def _fixup(self, acc, workspace, counters, slot, k_done, k_tiles, mma_tidx, s_last):
-            """Add this piece into the tile's workspace slot and count its k-tiles; returns 1 (and the whole
-            sum in ``acc``, the slot zeroed again) in the CTA whose count completes the tile, else 0.
-            Thread t's accumulator i sits at ``slot * size + i * threads + t``: coalesced, and the same
-            (m, n) element in every CTA, since all use the same tiled MMA."""
+        def _fixup(self, acc, workspace, counters, tile, u, sched, k_done, mma_tidx, rank, s_last):
+            """Store this piece in the cluster's own workspace slot and count its k-tiles on the tile's counter;
+            returns 1 in the CTA whose count completes the tile, with the other pieces added into ``acc``, else 0.
+            A slot is (cluster, its 1st or 2nd stream-K unit, rank in the cluster); thread t's accumulator i
+            sits at ``slot * size + i * threads + t``: coalesced, and the same (m, n) element in every CTA, since
+            all use the same tiled MMA. Plain stores and loads: no slot is written twice in a launch."""
+            cta, ctas, full_waves, dp_tiles, sk_iters, k_tiles = sched
+            cs = self.cfg.cluster_mn[0] * self.cfg.cluster_mn[1]
             n_acc = cute.size(acc)
-            base = slot * (n_acc * self.mma_threads) + mma_tidx
+            size = n_acc * self.mma_threads
+            j = tile - dp_tiles                                   # which tail tile
+            mine = ((cta * 2 + (u - full_waves)) * cs + rank) * size + mma_tidx
             for i in cutlass.range_constexpr(n_acc):
-                cute.arch.red((workspace.iterator + (base + i * self.mma_threads)).llvm_ptr, acc[i],
-                              op="add", dtype="f32", sem="relaxed", scope="gpu")
-            # Release: every thread's adds are ordered before the one counter update (the CUDA
-            # Programming Guide's __threadfence() + __syncthreads() pattern, PTX ISA "Memory Consistency Model").
+                workspace[mine + i * self.mma_threads] = acc[i]
+            # Release: every thread's stores are ordered before the one counter update (each thread fences,
+            # then a barrier: the CUDA Programming Guide's __threadfence() pattern; PTX ISA, memory model).
             cute.arch.fence_acq_rel_gpu()
             cute.arch.barrier(barrier_id=self.epi_barrier, number_of_threads=self.mma_threads)
             if mma_tidx == 0:
-                before = cute.arch.atomic_add((counters.iterator + slot).llvm_ptr, cutlass.Int32(k_done),
+                before = cute.arch.atomic_add((counters.iterator + (j * cs + rank)).llvm_ptr, cutlass.Int32(k_done),
                                               sem="acq_rel", scope="gpu")
                 last = cutlass.Int32(0)
                 if before + k_done == k_tiles:
                     last = cutlass.Int32(1)
-                    counters[slot] = cutlass.Int32(0)     # every piece has arrived: ready for the next call
+                    counters[j * cs + rank] = cutlass.Int32(0)    # every piece has arrived: ready for next call
                 s_last[0] = last
             cute.arch.barrier(barrier_id=self.epi_barrier, number_of_threads=self.mma_threads)
             finish = s_last[0]
             if finish != 0:
-                cute.arch.fence_acq_rel_gpu()           # acquire: the other pieces' adds are visible
-                for i in cutlass.range_constexpr(n_acc):
-                    acc[i] = cute.arch.atomic_exch((workspace.iterator + (base + i * self.mma_threads)).llvm_ptr,
-                                                   cutlass.Float32(0.0), sem="relaxed", scope="gpu")
+                cute.arch.fence_acq_rel_gpu()           # acquire: the other pieces' stores are visible
+                # the tile's pieces belong to the clusters owning its first to its last tail k-tile
+                first = stream_k_owner(j * k_tiles, ctas, sk_iters)
+                for c in cutlass.range(first, stream_k_owner((j + 1) * k_tiles - 1, ctas, sk_iters) + 1,
+                                       unroll=1):
+                    begin = c * sk_iters // ctas
+                    if (c != cta) & (begin < (c + 1) * sk_iters // ctas):
+                        which = cutlass.Int32(0)
+                        if begin // k_tiles != j:        # the piece is that cluster's 2nd unit
+                            which = cutlass.Int32(1)
+                        src = ((c * 2 + which) * cs + rank) * size + mma_tidx
+                        for i in cutlass.range_constexpr(n_acc):
+                            acc[i] = acc[i] + workspace[src + i * self.mma_threads]
             return finish
 
     return HopperGemmStreamK
@@ -347,20 +368,20 @@ def compile_hopper_gemm_streamk(dtype_name="bfloat16", a_major="K", b_major="K",
 
 
 def _workspace(A, config):
-    """The (fp32 workspace, int32 counters) of this device and stream, sized for every tail CTA tile that
-    ``config`` can have (fewer than one wave of clusters); zero, and left zero by every launch."""
-    cm, cn = config.cluster_mn
-    slots = config.num_sms                         # tail cluster tiles < clusters, so CTA tiles < num_sms
+    """The (fp32 workspace, int32 counters) of this device and stream: two tile slots per CTA (a cluster's
+    stream-K range spans at most two tiles) and a counter per tail CTA tile (fewer than one wave of them);
+    the counters are zero, and left zero by every launch."""
+    slots = config.num_sms
     key = (_device_key(A), _stream_key(A), slots, config.tile_m * config.tile_n)
     if key not in _WORKSPACES:
         if hasattr(A, "new_zeros"):                                    # torch
             import torch
-            _WORKSPACES[key] = (A.new_zeros(slots * config.tile_m * config.tile_n, dtype=torch.float32),
+            _WORKSPACES[key] = (A.new_zeros(2 * slots * config.tile_m * config.tile_n, dtype=torch.float32),
                                 A.new_zeros(slots, dtype=torch.int32))
         else:
             import cupy
             with cupy.cuda.Device(A.device.id):
-                _WORKSPACES[key] = (cupy.zeros(slots * config.tile_m * config.tile_n, cupy.float32),
+                _WORKSPACES[key] = (cupy.zeros(2 * slots * config.tile_m * config.tile_n, cupy.float32),
                                     cupy.zeros(slots, cupy.int32))
     return _WORKSPACES[key]
 

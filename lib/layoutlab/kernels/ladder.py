@@ -89,6 +89,13 @@ LADDER = (
          "barrier) that overlaps one's epilogue with the other's MMAs", prev="gemm_hopper_ws",
          adds=("barrier_arrive", "ORDER_BARRIER", "consume.advance(k_tiles)"), record="gemm_ladder_h100",
          checks="gemm_ladder_h100/pingpong_tests.log"),
+    # built on gemm_hopper_ws, the faster of the two rungs below it (a branch: see hopper_streamk's docstring)
+    Rung("gemm_hopper_streamk", "hopper_streamk", "make_hopper_streamk_class.HopperGemmStreamK",
+         ("__call__", "kernel", "_unit", "_fixup"), "the last wave: whole waves as before, the tail tiles' K loops "
+         "split over all clusters (stream-K), each tile's pieces summed in an fp32 workspace by the CTA that "
+         "completes it", prev="gemm_hopper_ws", branch=True,
+         adds=("stream_k_split", "self._unit(u, sched)", "stream_k_owner", "fence_acq_rel_gpu", "atomic_add"),
+         record="gemm_ladder_h100/streamk_call2_bench", checks="gemm_ladder_h100/streamk_call2_tests.log"),
 )
 
 

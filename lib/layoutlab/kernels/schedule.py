@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..errors import LayoutError
 
-__all__ = ["StreamKSchedule", "stream_k_schedule", "stream_k_split", "stream_k_unit"]
+__all__ = ["StreamKSchedule", "stream_k_schedule", "stream_k_split", "stream_k_unit", "stream_k_owner"]
 
 
 def _select(cond, a, b):
@@ -58,6 +58,18 @@ def stream_k_unit(cta, u, num_ctas, full_waves, dp_tiles, sk_iters, k_iters, *, 
     sk_e = min_(end - t * k_iters, k_iters)
     dp = u < full_waves
     return (select(dp, cta + u * num_ctas, dp_tiles + t), select(dp, 0, sk_b), select(dp, k_iters, sk_e))
+
+
+def stream_k_owner(i, num_ctas, sk_iters):
+    """The CTA whose stream-K range holds tail k-tile ``i`` (``0 <= i < sk_iters``, counted over the tail tiles in
+    order): the ``c`` with ``c * sk_iters // num_ctas <= i < (c + 1) * sk_iters // num_ctas``, which is
+    ``ceil((i + 1) * num_ctas / sk_iters) - 1``. The CTA that finishes a tail tile reads the pieces of the owners
+    of its first to its last k-tile.
+
+    >>> [stream_k_owner(i, 132, 8704) for i in (0, 64, 65, 127, 130, 131)]   # k-tiles 0-127: tail tile 0
+    [0, 0, 1, 1, 1, 2]
+    """
+    return ((i + 1) * num_ctas + sk_iters - 1) // sk_iters - 1
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """The measured pipeline timeline of the Hopper GEMMs, the record the kernels write: decode, check, summarise.
 
-``python -m layoutlab.bench.timeline OUT.json`` (H100, :func:`layoutlab.bench.timeline.record_timeline`) checks
-both instrumented kernels against float64 and records a 4096^3 bf16 timeline of ``gemm_hopper_ws`` and
-``gemm_hopper`` (``results/gemm_timeline_h100.json``). With
+:func:`layoutlab.bench.timeline.record_timeline` records it; ``python -m layoutlab.bench.timeline OUT.json
+[--kernels ...]`` checks the instrumented kernels against float64 and records a 4096^3 bf16 timeline of each
+(``results/gemm_timeline_h100.json``: ``gemm_hopper_ws`` and ``gemm_hopper``;
+``results/gemm_timeline_pingpong.json``: ``gemm_hopper_pingpong`` beside ``gemm_hopper_ws`` in one run). With
 ``config.timeline=True`` one lane per warp role stores ``%globaltimer`` and ``%clock64`` (PTX ISA, "Special
 Registers") with each event (:data:`EVENTS`); ``mma_end`` is when ``wgmma.wait_group`` returned, a load's arrival
 when the first consumer saw its full barrier complete. ``%globaltimer`` is coarse on the H100 (256-ns steps in the
@@ -23,7 +24,9 @@ __all__ = ["KERNELS", "EVENTS", "timeline_config", "pipeline_stages", "decode_ti
            "check_timeline_record", "validate_timeline", "summarize_timeline", "select_record", "timer_step_ns",
            "clock_fit", "event_times", "steady_tflops", "format_summary"]
 
-KERNELS = ("gemm_hopper_ws", "gemm_hopper")
+KERNELS = ("gemm_hopper_ws", "gemm_hopper", "gemm_hopper_pingpong")
+#: The kernels whose warpgroup 0 is the producer and warpgroups 1, 2 the consumers.
+_SPECIALIZED = ("gemm_hopper_ws", "gemm_hopper_pingpong")
 EVENTS = TIMELINE_EVENTS
 #: Below this many nanoseconds between distinct %globaltimer values the timer is used as is.
 FINE_TIMER_NS = 100
@@ -41,17 +44,24 @@ def timeline_config(kernel_name, num_sms=132, **fields):
     if _kernel_name(kernel_name) == "gemm_hopper_ws":
         from .hopper_ws import HopperWsConfig
         return HopperWsConfig(num_sms=num_sms, timeline=True, **fields)
+    if kernel_name == "gemm_hopper_pingpong":
+        from .hopper_pingpong import HopperPingpongConfig
+        return HopperPingpongConfig(num_sms=num_sms, timeline=True, **fields)
     return HopperGemmConfig(timeline=True, **fields)
 
 
 def pipeline_stages(kernel_name, config, itemsize=2):
     """The shared-memory ring depth the kernel builds (as its ``_setup``): 1 KiB reserved for barriers, for
-    gemm_hopper_ws also its C staging buffers (tile_m x 32 x 4).
+    gemm_hopper_ws also its C staging buffers (``epi_stages`` of tile_m x 32), for gemm_hopper_pingpong those of
+    each of its two consumers.
 
     >>> pipeline_stages("gemm_hopper", timeline_config("gemm_hopper"))
     4
+    >>> pipeline_stages("gemm_hopper_pingpong", timeline_config("gemm_hopper_pingpong"))
+    5
     """
-    staging = config.tile_m * 32 * 4 * itemsize if _kernel_name(kernel_name) == "gemm_hopper_ws" else 0
+    staging = {"gemm_hopper_ws": 1, "gemm_hopper_pingpong": 2}.get(_kernel_name(kernel_name), 0) * (
+        config.tile_m * 32 * getattr(config, "epi_stages", 0) * itemsize)
     return config.ab_stages(reserved_bytes=1024 + staging, itemsize=itemsize)
 
 
@@ -69,13 +79,19 @@ def _role_warp(kernel_name, role):
     """The warp whose lane 0 records ``role``: warp 0 loads; a consumer warpgroup's first warp."""
     if role == 0:
         return 0
-    return 4 * role if kernel_name == "gemm_hopper_ws" else 4 * (role - 1)
+    return 4 * role if kernel_name in _SPECIALIZED else 4 * (role - 1)
+
+
+def _cta_tile(kernel_name, role, tile):
+    """The CTA's tile ordinal of a role's ``tile``-th recorded tile: gemm_hopper_pingpong's consumer c computes the
+    CTA's tiles c, c + 2, c + 4, ... (its own count is what it stamps); every other role sees every tile."""
+    return 2 * tile + role - 1 if kernel_name == "gemm_hopper_pingpong" and role > 0 else tile
 
 
 def decode_timeline(raw, kernel_name, config, k):
     """The events of a raw timeline buffer (int64, :func:`~layoutlab.kernels.hopper.timeline_buffer_shape`,
     flattened or not; unwritten slots hold -1) as ``(events, clock)``: ``events`` dicts with ``cta, role, warp,
-    event, tile, k_tile, stage, tile_mn, cycles, t_ns`` (``t_ns``: the ``%globaltimer`` reading, 0 at the earliest
+    event, tile, k_tile, stage, tile_mn, cycles, t_ns`` (``tile``: the CTA's tile ordinal; ``t_ns``: the ``%globaltimer`` reading, 0 at the earliest
     event; ``cycles``: ``%clock64``, 0 at the CTA's earliest), sorted by time; ``clock`` gives the timer's step and,
     for a coarse timer, the fitted ``ns_per_cycle`` (:func:`event_times` uses it). Refuses (LayoutError) a wrong-size
     buffer and a slot whose stored description disagrees with its place (a lost or raced write). A made-up buffer, K = 64 (columns: :data:`TIMELINE_COLUMNS`):
@@ -115,7 +131,7 @@ def decode_timeline(raw, kernel_name, config, k):
                               f"where {expect}{'' if kk is None else f' of k-tile {kk}'} belongs: the buffer "
                               f"is corrupt")
         events.append({"cta": cta, "role": _role_name(role), "warp": _role_warp(kernel_name, role),
-                       "event": expect, "tile": tile, "k_tile": r["k_tile"], "stage": r["stage"],
+                       "event": expect, "tile": _cta_tile(kernel_name, role, tile), "k_tile": r["k_tile"], "stage": r["stage"],
                        "tile_mn": [r["tile_m"], r["tile_n"]], "cycles": r["clock64"], "t_ns": r["globaltimer"]})
     if not events:
         raise LayoutError("decode_timeline: no slot of the buffer was written (is the kernel the "
@@ -416,7 +432,8 @@ def event_times(rec, kernel=None):
 def summarize_timeline(rec, kernel=None):
     """Per role (over the recorded CTAs): the span (first ``tile_start`` to last event, us), the fraction of it spent
     waiting (producer: for a free stage; consumer: for data), mean load latency (issue -> arrival), the consumer's
-    MMA-in-flight fraction, mean ``load_arrive -> mma_start`` gap, epilogue time per tile and the steady-state
+    MMA-in-flight fraction, mean ``load_arrive -> mma_start`` gap, epilogue time per tile, the share of the epilogue
+    during which another consumer of the CTA had MMAs in flight (``epilogue_overlap_fraction``) and the steady-state
     k-tile period: the median gap between successive ``mma_end`` of one warp, in cycles (``k_tile_period_cycles``)
     and in ns (those cycles times the record's ``ns_per_cycle``, or, without cycles, the gaps of ``t_ns``). Times
     are :func:`event_times`. Numbers only, for the printed table and the chapter.
@@ -446,7 +463,8 @@ def summarize_timeline(rec, kernel=None):
                 if r == role and ev == a and (c, r, t, b, k + step) in at]
 
     out = {"kernel": rec["kernel"], "roles": {}}
-    for role in sorted({e["role"] for e in rec["events"]}, key=lambda r: (r != "producer", r)):
+    roles = sorted({e["role"] for e in rec["events"]}, key=lambda r: (r != "producer", r))
+    for role in roles:
         per_cta = {}
         for e, t in zip(rec["events"], times):
             if e["role"] == role:
@@ -463,7 +481,16 @@ def summarize_timeline(rec, kernel=None):
             busy = spans(role, "mma_start", "mma_end")
             mma = sum(_union_length([(a, b) for key, a, b in busy if key[0] == c]) for c in per_cta)
             epilogues = [b - a for _, a, b in spans(role, "epi_start", "epi_end")]
+            # The epilogue's share spent while another consumer of the CTA had MMAs in flight: what ping-pong
+            # consumers are for (0 when the consumers store together, as in gemm_hopper_ws).
+            epi = [(c, a, b) for (c, _, _), a, b in spans(role, "epi_start", "epi_end")]
+            others = [(c, a, b) for r in roles if r not in ("producer", role)
+                      for (c, _, _), a, b in spans(r, "mma_start", "mma_end")]
+            overlap = sum(_union_length([(max(a, x), min(b, y)) for c2, x, y in others if c2 == c and x < b and y > a])
+                          for c, a, b in epi)
             row.update({"mma_in_flight_fraction": round(mma / span, 3) if span else None,
+                        "epilogue_overlap_fraction": round(overlap / sum(b - a for _, a, b in epi), 3)
+                        if others and epi and sum(b - a for _, a, b in epi) > 0 else None,
                         "mean_arrive_to_mma_ns": _mean([a - idx[(c, role, t, "load_arrive", k)]
                                                         for (c, t, k), a, _ in busy]),
                         "epilogue_us_per_tile": _mean(epilogues, 1e3, 2)})
