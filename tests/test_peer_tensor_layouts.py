@@ -45,7 +45,7 @@ from test_algebra_dsl_diff import (_check_complement, _check_composition, _check
                                    _check_logical_divide, _check_logical_product, _check_product_family,
                                    _check_rank_product, _check_right_inverse, _check_same_function)
 from test_conformance_dsl import lit
-from test_layout_strategies import rand_layout, rand_tiler_layout, rand_tuple_tiler
+from strategies import rand_layout, rand_tiler_layout, rand_tuple_tiler
 
 tl = pytest.importorskip("tensor_layouts", reason="tensor-layouts (the dev extra) is not installed")
 from tensor_layouts.analysis import from_F2_matrix, to_F2_matrix  # noqa: E402
