@@ -137,6 +137,19 @@ def test_stage_fits_shared_memory():
     assert stages == 6 and stages * cfg.ab_stage_bytes() + c_bytes + 1024 <= SMEM_CAPACITY
 
 
+def test_each_thread_holds_two_rows_r_and_r_plus_8():
+    """The promotion reads two A scales per thread: the kernel takes values 0-1 as row r and 2-3 as row r + 8
+    of every 4. That is the fp8 wgmma accumulator's TV layout ((4,8,4),(2,2,16)):((128,1,16),(64,8,512)), for
+    all 128 threads and 64 values."""
+    from layoutlab import Layout, make_mma_atom, nvgpu
+    c = make_mma_atom(nvgpu.warpgroup.MmaF8Op("f8E4M3FN", "f8E4M3FN", "f32", (64, 128, 32))).layout_c_tv
+    assert c == Layout(((4, 8, 4), (2, 2, 16)), ((128, 1, 16), (64, 8, 512)))
+    for t in range(128):
+        rows = [c((t, v)) % 64 for v in range(64)]
+        assert rows == [rows[0] + 8 * ((v // 2) % 2) for v in range(64)]
+        assert {c((t, v)) // 64 // 128 for v in range(64)} == {0}      # all 128 columns: one B scale block
+
+
 # ---------------------------------------------------------------------------------------------------
 # CPU: e4m3, scales and the accumulation model
 # ---------------------------------------------------------------------------------------------------
