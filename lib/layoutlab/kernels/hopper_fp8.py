@@ -4,10 +4,10 @@
 C in bf16. It is :mod:`layoutlab.kernels.hopper_ws` (persistent, a producer warpgroup and two consumer
 warpgroups, ``setmaxnreg``, a 2 x 1 cluster multicasting B, the TMA-store epilogue) with three changes:
 
-* **K-major only (TN).** ``wgmma`` reads 16-bit operands from shared memory K-major or MN-major, but for
-  8-bit types (e4m3/e5m2) only K-major: the PTX ISA, section "Warpgroup Level Matrix Multiply-Accumulate
-  Instructions" (9.7.15), matrix-descriptor / shared-memory layout rules, allows the transpose bits
-  (``imm-trans-a``, ``imm-trans-b``) only for ``.f16``/``.bf16`` operands. MN-major fp8 operands are refused
+* **K-major only (TN).** ``wgmma`` reads 16-bit operands from shared memory K-major or MN-major, but 8-bit
+  ones (e4m3/e5m2) only K-major: PTX ISA section 9.7.15.5.2 (``wgmma.mma_async``) supports the transpose
+  (``imm-trans-a``, ``imm-trans-b``) "only for the ``wgmma.mma_async`` variants with ``.f16``/``.bf16``
+  types on matrices accessed from shared memory". MN-major fp8 operands are refused
   before any CUDA call. A k-tile is 128 elements = 128 bytes (one row of the 128-byte swizzle atom), and one
   ``wgmma.m64nNk32`` consumes a 32-element (32-byte) k-block: 4 per k-tile.
 * **Two-level accumulation.** wgmma's fp8 path does not keep a full fp32 sum (DeepSeek-V3 technical report,
@@ -156,8 +156,8 @@ def fp8_operands(A, B, C=None, *, scale_a=1.0, scale_b=1.0, beta=0.0, config=Non
         if op.strides[k_mode] != 1 and op.shape[k_mode] > 1:
             raise LayoutError(
                 f"{name}: {label} is not K-major (element strides {tuple(s // op.itemsize for s in op.strides)}); "
-                f"wgmma reads 8-bit operands from shared memory K-major only (PTX ISA 9.7.15, wgmma: the "
-                f"transpose of A/B is supported for .f16/.bf16 alone), so fp8 GEMMs are TN: pass A as (M, K) "
+                f"wgmma reads 8-bit operands from shared memory K-major only (PTX ISA 9.7.15.5.2, wgmma.mma_async: "
+                f"the transpose is supported for .f16/.bf16 types alone), so fp8 GEMMs are TN: pass A as (M, K) "
                 f"row-major and B as the transpose of an (N, K) row-major array (b.T)")
     c_major = "N"
     if opC is not None:
