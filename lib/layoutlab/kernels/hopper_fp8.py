@@ -236,10 +236,13 @@ def make_hopper_fp8_class():
             tma_c, gC_tma = cpasync.make_tiled_tma_atom(
                 cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(self.sC_layout, (None, None, 0)),
                 self.epi_tile)
+
+            # The schedule's unit is a cluster tile (cm x cn CTA tiles); one persistent cluster per
+            # cm * cn SMs, none idle from the start when the problem has fewer cluster tiles.
             clusters_m = cute.ceil_div(cute.ceil_div(c.shape[0], bM), cm)
             clusters_n = cute.ceil_div(cute.ceil_div(c.shape[1], bN), cn)
             persistent = cutlass.min(self.cfg.num_sms // (cm * cn), clusters_m * clusters_n)
-            grid = (cm, cn, persistent)
+            grid = (cm, cn, persistent)          # blockIdx.z: which persistent cluster
 
             @cute.struct
             class SharedStorage:
@@ -272,21 +275,26 @@ def make_hopper_fp8_class():
                 cpasync.prefetch_descriptor(tma_b)
                 cpasync.prefetch_descriptor(tma_c)
 
+            # --- cluster geometry and multicast masks -------------------------------------------------
             cluster_layout = cute.make_layout((cm, cn, 1))
             rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
             cluster_crd = cluster_layout.get_flat_coord(rank)
+            # Static persistent schedule: persistent cluster z takes cluster tiles z, z + Z, z + 2Z, ...
             _, _, first_cluster_tile = cute.arch.block_idx()
             _, _, persistent_clusters = cute.arch.grid_dim()
             num_cluster_tiles = clusters_m * clusters_n
+            # A is needed by every CTA of this cluster row (same m), B by every CTA of this column.
             a_mask = cute.make_layout_image_mask(cluster_layout, cluster_crd, mode=1) if self.mcast_a > 1 else 0
             b_mask = cute.make_layout_image_mask(cluster_layout, cluster_crd, mode=0) if self.mcast_b > 1 else 0
 
+            # --- shared memory ring: `stages` x (A tile, B tile), full/empty mbarrier per stage -------
             storage = cutlass.memory.SmemAllocator().allocate(self.shared_storage)
             stage_bytes = (cute.size_in_bytes(self.ab_dtype, cute.slice_(sA_layout, (None, None, 0)))
                            + cute.size_in_bytes(self.ab_dtype, cute.slice_(sB_layout, (None, None, 0))))
             ab_pipe = pipeline.PipelineTmaAsync.create(
                 barrier_storage=storage.barriers.data_ptr(), num_stages=self.ab_stages,
                 producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                # a stage is free once every consumer warp of every CTA that multicast into it is done
                 consumer_group=pipeline.CooperativeGroup(
                     pipeline.Agent.Thread, (self.mcast_a + self.mcast_b - 1) * self.mma_threads // 32),
                 tx_count=stage_bytes, cta_layout_vmnk=cute.make_layout((1, cm, cn, 1)), defer_sync=True)
@@ -295,16 +303,19 @@ def make_hopper_fp8_class():
             sB = storage.sB.get_tensor(sB_layout.outer, swizzle=sB_layout.inner)
             sC = storage.sC.get_tensor(sC_layout.outer, swizzle=sC_layout.inner)
 
+            # --- all tiles of the problem: gA (bM, bK, tiles_m, k), gB (bN, bK, tiles_n, k) ------------
             gA = cute.local_tile(mA, (bM, bK), (None, None))
             gB = cute.local_tile(mB, (bN, bK), (None, None))
             gC = cute.local_tile(mC, (bM, bN), (None, None))
             gC_tma = cute.local_tile(mC_tma, (bM, bN), (None, None))
             cC = cute.local_tile(cute.make_identity_tensor(mC.shape), (bM, bN), (None, None))
             k_tiles = cute.size(gA, mode=[3])
+            # With multicast each CTA loads 1/mcast of the tile and the TMA writes it to all of them.
             tAsA, tAgA = cpasync.tma_partition(tma_a, cluster_crd[1], cute.make_layout(cn),
                                                cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
             tBsB, tBgB = cpasync.tma_partition(tma_b, cluster_crd[0], cute.make_layout(cm),
                                                cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+
             pipeline.pipeline_init_wait(cluster_shape_mn=(cm, cn))
 
             if wg == 0:
@@ -316,7 +327,7 @@ def make_hopper_fp8_class():
                     while cluster_tile < num_cluster_tiles:
                         tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
                         for k in cutlass.range(k_tiles, unroll=1):
-                            ab_pipe.producer_acquire(produce)
+                            ab_pipe.producer_acquire(produce)   # stage empty in every CTA it feeds
                             bar = ab_pipe.producer_get_barrier(produce)
                             kk = self._k_tile(k, done, k_tiles)
                             cute.copy(tma_a, tAgA[None, tm, kk], tAsA[None, produce.index],
@@ -326,13 +337,14 @@ def make_hopper_fp8_class():
                             produce.advance()
                         cluster_tile += persistent_clusters
                         done += 1
+                    # Do not exit while a peer CTA may still signal our barriers / receive our multicast.
                     ab_pipe.producer_tail(produce)
             else:
                 # ================================ consumer warpgroups ===============================
                 cute.arch.setmaxregister_increase(CONSUMER_REGS)
                 mma_tidx = tidx - THREADS_PER_WARPGROUP
-                thr_mma = tiled_mma.get_slice((wg - 1) * THREADS_PER_WARPGROUP)
-                thr_c = tiled_mma.get_slice(mma_tidx)
+                thr_mma = tiled_mma.get_slice((wg - 1) * THREADS_PER_WARPGROUP)   # smem operand views
+                thr_c = tiled_mma.get_slice(mma_tidx)      # this thread's accumulator coordinates
                 tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))
                 tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
                 acc = cute.make_rmem_tensor(thr_mma.partition_C(gC[None, None, 0, 0]).shape, self.acc_dtype)
@@ -372,13 +384,14 @@ def make_hopper_fp8_class():
                             cute.gemm(tiled_mma, part, tCrA[None, None, kb, consume.index],
                                       tCrB[None, None, kb, consume.index], part)
                         warpgroup.commit_group()
+                        # One batch stays in flight; the one before it retired, so free its stage.
                         warpgroup.wait_group(1)
                         if k > 0:
                             ab_pipe.consumer_release(release)
                             release.advance()
                         consume.advance()
                     warpgroup.wait_group(0)
-                    ab_pipe.consumer_release(release)
+                    ab_pipe.consumer_release(release)       # the tile's last stage
                     release.advance()
                     self._promote(acc, part, s0, s1)
 
