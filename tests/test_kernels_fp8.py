@@ -119,7 +119,7 @@ def test_refuses_bad_scales():
 
 def test_config_refusals():
     from layoutlab.kernels.hopper_fp8 import HopperFp8Config
-    for kw, msg in [({"tile_n": 256}, "use 64 or 128"), ({"tile_k": 64}, "only K tile"),
+    for kw, msg in [({"tile_n": 256}, "use 64, 128 or 192"), ({"tile_k": 64}, "only K tile"),
                     ({"promotion_interval": 2}, "multiple of 4"), ({"tile_m": 64}, "use 128"),
                     ({"epi_stages": 3}, "divisor of 4")]:
         with pytest.raises(LayoutError, match=msg):
@@ -324,11 +324,12 @@ def check_fp8(m, n, k, seed=0, block=False, config=None, beta=0.0, c_major="N", 
     A, B, scales, ref = make_problem(m, n, k, seed, block, k_pad)
     C = None
     if beta:
-        c0 = torch.randn((m, n) if c_major == "N" else (n, m), device="cuda").to(torch.bfloat16)
-        C = c0 if c_major == "N" else c0.T
+        pad = lambda x: -(-x // 8) * 8
+        c0 = torch.randn((m, pad(n)) if c_major == "N" else (n, pad(m)), device="cuda").to(torch.bfloat16)
+        C = c0[:, :n] if c_major == "N" else c0[:, :m].T
         ref = ref + beta * C.double().cpu().numpy()
-    else:
-        C = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    else:              # NaN-poisoned, rows padded to 16 bytes (TMA) and sliced back to N
+        C = torch.full((m, -(-n // 8) * 8), float("nan"), dtype=torch.bfloat16, device="cuda")[:, :n]
     out = gemm_hopper_fp8(A, B, C, beta=beta, config=config, **scales)
     torch.cuda.synchronize()
     assert out is C
@@ -379,6 +380,17 @@ def test_persistent_tile_loop_and_beta(sms, cluster, m, n, k, block, beta, c_maj
     assert err < 4e-3, err
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("tile_n,epi", [(64, 2), (192, 3)])
+@pytest.mark.parametrize("m,n,k,block", [(700, 1000, 1000, True), (300, 960, 520, True), (513, 392, 777, False)])
+def test_other_tile_widths(tile_n, epi, m, n, k, block):
+    """64 columns (half a B block) and 192 (a tile straddles two B blocks, after 128 or 64 of its columns)."""
+    from layoutlab.kernels.hopper_fp8 import HopperFp8Config
+    cfg = HopperFp8Config(tile_n=tile_n, epi_stages=epi, num_sms=16)
+    err = check_fp8(m, n, k, seed=tile_n + m, block=block, config=cfg, k_pad=-(-k // 16) * 16)
+    assert err < 4e-3, err
+
+
 def sanitize_main():
     from layoutlab.kernels.hopper_fp8 import HopperFp8Config
     worst = 0.0
@@ -386,6 +398,8 @@ def sanitize_main():
         worst = max(worst, check_fp8(m, n, k, block=block, k_pad=-(-k // 16) * 16))
     worst = max(worst, check_fp8(520, 300, 640, block=True, config=HopperFp8Config(num_sms=4)))
     worst = max(worst, check_fp8(260, 300, 640, beta=0.5, config=HopperFp8Config(num_sms=2, promotion_interval=8)))
+    worst = max(worst, check_fp8(300, 520, 400, block=True, config=HopperFp8Config(num_sms=4, tile_n=192, epi_stages=3),
+                                 k_pad=400))
     print(f"sanitize runs done, worst relative error {worst:.3g}")
     sys.exit(0 if worst < 4e-3 else 1)
 

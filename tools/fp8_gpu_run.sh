@@ -4,6 +4,7 @@
 #   tests     GPU tests of gemm_hopper_fp8 (tests/test_kernels_fp8.py: float64, cuBLASLt, odd shapes, scales)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on `tests/test_kernels_fp8.py sanitize`
 #   quick     the fp8 bench at 8192^3 and the accuracy table to K = 4096 (fp8_quick.json)
+#   sweep     tools/fp8_sweep.py: configurations (interval, tile_n, cluster) at 8192^3 and 4096^3 (fp8_sweep.json)
 #   bench     the full fp8 record: speed at FP8_SHAPES, accuracy to K = 16384 (gemm_fp8_h200.json)
 source tools/gpu_env.sh
 T0=$(date +%s)
@@ -25,6 +26,9 @@ for step in "$@"; do
       stamp quick
       timeout ${QUICK_TIMEOUT:-150} python3 -c 'import sys; from layoutlab.bench.gemm import fp8_main; fp8_main(sys.argv[1:])' \
         --quick --json "$OUT/fp8_quick.json" 2>&1 | tail -30 ;;
+    sweep)
+      stamp sweep
+      timeout ${SWEEP_TIMEOUT:-200} python3 tools/fp8_sweep.py "$OUT/fp8_sweep.json" 0.4 2>&1 | tail -25 ;;
     bench)
       stamp bench
       timeout ${BENCH_TIMEOUT:-300} python3 -c 'import sys; from layoutlab.bench.gemm import fp8_main; fp8_main(sys.argv[1:])' \

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import LayoutError
 
-__all__ = ["E4M3_MAX", "quantize_e4m3", "block_scales", "quantize_blocks", "promotion_points",
+__all__ = ["E4M3_MAX", "quantize_e4m3", "block_scales", "quantize_blocks", "promotion_points", "promotion_k_tiles",
            "accumulate_model", "round_bf16", "relative_error"]
 
 #: Largest finite e4m3 (``float8_e4m3fn``: 4 exponent bits, bias 7, 3 mantissa bits, no infinities).
@@ -79,6 +79,22 @@ def promotion_points(k, interval, kblock=32):
     blocks = -(-k // kblock)
     points = list(range(interval, blocks + 1, interval)) if interval else []
     return points + ([blocks] if not points or points[-1] != blocks else [])
+
+
+def promotion_k_tiles(k, interval, tile_k=128, kblock=32):
+    """The k-tiles (0-based, in the order a consumer computes them) after which ``gemm_hopper_fp8`` promotes: the
+    kernel promotes between k-tiles of ``tile_k``, every ``interval // (tile_k // kblock)`` of them, and after the
+    last (``interval`` 0: only then). A partial last k-tile is a k-tile (TMA fills it with zeros).
+
+    >>> promotion_k_tiles(1000, 4), promotion_k_tiles(1000, 12), promotion_k_tiles(1000, 0)
+    ([0, 1, 2, 3, 4, 5, 6, 7], [2, 5, 7], [7])
+    """
+    per_tile = tile_k // kblock
+    if k < 1 or interval < 0 or interval % per_tile:
+        raise LayoutError(f"promotion_k_tiles: need k >= 1 and an interval of 0 or a multiple of {per_tile} "
+                          f"k-blocks (the kernel promotes between k-tiles), got k={k}, interval={interval}")
+    k_tiles, every = -(-k // tile_k), interval // per_tile
+    return [j for j in range(k_tiles) if (every and (j + 1) % every == 0) or j == k_tiles - 1]
 
 
 def _keep_bits(x, bits):

@@ -74,10 +74,9 @@ class HopperFp8Config(HopperWsConfig):
         if self.tile_m != 128:
             raise LayoutError(f"HopperFp8Config: tile_m={self.tile_m}; the two consumer warpgroups own 64 rows "
                               f"each: use 128")
-        if self.tile_n not in (64, 128):
+        if self.tile_n not in (64, 128, 192):
             raise LayoutError(f"HopperFp8Config: tile_n={self.tile_n}; two fp32 accumulators of 64 x tile_n must "
-                              f"fit a consumer's {CONSUMER_REGS} registers and one B scale block of "
-                              f"{SCALE_BLOCK}: use 64 or 128")
+                              f"fit a consumer's {CONSUMER_REGS} registers: use 64, 128 or 192")
         if self.tile_k != SCALE_BLOCK:
             raise LayoutError(f"HopperFp8Config: tile_k={self.tile_k}; 128 e4m3 elements = 128 bytes, the row "
                               f"of the 128B swizzle atom and the K of a scale block, is the only K tile")
@@ -364,21 +363,30 @@ def make_hopper_fp8_class():
                     # this thread's two accumulator rows (r, r + 8: values 0-1 and 2-3 of each 4) and B block
                     row0 = cutlass.min(tCcC[0][0], mC.shape[0] - 1)
                     row1 = cutlass.min(tCcC[2][0], mC.shape[0] - 1)
+                    # the tile's columns lie in B blocks n_blk (the first `split` groups of 8) and n_blk1
                     n_blk = tn * bN // 128
+                    split = (128 - tn * bN % 128) // 8
+                    n_blk1 = n_blk
+                    if cutlass.const_expr(sfa is not None and bN > 128):
+                        n_blk1 = cutlass.min(n_blk + 1, sfb.shape[0] - 1)
                     acc.fill(0.0)
                     part.fill(0.0)
-                    s0, s1 = cutlass.Float32(1.0), cutlass.Float32(1.0)
+                    s0, s1 = cutlass.Float32(1.0), cutlass.Float32(1.0)      # rows r, r + 8 of block n_blk
+                    t0, t1 = s0, s1                                          # ... of block n_blk1
                     for k in cutlass.range(k_tiles, unroll=1):
                         ab_pipe.consumer_wait(consume)
                         if (k > 0) & (k % promote_every == 0):
                             # part holds k-tiles [k - promote_every, k): retire them, then promote
                             warpgroup.wait_group(0)
-                            self._promote(acc, part, s0, s1)
+                            self._promote_tile(acc, part, s0, s1, t0, t1, split)
                         if cutlass.const_expr(sfa is not None):
                             # k-tile k's scales, loaded now and used at its promotion (next iteration)
                             kk = self._k_tile(k, done, k_tiles)
-                            sb = sfb[n_blk, kk]
+                            sb, sb1 = sfb[n_blk, kk], sfb[n_blk1, kk]
                             s0, s1 = sfa[row0, kk] * sb, sfa[row1, kk] * sb
+                            t0, t1 = s0, s1
+                            if cutlass.const_expr(bN > 128):
+                                t0, t1 = sfa[row0, kk] * sb1, sfa[row1, kk] * sb1
                         warpgroup.fence()
                         for kb in cutlass.range_constexpr(k_blocks):
                             cute.gemm(tiled_mma, part, tCrA[None, None, kb, consume.index],
@@ -393,7 +401,7 @@ def make_hopper_fp8_class():
                     warpgroup.wait_group(0)
                     ab_pipe.consumer_release(release)       # the tile's last stage
                     release.advance()
-                    self._promote(acc, part, s0, s1)
+                    self._promote_tile(acc, part, s0, s1, t0, t1, split)
 
                     self._epilogue(mma_tidx, warp, acc, alpha, beta,
                                    thr_c.partition_C(gC[None, None, tm, tn]), tCcC, mC.shape, tiled_mma, sC,
@@ -413,10 +421,25 @@ def make_hopper_fp8_class():
             return kk
 
         @cute.jit
-        def _promote(self, acc, part, s0, s1):
-            """acc += scale * part (row r: s0, row r + 8: s1; 1 with per-tensor scales), part = 0."""
+        def _promote_tile(self, acc, part, s0, s1, t0, t1, split):
+            """A tile of 192 columns straddles two B blocks after 128 or 64 of them (``split`` = 16 or 8 groups of
+            8 columns): one promotion per case, so that each value's scale is known at compile time."""
+            if cutlass.const_expr(self.tile_mnk[1] <= 128):
+                self._promote(acc, part, s0, s1, t0, t1, 1 << 10)
+            else:
+                if split == 16:
+                    self._promote(acc, part, s0, s1, t0, t1, 16)
+                else:
+                    self._promote(acc, part, s0, s1, t0, t1, 8)
+
+        @cute.jit
+        def _promote(self, acc, part, s0, s1, t0, t1, split: cutlass.Constexpr):
+            """acc += scale * part, part = 0. Value i of the accumulator is row r (s0, t0) or r + 8 (s1, t1) by
+            (i // 2) % 2, in column group i // 4 (of 8 columns): groups before ``split`` use B block n_blk (s),
+            the rest n_blk1 (t). With per-tensor scales every scale is 1."""
             for i in cutlass.range_constexpr(cute.size(acc)):
-                s = s0 if (i // 2) % 2 == 0 else s1
+                row_b = (i // 2) % 2
+                s = (s1 if row_b else s0) if i // 4 < split else (t1 if row_b else t0)
                 acc[i] = acc[i] + s * part[i]
                 part[i] = 0.0
 
@@ -487,8 +510,8 @@ def prepare_gemm_hopper_fp8(A, B, C=None, *, scale_a=1.0, scale_b=1.0, alpha=1.0
     import torch
     from cutlass.cute.runtime import from_dlpack
     from .hopper import to_cute_tensor
-    if C is None:
-        C = torch.empty((m, n), dtype=torch.bfloat16, device=A.device)
+    if C is None:      # rows padded to 16 bytes (TMA's stride rule), the view sliced back to N
+        C = torch.empty((m, -(-n // 8) * 8), dtype=torch.bfloat16, device=A.device)[:, :n]
     a, b = _fp8_tensor(A, 1), _fp8_tensor(B.T, 1)
     c = to_cute_tensor(C, 1 if c_major == "N" else 0)
     sfa = sfb = None
