@@ -16,7 +16,7 @@ from ..errors import LayoutError
 from .basis import is_int, ScaledBasis
 from .inttuple import (ceil_div, _ceil_div_modes, format_int_tuple, is_tuple, leaves, prefix_product, product,
                        product_each, signum, transform_leaf, unflatten, zip_leaves)
-from .layout import cosize, Layout, make_layout, make_ordered_layout
+from .layout import cosize, Layout, make_identity_layout, make_layout, make_ordered_layout
 
 __all__ = ["LayoutWrapper", "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
            "left_inverse", "is_injective", "nullspace", "logical_divide", "zipped_divide", "tiled_divide",
@@ -176,13 +176,15 @@ def _has_basis(stride) -> bool:
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
     """``lhs o rhs`` for Layouts: CuTe's composition_impl on the coalesced ``lhs``, checked exactly: ``usage[key, i]``
     sums the coordinates the rhs modes reach in lhs mode ``i``; composing mode by mode is exact only if it fits."""
-    usage = Counter()
+    usage, parts = Counter(), {}
 
     def compose(ls, ld, rs, rd, key=()):
         if is_tuple(rs):  # right-distributivity over the modes of rhs
             return make_layout([compose(ls, ld, s, d, key) for s, d in zip(rs, rd)])
-        if isinstance(rd, ScaledBasis):
-            return compose(_basis_get(rd.mode, ls), _basis_get(rd.mode, ld), rs, rd.value, key + rd.mode)
+        if isinstance(rd, ScaledBasis):  # the (nested) mode of lhs the path selects, coalesced on its own
+            part = parts[rd.mode] = _coalesce(_mk(_basis_get(rd.mode, lhs.shape), _basis_get(rd.mode, lhs.stride)),
+                                              True)
+            return compose(part.shape, part.stride, rs, rd.value, key + rd.mode)
         if rd == 0:
             return _mk(rs, 0)
         if not is_tuple(ls):
@@ -229,7 +231,7 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
         flat = _coalesce(lhs, True)
     result = compose(flat.shape, flat.stride, rhs.shape, rhs.stride)
     for (key, i), reach in usage.items():
-        mode_shape = _basis_get(key, flat.shape)[i]
+        mode_shape = (parts[key] if key else flat).shape[i]
         if reach >= mode_shape:
             raise LayoutError(
                 f"composition: {lhs} o {rhs} is not a layout: B's modes together reach coordinate {reach} of A's "
@@ -369,6 +371,10 @@ def _by_basis_path(items, leaf, layout, op, target=None, basis=False):
     for i in range(max(len(targets), max(groups, default=-1) + 1)):
         group = groups.get(i, [])
         t = targets[i] if i < len(targets) else (None if target is None else 1)
+        if basis and i > max(groups, default=-1):  # past every stride: the cotarget mode's own coordinates
+            part = make_identity_layout(t)
+            out.append(_mk(part.shape, transform_leaf(part.stride, lambda v, i=i: _prefix(v, i))))
+            continue
         deeper = [(k, path) for k, path in group if path]
         if deeper and len(deeper) < len(group):
             raise LayoutError(
@@ -480,13 +486,18 @@ def _left_inverse_flat(shapes, strides, pre, layout) -> Layout:
 def _inverse(layout: Layout, flat_inverse, op) -> Layout:
     """``flat_inverse`` of the coalesced modes; basis-strided: one per coordinate mode (of the ``k@i`` modes)."""
     _need_layout(layout, op, "the argument")
-    shapes, strides = _flat(coalesce(layout))
-    pre = prefix_product(shapes)
     if not _has_basis(layout.stride):
-        return flat_inverse(shapes, strides, pre, layout)
-    return _by_basis_path(_basis_paths(strides, layout, op), lambda ks, _: flat_inverse(
-        [shapes[k] for k in ks], [strides[k].value for k in ks], [pre[k] for k in ks], layout) if ks else _mk(1, 0),
-                          layout, op)
+        shapes, strides = _flat(coalesce(layout))
+        return flat_inverse(shapes, strides, prefix_product(shapes), layout)
+    shapes, strides = _flat(layout)  # the DSL nests the answer as all the paths do, size-1 modes' paths too
+    pre = prefix_product(shapes)
+
+    def leaf(ks, _):
+        ks = [k for k in ks if shapes[k] != 1]
+        return flat_inverse([shapes[k] for k in ks], [strides[k].value for k in ks], [pre[k] for k in ks],
+                            layout) if ks else _mk(1, 0)
+
+    return _by_basis_path(_basis_paths(strides, layout, op), leaf, layout, op)
 
 
 def right_inverse(layout: Layout) -> Layout:
@@ -546,6 +557,13 @@ def _divide_cotarget(layout: Layout, tiler: Layout):
     return layout.shape if _has_basis(tiler.stride) else coalesce(layout).shape
 
 
+def _identity_as_shape(tiler):
+    """The DSL divides by an identity layout as by its shape, zipped (a size-1 mode gets stride 0)."""
+    if isinstance(tiler, Layout) and is_tuple(tiler.shape) and tiler == make_identity_layout(tiler.shape):
+        return tiler.shape
+    return tiler
+
+
 @_wrapped
 def logical_divide(layout: Layout, tiler) -> Layout:
     """Split ``layout`` into (tile, rest): ``composition(layout, make_layout(tiler, complement(tiler, size)))``; a
@@ -554,6 +572,8 @@ def logical_divide(layout: Layout, tiler) -> Layout:
     >>> logical_divide(Layout((9,(4,8)), (59,(13,1))), (Layout(3,3), Layout((2,4),(1,8))))
     ((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))
     """
+    if _identity_as_shape(tiler) is not tiler:  # (tile, rest) as for any Layout tiler, the strides of the shape's
+        return zipped_divide(layout, tiler)      # divide (the DSL's: a size-1 mode gets stride 0)
     return _by_mode(logical_divide, layout, tiler, "the layout",
                     lambda L, T: composition(L, make_layout(T, complement(T, _divide_cotarget(L, T)))))
 
@@ -579,6 +599,7 @@ def zipped_divide(layout: Layout, tiler) -> Layout:
     >>> zipped_divide(Layout((8,6)), (4,3))
     ((4,3),(2,2)):((1,8),(4,24))
     """
+    tiler = _identity_as_shape(tiler)
     return _zip2_by(logical_divide(layout, tiler), tiler)
 
 

@@ -245,7 +245,7 @@ def _order_parts(shape, order, op, whole_shape, whole_order):
         raise LayoutError(
             f"{op}: order {format_tree(whole_order)} is not congruent to shape {format_tree(whole_shape)}: "
             f"{format_tree(order)} has {len(order)} entries where the shape has "
-            f"{f'{len(shape)} modes' if is_tuple(shape) else f'the integer {shape}'}; give one order per mode (a "
+            f"{f'{len(shape)} modes' if is_tuple(shape) else f'the integer {shape}'}; give one order per leaf (a "
             f"tuple nested as the shape) or one integer for a whole mode (the CuTe DSL refuses it too)")
     return [part for s, o in zip(shape, order) for part in _order_parts(s, o, op, whole_shape, whole_order)]
 
