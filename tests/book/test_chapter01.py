@@ -7,7 +7,7 @@ from pathlib import Path
 
 from layoutlab import Layout, local_partition, make_tensor
 
-CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "01_layouts.ipynb"
+CHAPTER = Path(__file__).resolve().parents[2] / "chapters" / "01_layouts.ipynb"
 
 
 def _cells():

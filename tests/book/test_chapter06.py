@@ -10,7 +10,7 @@ from layoutlab.nvgpu.banks import ldmatrix_bank_conflicts, ldmatrix_row_addresse
 from layoutlab.nvgpu.ldmatrix import ldmatrix_address_lane, ldmatrix_owner, select_ldmatrix
 from layoutlab.cute.tiled import make_tiled_copy_A, make_tiled_mma
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LD = nvgpu.warp.LdMatrix8x8x16bOp
 
 

@@ -1,5 +1,5 @@
 """Chapter 7 (cp.async, TMA): every hand-written answer of its "Check yourself" dropdown and the numbers its
-prose states, re-derived with the library (tests/test_chapters.py checks the notebook's structure)."""
+prose states, re-derived with the library (tests/book/test_chapters.py checks the notebook's structure)."""
 
 import pytest
 
@@ -136,6 +136,6 @@ def test_ch7_multicast_op_choice():
 def test_ch7_ends_with_next():
     import json
     from pathlib import Path
-    nb = json.loads((Path(__file__).resolve().parents[1] / "chapters" / "07_tma.ipynb").read_text())
+    nb = json.loads((Path(__file__).resolve().parents[2] / "chapters" / "07_tma.ipynb").read_text())
     last = "".join(nb["cells"][-1]["source"]).rstrip().splitlines()[-2:]
     assert last[0].startswith("**Next:** {ref}`ch-wgmma`")

@@ -75,7 +75,7 @@ def test_recorded_base_offset_claims_for_32b():
     """The prose: with a 32B swizzle too, the formula's base offset is exact and 0 is not (H100 recording)."""
     import json
     from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "results" / "gmma_probe_h100.json"
+    path = Path(__file__).resolve().parents[2] / "results" / "gmma_probe_h100.json"
     if not path.exists():
         pytest.skip("no H100 recording of probe.gmma yet")
     cases = json.loads(path.read_text())["cases"]
@@ -89,7 +89,7 @@ def test_recorded_base_offset_claims_for_32b():
 def _cells():
     import json
     from pathlib import Path
-    nb = json.loads((Path(__file__).resolve().parents[1] / "chapters" / "08_wgmma.ipynb").read_text())
+    nb = json.loads((Path(__file__).resolve().parents[2] / "chapters" / "08_wgmma.ipynb").read_text())
     return {c["id"]: "".join(c["source"]) for c in nb["cells"]}
 
 

@@ -16,7 +16,7 @@ from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from layoutlab.errors import LayoutError
 from layoutlab.cute.tiled import make_tiled_copy_C, partition_fragment_C
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NB = ROOT / "chapters" / "09_gemm.ipynb"
 
 

@@ -17,7 +17,7 @@ from layoutlab.linear.gluon import NVMMADistributedLayout
 from layoutlab.linear.layout import LinearLayout
 from layoutlab.linear.cute import linear_layout_from_cute, tv_layout_to_linear_layout
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "chapters" / "10_beyond_hopper.ipynb"
 
 

@@ -20,7 +20,7 @@ from layoutlab import (ComposedLayout, Layout, LayoutError, LinearLayout, SmemLa
 from chapter_run import run_chapter_without_dsl
 from layoutlab.nvgpu.banks import bank_conflicts, layout_bank_conflicts
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = {
     "01_layouts": "ch-layouts",
     "02_layout_algebra": "ch-algebra",

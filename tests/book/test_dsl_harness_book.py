@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 FAILING_CELL = """\
 from layoutlab import dsl, Layout

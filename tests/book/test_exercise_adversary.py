@@ -35,7 +35,7 @@ import pytest
 # Its own group: the other xdist worker can run test_nbgrader_course at the same time (kernels use Unix sockets).
 pytestmark = [pytest.mark.xdist_group("adversary"), pytest.mark.slow, pytest.mark.timeout(1800)]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COURSE = ROOT / "exercises"
 BIN = Path(sys.executable).parent
 ASSIGNMENTS = sorted(p.name for p in (COURSE / "source").iterdir() if re.fullmatch(r"ex\d\d", p.name))

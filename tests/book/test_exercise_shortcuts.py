@@ -11,7 +11,7 @@ attempts passes the part's test cells, visible and hidden. Cells run in one in-p
 between attempts (fast: every attempt, several seeds); before each test cell the harness traces the answers
 through the cells that ran, as the grader does (``trace_answers`` of ``exercises/llanswers.py``), so ``check_reasoned``
 sees what it sees in ``nbgrader autograde``. The reference solution must score full marks and a blank part
-nothing in the same harness, so the harness cannot pass vacuously. ``tests/test_exercise_adversary.py`` plays
+nothing in the same harness, so the harness cannot pass vacuously. ``tests/book/test_exercise_adversary.py`` plays
 the determined student (hidden calls, tampering) on the stock nbgrader path.
 
 Every assignment has a shortcut file (a test below insists).
@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "exercises" / "source"
 SHORTCUTS = ROOT / "tests" / "exercise_shortcuts"
 MAX_SHARE = 0.10

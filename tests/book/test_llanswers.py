@@ -9,7 +9,7 @@ import pytest
 
 from layoutlab import grading, make_layout
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("llanswers", ROOT / "exercises" / "llanswers.py")
 llanswers = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(llanswers)

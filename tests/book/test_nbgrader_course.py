@@ -41,7 +41,7 @@ import pytest
 
 pytestmark = [pytest.mark.xdist_group("nbgrader"), pytest.mark.slow, pytest.mark.timeout(1800)]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COURSE = ROOT / "exercises"
 BIN = Path(sys.executable).parent
 ASSIGNMENTS = sorted(p.name for p in (COURSE / "source").iterdir() if p.is_dir() and p.name.startswith("ex"))

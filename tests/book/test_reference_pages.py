@@ -13,7 +13,7 @@ from layoutlab.nvgpu.gmma import decode_gmma_desc, gmma_k_block_descs
 from layoutlab.linear.cute import linear_layout_from_cute, swizzle_to_linear_layout
 from layoutlab.nvgpu.tma import encode_tiled
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
 NOTATION = (CHAPTERS / "notation.md").read_text()
 GLOSSARY = (CHAPTERS / "glossary.md").read_text()

@@ -165,6 +165,6 @@ def test_an_empty_dsl_arch_is_refused_with_what_to_do():
 def test_make_gpu_test_leaves_the_arch_to_the_dsl():
     """`make gpu-test` must unset CUTE_DSL_ARCH (which the Makefile exports for the CPU targets), not empty it."""
     from pathlib import Path
-    recipe = Path(__file__).resolve().parents[1].joinpath("Makefile").read_text().split("gpu-test:", 1)[1]
+    recipe = Path(__file__).resolve().parents[2].joinpath("Makefile").read_text().split("gpu-test:", 1)[1]
     recipe = recipe.split("\n\n", 1)[0]
     assert "env -u CUTE_DSL_ARCH" in recipe and "CUTE_DSL_ARCH= " not in recipe

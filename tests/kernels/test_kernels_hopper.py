@@ -4,7 +4,7 @@ CI (no GPU): both kernels compile for sm_90a on the CPU and the PTX the DSL keep
 instructions. GPU (`make gpu-test`): random sizes, odd ones included, every majorness, fp16 (cupy) and
 bf16 (torch) against a float64 reference, with C pre-filled with NaN.
 
-`python tests/test_kernels_hopper.py sanitize` runs each kernel once at a small and a medium size and
+`python tests/kernels/test_kernels_hopper.py sanitize` runs each kernel once at a small and a medium size and
 exits non-zero on a wrong answer: the command that `compute-sanitizer --tool memcheck|racecheck` wraps.
 """
 
@@ -23,7 +23,7 @@ import pytest
 from layoutlab.errors import LayoutError
 from layoutlab.kernels._common import DeviceOperand
 
-LIB = str(Path(__file__).resolve().parents[1] / "lib")
+LIB = str(Path(__file__).resolve().parents[2] / "lib")
 
 # ---------------------------------------------------------------------------------------------------
 # CI: compile for sm_90a on the CPU, read the kept PTX

@@ -5,7 +5,7 @@ ordering barrier that one consumer warpgroup syncs on and the other arrives at, 
 per consumer). GPU (`make gpu-test`): odd sizes, every majorness, fp16 (cupy) and bf16 (torch) against float64,
 C pre-filled with NaN, and persistent grids so small that CTAs hold an odd number of tiles.
 
-`python tests/test_kernels_pingpong.py sanitize` runs it at small sizes (the command compute-sanitizer wraps).
+`python tests/kernels/test_kernels_pingpong.py sanitize` runs it at small sizes (the command compute-sanitizer wraps).
 """
 
 import functools
@@ -23,7 +23,7 @@ import pytest
 from layoutlab.errors import LayoutError
 from layoutlab.kernels._common import DeviceOperand
 
-LIB = str(Path(__file__).resolve().parents[1] / "lib")
+LIB = str(Path(__file__).resolve().parents[2] / "lib")
 
 _COMPILE_SCRIPT = textwrap.dedent("""
     import json, sys, warnings
@@ -215,7 +215,7 @@ if __name__ == "__main__" and sys.argv[1:] == ["sanitize"]:
 # CI: the recorded H100 ladder run (results/gemm_ladder_h100.json and its folder)
 # ---------------------------------------------------------------------------------------------------
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
 def test_recorded_ladder_is_consistent_and_goals_follow_from_rows():
@@ -369,7 +369,7 @@ def test_chapter_shows_the_pingpong_order():
     """Chapter 9's worked example: the cell calls the helper on the inputs the prose names, on the default
     config's ring, and the prose names the kernel's constants as the code does."""
     from layoutlab.kernels.hopper_pingpong import HopperPingpongConfig
-    nb = json.loads((Path(__file__).resolve().parents[1] / "chapters" / "09_gemm.ipynb").read_text())
+    nb = json.loads((Path(__file__).resolve().parents[2] / "chapters" / "09_gemm.ipynb").read_text())
     cells = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
     md, code = " ".join(cells["b7e2c41a"].split()), cells["c5d19f60"]
     cfg = HopperPingpongConfig()

@@ -5,9 +5,9 @@ instructions (FFMA loop; 16-byte cp.async + ld.shared.v4; cp.async + ldmatrix + 
 GPU (`make gpu-test`): random sizes, odd ones included, every majorness, fp32 / fp16 (cupy) / bf16 (torch)
 against a float64 reference, C pre-filled with NaN, alpha/beta, unaligned operands.
 
-`python tests/test_kernels_simt_ampere.py sanitize` runs each kernel at a small and a medium size and exits
+`python tests/kernels/test_kernels_simt_ampere.py sanitize` runs each kernel at a small and a medium size and exits
 non-zero on a wrong answer (what `compute-sanitizer --tool memcheck|racecheck` wraps);
-`python tests/test_kernels_simt_ampere.py bench OUT.json` times the kernels against cupy.matmul.
+`python tests/kernels/test_kernels_simt_ampere.py bench OUT.json` times the kernels against cupy.matmul.
 """
 
 import json
@@ -24,7 +24,7 @@ from hypothesis import given, settings, strategies as st
 from layoutlab.errors import LayoutError
 from layoutlab.kernels._common import DeviceOperand, GemmProblem, leading_dim, vector_width
 
-LIB = str(Path(__file__).resolve().parents[1] / "lib")
+LIB = str(Path(__file__).resolve().parents[2] / "lib")
 
 # ---------------------------------------------------------------------------------------------------
 # CI: compile for sm_80 on the CPU, read the kept PTX

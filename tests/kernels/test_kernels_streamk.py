@@ -7,7 +7,7 @@ pieces stored and loaded as fp32, the release/acquire fences, the counter's atom
 against float64 with NaN-poisoned C, odd sizes, every majorness, fp16 and bf16, beta != 0, grids so small that
 many tail tiles are split, and the counters left zero after each call.
 
-`python tests/test_kernels_streamk.py sanitize` runs it at small sizes (the command compute-sanitizer wraps).
+`python tests/kernels/test_kernels_streamk.py sanitize` runs it at small sizes (the command compute-sanitizer wraps).
 """
 
 import functools
@@ -25,7 +25,7 @@ import pytest
 from layoutlab.errors import LayoutError
 from layoutlab.kernels.schedule import stream_k_schedule
 
-LIB = str(Path(__file__).resolve().parents[1] / "lib")
+LIB = str(Path(__file__).resolve().parents[2] / "lib")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -319,7 +319,7 @@ if __name__ == "__main__" and sys.argv[1:] == ["sanitize"]:
 # CI: the recorded H200 runs (results/gemm_ladder_h100/streamk_*) and what their README says of them
 # ---------------------------------------------------------------------------------------------------
 
-RESULTS = Path(__file__).resolve().parents[1] / "results" / "gemm_ladder_h100"
+RESULTS = Path(__file__).resolve().parents[2] / "results" / "gemm_ladder_h100"
 
 
 @pytest.mark.parametrize("call", [1, 2])

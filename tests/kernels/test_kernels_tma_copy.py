@@ -19,7 +19,7 @@ from layoutlab import gpu
 from layoutlab.probe import tma as probe
 from layoutlab.nvgpu.tma import tma_partition
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LIB = str(ROOT / "lib")
 RECORD = ROOT / "results" / "tma_probe_h100.json"
 
@@ -82,7 +82,7 @@ def test_multicast_kernel_ptx(case, ptx):
 
 @pytest.mark.dsl
 def test_dsl_aborts_compiling_its_own_120_byte_box():
-    """DSL 4.8.1 accepts the atom (tests/test_tma_dsl.py) but aborts compiling a kernel with it; the chapter
+    """DSL 4.8.1 accepts the atom (tests/oracles/test_tma_dsl.py) but aborts compiling a kernel with it; the chapter
     says so. If this starts to pass compilation, update chapter 7's note and add the case to the probe."""
     pytest.importorskip("cutlass", reason="needs nvidia-cutlass-dsl")
     code = ("import sys, json; sys.path.insert(0, %r)\nfrom layoutlab.kernels.tma_copy import compile_tma_copy\n"
@@ -96,7 +96,7 @@ def test_dsl_aborts_compiling_its_own_120_byte_box():
 
 @pytest.mark.dsl
 def test_refused_cases_compile_in_the_dsl(ptx):
-    """The DSL compiles both; layoutlab refuses them (tests/test_tma_dsl.py), the H100 run says what happens."""
+    """The DSL compiles both; layoutlab refuses them (tests/oracles/test_tma_dsl.py), the H100 run says what happens."""
     for case in probe.REFUSED_CASES:
         assert "cp.async.bulk.tensor" in ptx[case["name"]]
         with pytest.raises(Exception):

@@ -14,7 +14,7 @@ import pytest
 from layoutlab.errors import LayoutError
 from layoutlab.kernels.wgmma_tile import GPU_CONFIGS, WgmmaTileConfig, check_record
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECORD = ROOT / "results" / "wgmma_tile_h100.json"
 
 

@@ -9,7 +9,7 @@ import pytest
 from layoutlab import gpu
 from layoutlab.kernels.ladder import LADDER
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NB = ROOT / "chapters" / "09_gemm.ipynb"
 CUBES = [(4096,) * 3, (6144,) * 3, (8192,) * 3]
 

@@ -27,7 +27,7 @@ from layoutlab.errors import LayoutError
 from layoutlab.kernels.hopper import (TIMELINE_COLUMNS, TIMELINE_EVENTS, HopperGemmConfig, check_timeline_buffer,
                                       timeline_buffer_shape)
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LIB = str(REPO / "lib")
 #: The last commit whose kernel files had no timeline option: the option-off build must equal its PTX.
 #: (A later deliberate change to the kernels moves this to the commit that made it.)

@@ -17,7 +17,7 @@ from layoutlab.linear.cute import swizzle_to_linear_layout
 from layoutlab.cute.swizzle import ComposedLayout, Swizzle
 from layoutlab.nvgpu.warpgroup import SmemLayoutAtomKind, make_smem_layout_atom
 
-RESULTS = os.path.join(os.path.dirname(__file__), "..", "results", "banks_h100.json")
+RESULTS = os.path.join(os.path.dirname(__file__), "..", "..", "results", "banks_h100.json")
 
 
 def simulate(addresses, nbytes):

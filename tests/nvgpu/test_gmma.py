@@ -1,7 +1,7 @@
 """layoutlab.nvgpu.gmma: the wgmma shared-memory descriptor (encode/decode, canonical-layout check, refusals).
 
 Ground truth here is the PTX ISA's own worked examples (§9.7.15.5.1.2.1.3, Canonical Layouts: exact layout
--> encoded LBO/SBO) and the bit positions of §9.7.15.5.1.2.2; tests/test_gmma_dsl.py compares with what
+-> encoded LBO/SBO) and the bit positions of §9.7.15.5.1.2.2; tests/oracles/test_gmma_dsl.py compares with what
 the CuTe DSL encodes.
 """
 

@@ -11,7 +11,7 @@ import pytest
 
 from layoutlab.probe import gmma as probe
 
-RECORD = Path(__file__).resolve().parents[1] / "results" / "gmma_probe_h100.json"
+RECORD = Path(__file__).resolve().parents[2] / "results" / "gmma_probe_h100.json"
 
 
 @pytest.fixture(scope="module")

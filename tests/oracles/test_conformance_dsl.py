@@ -4,7 +4,7 @@ Items covered here: 4 (a swizzled ComposedLayout through divides, products, coal
 recast_layout), 5 (composition with negative strides in B), 6 (complement with strides that are not multiples
 of the span below), 10 (basis strides through complement, the inverses and the products/divides that use
 them), 11 (``composition(A, ())``), 12 (left_inverse: injectivity by collisions).  Items 1, 2, 8, 9 and the
-slice part of 11 are in ``tests/test_conformance_layout_dsl.py``; items 3 and 7 (swizzle and tiled-copy atoms)
+slice part of 11 are in ``tests/oracles/test_conformance_layout_dsl.py``; items 3 and 7 (swizzle and tiled-copy atoms)
 with their owners' tests.
 
 Every case runs in both; all DSL calls are one ``dsl_eval`` batch.  Outcome classes are counted and printed:
@@ -63,7 +63,7 @@ from test_peer_cute_cpp import cpp_eval
 SEED = 20261124
 N = 60  # random cases per family
 
-PAGE = Path(__file__).resolve().parents[1] / "chapters" / "conformance.md"
+PAGE = Path(__file__).resolve().parents[2] / "chapters" / "conformance.md"
 
 
 # --------------------------------------------------------------------------- DSL literals

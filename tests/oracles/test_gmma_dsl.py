@@ -23,7 +23,7 @@ from layoutlab.nvgpu.gmma import gmma_k_block_descs
 
 pytestmark = [pytest.mark.dsl, pytest.mark.skipif(not HAVE_DSL, reason=SKIP_REASON)]
 
-LIB = str(Path(__file__).resolve().parents[1] / "lib")
+LIB = str(Path(__file__).resolve().parents[2] / "lib")
 KINDS = ["K_INTER", "K_SW32", "K_SW64", "K_SW128", "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128"]
 ROW = {"INTER": 8, "SW32": 16, "SW64": 32, "SW128": 64}
 

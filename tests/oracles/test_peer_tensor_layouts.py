@@ -12,7 +12,7 @@ of four outcomes, counted per operation and printed in the oracle summary:
 Every ``differ`` and ``one refuses`` case is classified against the DSL by ``judge`` below (its rule, in order):
 
 1. the DSL answers and prints exactly one side's layout -> that side is right;
-2. otherwise the operation's definition decides (the checkers of ``tests/test_algebra_dsl_diff.py``, which
+2. otherwise the operation's definition decides (the checkers of ``tests/oracles/test_algebra_dsl_diff.py``, which
    evaluate the full function table): a side whose answer meets it is right; a refusal is right when the
    definition has no result or the answer offered breaks it (``no result`` / ``breaks the definition``);
 3. anything else is ``UNCLASSIFIED`` and fails the test.
@@ -55,7 +55,7 @@ pytestmark = [pytest.mark.dsl, pytest.mark.xdist_group("peer_tensor_layouts"),
 
 SEED = 20261128
 N = 36              # random rounds; each adds one case per algebra operation (16) and two F2 bridge cases
-PAGE = Path(__file__).resolve().parents[1] / "chapters" / "conformance.md"
+PAGE = Path(__file__).resolve().parents[2] / "chapters" / "conformance.md"
 PAGE_ROW = "Meta's tensor-layouts"
 
 
@@ -497,7 +497,7 @@ def page_lines(o):
     diffs = p["differ"] + p["one refuses"]
     known = sum(k for name, k in v.items() if name.startswith("known defect"))
     row = (f"| {PAGE_ROW} {tl.__version__}, run differentially with the CuTe DSL as the judge "
-           f"(`tests/test_peer_tensor_layouts.py`) | PyPI `tensor-layouts` (facebookresearch/tensor-layouts): "
+           f"(`tests/oracles/test_peer_tensor_layouts.py`) | PyPI `tensor-layouts` (facebookresearch/tensor-layouts): "
            f"composition, complement, coalesce, both inverses, the four divides, five products, the CuTe-to-F2 bridge "
            f"and its round trip, on seeded random layouts | {n} | agree {p['agree']}, differ {p['differ']}, both "
            f"refuse {p['both refuse']}, one refuses {p['one refuses']}; of the {diffs} differences the DSL sides with "

@@ -203,7 +203,7 @@ def test_tiled_mma_and_copy_match_the_dsl():
 
 def test_seed_004_warpgroup_printout():
     """Seed 004 prints the tiled WGMMA of dense_gemm.py (64x128x16, one warpgroup); we print the same."""
-    text = (Path(__file__).resolve().parents[2] / "shared" / "seeds" / "004_68be0e264c09a083.txt")
+    text = (Path(__file__).resolve().parents[3] / "shared" / "seeds" / "004_68be0e264c09a083.txt")
     expected = None
     if text.exists():
         raw = text.read_text()

@@ -12,7 +12,7 @@ import pytest
 from layoutlab import Layout, encode_tiled, parse_layout, viz
 from layoutlab.cute.swizzle import Swizzle
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NS = "{http://www.w3.org/2000/svg}"
 
 
