@@ -2,7 +2,7 @@
 
 Each row: the case, what the peer (CuTe C++ / the CuTe DSL) does, what layoutlab does, why, and for a
 refusal a call that must raise LayoutError (``refusal``; None where we answer differently instead).
-``tests/test_conformance_dsl.py`` checks that every refusal raises and that the page names every case.
+``tests/oracles/test_conformance_dsl.py`` checks that every refusal raises and that the page names every case.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ DIFFERENCES = [
         lambda: recast_layout(32, 16, _sw(3, 0, 3, Layout((8, 64), (64, 1))))),
     Row("slice of a swizzled layout",
         "the DSL folds the swizzle into the strides and drops the fixed part's offset; for some 32-bit SW32 staged "
-        "layouts that gives negative offsets (tests/test_swizzle.py records them)",
+        "layouts that gives negative offsets (tests/cute/test_swizzle.py records them)",
         "the fixed part goes into the offset and the swizzle is kept, so the slice evaluates like the original",
         "a slice must be the same function on the kept coordinates"),
     Row("composition with a swizzled right operand",
