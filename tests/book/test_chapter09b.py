@@ -16,7 +16,7 @@ from layoutlab.kernels import fp8_model as fm
 from layoutlab.kernels.hopper_fp8 import HopperFp8Config, SCALE_BLOCK, WGMMA_K_FP8
 from layoutlab.kernels.hopper_ws import CONSUMER_REGS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NB = json.loads((ROOT / "chapters" / "09b_fp8.ipynb").read_text())
 MD = "\n".join("".join(c["source"]) for c in NB["cells"] if c["cell_type"] == "markdown")
 CODE = "\n".join("".join(c["source"]) for c in NB["cells"] if c["cell_type"] == "code")

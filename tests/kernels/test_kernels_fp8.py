@@ -26,7 +26,7 @@ from layoutlab.kernels._common import DeviceOperand
 from layoutlab.kernels.fp8_model import (E4M3_MAX, accumulate_model, block_scales, promotion_points,
                                          quantize_blocks, quantize_e4m3, relative_error, round_bf16)
 
-LIB = str(Path(__file__).resolve().parents[1] / "lib")
+LIB = str(Path(__file__).resolve().parents[2] / "lib")
 
 
 # ---------------------------------------------------------------------------------------------------
