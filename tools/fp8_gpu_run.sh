@@ -12,10 +12,11 @@ stamp() { echo "=== [$(( $(date +%s) - T0 )) s] $*"; }
 TESTS=$(ls tests/test_kernels_fp8.py tests/kernels/test_kernels_fp8.py 2>/dev/null | head -1)
 for step in "$@"; do
   case "$step" in
-    tests)
+    tests)   # if the default (two partial accumulators) fails, later steps measure n_halves=1 (FP8_CONFIG)
       stamp tests
-      timeout ${TESTS_TIMEOUT:-240} python3 -m pytest -q -p no:cacheprovider -m gpu "$TESTS" -x \
-        2>&1 | tee "$OUT/fp8_tests.log" | tail -15 ;;
+      timeout ${TESTS_TIMEOUT:-240} python3 -m pytest -q -p no:cacheprovider -m gpu "$TESTS" \
+        2>&1 | tee "$OUT/fp8_tests.log" | tail -15
+      grep -q "failed" "$OUT/fp8_tests.log" && FP8_CONFIG='{"n_halves": 1}' && echo "FALLBACK $FP8_CONFIG" ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         stamp "sanitize $tool"
@@ -32,7 +33,7 @@ for step in "$@"; do
     bench)
       stamp bench
       timeout ${BENCH_TIMEOUT:-300} python3 -c 'import sys; from layoutlab.bench.gemm import fp8_main; fp8_main(sys.argv[1:])' \
-        --json "$OUT/gemm_fp8_h200.json" 2>&1 | tee "$OUT/gemm_fp8_h200.log" | tail -40 ;;
+        --json "$OUT/gemm_fp8_h200.json" --config "${FP8_CONFIG:-{\}}" 2>&1 | tee "$OUT/gemm_fp8_h200.log" | tail -40 ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done

@@ -10,9 +10,8 @@ import torch
 from layoutlab.bench.gemm import _fp8_sets, gpu_info, time_launches
 from layoutlab.kernels.hopper_fp8 import HopperFp8Config, persistent_sms, prepare_gemm_hopper_fp8
 
-CONFIGS = [dict(), dict(promotion_interval=0), dict(promotion_interval=8), dict(cluster_mn=(1, 1)),
-           dict(tile_n=64, epi_stages=2), dict(tile_n=192, epi_stages=3), dict(tile_n=192, epi_stages=3, promotion_interval=0),
-           dict(tile_n=192, epi_stages=3, cluster_mn=(1, 2)), dict(tile_n=192, epi_stages=6), dict(swizzle=4)]
+CONFIGS = [dict(), dict(n_halves=1), dict(tile_n=128, epi_stages=4), dict(tile_n=128, epi_stages=4, n_halves=1),
+           dict(promotion_interval=0), dict(promotion_interval=8), dict(cluster_mn=(1, 1)), dict(swizzle=4)]
 
 
 def main(out, seconds=0.5):

@@ -121,20 +121,22 @@ def test_config_refusals():
     from layoutlab.kernels.hopper_fp8 import HopperFp8Config
     for kw, msg in [({"tile_n": 256}, "use 64, 128 or 192"), ({"tile_k": 64}, "only K tile"),
                     ({"promotion_interval": 2}, "multiple of 4"), ({"tile_m": 64}, "use 128"),
-                    ({"epi_stages": 3}, "divisor of 4")]:
+                    ({"epi_stages": 4}, "divisor of 6"), ({"n_halves": 3}, "1 or 2")]:
         with pytest.raises(LayoutError, match=msg):
             HopperFp8Config(**kw)
     assert HopperFp8Config(promotion_interval=16).promote_every_k_tiles == 4
 
 
 def test_stage_fits_shared_memory():
-    """6 stages of 32 KiB beside 32 KiB of C staging and the barriers: the 227 KiB of a Hopper CTA."""
+    """5 stages of 40 KiB beside 24 KiB of C staging and the barriers: the 227 KiB of a Hopper CTA (6 of 32 KiB
+    for 128-column tiles)."""
     from layoutlab.kernels.hopper import SMEM_CAPACITY
     from layoutlab.kernels.hopper_fp8 import HopperFp8Config
-    cfg = HopperFp8Config()
-    c_bytes = 128 * 32 * cfg.epi_stages * 2
-    stages = cfg.ab_stages(reserved_bytes=1024 + c_bytes)
-    assert stages == 6 and stages * cfg.ab_stage_bytes() + c_bytes + 1024 <= SMEM_CAPACITY
+    for cfg, want in ((HopperFp8Config(), 5), (HopperFp8Config(tile_n=128, epi_stages=4), 6)):
+        c_bytes = 128 * 32 * cfg.epi_stages * 2
+        stages = cfg.ab_stages(reserved_bytes=1024 + c_bytes)
+        assert stages == want and stages * cfg.ab_stage_bytes() + c_bytes + 1024 <= SMEM_CAPACITY
+        assert (stages + 1) * cfg.ab_stage_bytes() + c_bytes + 1024 > SMEM_CAPACITY
 
 
 def test_each_thread_holds_two_rows_r_and_r_plus_8():
@@ -264,16 +266,17 @@ def fp8_ptx(tmp_path_factory):
 
 @pytest.mark.dsl
 def test_ptx_has_the_fp8_wgmma_and_no_local_memory(fp8_ptx):
+    """The default tile (128 x 192, two halves of 96 columns per consumer): 2 x 4 wgmma.m64n96k32 per k-tile."""
     for kind, ptx in fp8_ptx.items():
         import re
         mma = re.findall(r"wgmma\.mma_async[\w.]*", ptx)
-        assert mma == ["wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"] * 4, (kind, mma)
+        assert mma == ["wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e4m3"] * 8, (kind, mma)
         assert "setmaxnreg.dec.sync.aligned.u32" in ptx and "setmaxnreg.inc.sync.aligned.u32" in ptx
         assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster" in ptx
         assert not re.search(r"\b(ld|st)\.local\b", ptx), kind
         assert "wgmma.wait_group.sync.aligned 0" in " ".join(ptx.split())
-    # block scales: the B block's scale and the thread's two rows' A scales, loaded once per k-tile
-    assert len(re.findall(r"ld\.global(?:\.\w+)*\.(?:f32|b32)", fp8_ptx["block"])) == 3
+    # block scales: the two B blocks' scales and the thread's two rows' A scales, loaded once per k-tile
+    assert len(re.findall(r"ld\.global(?:\.\w+)*\.(?:f32|b32)", fp8_ptx["block"])) == 4
     assert not re.findall(r"ld\.global(?:\.\w+)*\.(?:f32|b32)", fp8_ptx["per_tensor"])
 
 
@@ -381,12 +384,13 @@ def test_persistent_tile_loop_and_beta(sms, cluster, m, n, k, block, beta, c_maj
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("tile_n,epi", [(64, 2), (192, 3)])
+@pytest.mark.parametrize("tile_n,epi,halves", [(64, 2, 2), (128, 4, 2), (128, 4, 1), (192, 3, 1)])
 @pytest.mark.parametrize("m,n,k,block", [(700, 1000, 1000, True), (300, 960, 520, True), (513, 392, 777, False)])
-def test_other_tile_widths(tile_n, epi, m, n, k, block):
-    """64 columns (half a B block) and 192 (a tile straddles two B blocks, after 128 or 64 of its columns)."""
+def test_other_tile_widths(tile_n, epi, halves, m, n, k, block):
+    """64 and 128 columns (within one B block), one or two partial accumulators (the default, 192 columns
+    straddling two B blocks, is every other test's)."""
     from layoutlab.kernels.hopper_fp8 import HopperFp8Config
-    cfg = HopperFp8Config(tile_n=tile_n, epi_stages=epi, num_sms=16)
+    cfg = HopperFp8Config(tile_n=tile_n, epi_stages=epi, n_halves=halves, num_sms=16)
     err = check_fp8(m, n, k, seed=tile_n + m, block=block, config=cfg, k_pad=-(-k // 16) * 16)
     assert err < 4e-3, err
 
@@ -398,8 +402,8 @@ def sanitize_main():
         worst = max(worst, check_fp8(m, n, k, block=block, k_pad=-(-k // 16) * 16))
     worst = max(worst, check_fp8(520, 300, 640, block=True, config=HopperFp8Config(num_sms=4)))
     worst = max(worst, check_fp8(260, 300, 640, beta=0.5, config=HopperFp8Config(num_sms=2, promotion_interval=8)))
-    worst = max(worst, check_fp8(300, 520, 400, block=True, config=HopperFp8Config(num_sms=4, tile_n=192, epi_stages=3),
-                                 k_pad=400))
+    worst = max(worst, check_fp8(300, 520, 400, block=True, config=HopperFp8Config(num_sms=4, tile_n=128, epi_stages=4,
+                                                                                   n_halves=1), k_pad=400))
     print(f"sanitize runs done, worst relative error {worst:.3g}")
     sys.exit(0 if worst < 4e-3 else 1)
 

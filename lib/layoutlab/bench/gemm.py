@@ -382,7 +382,7 @@ def _fp8_sets(info, m, n, k, seed=0):
     return sets
 
 
-def fp8_speed(info, shapes=FP8_SHAPES, rounds=5, seconds=1.0):
+def fp8_speed(info, shapes=FP8_SHAPES, rounds=5, seconds=1.0, config=None):
     """Rows: the per-tensor rung vs cuBLASLt (``torch._scaled_mm``, per-tensor scales, bf16 out, its default
     accumulation and ``use_fast_accum``), and the block-scaled rung vs the per-tensor rung, alternating."""
     import torch
@@ -391,10 +391,10 @@ def fp8_speed(info, shapes=FP8_SHAPES, rounds=5, seconds=1.0):
     rows = []
     for m, n, k in shapes:
         sets = _fp8_sets(info, m, n, k)
-        ours = [prepare_gemm_hopper_fp8(a, b, c)[1] for a, b, c in sets]
+        ours = [prepare_gemm_hopper_fp8(a, b, c, config=config)[1] for a, b, c in sets]
         blocks = [(torch.rand((m, -(-k // 128)), device="cuda") + 0.5,
                    torch.rand((-(-n // 128), -(-k // 128)), device="cuda") + 0.5) for _ in sets]
-        ours_block = [prepare_gemm_hopper_fp8(a, b, c, scale_a=sa, scale_b=sb)[1]
+        ours_block = [prepare_gemm_hopper_fp8(a, b, c, scale_a=sa, scale_b=sb, config=config)[1]
                       for (a, b, c), (sa, sb) in zip(sets, blocks)]
         a, b, c = sets[0]
         ours[0]()
@@ -414,7 +414,7 @@ def fp8_speed(info, shapes=FP8_SHAPES, rounds=5, seconds=1.0):
     return rows
 
 
-def fp8_accuracy(ks=FP8_ACC_K, intervals=FP8_INTERVALS, mn=FP8_ACC_MN, seed=30):
+def fp8_accuracy(ks=FP8_ACC_K, intervals=FP8_INTERVALS, mn=FP8_ACC_MN, seed=30, config_kw=None):
     """Relative error (Frobenius, vs float64 of the same e4m3 inputs) of the rung at each promotion interval
     and of cuBLASLt (default and fast accumulation), standard-normal data, M = N = ``mn``."""
     import torch
@@ -433,7 +433,7 @@ def fp8_accuracy(ks=FP8_ACC_K, intervals=FP8_INTERVALS, mn=FP8_ACC_MN, seed=30):
 
         row = {"k": k, "m": mn, "n": mn}
         for iv in intervals:
-            cfg = HopperFp8Config(promotion_interval=iv, num_sms=sms)
+            cfg = HopperFp8Config(**dict(config_kw or {}, promotion_interval=iv, num_sms=sms))
             row[f"interval_{iv}"] = err(gemm_hopper_fp8(a, b.T, config=cfg))
         row["cublaslt"] = err(torch._scaled_mm(a, b.T, one, one, out_dtype=torch.bfloat16))
         row["cublaslt_fast_accum"] = err(torch._scaled_mm(a, b.T, one, one, out_dtype=torch.bfloat16,
@@ -452,13 +452,22 @@ def fp8_main(argv=None):
     parser.add_argument("--quick", action="store_true", help="8192^3 only, 3 rounds of 0.5 s, K <= 4096")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--config", default="{}", help="HopperFp8Config fields as JSON (default: the defaults)")
     args = parser.parse_args(argv)
     info = gpu_info()
     quick = args.quick
+    import dataclasses
+    import torch
+    from ..kernels.hopper_fp8 import HopperFp8Config, persistent_sms
+    kw = json.loads(args.config)
+    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()}
+    config = HopperFp8Config(**dict(kw, num_sms=persistent_sms(torch.ones(1, device="cuda"),
+                                                               kw.get("cluster_mn", HopperFp8Config.cluster_mn))))
     rows = fp8_speed(info, FP8_SHAPES[:1] if quick else FP8_SHAPES, 3 if quick else args.rounds,
-                     0.5 if quick else args.seconds)
-    acc = fp8_accuracy(FP8_ACC_K[:3] if quick else FP8_ACC_K)
+                     0.5 if quick else args.seconds, config)
+    acc = fp8_accuracy(FP8_ACC_K[:3] if quick else FP8_ACC_K, config_kw=kw)
     rec = _record(info, rows, [])
+    rec["config"] = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()}
     rec["accuracy"] = acc
     rec["goals"] = fp8_goals(rows)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)

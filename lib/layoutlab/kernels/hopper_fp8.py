@@ -12,15 +12,18 @@ warpgroups, ``setmaxnreg``, a 2 x 1 cluster multicasting B, the TMA-store epilog
   ``wgmma.m64nNk32`` consumes a 32-element (32-byte) k-block: 4 per k-tile.
 * **Two-level accumulation.** wgmma's fp8 path does not keep a full fp32 sum (DeepSeek-V3 technical report,
   section 3.3.2: about 14 bits retained on the H800). Each consumer therefore lets wgmma accumulate
-  ``promotion_interval`` k-blocks into a temporary accumulator ``part``, then adds ``part`` into the fp32
-  main accumulator ``acc`` with CUDA-core FMAs and zeroes it. Two 64 x 128 fp32 accumulators are 128
-  registers per thread; two 64 x 256 ones (the bf16 rung's tile) would be 256, more than the 232 that
-  ``setmaxnreg`` gives a consumer, so the CTA tile is 128 x 128 (64 x 128 per warpgroup).
+  ``promotion_interval`` k-blocks into temporary accumulators ``parts``, then adds them into the fp32
+  main accumulator ``acc`` with CUDA-core FMAs and zeroes them. Main and partial accumulators of 64 x 192
+  are 2 x 96 = 192 registers per thread; of 64 x 256 (the bf16 rung's tile) they would be 256, more than
+  the 232 that ``setmaxnreg`` gives a consumer, so the CTA tile is 128 x 192. Both consumer warpgroups wait
+  for the same stage, so they would promote at the same moment, leaving the tensor cores idle: each splits
+  its partial sums into two halves of 96 columns (``n_halves=2``, two ``wgmma.m64n96k32`` per k-block), and
+  promotes one half while the other half's MMAs still run.
 * **Block scaling** (DeepSeek-V3 / DeepGEMM): ``scale_a`` (M, ceil(K/128)) fp32, one scale per row and 128
-  of K; ``scale_b`` (ceil(N/128), ceil(K/128)), one per 128 x 128 block of B. A tile's 128 columns lie in
-  one B block and a k-tile in one K block, so each promotion multiplies a k-tile's partials by
-  ``scale_a[row, k] * scale_b[n_block, k]`` (two rows per thread: r and r + 8 of its 64-row slab). Block
-  scaling therefore promotes after every k-tile (``promotion_interval=4``). Per-tensor scales (two floats)
+  of K; ``scale_b`` (ceil(N/128), ceil(K/128)), one per 128 x 128 block of B. A k-tile lies in one K block
+  and a tile's 192 columns in two B blocks (split after 128 or 64 of them), so each promotion multiplies a
+  k-tile's partials by ``scale_a[row, k] * scale_b[n_block, k]`` (two rows per thread: r and r + 8 of its
+  64-row slab; two B blocks). Block scaling therefore promotes after every k-tile (``promotion_interval=4``). Per-tensor scales (two floats)
   are the simple case: folded into alpha.
 
 The promotion interval is a run-time argument of the compiled kernel (one compile serves all), counted in
@@ -50,13 +53,14 @@ _NEVER = 1 << 30          # "never promote" as a k-tile count no problem reaches
 
 @dataclass(frozen=True)
 class HopperFp8Config(HopperWsConfig):
-    """The fp8 rung's tile: 128 x 128 x 128 (bytes: 128 x 128 of A and of B per stage, 32 KiB), two consumer
-    warpgroups of 64 x 128, ``promotion_interval`` k-blocks of 32 between promotions (a multiple of 4, the
-    k-blocks of a k-tile, or 0 for never).
+    """The fp8 rung's tile: 128 x 192 x 128 (bytes: 128 x 128 of A and 192 x 128 of B per stage, 40 KiB), two
+    consumer warpgroups of 64 x 192, each with its partial sums in ``n_halves`` accumulators of 64 x 96 (one is
+    promoted while the other's MMAs run), ``promotion_interval`` k-blocks of 32 between promotions (a multiple
+    of 4, the k-blocks of a k-tile, or 0 for never).
 
     >>> cfg = HopperFp8Config()
     >>> cfg.tile_m, cfg.tile_n, cfg.tile_k, cfg.promotion_interval, cfg.ab_stage_bytes() // 1024
-    (128, 128, 128, 4, 32)
+    (128, 192, 128, 4, 40)
     >>> cfg.promote_every_k_tiles, HopperFp8Config(promotion_interval=0).promote_every_k_tiles > 10**6
     (1, True)
     >>> HopperFp8Config(promotion_interval=6)
@@ -66,9 +70,11 @@ class HopperFp8Config(HopperWsConfig):
     """
 
     tile_m: int = 128
-    tile_n: int = 128
+    tile_n: int = 192
     tile_k: int = 128
     promotion_interval: int = 4
+    n_halves: int = 2
+    epi_stages: int = 3
 
     def __post_init__(self):
         if self.tile_m != 128:
@@ -88,6 +94,9 @@ class HopperFp8Config(HopperWsConfig):
         pieces = self.tile_n // 32
         if self.epi_stages < 1 or pieces % self.epi_stages:
             raise LayoutError(f"HopperFp8Config: epi_stages={self.epi_stages}; use a divisor of {pieces}")
+        if self.n_halves not in (1, 2):
+            raise LayoutError(f"HopperFp8Config: n_halves={self.n_halves}; the tile's N is cut into 1 or 2 "
+                              f"accumulators (2: one promoted while the other's MMAs run)")
         if self.timeline:
             raise LayoutError("HopperFp8Config: timeline=True is not built for the fp8 rung")
 
@@ -214,6 +223,14 @@ def make_hopper_fp8_class():
 
     class HopperGemmFp8(Ws):
         """Persistent warp-specialized e4m3 GEMM, wgmma partials promoted into an fp32 accumulator."""
+
+        def _setup(self, a, b, c):
+            super()._setup(a, b, c)
+            # one wgmma is bN / n_halves wide: each half of the tile gets a partial accumulator of its own
+            self.tiled_mma = sm90.make_trivial_tiled_mma(
+                self.ab_dtype, self.ab_dtype, self.a_layout.sm90_mma_major_mode(),
+                self.b_layout.sm90_mma_major_mode(), self.acc_dtype, (self.num_wg, 1, 1),
+                tiler_mn=(64, self.cfg.tile_n // self.cfg.n_halves))
 
         @cute.jit
         def __call__(self, a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, sfa: cute.Tensor,
@@ -345,9 +362,17 @@ def make_hopper_fp8_class():
                 thr_mma = tiled_mma.get_slice((wg - 1) * THREADS_PER_WARPGROUP)   # smem operand views
                 thr_c = tiled_mma.get_slice(mma_tidx)      # this thread's accumulator coordinates
                 tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))
-                tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
+                # The tile's N is cut into `halves` (the tiled MMA is bN / halves wide): half h's wgmmas
+                # accumulate into parts[h], so one half is promoted while the other's MMAs still run.
+                halves = self.cfg.n_halves
+                sB_h = cute.flat_divide(sB, (bN // halves,))           # (bN / halves, halves, bK, stages)
+                tCrB = [tiled_mma.make_fragment_B(thr_mma.partition_B(sB_h[None, h, None, None]))
+                        for h in range(halves)]
                 acc = cute.make_rmem_tensor(thr_mma.partition_C(gC[None, None, 0, 0]).shape, self.acc_dtype)
-                part = cute.make_rmem_tensor(acc.shape, self.acc_dtype)     # wgmma's partial sums
+                part_shape = thr_mma.partition_C(cute.local_tile(gC[None, None, 0, 0], (bM, bN // halves),
+                                                                 (0, 0))).shape
+                parts = [cute.make_rmem_tensor(part_shape, self.acc_dtype) for _ in range(halves)]
+                groups = cute.size(parts[0]) // 4                     # column groups of 8 per half
                 k_blocks = cute.size(tCrA, mode=[2])
                 store_pipe = pipeline.PipelineTmaStore.create(
                     num_stages=self.epi_stages,
@@ -370,15 +395,24 @@ def make_hopper_fp8_class():
                     if cutlass.const_expr(sfa is not None and bN > 128):
                         n_blk1 = cutlass.min(n_blk + 1, sfb.shape[0] - 1)
                     acc.fill(0.0)
-                    part.fill(0.0)
+                    for h in cutlass.range_constexpr(halves):
+                        parts[h].fill(0.0)
                     s0, s1 = cutlass.Float32(1.0), cutlass.Float32(1.0)      # rows r, r + 8 of block n_blk
                     t0, t1 = s0, s1                                          # ... of block n_blk1
                     for k in cutlass.range(k_tiles, unroll=1):
                         ab_pipe.consumer_wait(consume)
-                        if (k > 0) & (k % promote_every == 0):
-                            # part holds k-tiles [k - promote_every, k): retire them, then promote
-                            warpgroup.wait_group(0)
-                            self._promote_tile(acc, part, s0, s1, t0, t1, split)
+                        promote = (k > 0) & (k % promote_every == 0)
+                        for h in cutlass.range_constexpr(halves):
+                            if promote:
+                                # parts[h] holds k-tiles [k - promote_every, k): let its last batch retire
+                                # (the other half's may still run), then promote it
+                                warpgroup.wait_group(halves - 1)
+                                self._promote_tile(acc[None, 0, h], parts[h], s0, s1, t0, t1, split, groups * h)
+                            warpgroup.fence()
+                            for kb in cutlass.range_constexpr(k_blocks):
+                                cute.gemm(tiled_mma, parts[h], tCrA[None, None, kb, consume.index],
+                                          tCrB[h][None, None, kb, consume.index], parts[h])
+                            warpgroup.commit_group()
                         if cutlass.const_expr(sfa is not None):
                             # k-tile k's scales, loaded now and used at its promotion (next iteration)
                             kk = self._k_tile(k, done, k_tiles)
@@ -387,13 +421,8 @@ def make_hopper_fp8_class():
                             t0, t1 = s0, s1
                             if cutlass.const_expr(bN > 128):
                                 t0, t1 = sfa[row0, kk] * sb1, sfa[row1, kk] * sb1
-                        warpgroup.fence()
-                        for kb in cutlass.range_constexpr(k_blocks):
-                            cute.gemm(tiled_mma, part, tCrA[None, None, kb, consume.index],
-                                      tCrB[None, None, kb, consume.index], part)
-                        warpgroup.commit_group()
-                        # One batch stays in flight; the one before it retired, so free its stage.
-                        warpgroup.wait_group(1)
+                        # This k-tile's batches stay in flight; the previous one's retired: free its stage.
+                        warpgroup.wait_group(halves)
                         if k > 0:
                             ab_pipe.consumer_release(release)
                             release.advance()
@@ -401,7 +430,8 @@ def make_hopper_fp8_class():
                     warpgroup.wait_group(0)
                     ab_pipe.consumer_release(release)       # the tile's last stage
                     release.advance()
-                    self._promote_tile(acc, part, s0, s1, t0, t1, split)
+                    for h in cutlass.range_constexpr(halves):
+                        self._promote_tile(acc[None, 0, h], parts[h], s0, s1, t0, t1, split, groups * h)
 
                     self._epilogue(mma_tidx, warp, acc, alpha, beta,
                                    thr_c.partition_C(gC[None, None, tm, tn]), tCcC, mC.shape, tiled_mma, sC,
@@ -421,25 +451,25 @@ def make_hopper_fp8_class():
             return kk
 
         @cute.jit
-        def _promote_tile(self, acc, part, s0, s1, t0, t1, split):
+        def _promote_tile(self, acc, part, s0, s1, t0, t1, split, g0: cutlass.Constexpr):
             """A tile of 192 columns straddles two B blocks after 128 or 64 of them (``split`` = 16 or 8 groups of
             8 columns): one promotion per case, so that each value's scale is known at compile time."""
             if cutlass.const_expr(self.tile_mnk[1] <= 128):
-                self._promote(acc, part, s0, s1, t0, t1, 1 << 10)
+                self._promote(acc, part, s0, s1, t0, t1, 1 << 10, g0)
             else:
                 if split == 16:
-                    self._promote(acc, part, s0, s1, t0, t1, 16)
+                    self._promote(acc, part, s0, s1, t0, t1, 16, g0)
                 else:
-                    self._promote(acc, part, s0, s1, t0, t1, 8)
+                    self._promote(acc, part, s0, s1, t0, t1, 8, g0)
 
         @cute.jit
-        def _promote(self, acc, part, s0, s1, t0, t1, split: cutlass.Constexpr):
-            """acc += scale * part, part = 0. Value i of the accumulator is row r (s0, t0) or r + 8 (s1, t1) by
-            (i // 2) % 2, in column group i // 4 (of 8 columns): groups before ``split`` use B block n_blk (s),
-            the rest n_blk1 (t). With per-tensor scales every scale is 1."""
-            for i in cutlass.range_constexpr(cute.size(acc)):
+        def _promote(self, acc, part, s0, s1, t0, t1, split: cutlass.Constexpr, g0: cutlass.Constexpr):
+            """acc += scale * part, part = 0. Value i is row r (s0, t0) or r + 8 (s1, t1) by (i // 2) % 2, in column
+            group g0 + i // 4 of the tile (8 columns each): groups before ``split`` use B block n_blk (s), the rest
+            n_blk1 (t). With per-tensor scales every scale is 1."""
+            for i in cutlass.range_constexpr(cute.size(part)):
                 row_b = (i // 2) % 2
-                s = (s1 if row_b else s0) if i // 4 < split else (t1 if row_b else t0)
+                s = (s1 if row_b else s0) if g0 + i // 4 < split else (t1 if row_b else t0)
                 acc[i] = acc[i] + s * part[i]
                 part[i] = 0.0
 
