@@ -29,11 +29,11 @@ for step in "$@"; do
         --quick --json "$OUT/fp8_quick.json" 2>&1 | tail -30 ;;
     sweep)
       stamp sweep
-      timeout ${SWEEP_TIMEOUT:-200} python3 tools/fp8_sweep.py "$OUT/fp8_sweep.json" 0.4 2>&1 | tail -25 ;;
+      timeout ${SWEEP_TIMEOUT:-200} python3 tools/fp8_sweep.py "$OUT/fp8_sweep.json" ${SWEEP_S:-0.4} 2>&1 | tail -25 ;;
     bench)
       stamp bench
       timeout ${BENCH_TIMEOUT:-300} python3 -c 'import sys; from layoutlab.bench.gemm import fp8_main; fp8_main(sys.argv[1:])' \
-        --json "$OUT/gemm_fp8_h200.json" --config "${FP8_CONFIG:-{\}}" 2>&1 | tee "$OUT/gemm_fp8_h200.log" | tail -40 ;;
+        --json "$OUT/gemm_fp8_h200.json" --rounds ${ROUNDS:-5} --config "${FP8_CONFIG:-{\}}" 2>&1 | tee "$OUT/gemm_fp8_h200.log" | tail -40 ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done

@@ -11,7 +11,7 @@ from layoutlab.bench.gemm import _fp8_sets, gpu_info, time_launches
 from layoutlab.kernels.hopper_fp8 import HopperFp8Config, persistent_sms, prepare_gemm_hopper_fp8
 
 CONFIGS = [dict(), dict(n_halves=1), dict(tile_n=128, epi_stages=4), dict(tile_n=128, epi_stages=4, n_halves=1),
-           dict(promotion_interval=0), dict(promotion_interval=8), dict(cluster_mn=(1, 1)), dict(swizzle=4)]
+           dict(promotion_interval=0), dict(promotion_interval=8)]
 
 
 def main(out, seconds=0.5):
