@@ -164,10 +164,19 @@ def device_operand(x, name):
 
 def cu_stream(A):
     """The CUstream that ``A``'s library (torch or cupy) is using now, for a kernel launch
-    (:func:`layoutlab.gpu.current_stream` gives its handle)."""
+    (:func:`layoutlab.gpu.current_stream` gives its handle); a host array has none.
+
+    >>> import numpy as np
+    >>> try:
+    ...     cu_stream(np.zeros(2))
+    ... except LayoutError as err:
+    ...     print(err)
+    current_stream: a numpy array has no CUDA stream; pass a cupy array or a torch CUDA tensor
+    """
+    handle = current_stream(A)
     import cuda.bindings.driver as cuda
 
-    return cuda.CUstream(current_stream(A))
+    return cuda.CUstream(handle)
 
 
 def vector_width(operands, max_elems):
