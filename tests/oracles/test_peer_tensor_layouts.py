@@ -38,7 +38,8 @@ import pytest
 
 from layoutlab import (ComposedLayout, Layout, LayoutError, Swizzle, blocked_product, coalesce, complement, composition,
                        cosize, cute_from_linear_layout, flat_divide, flat_product, flatten, is_tuple, left_inverse,
-                       linear_layout_from_cute, logical_divide, logical_product, parse_layout, raked_product,
+                       linear_layout_from_cute, logical_divide, logical_product, make_layout, parse_layout,
+                       raked_product,
                        right_inverse, size, tiled_divide, tiled_product, zipped_divide, zipped_product)
 from layoutlab.dsl import HAVE_DSL, SKIP_REASON, dsl_eval
 from test_algebra_dsl_diff import (_check_complement, _check_composition, _check_divide_family, _check_left_inverse,
@@ -56,6 +57,7 @@ pytestmark = [pytest.mark.dsl, pytest.mark.xdist_group("peer_tensor_layouts"),
 
 SEED = 20261128
 N = 36              # random rounds; each adds one case per algebra operation (16) and two F2 bridge cases
+N_PAST = 12         # rounds of the issue's kind (a left layout ending in a size-1 mode, read past its end): 2 cases
 PAGE = Path(__file__).resolve().parents[2] / "chapters" / "conformance.md"
 PAGE_ROW = "Meta's tensor-layouts"
 
@@ -218,12 +220,28 @@ def _bridge_pair(L):
     return [to_f2, back]
 
 
+def _past_the_end_cases(rng):
+    """The issue's kind of difference: a left layout whose last mode has size 1 (stride 0, 1, 7 or its size), composed
+    with (or divided by) a right operand that reaches past its end."""
+    A = rand_layout(rng, rng.choice(["compact", "gapped"]), max_size=64, max_leaves=3, max_depth=1)
+    A = make_layout(*(list(A) if is_tuple(A.shape) else [A]), Layout(1, rng.choice([0, 1, 7, size(A)])))
+    n = size(A)
+    B = Layout(rng.choice([2, 3, 4]) * n, 1) if rng.random() < 0.5 else Layout((n, rng.choice([2, 3])), (1, n))
+    T = Layout(rng.choice([2, 4]) * n, 1)
+    return [Case("composition", (A, B), lambda: composition(A, B), lambda: tl.compose(to_tl(A), to_tl(B)),
+                 lambda R: _check_composition(A, B, R)),
+            Case("logical_divide", (A, T), lambda: logical_divide(A, T), lambda: tl.logical_divide(to_tl(A), to_tl(T)),
+                 lambda R: _check_logical_divide(A, T, R))]
+
+
 def build_cases(seed=SEED, n=N):
-    rng = random.Random(seed)
+    rng, past = random.Random(seed), random.Random(seed + 1)
     cases = []
     for _ in range(n):
         cases += _algebra_cases(rng)
         cases += _bridge_cases(rng)
+    for _ in range(N_PAST):
+        cases += _past_the_end_cases(past)
     return cases + _bridge_pair(ATOM_128B)
 
 
@@ -348,26 +366,7 @@ def classify(c, r, back_tables):
     else:
         verdict = {(True, False): "ours right", (False, True): "theirs right", (False, False): "both wrong",
                    (True, True): "both right"}[(ours_ok, theirs_ok)]
-    if not ours_ok and KNOWN_DEFECT_SIZE1_STRIDE[1](c):
-        verdict = f"known defect: {KNOWN_DEFECT_SIZE1_STRIDE[0]}"
     c.verdict = (pair, verdict, ours_ok, why_o, why_t)
-
-
-def _size1_stride(c):
-    """A bridge case whose layout lies in the bridge's domain once the strides of its size-1 modes are zeroed, and
-    one of those strides is neither 0 nor a power of two (e.g. ``1:7``): a size-1 mode adds no bit."""
-    if not isinstance(c, BridgeCase) or c.ours[0] != "refuse":
-        return False
-    L = c.args[0]
-    outer = L.outer if isinstance(L, ComposedLayout) else L
-    odd = [(s, d) for s, d in zip(_flat(outer.shape), _flat(outer.stride)) if d and d & (d - 1)]
-    return bool(odd) and all(s == 1 for s, _ in odd)
-
-
-#: linear_layout_from_cute checks every stride, also a size-1 mode's (which adds no bit).  Found by this test; not
-#: one of the four conformance defects of issue 29 (fixed with them, after the package move).
-KNOWN_DEFECT_SIZE1_STRIDE = ("linear_layout_from_cute refuses a size-1 mode whose stride is not 0 or a power of 2",
-                             _size1_stride)
 
 
 def _parse(value):
@@ -384,7 +383,7 @@ def _ends_in_size1_and_reads_past(c):
     """The issue's description of the differences: the left layout's last flat mode has size 1 and the right
     operand (a composition's B, a divide's tiler) reaches past the left layout's size."""
     A, B = c.args[0], c.args[1] if len(c.args) > 1 else None
-    if not isinstance(A, Layout) or B is None:
+    if not isinstance(A, Layout) or B is None or not (c.op == "composition" or c.op.endswith("divide")):
         return False
     last = _flat(A.shape)[-1]
     reach = max((cosize(b) if isinstance(b, Layout) else (b or 0)) for b in (B if isinstance(B, tuple) else (B,)))
@@ -425,9 +424,11 @@ def outcome():
     lines = [head] + [f"  tensor-layouts differential, {op}: " + count_line(cnt) for op, cnt in per_op.items()]
     lines += [f"  tensor-layouts differential, the wrong side of a difference: {n} cases, {who}: {why}"
               for (who, why), n in reasons.most_common()]
-    past = sum(_ends_in_size1_and_reads_past(c) for c in cases if c.verdict[0] in ("differ", "one refuses"))
-    lines.append(f"  tensor-layouts differential: {past} of the {pairs['differ'] + pairs['one refuses']} differences "
-                 "compose past the end of a left layout whose last mode has size 1")
+    past = [c for c in cases if c.verdict[0] in ("differ", "one refuses") and _ends_in_size1_and_reads_past(c)]
+    past = (len(past), sum(c.verdict[1] == "ours right" for c in past))
+    lines.append(f"  tensor-layouts differential: {past[0]} of the {pairs['differ'] + pairs['one refuses']} "
+                 f"differences are compositions or divides reading past the end of a left layout whose last mode "
+                 f"has size 1; the DSL sides with layoutlab in {past[1]} of them")
     print("\n".join(lines))
     return dict(cases=cases, pairs=pairs, verdicts=verdicts, per_op=per_op, dsl_ok=dsl_ok, summary=lines,
                 reasons=reasons, past=past)
@@ -466,17 +467,17 @@ def test_every_difference_is_classified(outcome):
 
 def test_the_dsl_never_contradicts_layoutlab(outcome):
     """In every case, agreeing or not, layoutlab's answer (or refusal) is the right one by the judge's rule."""
-    bad = [c for c in outcome["cases"] if not c.verdict[2] and c.verdict[1] != "OURS_RAW_ERROR"
-           and not c.verdict[1].startswith("known defect")]
+    bad = [c for c in outcome["cases"] if not c.verdict[2] and c.verdict[1] != "OURS_RAW_ERROR"]
     assert not bad, _show(bad)
 
 
-@pytest.mark.xfail(strict=True, reason=f"known defect: {KNOWN_DEFECT_SIZE1_STRIDE[0]}")
-def test_known_defect_size1_stride(outcome):
-    """The cases of the known defect: strict, so the fix turns this into a failure that asks to drop the mark."""
-    known = [c for c in outcome["cases"] if c.verdict[1].startswith("known defect")]
-    assert not known, _show(known)
-    linear_layout_from_cute(Layout(1, 7))    # the page's example
+def test_a_size1_mode_of_any_stride_is_in_the_bridge():
+    """A size-1 mode adds no bit, whatever its stride (``1:7``): the bridge takes it (it refused it once), and the
+    round trip is the same function; the random cases with such modes are judged above."""
+    assert linear_layout_from_cute(Layout(1, 7)).total_in_dim_size_log2() == 0
+    L = Layout((4, 1, 2), (2, 7, 1))
+    back = cute_from_linear_layout(linear_layout_from_cute(L))
+    assert [back(i) for i in range(8)] == [L(i) for i in range(8)] == [0, 2, 4, 6, 1, 3, 5, 7]
 
 
 def test_the_128b_atom_round_trip():
@@ -496,17 +497,16 @@ def page_lines(o):
     """The row of the suites table and the list of differences on chapters/conformance.md, from this run."""
     p, v, n = o["pairs"], o["verdicts"], len(o["cases"])
     diffs = p["differ"] + p["one refuses"]
-    known = sum(k for name, k in v.items() if name.startswith("known defect"))
     row = (f"| {PAGE_ROW} {tl.__version__}, run differentially with the CuTe DSL as the judge "
            f"(`tests/oracles/test_peer_tensor_layouts.py`) | PyPI `tensor-layouts` (facebookresearch/tensor-layouts): "
            f"composition, complement, coalesce, both inverses, the four divides, five products, the CuTe-to-F2 bridge "
            f"and its round trip, on seeded random layouts | {n} | agree {p['agree']}, differ {p['differ']}, both "
            f"refuse {p['both refuse']}, one refuses {p['one refuses']}; of the {diffs} differences the DSL sides with "
-           f"layoutlab in {v['ours right']}, with both in {v['both right']}, with tensor-layouts in {known} "
-           f"(a known defect, below) |")
+           f"layoutlab in {v['ours right']}, with both in {v['both right']}, with tensor-layouts in "
+           f"{v['theirs right']}, with neither in {v['both wrong']} |")
     items = [f"- {k} cases, {who}: {why}" for (who, why), k in o["reasons"].most_common()]
-    claim = (f"{o['past']} of the {diffs} differences compose past the end of a left layout whose last mode has "
-             "size 1")
+    claim = (f"{o['past'][0]} of the {diffs} differences are compositions or divides that read past the end of a "
+             f"left layout whose last mode has size 1; the DSL sides with layoutlab in {o['past'][1]} of them")
     return [row, *items, claim]
 
 
