@@ -35,9 +35,9 @@ import math
 from dataclasses import dataclass
 
 from ..errors import LayoutError
-from ._common import DeviceOperand, refuse_host_array
+from ._common import DeviceOperand, cu_stream, refuse_host_array
 from .hopper import (SMEM_CAPACITY, TMA_ALIGN_BYTES, THREADS_PER_WARPGROUP, _check_tma_alignment, _dsl,
-                     _class_of, _canonical_view, current_stream)
+                     _class_of, _canonical_view)
 from .hopper_ws import CONSUMER_REGS, PRODUCER_REGS, HopperWsConfig, make_hopper_ws_class, persistent_sms
 
 __all__ = ["gemm_hopper_fp8", "prepare_gemm_hopper_fp8", "HopperFp8Config", "compile_hopper_gemm_fp8",
@@ -553,7 +553,7 @@ def prepare_gemm_hopper_fp8(A, B, C=None, *, scale_a=1.0, scale_b=1.0, alpha=1.0
     kernel = compile_hopper_gemm_fp8(block, c_major, config=config, with_beta=beta != 0,
                                      operands=(a, b, c, sfa, sfb))
     args = (a, b, c, sfa, sfb, cutlass.Float32(alpha), cutlass.Float32(beta),
-            cutlass.Int32(min(config.promote_every_k_tiles, _NEVER)), current_stream(A))
+            cutlass.Int32(min(config.promote_every_k_tiles, _NEVER)), cu_stream(A))
     return C, lambda: kernel(*args)
 
 
