@@ -12,6 +12,7 @@ persistent grid of few CTAs, beta != 0.
 """
 
 import math
+import re
 import os
 import subprocess
 import sys
@@ -266,11 +267,11 @@ def fp8_ptx(tmp_path_factory):
 
 @pytest.mark.dsl
 def test_ptx_has_the_fp8_wgmma_and_no_local_memory(fp8_ptx):
-    """The default tile (128 x 192, two halves of 96 columns per consumer): 2 x 4 wgmma.m64n96k32 per k-tile."""
+    """The default tile (128 x 192, one partial accumulator per consumer): 4 wgmma.m64n192k32 per k-tile."""
     for kind, ptx in fp8_ptx.items():
         import re
         mma = re.findall(r"wgmma\.mma_async[\w.]*", ptx)
-        assert mma == ["wgmma.mma_async.sync.aligned.m64n96k32.f32.e4m3.e4m3"] * 8, (kind, mma)
+        assert mma == ["wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3"] * 4, (kind, mma)
         assert "setmaxnreg.dec.sync.aligned.u32" in ptx and "setmaxnreg.inc.sync.aligned.u32" in ptx
         assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster" in ptx
         assert not re.search(r"\b(ld|st)\.local\b", ptx), kind
@@ -384,11 +385,11 @@ def test_persistent_tile_loop_and_beta(sms, cluster, m, n, k, block, beta, c_maj
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("tile_n,epi,halves", [(64, 2, 2), (128, 4, 2), (128, 4, 1), (192, 3, 1)])
+@pytest.mark.parametrize("tile_n,epi,halves", [(64, 2, 2), (128, 4, 2), (128, 4, 1), (192, 3, 2)])
 @pytest.mark.parametrize("m,n,k,block", [(700, 1000, 1000, True), (300, 960, 520, True), (513, 392, 777, False)])
 def test_other_tile_widths(tile_n, epi, halves, m, n, k, block):
     """64 and 128 columns (within one B block), one or two partial accumulators (the default, 192 columns
-    straddling two B blocks, is every other test's)."""
+    straddling two B blocks with one partial accumulator, is every other test's)."""
     from layoutlab.kernels.hopper_fp8 import HopperFp8Config
     cfg = HopperFp8Config(tile_n=tile_n, epi_stages=epi, n_halves=halves, num_sms=16)
     err = check_fp8(m, n, k, seed=tile_n + m, block=block, config=cfg, k_pad=-(-k // 16) * 16)
@@ -411,3 +412,62 @@ def sanitize_main():
 if __name__ == "__main__" and sys.argv[1:] == ["sanitize"]:
     sys.path.insert(0, LIB)
     sanitize_main()
+
+
+# ---------------------------------------------------------------------------------------------------
+# CI: the recorded H200 run (results/gemm_fp8_h200.json and its folder)
+# ---------------------------------------------------------------------------------------------------
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+
+
+def _record():
+    import json
+    return json.loads((RESULTS / "gemm_fp8_h200.json").read_text())
+
+
+def test_recorded_run_passed_its_gpu_tests_and_sanitizers():
+    rec = _record()
+    assert rec["gpu"].startswith("NVIDIA H200") and rec["versions"]["nvidia-cutlass-dsl"]
+    log = (RESULTS / rec["gpu_checks"]["tests"]).read_text()
+    import re
+    passed, = re.findall(r"(\d+) passed", log.splitlines()[-1])
+    assert int(passed) >= 30 and "failed" not in log
+    for path in rec["gpu_checks"]["sanitizer"]:
+        text = (RESULTS / path).read_text()
+        assert "sanitize runs done" in text
+        assert "ERROR SUMMARY: 0 errors" in text or "RACECHECK SUMMARY: 0 hazards" in text
+
+
+def test_recorded_goals_follow_from_the_rows():
+    from layoutlab.bench.gemm import fp8_goals
+    rec = _record()
+    assert rec["goals"] == fp8_goals(rec["rows"])
+    for r in rec["rows"]:
+        assert r["pct_cublas"] == pytest.approx(100 * r["cublas_ms"] / r["ms"])
+        assert r["tflops"] == pytest.approx(2 * r["m"] * r["n"] * r["k"] / r["ms"] / 1e9)
+    for g in rec["goals_default_config"]:
+        size = int(re.search(r"at (\d+)\^3", g["goal"]).group(1))
+        row = next(r for r in rec["sweep"]["rows"] if r["config"] == {"n_halves": 1} and r["m"] == size)
+        want = (100 * row["per_tensor_tflops"] / row["cublaslt_tflops"] if "cuBLASLt" in g["goal"]
+                else 100 * row["block_tflops"] / row["per_tensor_tflops"])
+        assert g["value_pct"] == pytest.approx(want) and g["met"] == (g["margin_pct"] >= 0)
+
+
+def test_recorded_notes_quote_the_rows():
+    """The numbers the record's notes (and the chapter) state come from the sweeps."""
+    import json
+    rec = _record()
+    now = {json.dumps(r["config"], sort_keys=True): r for r in rec["sweep"]["rows"] if r["m"] == 8192}
+    before = json.loads((RESULTS / rec["sweep_earlier_run"]["file"]).read_text())["rows"]
+    before = {json.dumps(r["config"], sort_keys=True): r for r in before if r["m"] == 8192}
+    h1, h2 = now['{"n_halves": 1}']["per_tensor_tflops"], now["{}"]["per_tensor_tflops"]
+    p4 = before['{"epi_stages": 3, "tile_n": 192}']["per_tensor_tflops"]
+    p0 = before['{"epi_stages": 3, "promotion_interval": 0, "tile_n": 192}']["per_tensor_tflops"]
+    notes = " ".join(rec["notes"])
+    assert f"{h1:.0f} vs {h2:.0f} TFLOP/s" in notes and f"{p4:.0f} TFLOP/s promoting" in notes
+    assert f"{p0:.0f} never promoting" in notes
+    assert rec["config"]["n_halves"] == 2 and all(r["rel_err_vs_cublas"] == 0.0 for r in rec["rows"]
+                                                  if r["kernel"] == "gemm_hopper_fp8")
+    for row in rec["accuracy"]:          # interval 0 is cuBLASLt's fast accumulation, interval 4 its default
+        assert row["interval_0"] == row["cublaslt_fast_accum"] and row["interval_4"] == row["cublaslt"]

@@ -15,10 +15,11 @@ warpgroups, ``setmaxnreg``, a 2 x 1 cluster multicasting B, the TMA-store epilog
   ``promotion_interval`` k-blocks into temporary accumulators ``parts``, then adds them into the fp32
   main accumulator ``acc`` with CUDA-core FMAs and zeroes them. Main and partial accumulators of 64 x 192
   are 2 x 96 = 192 registers per thread; of 64 x 256 (the bf16 rung's tile) they would be 256, more than
-  the 232 that ``setmaxnreg`` gives a consumer, so the CTA tile is 128 x 192. Both consumer warpgroups wait
-  for the same stage, so they would promote at the same moment, leaving the tensor cores idle: each splits
-  its partial sums into two halves of 96 columns (``n_halves=2``, two ``wgmma.m64n96k32`` per k-block), and
-  promotes one half while the other half's MMAs still run.
+  the 232 that ``setmaxnreg`` gives a consumer, so the CTA tile is 128 x 192. The promotion is not free: both
+  consumer warpgroups wait for the same stage and promote at the same moment, while the tensor cores idle
+  (measured: about 14 % of the speed at 8192^3). ``n_halves=2`` splits the partial sums into two halves of 96
+  columns (two ``wgmma.m64n96k32`` per k-block) to promote one half while the other's MMAs run; on the H200
+  it measured slower, and is not the default.
 * **Block scaling** (DeepSeek-V3 / DeepGEMM): ``scale_a`` (M, ceil(K/128)) fp32, one scale per row and 128
   of K; ``scale_b`` (ceil(N/128), ceil(K/128)), one per 128 x 128 block of B. A k-tile lies in one K block
   and a tile's 192 columns in two B blocks (split after 128 or 64 of them), so each promotion multiplies a
@@ -54,9 +55,10 @@ _NEVER = 1 << 30          # "never promote" as a k-tile count no problem reaches
 @dataclass(frozen=True)
 class HopperFp8Config(HopperWsConfig):
     """The fp8 rung's tile: 128 x 192 x 128 (bytes: 128 x 128 of A and 192 x 128 of B per stage, 40 KiB), two
-    consumer warpgroups of 64 x 192, each with its partial sums in ``n_halves`` accumulators of 64 x 96 (one is
-    promoted while the other's MMAs run), ``promotion_interval`` k-blocks of 32 between promotions (a multiple
-    of 4, the k-blocks of a k-tile, or 0 for never).
+    consumer warpgroups of 64 x 192, ``promotion_interval`` k-blocks of 32 between promotions (a multiple of 4,
+    the k-blocks of a k-tile, or 0 for never). ``n_halves=2`` cuts each consumer's partial sums into two
+    accumulators of 64 x 96 so that one is promoted while the other's MMAs run: correct, but measured slower on
+    the H200 (results/gemm_fp8_h200.json), so 1 is the default.
 
     >>> cfg = HopperFp8Config()
     >>> cfg.tile_m, cfg.tile_n, cfg.tile_k, cfg.promotion_interval, cfg.ab_stage_bytes() // 1024
@@ -73,7 +75,7 @@ class HopperFp8Config(HopperWsConfig):
     tile_n: int = 192
     tile_k: int = 128
     promotion_interval: int = 4
-    n_halves: int = 2
+    n_halves: int = 1
     epi_stages: int = 3
 
     def __post_init__(self):
