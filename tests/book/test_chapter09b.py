@@ -56,21 +56,26 @@ def test_block_scaling_keeps_the_small_half():
 
 
 def test_atom_and_tile_claims():
-    atom = make_mma_atom(nvgpu.warpgroup.MmaF8Op("f8E4M3FN", "f8E4M3FN", "f32", (64, 128, 32)))
-    assert str(atom.layout_c_tv) == "((4,8,4),(2,2,16)):((128,1,16),(64,8,512))"
-    assert "`((4,8,4),(2,2,16)):((128,1,16),(64,8,512))`" in MD
+    atom = make_mma_atom(nvgpu.warpgroup.MmaF8Op("f8E4M3FN", "f8E4M3FN", "f32", (64, 192, 32)))
+    assert str(atom.layout_c_tv) == "((4,8,4),(2,2,24)):((128,1,16),(64,8,512))"
+    assert "`((4,8,4),(2,2,24)):((128,1,16),(64,8,512))`" in MD
     c = atom.layout_c_tv
-    rows = sorted({c((37, v)) % 64 for v in range(64)})
+    rows = sorted({c((37, v)) % 64 for v in range(96)})
     assert rows == [17, 25] and "row 1 + 16 = 17, and row 17 + 8 = 25" in MD
     cfg = HopperFp8Config()
+    assert (cfg.tile_m, cfg.tile_n) == (128, 192) and "N = 192 and two consumer warpgroups" in MD
+    assert "128 × 128 of A and 192 × 128 of B per pipeline stage" in MD
+    # a 192-column tile crosses one B block border, after 128 (even tiles) or 64 (odd) of its columns
+    assert {(192 * tn) % 128 for tn in range(8)} == {0, 64} and "after 128 or 64 of them" in MD
     assert cfg.tile_k // WGMMA_K_FP8 == 4 and "128 / 32 = 4 instructions" in MD
     # the promotion interval: 128 elements of K, 4 wgmmas (DeepSeek's)
     assert cfg.promotion_interval == 4 and cfg.promotion_interval * WGMMA_K_FP8 == 128
     assert "Their interval is 128 elements of K, 4 `wgmma`s" in MD
-    # registers: two accumulators of 64 x 128 / 64 x 256 per 128 threads, against setmaxnreg's 232
-    two_128, two_256 = 2 * 64 * 128 // 128, 2 * 64 * 256 // 128
-    assert (two_128, two_256, CONSUMER_REGS) == (128, 256, 232)
-    assert f"2 × 64 = {two_128} registers" in MD and f"would be {two_256}" in MD and f"than the {CONSUMER_REGS}" in MD
+    # registers: two accumulators of 64 x 192 / 64 x 256 per 128 threads, against setmaxnreg's 232
+    two_192, two_256 = 2 * 64 * 192 // 128, 2 * 64 * 256 // 128
+    assert (two_192, two_256, CONSUMER_REGS) == (192, 256, 232)
+    assert f"2 × 96 = {two_192} registers" in MD and f"they would be {two_256}" in MD
+    assert f"than the {CONSUMER_REGS}" in MD and "of 64 × 192 they are 192" in MD
 
 
 def test_scale_layout_claims():
@@ -123,3 +128,31 @@ def test_record_tables_the_chapter_reads(record):
     for g in record["goals"]:
         assert g["met"] == (g["margin_pct"] >= 0)
     assert 'gpu.load_result("gemm_fp8_h200")' in CODE
+
+
+def test_prose_numbers_from_the_record(record):
+    import json as _json
+    acc = {r["k"]: r for r in record["accuracy"]}
+    assert all(r["interval_4"] == r["cublaslt"] and r["interval_0"] == r["cublaslt_fast_accum"] for r in acc.values())
+    assert "the rung's output is cuBLASLt's, bit for bit" in MD
+    assert all(r["rel_err_vs_cublas"] == 0.0 for r in record["rows"] if r["kernel"] == "gemm_hopper_fp8")
+    more = 100 * (acc[1024]["interval_0"] / acc[1024]["interval_4"] - 1)
+    times = acc[16384]["interval_0"] / acc[16384]["interval_4"]
+    assert f"adds {more:.0f} %" in MD and f"({times:.1f} times)" in MD
+    # the model's prediction quoted beside it
+    rng = np.random.default_rng(30)
+    for k in (1024, 4096, 16384):
+        a = fm.quantize_e4m3(rng.standard_normal((64, k)))
+        b = fm.quantize_e4m3(rng.standard_normal((k, 64)))
+    never = fm.relative_error(fm.accumulate_model(a, b, 0), a @ b)
+    assert f"{never:.1e}".replace("e-02", " · 10⁻²") in MD
+    # the default's share of cuBLASLt, and the promotion's cost (an earlier run's sweep)
+    g = next(x for x in record["goals_default_config"] if "cuBLASLt at 8192" in x["goal"])
+    assert f"at {g['value_pct']:.0f} % of cuBLASLt at 8192³" in MD and not g["met"]
+    before = _json.loads((ROOT / "results" / record["sweep_earlier_run"]["file"]).read_text())["rows"]
+    cfg = lambda r: _json.dumps(r["config"], sort_keys=True)
+    p4 = next(r for r in before if r["m"] == 8192 and cfg(r) == '{"epi_stages": 3, "tile_n": 192}')
+    p0 = next(r for r in before if r["m"] == 8192 and cfg(r) == '{"epi_stages": 3, "promotion_interval": 0, "tile_n": 192}')
+    assert (f"{p0['per_tensor_tflops']:.0f} TFLOP/s never promoting against {p4['per_tensor_tflops']:.0f} promoting"
+            in MD)
+    assert record["config"]["n_halves"] == 2 and "`n_halves=2`" in MD
