@@ -143,6 +143,16 @@ def fp8_operands(A, B, C=None, *, scale_a=1.0, scale_b=1.0, beta=0.0, config=Non
     of 16 bytes or bases not 128-byte aligned (TMA); scales that are one array and one number, arrays that
     are not contiguous fp32 of shape (M, ceil(K/128)) and (ceil(N/128), ceil(K/128)), or block scales with a
     promotion interval other than one k-tile.
+
+    >>> import numpy as np
+    >>> def e4m3(x):                  # a numpy buffer stands in for a torch.float8_e4m3fn GPU tensor
+    ...     return DeviceOperand(x, x.shape, x.strides, 1, "float8_e4m3fn", x.ctypes.data)
+    >>> a, b = np.zeros((64, 128), np.uint8), np.zeros((128, 96), np.uint8)     # B (K, N) row-major
+    >>> try:
+    ...     fp8_operands(e4m3(a), e4m3(b))
+    ... except LayoutError as err:
+    ...     print(str(err)[:66])
+    gemm_hopper_fp8: B is not K-major (element strides (96, 1)); wgmma
     """
     config = config or HopperFp8Config()
     arrays = [("A", A), ("B", B)] + [(lbl, x) for lbl, x in (("C", C), ("scale_a", scale_a),
@@ -509,7 +519,12 @@ def fake_fp8_operands(block_scaled, c_major="N"):
 def compile_hopper_gemm_fp8(block_scaled=False, c_major="N", *, config=None, with_beta=False, operands=None):
     """Compile (and cache) the fp8 kernel; works on a CPU with ``CUTE_DSL_ARCH=sm_90a``. The promotion
     interval is a run-time argument, so it is not part of the cache key. Returns the DSL's callable
-    ``f(a, b, c, sfa, sfb, alpha, beta, promote_every, stream)``."""
+    ``f(a, b, c, sfa, sfb, alpha, beta, promote_every, stream)``.
+
+    >>> f = compile_hopper_gemm_fp8(block_scaled=True)
+    >>> f is compile_hopper_gemm_fp8(True, config=HopperFp8Config(promotion_interval=8))   # one kernel, any interval
+    True
+    """
     config = dataclasses.replace(config or HopperFp8Config(), promotion_interval=4)
     key = (block_scaled, c_major, config, with_beta)
     if key not in _CACHE:
