@@ -37,8 +37,8 @@ import math
 from dataclasses import dataclass
 
 from ..errors import LayoutError
-from ..gpu import array_info, array_library, new_array
-from ._common import DeviceOperand, cu_stream, cutlass_dtype, device_operand, gemm_problem, refuse_host_array
+from ._common import (DeviceOperand, array_info, array_library, cu_stream, cutlass_dtype, device_operand, gemm_problem,
+                      new_array, refuse_host_array)
 
 __all__ = ["gemm_hopper", "prepare_gemm_hopper", "HopperGemmConfig", "compile_hopper_gemm",
            "hopper_operands", "TIMELINE_EVENTS", "TIMELINE_COLUMNS", "timeline_slots"]

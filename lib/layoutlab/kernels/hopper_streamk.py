@@ -35,7 +35,7 @@ fixup costs more than that.
 from dataclasses import dataclass
 
 from ..errors import LayoutError
-from ..gpu import current_stream, device_index, new_array
+from ._common import current_stream, device_index, new_array
 from .hopper import (THREADS_PER_WARPGROUP, TMA_ALIGN_BYTES, _dsl, _class_of,
                      fake_operands, hopper_operands, plan_gemm)
 from .hopper_ws import HopperWsConfig, make_hopper_ws_class, persistent_sms, PRODUCER_REGS, CONSUMER_REGS
