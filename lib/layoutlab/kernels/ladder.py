@@ -80,10 +80,15 @@ LADDER = (
     Rung("gemm_hopper", "hopper", "make_hopper_gemm_class.HopperGemm", ("__call__", "kernel", "_load_stage"),
          "TMA loads counted on mbarriers, wgmma from shared memory, a TMA-store epilogue",
          prev="gemm_ampere", adds=("make_tiled_tma_atom", "PipelineTmaAsync", "warpgroup.fence")),
+    Rung("gemm_hopper_specialized", "hopper_specialized", "make_hopper_specialized_class.HopperGemmSpecialized",
+         ("__call__", "kernel"), "warp specialization: a producer warp issues the TMA loads, two consumer "
+         "warpgroups the MMAs and the epilogue, setmaxnreg moves registers to them",
+         prev="gemm_hopper", adds=("setmaxregister_decrease", "setmaxregister_increase", "if wg == 0:"),
+         record="gemm_ladder_h200", checks="gemm_ladder_h200/tests_test_kernels_specialized.log"),
     Rung("gemm_hopper_ws", "hopper_ws", "make_hopper_ws_class.HopperGemmWs", ("__call__", "kernel"),
-         "warp specialization with setmaxnreg, persistent tiles, a 2x1 cluster multicasting B",
-         prev="gemm_hopper", adds=("setmaxregister_increase", "CopyBulkTensorTileG2SMulticastOp",
-                                   "persistent_clusters")),
+         "persistent tiles (one cluster per two SMs walks many tiles; its producer loads the next tile during the "
+         "epilogue) and a 2x1 cluster multicasting B", prev="gemm_hopper_specialized",
+         adds=("while cluster_tile < num_cluster_tiles:", "CopyBulkTensorTileG2SMulticastOp", "persistent_clusters")),
     Rung("gemm_hopper_pingpong", "hopper_pingpong", "make_hopper_pingpong_class.HopperGemmPingpong",
          ("__call__", "kernel"), "ping-pong consumers: each warpgroup a whole 64x256 tile, in an order (a named "
          "barrier) that overlaps one's epilogue with the other's MMAs", prev="gemm_hopper_ws",
@@ -91,10 +96,11 @@ LADDER = (
          checks="gemm_ladder_h100/pingpong_tests.log"),
     # built on gemm_hopper_ws, the faster of the two rungs below it (a branch: see hopper_streamk's docstring)
     Rung("gemm_hopper_streamk", "hopper_streamk", "make_hopper_streamk_class.HopperGemmStreamK",
-         ("__call__", "kernel", "_unit", "_fixup"), "the last wave: whole waves as before, the tail tiles' K loops "
-         "split over all clusters (stream-K), each tile's pieces summed in an fp32 workspace by the CTA that "
-         "completes it", prev="gemm_hopper_ws", branch=True,
-         adds=("stream_k_split", "self._unit(u, sched)", "stream_k_owner", "fence_acq_rel_gpu", "atomic_add"),
+         ("__call__", "kernel", "_unit", "_fixup"), "the last wave: whole waves as before and, where a rule says "
+         "it pays, the tail tiles' K loops split over all clusters (stream-K), each tile's pieces summed in an fp32 "
+         "workspace by the CTA that completes it", prev="gemm_hopper_ws", branch=True,
+         adds=("sk_iters: cutlass.Int32", "self._unit(u, sched)", "stream_k_owner", "fence_acq_rel_gpu",
+               "atomic_add"),
          record="gemm_ladder_h100/streamk_call2_bench", checks="gemm_ladder_h100/streamk_call2_tests.log"),
 )
 
