@@ -26,14 +26,22 @@ stamp() { echo "=== [$(( $(date +%s) - T0 )) s] $*"; }
 tfile() { find tests -name "$1" | head -1; }     # the test files may sit in sub-folders of tests/
 KERNEL_TESTS="test_kernels_hopper.py test_kernels_specialized.py test_kernels_streamk.py test_kernels_pingpong.py
   test_kernels_simt_ampere.py test_kernels_tma_copy.py test_kernels_wgmma_tile.py test_timeline.py test_gpu.py"
-sanitize() {
+sanitize() {   # sanitize [&]: the three tools one after the other, or (with &) side by side
   local file; file=$(tfile "${SAN_TEST:-test_kernels_pingpong.py}")
+  local spids=()
   for tool in memcheck racecheck synccheck; do
     stamp "sanitize $tool $file"
-    timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
-      python3 "$file" sanitize > "$OUT/sanitize_$tool.log" 2>&1
-    tail -3 "$OUT/sanitize_$tool.log"
+    if [ "${1:-}" = "&" ]; then
+      timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
+        python3 "$file" sanitize > "$OUT/sanitize_$tool.log" 2>&1 &
+      spids+=($!)
+    else
+      timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
+        python3 "$file" sanitize > "$OUT/sanitize_$tool.log" 2>&1
+    fi
   done
+  for p in "${spids[@]}"; do wait "$p"; done
+  for tool in memcheck racecheck synccheck; do tail -2 "$OUT/sanitize_$tool.log"; done
 }
 for step in "$@"; do
   case "$step" in
@@ -50,7 +58,7 @@ for step in "$@"; do
           > "$OUT/tests_${f%.py}.log" 2>&1 &
         pids+=($!)
       done
-      sanitize
+      sanitize "&"
       for p in "${pids[@]}"; do wait "$p"; done
       for f in $KERNEL_TESTS; do
         echo "$f: $(grep -E '[0-9]+ (passed|failed|error)' "$OUT/tests_${f%.py}.log" | tail -1)"
