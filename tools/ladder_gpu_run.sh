@@ -64,6 +64,19 @@ for step in "$@"; do
         echo "$f: $(grep -E '[0-9]+ (passed|failed|error)' "$OUT/tests_${f%.py}.log" | tail -1)"
       done | tee "$OUT/alltests.txt"
       grep -h -E "^(FAILED|ERROR)" "$OUT"/tests_*.log | head -20 ;;
+    simt)   # the SIMT/Ampere GPU tests (many compiled variants), in SIMT_PARTS parallel pytest runs by -k
+      stamp simt
+      pids=(); i=0
+      for k in "sgemm_matches and sgemm_simple" "sgemm_matches and sgemm_fast" "ampere_matches and float16" \
+               "ampere_matches and bfloat16" "alpha or wrong_dtypes"; do
+        timeout ${SIMT_TIMEOUT:-120} python3 -m pytest -q -p no:cacheprovider -m gpu -k "$k" \
+          "$(tfile test_kernels_simt_ampere.py)" > "$OUT/tests_simt_part$i.log" 2>&1 &
+        pids+=($!); i=$((i + 1))
+      done
+      for p in "${pids[@]}"; do wait "$p"; done
+      for f in "$OUT"/tests_simt_part*.log; do echo "$(basename $f): $(grep -E '[0-9]+ (passed|failed|error)' $f | tail -1)"; done \
+        | tee "$OUT/simt_tests.txt"
+      grep -h -E "^(FAILED|ERROR)" "$OUT"/tests_simt_part*.log | head -10 ;;
     fixup)
       stamp fixup
       timeout ${FIXUP_TIMEOUT:-150} python3 tools/streamk_fixup.py "$OUT/streamk_fixup.json" ${FIXUP_ARGS:-5 0.15} 2>&1 \

@@ -22,7 +22,7 @@ fixup costs more than that.
   a fixup; :func:`~layoutlab.kernels.schedule.stream_k_pays` weighs the two (in k-tile times, the price measured)
   on the host before every launch, and :func:`kernel_params` hands the kernel either the split schedule or the
   plain one (every tile whole, the last wave partial: the ws rung's schedule). At 8192^3 it splits (62 k-tiles
-  saved against a price of 38), at 6144^3 and 4096^3 it does not (26 against 30, 7 against 22).
+  saved against a price of 48), at 6144^3 and 4096^3 it does not (26 against 38, 7 against 28).
 * **Fixup without waiting.** A CTA that computed only part of a tile's K stores its fp32 accumulators in its
   own workspace slot, makes them visible (``fence.acq_rel.gpu``, a barrier, then one thread's ``atom.add`` of
   its k-tile count to the tile's counter: the release pattern of the PTX ISA's memory consistency model). The
