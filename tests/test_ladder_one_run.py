@@ -168,3 +168,29 @@ def test_the_chapter_shows_the_one_run_table():
     code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
     assert any('gpu.load_result("gemm_ladder_h200")' in c and "viz.show_table(" in c and "ladder.LADDER" in c
                for c in code)
+
+
+def test_the_gpu_checks_of_this_run():
+    """results/gemm_ladder_h200: the GPU tests of every kernel file (one process per file), the SIMT/Ampere tests in
+    five parts, compute-sanitizer on the new rung; what its README says of them."""
+    import re
+    folder = ROOT / "lib" / "layoutlab" / "results" / "gemm_ladder_h200"
+    readme = (folder / "README.md").read_text()
+    counts = {}
+    for line in (folder / "alltests.txt").read_text().splitlines():
+        name, _, summary = line.partition(": ")
+        assert "failed" not in summary and "error" not in summary
+        counts[name] = int(re.match(r"(\d+) passed", summary).group(1)) if summary.strip() else None
+    assert counts == {"test_kernels_hopper.py": 53, "test_kernels_specialized.py": 22, "test_kernels_streamk.py": 26,
+                      "test_kernels_pingpong.py": 30, "test_kernels_simt_ampere.py": None, "test_kernels_tma_copy.py": 1,
+                      "test_kernels_wgmma_tile.py": 3, "test_timeline.py": 2, "test_gpu.py": 1}
+    assert "hopper 53, specialized 22, streamk 26, pingpong 30, tma_copy 1, wgmma_tile 3, timeline 2, gpu 1 passed" in readme
+    parts = [(folder / f"tests_simt_part{i}.log").read_text() for i in range(5)]
+    done = [int(re.search(r"(\d+) passed", p).group(1)) for p in parts if re.search(r"\d+ passed", p)]
+    cut = [p.strip().count(".") for p in parts if not re.search(r"\d+ passed", p)]
+    assert not any("F" in p.split("\n")[0] or "failed" in p for p in parts)
+    assert (sum(done), cut, sum(done) + sum(cut)) == (31, [7, 10], 48) and "48 passed in all, 7 not run" in readme
+    for tool, clean in (("memcheck", "ERROR SUMMARY: 0 errors"), ("racecheck", "RACECHECK SUMMARY: 0 hazards"),
+                        ("synccheck", "ERROR SUMMARY: 0 errors")):
+        log = (folder / f"specialized_sanitize_{tool}.log").read_text()
+        assert clean in log and "sanitize runs done" in log

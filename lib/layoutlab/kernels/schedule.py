@@ -189,7 +189,11 @@ FIXUP_COST = (8.4, 0.31)
 class StreamKDecision:
     """:func:`stream_k_pays`'s answer. ``saved_k_tiles``: k-tiles the busiest CTA no longer runs with the split
     (``k_iters * ceil(waves) - ceil(tiles * k_iters / ctas)``); ``cost_k_tiles``: the split's price in the same unit
-    (:data:`FIXUP_COST`); ``split``: whether the saving beats the price."""
+    (:data:`FIXUP_COST`); ``split``: whether the saving beats the price.
+
+    >>> round(StreamKDecision(True, 62, 48.08, 128).net_k_tiles, 2)
+    13.92
+    """
 
     split: bool
     saved_k_tiles: int
