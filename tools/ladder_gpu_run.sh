@@ -2,7 +2,7 @@
 # Issue 25, the GEMM ladder on the GPU machine: bash tools/ladder_gpu_run.sh STEP...  (run from a checkout's root,
 # PYTHONPATH already holding the DSL tarball's site and this checkout's lib/ and tests/). Steps:
 #   tests     GPU tests of gemm_hopper_pingpong (vs float64, NaN-poisoned C, odd sizes, tiny persistent grids)
-#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on `tests/test_kernels_pingpong.py sanitize`
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on `tests/kernels/test_kernels_pingpong.py sanitize`
 #             (SAN_TEST=test_kernels_specialized.py: on another rung's test file)
 #   alltests  the GPU tests of every kernel file, one pytest per file in parallel (ALLTESTS_TIMEOUT each), and the
 #             sanitizer step on SAN_TEST beside them; logs tests_<file>.log, a summary in alltests.txt
@@ -47,7 +47,7 @@ for step in "$@"; do
   case "$step" in
     tests)
       stamp tests
-      timeout ${TESTS_TIMEOUT:-200} python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_kernels_pingpong.py \
+      timeout ${TESTS_TIMEOUT:-200} python3 -m pytest -q -p no:cacheprovider -m gpu tests/kernels/test_kernels_pingpong.py \
         2>&1 | tee "$OUT/pingpong_tests.log" | tail -6 ;;
     sanitize) sanitize ;;
     alltests)
