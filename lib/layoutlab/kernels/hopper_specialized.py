@@ -224,8 +224,8 @@ def compile_hopper_gemm_specialized(dtype_name="bfloat16", a_major="K", b_major=
     >>> f = compile_hopper_gemm_specialized("bfloat16", "K", "K", "N")
     >>> f is compile_hopper_gemm_specialized()
     True
-    >>> [("HopperGemmSpecialized_object" in name, "bf16" in name) for name in f.kernel_info]
-    [(True, True)]
+    >>> ["HopperGemmSpecialized_object" in name for name in f.kernel_info]      # one GPU kernel
+    [True]
     """
     _check_config(config)
     return compile_hopper_gemm(dtype_name, a_major, b_major, c_major, config=config, with_beta=with_beta,
