@@ -17,7 +17,7 @@ else; the library's internal calls (``composition`` inside ``logical_divide``) d
 >>> cute_from_linear_layout(Layout((4, 8), (8, 1)))
 Traceback (most recent call last):
 layoutlab.errors.LayoutError: cute_from_linear_layout(): ll must be a LinearLayout, got the CuTe Layout (4,8):(8,1); \
-it is already a CuTe layout (linear_layout_from_cute(layout) converts the other way)
+it is a CuTe layout: convert it with linear_layout_from_cute(layout) (a swizzle: swizzle_to_linear_layout(sw, bits))
 >>> bank_of(Layout(8))
 Traceback (most recent call last):
 layoutlab.errors.LayoutError: bank_of(): address must be an int, got the CuTe Layout 8:1; a layout maps a \
@@ -42,7 +42,7 @@ from .linear.layout import LinearLayout
 from .nvgpu.gmma import LayoutType
 from .nvgpu.tma import TensorMap, TmaAtom
 
-__all__ = ["checked", "check_public", "Kind", "PARAM_KINDS"]
+__all__ = ["checked", "check_public", "Kind", "PARAM_KINDS", "OVERRIDES", "SELF_CHECKED"]
 
 
 def _describe(x) -> str:
@@ -223,12 +223,18 @@ OVERRIDES = {
 }
 
 
+#: classes whose constructor checks every argument itself and runs inside the algebra on every step: a wrapped
+#: ``__init__`` would cost each internal construction a frame (Layout: about 0.5 us of 9 us); the property test
+#: holds them to the same rule
+SELF_CHECKED = {"Layout"}
+
+
 def _kind(op, param):
     return OVERRIDES.get((op, param), PARAM_KINDS.get(param))
 
 
-def _explain(op, sig, args, kwargs):
-    """Raise the LayoutError that explains a failed call, or return when no argument is of the wrong kind."""
+def _mismatch(op, sig, args, kwargs):
+    """The first argument of the wrong kind as ``(kind, name, value)``, or None; a wrong count is refused here."""
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as e:
@@ -242,12 +248,36 @@ def _explain(op, sig, args, kwargs):
             value.values() if star is inspect.Parameter.VAR_KEYWORD else (value,)
         for v in values:
             if not kind.accepts(v):
-                raise kind.refusal(op, name, v) from None
+                return kind, name, v
+    return None
+
+
+def _call(op, sig, fn, args, kwargs, skip=0):
+    """``fn(*args, **kwargs)``; a failure is explained (``skip``: leading arguments not to check, e.g. ``self``)."""
+    try:
+        return fn(*args, **kwargs)
+    except LayoutError as e:
+        if type(e) is not LayoutError:
+            raise
+        # the library refused it already: name the operation called (idx2crd refuses inside crd2idx) and add the
+        # remedy of a mix-up the kinds see (coalesce of a LinearLayout: cute_from_linear_layout)
+        msg, found = str(e), _mismatch(op, sig, args, kwargs)
+        hint = found and next((t for cls, t in found[0].remedies if isinstance(found[2], cls)), None)
+        new = (msg if op in msg else f"{op}(): {msg}") + (f"; {hint}" if hint and hint not in msg else "")
+        if new == msg:
+            raise
+        raise LayoutError(new).with_traceback(e.__traceback__) from None
+    except Exception:
+        found = _mismatch(op, sig, args, kwargs)
+        if found is None or found[1] in list(sig.parameters)[:skip]:
+            raise  # no argument of the wrong kind explains it: a defect, for the property test to find
+        raise found[0].refusal(op, found[1], found[2]) from None
 
 
 def checked(fn, op=None):
     """``fn`` with the boundary: a function is wrapped (``functools.wraps`` keeps its signature, docstring and
-    doctests); a class gets its ``__init__`` wrapped in place, so ``isinstance`` and subclassing are untouched.
+    doctests); a class gets its ``__init__`` wrapped in place (an abstract class a refusing ``__new__``), so
+    ``isinstance`` and subclassing are untouched.
 
     >>> from layoutlab.cute.tiled import ThrMMA
     >>> checked(ThrMMA)(3, 8)
@@ -269,44 +299,42 @@ def checked(fn, op=None):
         init = fn.__dict__.get("__init__")
         if init is None or getattr(init, "__boundary__", False):
             return fn
-        sig = inspect.signature(init)
+        init_sig = inspect.signature(init)
 
         @functools.wraps(init)
         def __init__(self, *args, **kwargs):
-            try:
-                init(self, *args, **kwargs)
-            except LayoutError:
-                raise
-            except Exception:
-                _explain(type(self).__name__, sig, (self, *args), kwargs)
-                raise
+            _call(type(self).__name__, init_sig, init, (self, *args), kwargs, skip=1)
         __init__.__boundary__ = True
         fn.__init__ = __init__
         return fn
     if getattr(fn, "__boundary__", False):
         return fn
-    op = op or fn.__name__
-    sig = inspect.signature(fn)
+    op, sig = op or fn.__name__, inspect.signature(fn)
 
     @functools.wraps(fn)
     def boundary(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except LayoutError:
-            raise
-        except Exception:
-            _explain(op, sig, args, kwargs)
-            raise
+        return _call(op, sig, fn, args, kwargs)
     boundary.__boundary__ = True
     return boundary
 
 
 def check_public(namespace, names):
-    """Put the boundary on every public callable ``names`` of ``namespace`` (the package's ``__init__``)."""
+    """Put the boundary on every public callable ``names`` of ``namespace`` (the package's ``__init__`` does).
+
+    >>> def head(layout):
+    ...     return layout.shape[0]
+    >>> ns = {"head": head}
+    >>> check_public(ns, ["head"])
+    >>> ns["head"](Layout((4, 8))), ns["head"].__wrapped__ is head
+    (4, True)
+    >>> ns["head"]((4, 8))
+    Traceback (most recent call last):
+    layoutlab.errors.LayoutError: head(): layout must be a CuTe Layout, e.g. Layout((4, 8), (8, 1)), got tuple (4, 8); \
+make one from a shape (and stride): Layout(shape, stride)
+    """
     for name in names:
         obj = namespace[name]
-        if isinstance(obj, type) and issubclass(obj, (BaseException, enum.Enum)):
+        if isinstance(obj, type) and issubclass(obj, (BaseException, enum.Enum)) or name in SELF_CHECKED:
             continue  # exceptions; an enum refuses through its metaclass, errors.CheckedEnumType
-        if callable(obj) and (inspect.isfunction(obj) or isinstance(obj, type)):
+        if inspect.isfunction(obj) or isinstance(obj, type):
             namespace[name] = checked(obj, name)
-

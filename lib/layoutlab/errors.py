@@ -30,6 +30,8 @@ class CheckedEnumType(enum.EnumType):
     """
 
     def _valid(cls):
+        if all(m.value == m.name for m in cls):
+            return ", ".join(repr(m.value) for m in cls)
         return (", ".join(f"{m.value!r} ({m.name})" for m in cls) + f", or by name {cls.__name__}"
                 f"[{next(iter(cls)).name!r}]")
 
