@@ -12,7 +12,9 @@ MAX_CODE_LINES = 500
 
 # Issue 18 cut the core (lib/layoutlab without kernels, viz, widgets, bench, probe) from 5230 code lines at e3be559
 # (5684 before the cut) to 4485. Growing past this budget is a decision: raise it in the same change, saying why.
-CODE_LINE_BUDGET = 4600
+# Issue 29 raised it from 4600 for the checked public boundary (boundary.py, ~240 lines: the kind of every
+# public parameter, in place of hand-written checks in each function).
+CODE_LINE_BUDGET = 4850
 
 
 def test_counts_of_a_module_worked_out_by_hand():
