@@ -2,7 +2,7 @@
 
 The text files are the readable, diffable form of the exercises; the notebooks are what nbgrader reads and
 what is committed (without outputs).  Run ``python build_notebooks.py`` after editing a ``cells/*.cells`` file;
-``tests/test_nbgrader_course.py`` fails if a notebook is out of date.
+``tests/book/test_nbgrader_course.py`` fails if a notebook is out of date.
 
 Format: a line ``## cell: <kind> <grade_id> [points]`` starts a cell; everything up to the next such line is
 its source.  Kinds, with the nbgrader cell type they become:

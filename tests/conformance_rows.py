@@ -2,7 +2,7 @@
 
 Each row: the case, what the peer (CuTe C++ / the CuTe DSL) does, what layoutlab does, why, and for a
 refusal a call that must raise LayoutError (``refusal``; None where we answer differently instead).
-``tests/test_conformance_dsl.py`` checks that every refusal raises and that the page names every case.
+``tests/oracles/test_conformance_dsl.py`` checks that every refusal raises and that the page names every case.
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from layoutlab.cute.basis import E
 from layoutlab import (ComposedLayout, LdMatrix16x8x8bOp, WarpgroupMmaF8Op, make_copy_atom, Layout, Swizzle, complement, composition, evenly_divides, left_inverse,
-                       logical_product, make_layout_tv, recast_layout, right_inverse, slice_, tile_to_shape, upcast)
+                       logical_product, make_layout_tv, make_ordered_layout, recast_layout, right_inverse, slice_, tile_to_shape, upcast)
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ DIFFERENCES = [
         lambda: recast_layout(32, 16, _sw(3, 0, 3, Layout((8, 64), (64, 1))))),
     Row("slice of a swizzled layout",
         "the DSL folds the swizzle into the strides and drops the fixed part's offset; for some 32-bit SW32 staged "
-        "layouts that gives negative offsets (tests/test_swizzle.py records them)",
+        "layouts that gives negative offsets (tests/cute/test_swizzle.py records them)",
         "the fixed part goes into the offset and the swizzle is kept, so the slice evaluates like the original",
         "a slice must be the same function on the kept coordinates"),
     Row("composition with a swizzled right operand",
@@ -149,4 +150,21 @@ DIFFERENCES = [
         "LayoutError: the op moves 8-bit elements",
         "the .b8 forms move bytes; the DSL's layout no longer covers the 32 lanes of the warp",
         lambda: make_copy_atom(LdMatrix16x8x8bOp(True, 4), "f16")),
+    # issue 29: the PyCuTe cases
+    Row("make_ordered_layout with a repeated order",
+        "the DSL starts tied parts at the same stride: `(2,4):(1,1)` for order `(0,0)`",
+        "LayoutError: orders must be distinct",
+        "an ordered layout is compact; parts with one order would overlap",
+        lambda: make_ordered_layout((2, 4), (0, 0))),
+    Row("basis strides that end at a coordinate mode and reach inside it",
+        "the DSL aborts (SIGABRT) on `complement` and `left_inverse` of `(2,3):(1@1,2@0@1)` and returns "
+        "`(1,(1)):(0,(0))` as its `right_inverse`",
+        "LayoutError: give every stride of one mode the same depth",
+        "a coordinate mode is an integer or a tuple, not both; no answer can nest both ways",
+        lambda: complement(Layout((2, 3), (E(1), E(1, 0) * 2)), (8, (8, 8)))),
+    Row("by-mode logical_product of an identity layout",
+        "PyCuTe returns an injective layout, `((6,2),(4,2)):((1@0,6@0),(1@1,4@1))` for `make_identity_layout((6,4))` "
+        "by `(2,2)`",
+        "the DSL's `((6,2),(4,2)):((1@0,6@0),(1@1,1@0))`, not injective",
+        "we follow the DSL; the tuple tiler multiplies each mode alone"),
 ]

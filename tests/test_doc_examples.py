@@ -41,7 +41,7 @@ ENTRY_POINTS = sorted(info.name for info in pkgutil.walk_packages(layoutlab.__pa
 # Public functions (and module docstrings) whose examples need a GPU, and why. Their examples run only
 # where a GPU is present; on a CPU they are counted and reported as not run. Nothing else may be missing.
 GPU_ONLY = {
-    # The GEMM kernels launch CuTe DSL kernels on GPU arrays (CuPy); chapter 9 and tests/test_kernels_*.py
+    # The GEMM kernels launch CuTe DSL kernels on GPU arrays (CuPy); chapter 9 and tests/kernels/test_kernels_*.py
     # run them on the GPU. Their module docstrings hold the calling example.
     "layoutlab.kernels.simt_simple", "layoutlab.kernels.simt_simple.sgemm_simple",
     "layoutlab.kernels.simt_fast", "layoutlab.kernels.simt_fast.sgemm_fast",
@@ -51,15 +51,15 @@ GPU_ONLY = {
     "layoutlab.kernels.tma_copy.run_tma_copy",
     "layoutlab.kernels.wgmma_tile.run_wgmma_tile",
     "layoutlab.kernels.wgmma_tile.gpu_check",
-    # The probes compile PTX and run it on an sm_90a GPU (tests/test_probe*.py check the host side and
+    # The probes compile PTX and run it on an sm_90a GPU (tests/nvgpu/test_probe*.py check the host side and
     # the recorded results on a CPU); main is `python -m layoutlab.probe`, which runs them.
     "layoutlab.probe.atoms.run", "layoutlab.probe.atoms.main",
     "layoutlab.probe.gmma.run", "layoutlab.probe.gmma.main",
     "layoutlab.probe.tma.run", "layoutlab.probe.tma.main",
     # record(mods, cp) launches compiled CUDA modules through an array library; the tests drive it with a
-    # simulated instruction set (tests/test_probe.py, test_probe_gmma.py), which is no example to read.
+    # simulated instruction set (tests/nvgpu/test_probe.py, test_probe_gmma.py), which is no example to read.
     "layoutlab.probe.atoms.record", "layoutlab.probe.gmma.record",
-    # Measures shared-memory loads on a GPU with CuPy and writes the record; tests/test_banks.py checks the
+    # Measures shared-memory loads on a GPU with CuPy and writes the record; tests/nvgpu/test_banks.py checks the
     # recorded H100 file.
     "layoutlab.probe.banks.record_bank_measurements",
     # The benchmarks time kernels on the GPU (against cuBLAS, across commits, sweeps, Nsight Compute) and

@@ -46,16 +46,16 @@ PY
       ;;
     tests)
       stamp tests
-      timeout 150 python3 -m pytest -q -p no:cacheprovider -x -m gpu tests/test_kernels_hopper.py 2>&1 | tee "$OUT/tests.log" | tail -25
+      timeout 150 python3 -m pytest -q -p no:cacheprovider -x -m gpu tests/kernels/test_kernels_hopper.py 2>&1 | tee "$OUT/tests.log" | tail -25
       ;;
     alltests)   # GPU correctness tests of every kernel (no pytest-xdist in the device tarball: one process)
       stamp alltests
-      timeout ${TESTS_TIMEOUT:-240} python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_kernels_*.py 2>&1 | tee "$OUT/alltests.log" | tail -8
+      timeout ${TESTS_TIMEOUT:-240} python3 -m pytest -q -p no:cacheprovider -m gpu tests/kernels/test_kernels_*.py 2>&1 | tee "$OUT/alltests.log" | tail -8
       ;;
     sanitize)
       for tool in memcheck racecheck; do
         stamp "sanitize $tool"
-        timeout 75 compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 python3 tests/test_kernels_hopper.py sanitize 2>&1 | tee "$OUT/sanitize_$tool.log" | tail -8
+        timeout 75 compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 python3 tests/kernels/test_kernels_hopper.py sanitize 2>&1 | tee "$OUT/sanitize_$tool.log" | tail -8
       done
       ;;
     dsl)   # issue 19: the CuTe DSL example (a file outside the repository's tracked tree) beside ours and cuBLAS

@@ -12,7 +12,7 @@
 #  2. records the timeline of gemm_hopper_ws and gemm_hopper at 4096 x 4096 x 4096 bf16 (3 launches, the
 #     buffer keeps the last): 4 CTAs each, all 4 tiles of a gemm_hopper_ws CTA, the one tile of a gemm_hopper CTA;
 #  3. validates each record (every event present, program order, stages, causality, stage reuse) and prints
-#     a per-role summary; 4. runs the recorded-file and live tests of tests/test_timeline.py.
+#     a per-role summary; 4. runs the recorded-file and live tests of tests/kernels/test_timeline.py.
 #
 # A good run prints, per kernel, "check ... rel err vs float64 ~3e-3 ..., identical to the uninstrumented
 # build: True, words written N" (N > 0), then "recorded <kernel> 4096x4096x4096: <n> events, clock
@@ -44,6 +44,6 @@ for r in rec["records"]:
     print("picture", path)
 PY
   echo "== [$(( $(date +%s) - T0 ))s] recorded-file and live tests"
-  timeout 150 python3 -m pytest -q -p no:cacheprovider -m "gpu or not gpu" tests/test_timeline.py -k "recorded or live" 2>&1 | tail -6
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -m "gpu or not gpu" tests/kernels/test_timeline.py -k "recorded or live" 2>&1 | tail -6
   echo "== [$(( $(date +%s) - T0 ))s] done"
 } 2>&1 | tee "$OUT/gemm_timeline.log"

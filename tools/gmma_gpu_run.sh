@@ -26,7 +26,7 @@ for step in $steps; do
       ;;
     tests)
       stamp tests
-      timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_kernels_wgmma_tile.py tests/test_probe_gmma.py 2>&1 | tee "$OUT/gmma_tests.log" | tail -15
+      timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/kernels/test_kernels_wgmma_tile.py tests/nvgpu/test_probe_gmma.py 2>&1 | tee "$OUT/gmma_tests.log" | tail -15
       ;;
   esac
 done

@@ -2,7 +2,7 @@
 # Issue 25, the GEMM ladder on the GPU machine: bash tools/ladder_gpu_run.sh STEP...  (run from a checkout's root,
 # PYTHONPATH already holding the DSL tarball's site and this checkout's lib/ and tests/). Steps:
 #   tests     GPU tests of gemm_hopper_pingpong (vs float64, NaN-poisoned C, odd sizes, tiny persistent grids)
-#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on `tests/test_kernels_pingpong.py sanitize`
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on `tests/kernels/test_kernels_pingpong.py sanitize`
 #   quick     tools/pingpong_sweep.py: pingpong configurations vs ws vs cuBLAS, bf16 8192^3 and 4096^3
 #   dsl       tools/compare_dsl_example.py: the DSL example beside pingpong and ws (DSL_EXAMPLE, DSL_ARGS)
 #   ladder    python -m layoutlab.bench.gemm, every rung, goal fields for the top rung (LADDER_ARGS)
@@ -21,13 +21,13 @@ for step in "$@"; do
   case "$step" in
     tests)
       stamp tests
-      timeout ${TESTS_TIMEOUT:-200} python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_kernels_pingpong.py \
+      timeout ${TESTS_TIMEOUT:-200} python3 -m pytest -q -p no:cacheprovider -m gpu tests/kernels/test_kernels_pingpong.py \
         2>&1 | tee "$OUT/pingpong_tests.log" | tail -6 ;;
     sanitize)
       for tool in memcheck racecheck synccheck; do
         stamp "sanitize $tool"
         timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 \
-          python3 tests/test_kernels_pingpong.py sanitize 2>&1 | tee "$OUT/sanitize_$tool.log" | tail -3
+          python3 tests/kernels/test_kernels_pingpong.py sanitize 2>&1 | tee "$OUT/sanitize_$tool.log" | tail -3
       done ;;
     quick)
       stamp quick

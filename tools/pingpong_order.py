@@ -4,7 +4,7 @@ build, ``timeline=True``): per consumer warpgroup and tile, the ring stage of ea
 
     python tools/pingpong_order.py results/pingpong_order_h200.json
 
-``tests/test_kernels_pingpong.py`` checks the record against ``pingpong_schedule`` (ex09 part F and chapter
+``tests/kernels/test_kernels_pingpong.py`` checks the record against ``pingpong_schedule`` (ex09 part F and chapter
 9's table read that function): the stages, and the ordering barrier's hand-over between the two consumers."""
 import datetime
 import json

@@ -15,7 +15,7 @@ mkdir -p /tmp/site && tar -C /tmp/site -xJf .device/gpu-deps-py312.tar.xz || exi
 export PYTHONPATH=/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages:$PWD/lib MPLBACKEND=Agg PYTHONUNBUFFERED=1
 unset CUTE_DSL_ARCH
 export AMPERE_OLD_DIR=${AMPERE_OLD_DIR:-$PWD/.device}  # older gemm_ampere.py files the sweep times (see its AMPERE list)
-T=tests/test_kernels_simt_ampere.py; S="tools/simt_ampere_sweep.py"
+T=tests/kernels/test_kernels_simt_ampere.py; S="tools/simt_ampere_sweep.py"
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
   python3 -c "import cupy, torch, sys; from importlib.metadata import version; print('python', sys.version.split()[0], 'cupy', cupy.__version__, 'torch', torch.__version__, 'nvidia-cutlass-dsl', version('nvidia-cutlass-dsl'), 'cuda runtime', cupy.cuda.runtime.runtimeGetVersion())"
 } > /tmp/parts/01_env 2>&1

@@ -1,5 +1,5 @@
 """Tile sweep for gemm_ampere and sgemm_fast on the GPU machine (tools/simt_ampere_run.sh), with the helpers of
-the checkout's tests/test_kernels_simt_ampere.py:
+the checkout's tests/kernels/test_kernels_simt_ampere.py:
 
     python tools/simt_ampere_sweep.py check I N OUT.json   # correctness of every N-th candidate from I
     python tools/simt_ampere_sweep.py time OUT.json        # compile all, wait for $BENCH_WAIT_FOR, time
@@ -23,8 +23,8 @@ SGEMM = [(3, 16, 0, False)]
 
 
 def _simt_tests():
-    """tests/test_kernels_simt_ampere.py of this checkout, imported from its path."""
-    path = REPO / "tests" / "test_kernels_simt_ampere.py"
+    """tests/kernels/test_kernels_simt_ampere.py of this checkout, imported from its path."""
+    path = REPO / "tests" / "kernels" / "test_kernels_simt_ampere.py"
     spec = importlib.util.spec_from_file_location("test_kernels_simt_ampere", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

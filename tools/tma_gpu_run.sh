@@ -9,7 +9,7 @@
 # "cute_view_mismatches": [], both "multicast" entries "ran" / "every CTA holds the whole tile", the
 # "misaligned" entry ("ran" and either "as the model says..." or a byte count -- both are results worth
 # recording), the two "refused" entries with whatever happened (an error from the driver at launch is the
-# expected outcome), "probe exit 0", and then the pytest line of tests/test_kernels_tma_copy.py with no failure
+# expected outcome), "probe exit 0", and then the pytest line of tests/kernels/test_kernels_tma_copy.py with no failure
 # (the live test and the recorded-probe test included).
 source "$(dirname "$0")/gpu_env.sh"   # $OUT, the DSL tarball, PYTHONPATH
 {
@@ -19,5 +19,5 @@ source "$(dirname "$0")/gpu_env.sh"   # $OUT, the DSL tarball, PYTHONPATH
   echo "probe exit $?"
   cp "$OUT/tma_probe_h100.json" results/tma_probe_h100.json 2>/dev/null
   echo "== recorded-probe and live tests"
-  timeout 200 python3 -m pytest -q -p no:cacheprovider -m "gpu or not gpu" tests/test_kernels_tma_copy.py 2>&1 | tail -8
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -m "gpu or not gpu" tests/kernels/test_kernels_tma_copy.py 2>&1 | tail -8
 } 2>&1 | tee "$OUT/tma_probe.log"

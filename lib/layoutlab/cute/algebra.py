@@ -10,14 +10,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import Counter
 from functools import lru_cache, wraps
-from itertools import zip_longest
 from math import gcd
 
 from ..errors import LayoutError
 from .basis import is_int, ScaledBasis
 from .inttuple import (ceil_div, _ceil_div_modes, format_int_tuple, is_tuple, leaves, prefix_product, product,
                        product_each, signum, transform_leaf, unflatten, zip_leaves)
-from .layout import cosize, Layout, make_layout, make_ordered_layout
+from .layout import cosize, Layout, make_identity_layout, make_layout, make_ordered_layout
 
 __all__ = ["LayoutWrapper", "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
            "left_inverse", "is_injective", "nullspace", "logical_divide", "zipped_divide", "tiled_divide",
@@ -179,13 +178,15 @@ def _has_basis(stride) -> bool:
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
     """``lhs o rhs`` for Layouts: CuTe's composition_impl on the coalesced ``lhs``, checked exactly: ``usage[key, i]``
     sums the coordinates the rhs modes reach in lhs mode ``i``; composing mode by mode is exact only if it fits."""
-    usage = Counter()
+    usage, parts = Counter(), {}
 
     def compose(ls, ld, rs, rd, key=()):
         if is_tuple(rs):  # right-distributivity over the modes of rhs
             return make_layout([compose(ls, ld, s, d, key) for s, d in zip(rs, rd)])
-        if isinstance(rd, ScaledBasis):
-            return compose(_basis_get(rd.mode, ls), _basis_get(rd.mode, ld), rs, rd.value, key + rd.mode)
+        if isinstance(rd, ScaledBasis):  # the (nested) mode of lhs the path selects, coalesced on its own
+            part = parts[rd.mode] = _coalesce(_mk(_basis_get(rd.mode, lhs.shape), _basis_get(rd.mode, lhs.stride)),
+                                              True)
+            return compose(part.shape, part.stride, rs, rd.value, key + rd.mode)
         if rd == 0:
             return _mk(rs, 0)
         if not is_tuple(ls):
@@ -232,7 +233,7 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
         flat = _coalesce(lhs, True)
     result = compose(flat.shape, flat.stride, rhs.shape, rhs.stride)
     for (key, i), reach in usage.items():
-        mode_shape = _basis_get(key, flat.shape)[i]
+        mode_shape = (parts[key] if key else flat).shape[i]
         if reach >= mode_shape:
             raise LayoutError(
                 f"composition: {lhs} o {rhs} is not a layout: B's modes together reach coordinate {reach} of A's "
@@ -341,41 +342,67 @@ def _check_rounded_complement(flat, result, cotarget, layout):
         )
 
 
-def _basis_dims(strides, layout, op):
-    """For each top-level mode ``i`` (up to the largest used), the flat indices of the modes with stride ``k@i``."""
+def _basis_paths(strides, layout, op):
+    """``(k, path)`` for each flat mode ``k`` with a basis stride ``v@path`` (the other strides must be 0)."""
     ints = [d for d in strides if not isinstance(d, ScaledBasis) and d != 0]
     if ints:
         raise LayoutError(
             f"{op}: {layout} mixes integer strides ({', '.join(map(str, ints))}) with basis strides; give all "
             f"non-zero strides as offsets or all as coordinates (1@i), the CuTe DSL cannot mix them either"
         )
-    dims = {}
-    for k, d in enumerate(strides):
-        if isinstance(d, ScaledBasis):
-            if len(d.mode) != 1:
-                raise LayoutError(f"{op}: the nested basis stride {d} of {layout} is not supported; use strides 1@i of "
-                                  f"the top-level modes")
-            if d.value < 0:
-                raise LayoutError(f"{op}: {layout} has a negative basis stride {d}; {op} needs positive strides")
-            dims.setdefault(d.mode[0], []).append(k)
-    return [dims.get(i, []) for i in range(max(dims, default=-1) + 1)]
+    for d in strides:
+        if isinstance(d, ScaledBasis) and d.value < 0:
+            raise LayoutError(f"{op}: {layout} has a negative basis stride {d}; {op} needs positive strides")
+    return [(k, d.mode) for k, d in enumerate(strides) if isinstance(d, ScaledBasis)]
+
+
+def _prefix(v, i):
+    """A stride of coordinate mode ``i``'s part as a stride of the whole: ``v@i`` (``v@p`` becomes ``v@p@i``)."""
+    return ScaledBasis(v.value, (i, *v.mode)) if isinstance(v, ScaledBasis) else ScaledBasis(v, i)
+
+
+def _by_basis_path(items, leaf, layout, op, target=None, basis=False):
+    """The DSL's treatment of basis strides: coordinate mode by coordinate mode (as far as the strides ``v@i`` or the
+    cotarget reach), nested as the paths nest (``7@1@2`` is mode 1 of mode 2); ``leaf(ks, target_i)`` answers for
+    the flat modes ``ks`` whose path ends at mode ``i``.  ``basis``: the answer's strides are coordinates too."""
+    targets = () if target is None else target if is_tuple(target) else (target,)
+    groups = {}
+    for k, path in items:
+        groups.setdefault(path[0], []).append((k, path[1:]))
+    out = []
+    for i in range(max(len(targets), max(groups, default=-1) + 1)):
+        group = groups.get(i, [])
+        t = targets[i] if i < len(targets) else (None if target is None else 1)
+        if basis and i > max(groups, default=-1):  # past every stride: the cotarget mode's own coordinates
+            part = make_identity_layout(t)
+            out.append(_mk(part.shape, transform_leaf(part.stride, lambda v, i=i: _prefix(v, i))))
+            continue
+        deeper = [(k, path) for k, path in group if path]
+        if deeper and len(deeper) < len(group):
+            raise LayoutError(
+                f"{op}: in {layout} some strides end at coordinate mode {i} and others reach inside it "
+                f"({', '.join(str(ScaledBasis(1, p)) for _, p in deeper)}); give every stride of one mode the same "
+                f"depth (the CuTe DSL aborts on such a layout)"
+            )
+        part = (_by_basis_path(deeper, leaf, layout, op, t, basis) if deeper else leaf([k for k, _ in group], t))
+        out.append(_mk(part.shape, transform_leaf(part.stride, lambda v, i=i: _prefix(v, i))) if basis else part)
+    return make_layout(out)
 
 
 def _complement_basis(layout, cotarget):
-    """The DSL's complement of a basis-strided layout: per mode ``i``, the ``k@i`` modes against cotarget mode ``i``."""
+    """The DSL's complement of a basis-strided layout: per coordinate mode ``i``, the ``k@i`` modes against cotarget
+    mode ``i`` (a mode no stride reaches is the whole cotarget mode)."""
     shapes, strides = _flat(layout)
-    out = []
-    targets = cotarget if isinstance(cotarget, tuple) else (cotarget,)
-    for i, (ks, target_i) in enumerate(zip_longest(_basis_dims(strides, layout, "complement"), targets)):
-        ks = [k for k in ks or () if shapes[k] != 1]  # zip_longest pads the shorter of the two with None
-        target_i = 1 if target_i is None else target_i
-        part = _mk(product(target_i), 1)
-        if ks:
-            part, span = _complement_int([shapes[k] for k in ks], [strides[k].value for k in ks], target_i, layout)
-            if part.size() == 1:  # the DSL keeps the span as the stride of an empty complement
-                part = _mk(1, span)
-        out.append(_mk(part.shape, transform_leaf(part.stride, lambda v, i=i: ScaledBasis(v, i))))
-    return make_layout(out)
+
+    def leaf(ks, target_i):
+        ks = [k for k in ks if shapes[k] != 1]
+        if not ks:
+            return _mk(product(target_i), 1)
+        part, span = _complement_int([shapes[k] for k in ks], [strides[k].value for k in ks],
+                                     product(target_i), layout)  # the DSL takes a coordinate mode's size
+        return _mk(1, span) if part.size() == 1 else part  # the DSL keeps the span as the stride of an empty one
+
+    return _by_basis_path(_basis_paths(strides, layout, "complement"), leaf, layout, "complement", cotarget, True)
 
 
 @lru_cache(maxsize=4096)
@@ -461,12 +488,18 @@ def _left_inverse_flat(shapes, strides, pre, layout) -> Layout:
 def _inverse(layout: Layout, flat_inverse, op) -> Layout:
     """``flat_inverse`` of the coalesced modes; basis-strided: one per coordinate mode (of the ``k@i`` modes)."""
     _need_layout(layout, op, "the argument")
-    shapes, strides = _flat(coalesce(layout))
-    pre = prefix_product(shapes)
     if not _has_basis(layout.stride):
-        return flat_inverse(shapes, strides, pre, layout)
-    return make_layout([flat_inverse([shapes[k] for k in ks], [strides[k].value for k in ks], [pre[k] for k in ks],
-                                     layout) if ks else _mk(1, 0) for ks in _basis_dims(strides, layout, op)])
+        shapes, strides = _flat(coalesce(layout))
+        return flat_inverse(shapes, strides, prefix_product(shapes), layout)
+    shapes, strides = _flat(layout)  # the DSL nests the answer as all the paths do, size-1 modes' paths too
+    pre = prefix_product(shapes)
+
+    def leaf(ks, _):
+        ks = [k for k in ks if shapes[k] != 1]
+        return flat_inverse([shapes[k] for k in ks], [strides[k].value for k in ks], [pre[k] for k in ks],
+                            layout) if ks else _mk(1, 0)
+
+    return _by_basis_path(_basis_paths(strides, layout, op), leaf, layout, op)
 
 
 def right_inverse(layout: Layout) -> Layout:
@@ -523,6 +556,19 @@ def _unpack(z: Layout, tile_too: bool = False) -> Layout:
     return make_layout([*(z[0] if tile_too else [z[0]]), *z[1]])
 
 
+def _divide_cotarget(layout: Layout, tiler: Layout):
+    """A tiler of coordinates (basis strides, e.g. an identity layout) divides by ``shape(layout)``, mode by mode, as
+    the DSL does; an offset tiler by the size (the coalesced shape, whose product it is)."""
+    return layout.shape if _has_basis(tiler.stride) else coalesce(layout).shape
+
+
+def _identity_as_shape(tiler):
+    """The DSL divides by an identity layout as by its shape, zipped (a size-1 mode gets stride 0)."""
+    if isinstance(tiler, Layout) and is_tuple(tiler.shape) and tiler == make_identity_layout(tiler.shape):
+        return tiler.shape
+    return tiler
+
+
 @_wrapped
 def logical_divide(layout: Layout, tiler) -> Layout:
     """Split ``layout`` into (tile, rest): ``composition(layout, make_layout(tiler, complement(tiler, size)))``; a
@@ -531,8 +577,10 @@ def logical_divide(layout: Layout, tiler) -> Layout:
     >>> logical_divide(Layout((9,(4,8)), (59,(13,1))), (Layout(3,3), Layout((2,4),(1,8))))
     ((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))
     """
+    if _identity_as_shape(tiler) is not tiler:  # (tile, rest) as for any Layout tiler, the strides of the shape's
+        return zipped_divide(layout, tiler)      # divide (the DSL's: a size-1 mode gets stride 0)
     return _by_mode(logical_divide, layout, tiler, "the layout",
-                    lambda L, T: composition(L, make_layout(T, complement(T, coalesce(L).shape))))
+                    lambda L, T: composition(L, make_layout(T, complement(T, _divide_cotarget(L, T)))))
 
 
 def _zip2_by(layout: Layout, guide):
@@ -556,6 +604,7 @@ def zipped_divide(layout: Layout, tiler) -> Layout:
     >>> zipped_divide(Layout((8,6)), (4,3))
     ((4,3),(2,2)):((1,8),(4,24))
     """
+    tiler = _identity_as_shape(tiler)
     return _zip2_by(logical_divide(layout, tiler), tiler)
 
 

@@ -236,24 +236,39 @@ def compact_row_major(shape, current=1) -> Layout:
     return Layout._new(shape, _compact_strides(shape, as_int_tuple(current, "current", "compact_row_major"), True))
 
 
-def make_ordered_layout(shape, order) -> Layout:
-    """Compact layout, leaf ``i``'s stride the product of the leaves of smaller ``order`` (size 1: stride 0).
+def _order_parts(shape, order, op, whole_shape, whole_order):
+    """``[(order value, sub-shape)]``: each leaf of ``order`` with the part of ``shape`` it orders (``order`` must be
+    weakly congruent to ``shape``: an integer orders a whole sub-shape, a tuple one entry per mode)."""
+    if not is_tuple(order):
+        return [(order, shape)]
+    if not is_tuple(shape) or len(shape) != len(order):
+        raise LayoutError(
+            f"{op}: order {format_tree(whole_order)} is not congruent to shape {format_tree(whole_shape)}: "
+            f"{format_tree(order)} has {len(order)} entries where the shape has "
+            f"{f'{len(shape)} modes' if is_tuple(shape) else f'the integer {shape}'}; give one order per leaf (a "
+            f"tuple nested as the shape) or one integer for a whole mode (the CuTe DSL refuses it too)")
+    return [part for s, o in zip(shape, order) for part in _order_parts(s, o, op, whole_shape, whole_order)]
 
-    >>> make_ordered_layout((4,6,2), order=(2,0,1))
-    (4,6,2):(12,1,6)
+
+def make_ordered_layout(shape, order) -> Layout:
+    """Compact layout whose modes are laid out in ``order`` (weakly congruent to ``shape``): the part ordered by ``o``
+    starts at the size of the parts with smaller orders, column-major inside (size 1: stride 0), as CuTe's
+    ``compact_order``.
+
+    >>> make_ordered_layout((4,6,2), order=(2,0,1)), make_ordered_layout(((2,4),8), order=(1,0))
+    ((4,6,2):(12,1,6), ((2,4),8):((8,16),1))
     """
     shape = _checked_shape(shape, "make_ordered_layout")
     order = as_int_tuple(order, "order", "make_ordered_layout")
-    if not is_tuple(shape):
-        return Layout(shape)
-    fs, fo = leaves(shape), leaves(order)
-    if len(fo) != len(fs):
-        raise LayoutError(f"make_ordered_layout: order {format_tree(order)} has {len(fo)} entries but shape "
-                          f"{format_tree(shape)} has {len(fs)} leaves; give one order per leaf")
-    if len(set(fo)) != len(fo):
+    parts = _order_parts(shape, order, "make_ordered_layout", shape, order)
+    if len({o for o, _ in parts}) != len(parts):
         raise LayoutError(f"make_ordered_layout: order {format_tree(order)} repeats a value; orders must be distinct")
-    strides = tuple(0 if s == 1 else prod(t for t, p in zip(fs, fo) if p < o) for s, o in zip(fs, fo))
-    return Layout._new(shape, unflatten(strides, shape))
+    starts = iter([prod(product(t) for p, t in parts if p < o) for o, _ in parts])
+
+    def strides(s, o):
+        return tuple(strides(a, b) for a, b in zip(s, o)) if is_tuple(o) else _compact_strides(s, next(starts), False)
+
+    return Layout._new(shape, strides(shape, order))
 
 
 def make_identity_layout(shape) -> Layout:

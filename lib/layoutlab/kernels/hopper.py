@@ -29,7 +29,7 @@ Pipeline timeline: ``HopperGemmConfig(timeline=True)`` (both kernels; a compile-
 compile cache key) builds an instrumented kernel in which one lane per warp role stamps ``%globaltimer``
 and ``%clock64`` at each load issue, load arrival, MMA start/end and epilogue into an extra int64 buffer
 (the kernel's last argument): see :mod:`layoutlab.kernels.timeline`. Off (the default), none of it is
-traced: the PTX is the uninstrumented kernel's, byte for byte (tests/test_timeline.py checks it).
+traced: the PTX is the uninstrumented kernel's, byte for byte (tests/kernels/test_timeline.py checks it).
 """
 
 import dataclasses
@@ -605,7 +605,7 @@ def compile_hopper_gemm(dtype_name="bfloat16", a_major="K", b_major="K", c_major
     [(True, True)]
 
     (The PTX is kept only when ``CUTE_DSL_KEEP=ptx`` is set before the DSL is imported:
-    tests/test_kernels_hopper.py compiles in a subprocess and checks its wgmma and TMA instructions.)
+    tests/kernels/test_kernels_hopper.py compiles in a subprocess and checks its wgmma and TMA instructions.)
     """
     kernel_factory = kernel_factory or make_hopper_gemm_class
     key = (kernel_factory.__name__, dtype_name, a_major, b_major, c_major, config, with_beta)

@@ -53,7 +53,7 @@ def linear_layout_from_cute(layout, in_dim_names=None, out_dim_name: str = "offs
                 raise LayoutError(
                     f"{op}: mode {k} has extent {ms} in shape {shape}, not a power of two; a linear layout "
                     f"over F2 needs 2^k extents (pad the tile to {next_pow2_above(ms - 1)} or use the CuTe layout)")
-            if md != 0 and not is_pow2(md):
+            if ms > 1 and md != 0 and not is_pow2(md):  # a size-1 mode adds no bit, whatever its stride
                 raise LayoutError(f"{op}: mode {k} has stride {md} in {stride}, neither 0 nor a power of two, so "
                                   "offsets carry between bits and the map is not linear over F2")
             for v in (md << j for j in range(log2(ms))):

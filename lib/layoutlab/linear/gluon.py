@@ -1,6 +1,6 @@
 """Gluon's layout classes (``triton.experimental.gluon.language``) and their linear layouts.
 
-Gluon's class and keyword names; ``.to_linear_layout(shape)`` gives Gluon's bases (checked in ``tests/test_gluon.py``):
+Gluon's class and keyword names; ``.to_linear_layout(shape)`` gives Gluon's bases (checked in ``tests/linear/test_gluon.py``):
 ``register, lane, warp`` (distributed) or ``offset`` (shared) -> ``dim0, dim1, ...``. Fitting to a shape (Triton's
 ``combineCtaCgaWithShape``): a smaller tile repeats through extra register bits; a larger one loses its biggest bases
 along the too-large dim: registers dropped, lanes/warps zeroed (they hold copies: a broadcast).

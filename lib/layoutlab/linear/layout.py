@@ -1,5 +1,5 @@
 """The ``LinearLayout`` class: maps between named bit-vectors over F2, L(x) = M x, with Triton's names and semantics
-(checked against Triton in ``tests/test_linear_triton.py`` and ``tests/test_peer_triton_ll.py``).  The public
+(checked against Triton in ``tests/oracles/test_linear_triton.py`` and ``tests/oracles/test_peer_triton_ll.py``).  The public
 constructor validates; results of the algebra take the unchecked ``_make``; the rank is computed once.
 """
 
