@@ -540,13 +540,10 @@ def _by_mode(public, layout: Layout, tiler, what: str, fn) -> Layout:
     _need_layout(layout, op, what)
     if tiler is None:
         return layout
-    if isinstance(tiler, (tuple, list)):
-        return _transform_layout(layout, tuple(tiler), public, op)
-    if is_int(tiler):
-        if layout.rank() == 0:  # an integer tiler tiles mode 0, which the empty layout lacks (the DSL refuses too)
-            raise LayoutError(f"{op}: the integer tiler {tiler} tiles mode 0, but {layout} has no modes; give a "
-                              f"Layout tiler or the empty tiler ()")
+    if is_int(tiler) and layout.rank():
         return fn(layout, _mk(int(tiler), 1 if tiler > 1 else 0))
+    if isinstance(tiler, (tuple, list)) or is_int(tiler):  # an int tiles mode 0, which ():() lacks (as the DSL says)
+        return _transform_layout(layout, (tiler,) if is_int(tiler) else tuple(tiler), public, op)
     _need_layout(tiler, op, "the tiler")
     return fn(layout, tiler)
 
