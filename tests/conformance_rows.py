@@ -163,8 +163,8 @@ DIFFERENCES = [
         "a coordinate mode is an integer or a tuple, not both; no answer can nest both ways",
         lambda: complement(Layout((2, 3), (E(1), E(1, 0) * 2)), (8, (8, 8)))),
     Row("by-mode logical_product of an identity layout",
-        "PyCuTe returns an injective layout, `((6,2),(4,2)):((1@0,6@0),(1@1,4@1))` for `make_identity_layout((6,4))` "
-        "by `(2,2)`",
+        "PyCuTe returns an injective layout, as the complement in each mode's own coordinate does: "
+        "`((6,2),(4,2)):((1@0,6@0),(1@1,4@1))` for `make_identity_layout((6,4))` by `(2,2)`",
         "the DSL's `((6,2),(4,2)):((1@0,6@0),(1@1,1@0))`, not injective",
         "we follow the DSL; the tuple tiler multiplies each mode alone"),
 ]

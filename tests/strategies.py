@@ -166,6 +166,26 @@ def injective_layouts(draw, max_leaves=4, max_depth=3, max_size=1024):
                        max_size=max_size)
 
 
+@st.composite
+def small_layouts(draw):
+    """Small layouts with shapes nested up to two levels and strides 0..12, so two draws often give the same
+    function (what the grading checks need)."""
+    def mode():
+        if draw(st.booleans()):
+            return draw(st.integers(1, 4))
+        return tuple(draw(st.integers(1, 3)) for _ in range(draw(st.integers(2, 3))))
+
+    shape = tuple(mode() for _ in range(draw(st.integers(1, 3))))
+    stride = tuple(tuple(draw(st.integers(0, 12)) for _ in m) if isinstance(m, tuple) else draw(st.integers(0, 12))
+                   for m in shape)
+    return Layout(shape, stride)
+
+
+def trees(leaf=st.integers(-40, 40), min_size=0):
+    """Nested tuples of depth up to 4; the empty tuple included."""
+    return st.recursive(leaf, lambda kids: st.lists(kids, min_size=min_size, max_size=4).map(tuple), max_leaves=12)
+
+
 # --------------------------------------------------------------------------- linear layouts over F2
 
 #: the in- and out-dim names of linear_layouts
@@ -237,3 +257,48 @@ def layouts_with_a_square_dim(draw):
             L = LinearLayout.from_bases(list(bases.items()), L.get_out_dim_names(),
                                         [s for _, s in L.out_dims], require_surjective=False)
     return L
+
+
+# --------------------------------------------------------------------------- seeded linear layouts over F2
+
+#: the dim names of rand_linear_layout (Triton's)
+LL_IN_NAMES = ["register", "lane", "warp", "block"]
+LL_OUT_NAMES = ["dim0", "dim1", "dim2"]
+
+
+def rand_linear_layout(rng, in_bits=None, out_sizes=None, in_names=None, out_names=None, surjective=False):
+    """A random layout; with ``surjective`` it is built from a random invertible matrix plus extras."""
+    if out_names is None:
+        out_names = rng.sample(LL_OUT_NAMES, rng.randint(1, 2))
+        out_names.sort(key=LL_OUT_NAMES.index)
+    if out_sizes is None:
+        out_sizes = [1 << rng.randint(0, 3) for _ in out_names]
+    if in_names is None:
+        in_names = rng.sample(LL_IN_NAMES, rng.randint(1, 3))
+    if in_bits is None:
+        in_bits = [rng.randint(0, 3) for _ in in_names]
+    out_bits = [(s.bit_length() - 1) for s in out_sizes]
+    total_out = sum(out_bits)
+    total_in = sum(in_bits)
+    cols = [rng.getrandbits(total_out) if total_out else 0 for _ in range(total_in)]
+    if surjective and total_in >= total_out:
+        # place the unit vectors at random distinct columns, mixed with random others: full rank
+        pos = rng.sample(range(total_in), total_out)
+        for k, p in enumerate(pos):
+            cols[p] = 1 << k
+        for p in pos:
+            for q in range(total_in):
+                if q != p and rng.random() < 0.3:
+                    cols[q] ^= cols[p]
+    bases, c = [], 0
+    for name, n in zip(in_names, in_bits):
+        vecs = []
+        for _ in range(n):
+            v, sh = [], 0
+            for b in out_bits:
+                v.append((cols[c] >> sh) & ((1 << b) - 1))
+                sh += b
+            vecs.append(v)
+            c += 1
+        bases.append((name, vecs))
+    return LinearLayout.from_bases(bases, out_names, out_sizes, require_surjective=False)

@@ -285,7 +285,7 @@ def _api_rows():
         label = re.fullmatch(r"\{ref\}`([\w-]+)`", chapter)
         assert label or chapter == "—", f"api.md: {operation}: chapter cell {chapter!r}"
         rows.append((operation, re.findall(r"`([\w.]+)`", functions), re.findall(r"`([\w.]+)`", module),
-                     re.findall(r"`(tests/[\w.]+)`", tests), label.group(1) if label else None))
+                     re.findall(r"`(tests/[\w./]+)`", tests), label.group(1) if label else None))
     return rows
 
 

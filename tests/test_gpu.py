@@ -7,6 +7,7 @@ import os
 import pytest
 
 from layoutlab import gpu
+from layoutlab.errors import LayoutError
 
 
 def test_detection_is_consistent():
@@ -50,6 +51,72 @@ def test_every_recorded_result_names_gpu_date_and_versions():
         data = json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_text())
         for key in ("gpu", "date", "versions"):
             assert key in data, f"{path.name} lacks {key!r}: recorded results must say where and when"
+
+
+def _machine(monkeypatch, hopper, any_gpu):
+    monkeypatch.setattr(gpu, "is_hopper", lambda: hopper)
+    monkeypatch.setattr(gpu, "available", lambda min_cc=None: any_gpu)
+
+
+def test_live_or_recorded_measures_only_where_it_can(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(gpu, "RESULTS_DIR", tmp_path)
+    (tmp_path / "demo.json").write_text(json.dumps({"gpu": "NVIDIA H100 80GB HBM3", "date": "2026-11-22T15:00"}))
+    calls = []
+
+    def measure():
+        calls.append(1)
+        return {"gpu": "NVIDIA H200", "date": "2026-11-28T11:00", "live": True}
+
+    _machine(monkeypatch, hopper=True, any_gpu=True)                  # a Hopper with the packages: measured now
+    assert gpu.live_or_recorded("demo", measure, needs=("json",))["live"] and len(calls) == 1
+    assert capsys.readouterr().out == "Measured now on NVIDIA H200, 2026-11-28T11:00.\n"
+    # a Hopper without a needed package, an Ampere for a Hopper measurement, no GPU: the recording, labelled
+    for hopper, any_gpu, needs, kw in ((True, True, ("no_such_package_here",), {}), (False, True, ("json",), {}),
+                                       (False, False, ("json",), {"hopper": False})):
+        _machine(monkeypatch, hopper, any_gpu)
+        rec = gpu.live_or_recorded("demo", measure, needs=needs, **kw)
+        assert rec == {"gpu": "NVIDIA H100 80GB HBM3", "date": "2026-11-22T15:00"}
+        assert capsys.readouterr().out.startswith("Recorded on NVIDIA H100 80GB HBM3 on 2026-11-22")
+    assert len(calls) == 1
+    _machine(monkeypatch, hopper=False, any_gpu=True)                 # any GPU will do: measured now
+    assert gpu.live_or_recorded("demo", measure, hopper=False, needs=("json",))["live"] and len(calls) == 2
+    capsys.readouterr()
+    assert gpu.live_or_recorded("nothing", measure, needs=("no_such_package_here",)) is None     # neither
+    assert "no recorded nothing.json under" in capsys.readouterr().out
+    assert gpu.live_or_recorded("nothing", missing="the model only") is None
+    assert capsys.readouterr().out == "the model only\n"
+
+
+class _Stand:
+    """An array of another library, named by its type's package as torch's and cupy's are."""
+
+    def __init__(self, module, **attrs):
+        self.__class__ = type("Tensor", (), {"__module__": module})
+        self.__dict__.update(attrs)
+
+
+def test_array_library_reads_the_type_not_the_attributes():
+    import numpy as np
+    assert gpu.array_library(np.zeros(2)) == "numpy" and gpu.array_library(np.float32(1)) == "numpy"
+    assert gpu.array_library(_Stand("torch.nn.parameter")) == "torch"
+    assert gpu.array_library(_Stand("cupy._core.core")) == "cupy"
+    # attributes torch and cupy arrays have do not make an array of either
+    assert gpu.array_library(_Stand("mylib", data_ptr=1, element_size=2, new_empty=3, get_device=4)) is None
+    assert gpu.array_library([1, 2]) is None and gpu.array_library(None) is None
+
+
+def test_array_info_and_new_array_on_numpy():
+    import numpy as np
+    x = np.arange(24, dtype=np.float32).reshape(4, 6).T[::2]            # strides (1, 6) elements, then every 2nd row
+    assert gpu.array_info(x) == ("float32", (3, 4), (2, 6), False)
+    out = gpu.new_array(x, (2, 5), "int32", zeros=True)
+    assert out.dtype == np.int32 and out.shape == (2, 5) and not out.any()
+    assert gpu.new_array(x, 3).dtype == np.float32
+    assert gpu.device_index(x) is None
+    with pytest.raises(LayoutError, match="new_array: like must be a torch, cupy or numpy array, got list"):
+        gpu.new_array([1, 2], (2,))
+    with pytest.raises(LayoutError, match="current_stream: a numpy array has no CUDA stream"):
+        gpu.current_stream(x)
 
 
 @pytest.mark.gpu

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import layoutlab
 from layoutlab import Layout, grading
 from layoutlab.grading import WrongAnswer
+from strategies import small_layouts as layouts
 
 SETTINGS = settings(max_examples=150, deadline=None)
 
@@ -47,20 +48,6 @@ def _offsets(shape, stride):
             rest //= s
         out.append(off)
     return out
-
-
-@st.composite
-def layouts(draw, size=None):
-    """Small layouts with shapes nested up to two levels; strides 0..12."""
-    def mode():
-        if draw(st.booleans()):
-            return draw(st.integers(1, 4))
-        return tuple(draw(st.integers(1, 3)) for _ in range(draw(st.integers(2, 3))))
-
-    shape = tuple(mode() for _ in range(draw(st.integers(1, 3))))
-    stride = tuple(tuple(draw(st.integers(0, 12)) for _ in m) if isinstance(m, tuple) else draw(st.integers(0, 12))
-                   for m in shape)
-    return Layout(shape, stride)
 
 
 @SETTINGS

@@ -156,7 +156,7 @@ def main(argv=None):
         return 1
     import cupy
     from layoutlab.bench.gemm import Operands, _check_timing, _cupy_has_bf16, _rel_err, _slug, gpu_info, time_launches
-    from layoutlab.kernels.hopper import current_stream
+    from layoutlab.kernels._common import cu_stream
     from layoutlab import kernels
 
     _check_timing(args.rounds, args.seconds)
@@ -185,7 +185,7 @@ def main(argv=None):
             sets = max(2, math.ceil(4 * info["l2_bytes"] / (2 * (m * k + k * n + m * n))))
             ops = Operands(lib, dtype, m, n, k, sets)
             a, b, c = ops.sets[0]
-            stream = current_stream(a)
+            stream = cu_stream(a)
             example = ExampleSide(module, class_name, args.tile, args.cluster, args.swizzle, (a, b, c), stream)
             sides = {name: [prepares[name](*s)[1] for s in ops.sets] for name in ours}
             sides.update(dsl_example=[example.launcher(*s) for s in ops.sets],

@@ -12,14 +12,10 @@ from hypothesis import strategies as st
 from layoutlab import LayoutError, ScaledBasis, congruent, flatten, format_int_tuple, weakly_congruent
 from layoutlab.cute.inttuple import (format_tree, leaf_paths, leaves, none_to_zero, transform_leaf, unflatten,
                                      zip_leaves, zip_profile)
+from strategies import trees
 
 ints = st.integers(-40, 40)
 leaf_values = st.one_of(ints, st.none(), st.builds(ScaledBasis, st.integers(1, 8), st.integers(0, 3)))
-
-
-def trees(leaf=ints, min_size=0):
-    """Nested tuples of depth up to 4; the empty tuple included."""
-    return st.recursive(leaf, lambda kids: st.lists(kids, min_size=min_size, max_size=4).map(tuple), max_leaves=12)
 
 
 def _nodes(t):

@@ -100,8 +100,10 @@ class _PoisonedModule:
 
 
 class _CpuTorchLike:
-    """Duck-types a CPU torch tensor (torch is not installed here): the kernels must ask ``is_cuda``."""
+    """Stands in for a CPU torch tensor (torch is not installed here; its type's package says torch): the kernels
+    must ask ``is_cuda``."""
 
+    __module__ = "torch"
     is_cuda = False
     shape, ndim, dtype = (8, 8), 2, "float16"
 
@@ -139,10 +141,10 @@ def test_every_kernel_refuses_host_arrays_before_touching_cuda(kernel, host, mon
 
 
 class _DeviceLike:
-    """Looks like a device array (``__cuda_array_interface__``) and has nothing else: any other use fails
+    """Stands in for a cupy array (its type's package says cupy) and has nothing else: any other use fails
     (AttributeError), so only the host operand after it may be looked at."""
 
-    __cuda_array_interface__ = {}
+    __module__ = "cupy"
 
 
 def _cpu_or_device(_):

@@ -14,6 +14,7 @@ import pytest
 
 from layoutlab.errors import LayoutError
 from layoutlab.linear.layout import LinearLayout
+from strategies import LL_IN_NAMES as IN_NAMES, LL_OUT_NAMES as OUT_NAMES, rand_linear_layout as rand_layout
 
 triton = pytest.importorskip("triton", reason="triton (the linear-layout oracle) is not installed")
 pytestmark = [pytest.mark.triton, pytest.mark.xdist_group("triton_ll")]
@@ -75,48 +76,6 @@ def ours(s):
 
 def dump(ll):
     return {"bases": [[d, v] for d, v in ll.bases], "out_dims": [list(o) for o in ll.out_dims]}
-
-
-IN_NAMES = ["register", "lane", "warp", "block"]
-OUT_NAMES = ["dim0", "dim1", "dim2"]
-
-
-def rand_layout(rng, in_bits=None, out_sizes=None, in_names=None, out_names=None, surjective=False):
-    """A random layout; with ``surjective`` it is built from a random invertible matrix plus extras."""
-    if out_names is None:
-        out_names = rng.sample(OUT_NAMES, rng.randint(1, 2))
-        out_names.sort(key=OUT_NAMES.index)
-    if out_sizes is None:
-        out_sizes = [1 << rng.randint(0, 3) for _ in out_names]
-    if in_names is None:
-        in_names = rng.sample(IN_NAMES, rng.randint(1, 3))
-    if in_bits is None:
-        in_bits = [rng.randint(0, 3) for _ in in_names]
-    out_bits = [(s.bit_length() - 1) for s in out_sizes]
-    total_out = sum(out_bits)
-    total_in = sum(in_bits)
-    cols = [rng.getrandbits(total_out) if total_out else 0 for _ in range(total_in)]
-    if surjective and total_in >= total_out:
-        # place the unit vectors at random distinct columns, mixed with random others: full rank
-        pos = rng.sample(range(total_in), total_out)
-        for k, p in enumerate(pos):
-            cols[p] = 1 << k
-        for p in pos:
-            for q in range(total_in):
-                if q != p and rng.random() < 0.3:
-                    cols[q] ^= cols[p]
-    bases, c = [], 0
-    for name, n in zip(in_names, in_bits):
-        vecs = []
-        for _ in range(n):
-            v, sh = [], 0
-            for b in out_bits:
-                v.append((cols[c] >> sh) & ((1 << b) - 1))
-                sh += b
-            vecs.append(v)
-            c += 1
-        bases.append((name, vecs))
-    return LinearLayout.from_bases(bases, out_names, out_sizes, require_surjective=False)
 
 
 def build_cases(seed=1234, n=400):

@@ -46,6 +46,7 @@ from test_algebra_dsl_diff import (_check_complement, _check_composition, _check
                                    _check_logical_divide, _check_logical_product, _check_product_family,
                                    _check_rank_product, _check_right_inverse, _check_same_function)
 from test_conformance_dsl import lit
+from differential import count_line, run_differential
 from strategies import rand_layout, rand_tiler_layout, rand_tuple_tiler
 
 tl = pytest.importorskip("tensor_layouts", reason="tensor-layouts (the dev extra) is not installed")
@@ -396,17 +397,18 @@ def outcome():
     for c in cases:
         if c.op == "F2 round trip":
             back.update({id(side): _table_snippet(side[1]) for side in (c.ours, c.theirs) if side[0] == "ok"})
-    extra = sorted(set(back.values()))
-    results = dsl_eval([c.snippet for c in cases] + extra)
-    tables = {snip: (_parse_tuple(r.value) if r.ok else None) for snip, r in zip(extra, results[len(cases):])}
-    back_tables = {k: tables[snip] for k, snip in back.items()}
-    for c, r in zip(cases, results):
+    back_tables = {}
+
+    def judge(c, r, extras):                    # the pair's outcome; the verdict is left on the case
+        if not back_tables:
+            back_tables.update({k: _parse_tuple(extras[s].value) if extras[s].ok else None for k, s in back.items()})
         classify(c, r, back_tables)
-    pairs, verdicts, reasons = collections.Counter(), collections.Counter(), collections.Counter()
-    per_op = collections.defaultdict(collections.Counter)
+        return c.verdict[0]
+
+    run = run_differential(cases, judge, extra=sorted(set(back.values())))
+    pairs, per_op, results = run.counts, run.per_group, run.results
+    verdicts, reasons = collections.Counter(), collections.Counter()
     for c in cases:
-        pairs[c.verdict[0]] += 1
-        per_op[c.op][c.verdict[0]] += 1
         if c.verdict[0] in ("differ", "one refuses"):
             verdicts[c.verdict[1]] += 1
             per_op[c.op][c.verdict[1]] += 1
@@ -414,13 +416,12 @@ def outcome():
                 if c.verdict[1] in ("ours right", "both wrong") and who == "tensor-layouts" or \
                         c.verdict[1] not in ("ours right", "both right") and who == "layoutlab":
                     reasons[(who, why)] += 1
-    dsl_ok = sum(r.ok for r in results[:len(cases)])
+    dsl_ok = sum(r.ok for r in results)
     head = (f"tensor-layouts {tl.__version__} differential (layoutlab / tensor-layouts, the CuTe DSL judging): "
             f"{len(cases)} cases, " + ", ".join(f"{k}={pairs[k]}" for k in ("agree", "differ", "both refuse",
                                                                              "one refuses"))
-            + "; differences: " + (", ".join(f"{k}={v}" for k, v in sorted(verdicts.items())) or "none"))
-    lines = [head] + [f"  tensor-layouts differential, {op}: " + ", ".join(f"{k}={v}" for k, v in sorted(cnt.items()))
-                      for op, cnt in per_op.items()]
+            + "; differences: " + (count_line(verdicts) or "none"))
+    lines = [head] + [f"  tensor-layouts differential, {op}: " + count_line(cnt) for op, cnt in per_op.items()]
     lines += [f"  tensor-layouts differential, the wrong side of a difference: {n} cases, {who}: {why}"
               for (who, why), n in reasons.most_common()]
     past = [c for c in cases if c.verdict[0] in ("differ", "one refuses") and _ends_in_size1_and_reads_past(c)]

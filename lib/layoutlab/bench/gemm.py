@@ -22,6 +22,7 @@ import subprocess
 from pathlib import Path
 
 from .. import kernels
+from ..gpu import array_library
 
 __all__ = ["main", "bench_point", "SHAPES", "PLAN", "LADDER_SHAPES", "GOALS", "ladder_goals"]
 
@@ -99,7 +100,7 @@ def _np_dtype(name):
 
 
 def _rel_err(x, ref):
-    if hasattr(x, "double"):
+    if array_library(x) == "torch":
         import torch
         return float(torch.linalg.norm(x.float() - ref.float()) / torch.linalg.norm(ref.float()))
     import cupy
@@ -159,7 +160,7 @@ def bench_point(name, ops, rounds=5, seconds=1.0):
     kernel, prepare = getattr(module, name), getattr(module, f"prepare_{name}", None)
     a, b, c = ops.sets[0]
     ops.cublas(a, b, c)
-    ref = c.clone() if hasattr(c, "clone") else c.copy()
+    ref = c.clone() if array_library(c) == "torch" else c.copy()
     c[...] = float("nan")
     kernel(a, b, c)
     err = _rel_err(c, ref)

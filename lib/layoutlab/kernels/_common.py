@@ -5,6 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import LayoutError
+from ..gpu import array_library, current_stream, new_array
 
 
 @dataclass(frozen=True)
@@ -132,11 +133,8 @@ def refuse_host_array(x, name, kernel="gemm"):
     """
     if isinstance(x, DeviceOperand):
         return
-    if hasattr(x, "data_ptr") and hasattr(x, "element_size"):          # torch: ask the tensor itself
-        on_host = not getattr(x, "is_cuda", False)
-    else:                                                                # numpy, lists, scalars, ...
-        on_host = not hasattr(x, "__cuda_array_interface__")
-    if on_host:
+    lib = array_library(x)
+    if lib != "cupy" and not (lib == "torch" and x.is_cuda):           # numpy, CPU tensors, lists, scalars, ...
         raise LayoutError(f"{kernel}: {name} must be a cupy array or a torch CUDA tensor, got "
                           f"{type(x).__name__} in host memory (refused before any CUDA call); move it to "
                           f"the GPU first: cupy.asarray({name}) or {name}.cuda()")
@@ -146,7 +144,7 @@ def device_operand(x, name):
     """Wrap a cupy ndarray or a torch CUDA tensor as a :class:`DeviceOperand`, or raise LayoutError
     (host arrays are refused by :func:`refuse_host_array` before anything touches CUDA)."""
     refuse_host_array(x, name)
-    if hasattr(x, "data_ptr") and hasattr(x, "element_size"):  # torch
+    if array_library(x) == "torch":
         import torch
 
         table = {torch.float32: np.dtype("float32"), torch.float16: np.dtype("float16")}
@@ -159,13 +157,26 @@ def device_operand(x, name):
         size = x.element_size()
         return DeviceOperand(x, tuple(x.shape), tuple(s * size for s in x.stride()), size, table[x.dtype],
                              x.data_ptr())
-    try:
-        import cupy as cp
-    except ImportError:  # pragma: no cover - no GPU stack
-        cp = None
-    if cp is not None and isinstance(x, cp.ndarray):
+    if array_library(x) == "cupy":
         return DeviceOperand(x, tuple(x.shape), tuple(x.strides), x.itemsize, np.dtype(x.dtype), x.data.ptr)
     raise LayoutError(f"gemm: {name} must be a cupy array or a torch CUDA tensor, got {type(x).__name__}")
+
+
+def cu_stream(A):
+    """The CUstream that ``A``'s library (torch or cupy) is using now, for a kernel launch
+    (:func:`layoutlab.gpu.current_stream` gives its handle); a host array has none.
+
+    >>> import numpy as np
+    >>> try:
+    ...     cu_stream(np.zeros(2))
+    ... except LayoutError as err:
+    ...     print(err)
+    current_stream: a numpy array has no CUDA stream; pass a cupy array or a torch CUDA tensor
+    """
+    handle = current_stream(A)
+    import cuda.bindings.driver as cuda
+
+    return cuda.CUstream(handle)
 
 
 def vector_width(operands, max_elems):
@@ -262,7 +273,6 @@ class GemmLauncher:
     def __call__(self, A, B, C=None, *, alpha=1.0, beta=0.0):
         for name, x in (("A", A), ("B", B)) + ((("C", C),) if C is not None else ()):
             refuse_host_array(x, name, self.name)          # before any import or call that touches CUDA
-        import cuda.bindings.driver as cuda
         import cutlass
         import cutlass.cute as cute
         from cutlass.cute.runtime import make_ptr
@@ -273,14 +283,7 @@ class GemmLauncher:
             raise LayoutError(f"{self.name}: dtype {problem.dtype} is not supported; use one of "
                               f"{list(self.dtypes)}")
         if C is None:
-            if hasattr(A, "data_ptr"):
-                import torch
-
-                C = torch.empty((problem.m, problem.n), dtype=A.dtype, device=A.device)
-            else:
-                import cupy as cp
-
-                C = cp.empty((problem.m, problem.n), dtype=A.dtype)
+            C = new_array(A, (problem.m, problem.n))
         c = device_operand(C, "C")
         if c.dtype != a.dtype:
             raise LayoutError(f"{self.name}: C is {c.dtype} but A and B are {a.dtype}; C must have the "
@@ -305,14 +308,7 @@ class GemmLauncher:
         ab_align = vec * problem.dtype.itemsize
         ptrs = [make_ptr(dtype, op.ptr, cute.AddressSpace.gmem, assumed_align=al)
                 for op, al in ((a, ab_align), (b, ab_align), (c, problem.dtype.itemsize))]
-        if hasattr(A, "data_ptr"):
-            import torch
-
-            stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)
-        else:
-            import cupy as cp
-
-            stream = cuda.CUstream(cp.cuda.get_current_stream().ptr)
+        stream = cu_stream(A)
         compiled(*ptrs, cutlass.Int32(problem.m), cutlass.Int32(problem.n), cutlass.Int32(problem.k),
                  cutlass.Int32(lda), cutlass.Int32(ldb), cutlass.Int32(ldc),
                  cutlass.Float32(alpha), cutlass.Float32(beta), stream)

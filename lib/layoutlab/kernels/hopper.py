@@ -37,7 +37,8 @@ import math
 from dataclasses import dataclass
 
 from ..errors import LayoutError
-from ._common import DeviceOperand, cutlass_dtype, device_operand, gemm_problem, refuse_host_array
+from ..gpu import array_info, array_library, new_array
+from ._common import DeviceOperand, cu_stream, cutlass_dtype, device_operand, gemm_problem, refuse_host_array
 
 __all__ = ["gemm_hopper", "prepare_gemm_hopper", "HopperGemmConfig", "compile_hopper_gemm",
            "hopper_operands", "TIMELINE_EVENTS", "TIMELINE_COLUMNS", "timeline_slots"]
@@ -638,35 +639,19 @@ def _canonical_view(x, major_mode):
     would make the majorness ambiguous and can break TMA's 16-byte rule for a stride that is never used.
     Example: an M-major view of shape (1, 1) with strides (1, 8) becomes strides (8, 1) for major_mode=1.
     """
-    itemsize = x.itemsize if hasattr(x, "itemsize") else x.element_size()
-    strides = list(x.stride()) if callable(getattr(x, "stride", None)) else [s // itemsize for s in x.strides]
+    is_torch = array_library(x) == "torch"
+    itemsize = x.element_size() if is_torch else x.itemsize
+    strides = list(array_info(x)[2])
     want = list(strides)
     want[major_mode] = 1
     if x.shape[1 - major_mode] == 1:
         want[1 - major_mode] = -(-max(int(x.shape[major_mode]), 1) // 8) * 8
     if want == strides:
         return x
-    if hasattr(x, "as_strided"):                       # torch
+    if is_torch:
         return x.as_strided(tuple(x.shape), tuple(want))
     from cupy.lib.stride_tricks import as_strided
     return as_strided(x, shape=x.shape, strides=tuple(s * itemsize for s in want))
-
-
-def _new_output(A, shape):
-    if hasattr(A, "new_empty"):            # torch
-        return A.new_empty(shape)
-    import cupy
-    return cupy.empty(shape, dtype=A.dtype)
-
-
-def current_stream(A):
-    """The CUstream the caller's framework is using (torch's or cupy's current stream)."""
-    import cuda.bindings.driver as cuda
-    if hasattr(A, "new_empty"):
-        import torch
-        return cuda.CUstream(torch.cuda.current_stream().cuda_stream)
-    import cupy
-    return cuda.CUstream(cupy.cuda.get_current_stream().ptr)
 
 
 def plan_gemm(name, compiled_for, A, B, C, alpha, beta, timeline=None):
@@ -676,7 +661,7 @@ def plan_gemm(name, compiled_for, A, B, C, alpha, beta, timeline=None):
     buffer of an instrumented build (checked by the caller), passed as the kernel's last argument."""
     prob, _ = hopper_operands(A, B, C, beta=beta, name=name)
     if C is None:
-        C = _new_output(A, (prob.m, prob.n))
+        C = new_array(A, (prob.m, prob.n))
     dtype_name = str(prob.dtype)
     import cutlass
     a = to_cute_tensor(A, 1 if prob.a_major == "K" else 0)
@@ -687,7 +672,7 @@ def plan_gemm(name, compiled_for, A, B, C, alpha, beta, timeline=None):
         from cutlass.cute.runtime import from_dlpack
         ops += (from_dlpack(timeline, assumed_align=TMA_ALIGN_BYTES).mark_layout_dynamic(leading_dim=0),)
     kernel = compiled_for(dtype_name, prob.a_major, prob.b_major, prob.c_major, beta != 0, ops)
-    args = (a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), current_stream(A)) + ops[3:]
+    args = (a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), cu_stream(A)) + ops[3:]
     return C, lambda: kernel(*args)
 
 
@@ -703,21 +688,11 @@ def check_timeline_buffer(name, config, timeline, k):
         raise LayoutError(f"{name}: config.timeline=True needs timeline=<int64 device array of "
                           f"{math.prod(timeline_buffer_shape(name, config, k))} elements, filled with -1>")
     need = math.prod(timeline_buffer_shape(name, config, k))
-    dtype, shape, strides, on_gpu = _array_info(timeline)
+    dtype, shape, strides, on_gpu = array_info(timeline)
     if not on_gpu or dtype != "int64" or len(shape) != 1 or strides != (1,) or shape[0] < need:
         raise LayoutError(f"{name}: the timeline buffer must be a contiguous 1-D int64 GPU array (cupy or "
                           f"torch) of at least {need} elements (shape {timeline_buffer_shape(name, config, k)} "
                           f"flattened); got {type(timeline).__name__} of dtype {dtype}, shape {shape}")
-
-
-def _array_info(x):
-    """``(dtype name, shape, element strides, on a GPU)`` of a cupy/torch/numpy array."""
-    if hasattr(x, "element_size") and callable(getattr(x, "stride", None)):          # torch
-        return str(x.dtype).replace("torch.", ""), tuple(x.shape), tuple(x.stride()), bool(x.is_cuda)
-    if hasattr(x, "dtype") and hasattr(x, "strides"):
-        on_gpu = type(x).__module__.startswith("cupy")
-        return (str(x.dtype), tuple(x.shape), tuple(s // x.itemsize for s in x.strides), on_gpu)
-    return type(x).__name__, (), (), False
 
 
 def run_gemm(name, compiled_for, A, B, C, alpha, beta):

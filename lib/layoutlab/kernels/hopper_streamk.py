@@ -35,7 +35,9 @@ fixup costs more than that.
 from dataclasses import dataclass
 
 from ..errors import LayoutError
-from .hopper import (THREADS_PER_WARPGROUP, TMA_ALIGN_BYTES, _dsl, _new_output, _class_of, current_stream,
+from ..gpu import current_stream, device_index, new_array
+from ._common import cu_stream
+from .hopper import (THREADS_PER_WARPGROUP, TMA_ALIGN_BYTES, _dsl, _class_of,
                      fake_operands, hopper_operands, to_cute_tensor)
 from .hopper_ws import HopperWsConfig, make_hopper_ws_class, persistent_sms, PRODUCER_REGS, CONSUMER_REGS
 from .schedule import stream_k_owner, stream_k_schedule, stream_k_split, stream_k_unit
@@ -372,30 +374,11 @@ def _workspace(A, config):
     stream-K range spans at most two tiles) and a counter per tail CTA tile (fewer than one wave of them);
     the counters are zero, and left zero by every launch."""
     slots = config.num_sms
-    key = (_device_key(A), _stream_key(A), slots, config.tile_m * config.tile_n)
+    key = (device_index(A), current_stream(A), slots, config.tile_m * config.tile_n)
     if key not in _WORKSPACES:
-        if hasattr(A, "new_zeros"):                                    # torch
-            import torch
-            _WORKSPACES[key] = (A.new_zeros(2 * slots * config.tile_m * config.tile_n, dtype=torch.float32),
-                                A.new_zeros(slots, dtype=torch.int32))
-        else:
-            import cupy
-            with cupy.cuda.Device(A.device.id):
-                _WORKSPACES[key] = (cupy.zeros(2 * slots * config.tile_m * config.tile_n, cupy.float32),
-                                    cupy.zeros(slots, cupy.int32))
+        _WORKSPACES[key] = (new_array(A, 2 * slots * config.tile_m * config.tile_n, "float32", zeros=True),
+                            new_array(A, slots, "int32", zeros=True))
     return _WORKSPACES[key]
-
-
-def _device_key(A):
-    return A.get_device() if hasattr(A, "get_device") else A.device.id
-
-
-def _stream_key(A):
-    if hasattr(A, "new_zeros"):                                        # torch
-        import torch
-        return torch.cuda.current_stream().cuda_stream
-    import cupy
-    return cupy.cuda.get_current_stream().ptr
 
 
 def gemm_hopper_streamk(A, B, C=None, *, alpha=1.0, beta=0.0, config=None):
@@ -422,10 +405,10 @@ def prepare_gemm_hopper_streamk(A, B, C=None, *, alpha=1.0, beta=0.0, config=Non
                           f"({sched.num_ctas} clusters x {sched.sk_iters} tail k-tiles >= 2^31); split K into "
                           f"calls with beta=1")
     if C is None:
-        C = _new_output(A, (prob.m, prob.n))
+        C = new_array(A, (prob.m, prob.n))
     import cutlass
     from cutlass.cute.runtime import from_dlpack
-    stream = current_stream(A)
+    stream = cu_stream(A)
     ws, cnt = _workspace(A, config)
     a = to_cute_tensor(A, 1 if prob.a_major == "K" else 0)
     b = to_cute_tensor(B.T, 1 if prob.b_major == "K" else 0)      # (N, K) view of B

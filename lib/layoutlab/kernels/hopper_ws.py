@@ -31,6 +31,7 @@ first tiles of the first CTAs), as in :mod:`layoutlab.kernels.hopper`.
 from dataclasses import dataclass
 
 from ..errors import LayoutError
+from ..gpu import device_index
 from ._common import grouped_tile_coord
 
 from .hopper import (EV_EMPTY_WAIT, EV_EPI_END, EV_EPI_START, EV_FULL_WAIT, EV_LOAD_ARRIVE,
@@ -389,7 +390,7 @@ def persistent_sms(A, cluster_mn):
     the H100 SXM: 132 for 2 x 1 clusters (66 of them). A persistent cluster that cannot be resident with
     the others would start only when one finishes, doubling the time of its tiles."""
     size = cluster_mn[0] * cluster_mn[1]
-    key = (_device_of(A), size)
+    key = (device_index(A), size)
     if key not in _PERSISTENT:
         from cutlass.utils import HardwareInfo
         clusters = HardwareInfo(key[0] or 0).get_max_active_clusters(size)
@@ -397,15 +398,9 @@ def persistent_sms(A, cluster_mn):
     return _PERSISTENT[key]
 
 
-def _device_of(A):
-    if hasattr(A, "get_device"):                       # torch
-        return A.get_device()
-    return getattr(getattr(A, "device", None), "id", None)
-
-
 def _sm_count(A):
     """Multiprocessors of the GPU holding A (cached per device)."""
-    device = _device_of(A)
+    device = device_index(A)
     if device not in _SM_COUNT:
         import cupy
         with cupy.cuda.Device(device or 0):

@@ -21,6 +21,7 @@ and :func:`descriptor_constants` reads the descriptors the DSL built out of the 
 import re
 
 from ..errors import LayoutError
+from ..gpu import array_library
 
 __all__ = ["WgmmaTileConfig", "compile_wgmma_tile", "run_wgmma_tile", "descriptor_constants", "reference",
            "gpu_check", "check_record", "GPU_CONFIGS", "compile_report"]
@@ -215,7 +216,7 @@ def run_wgmma_tile(cfg: WgmmaTileConfig, A, B):
         raise LayoutError(f"run_wgmma_tile: A must be (64, {cfg.k}) and B ({cfg.n}, {cfg.k}); got "
                           f"{tuple(A.shape)}, {tuple(B.shape)}")
     a, b = _arrange(A, not cfg.a_kind.startswith("MN")), _arrange(B, cfg.b_kind.startswith("K"))
-    if hasattr(a, "device") and hasattr(a, "cpu"):          # torch: finish its work before ours
+    if array_library(a) == "torch":                         # finish its work before ours
         import torch
         torch.cuda.synchronize()
     C = cupy.zeros((64, cfg.n), dtype=cupy.float32)
@@ -228,7 +229,7 @@ def run_wgmma_tile(cfg: WgmmaTileConfig, A, B):
 
 def _arrange(x, k_contiguous):
     """The same matrix with K (mode 1) contiguous, or the MN mode (mode 0) contiguous."""
-    if hasattr(x, "cpu"):                                   # torch
+    if array_library(x) == "torch":
         return x.contiguous() if k_contiguous else x.t().contiguous().t()
     import cupy
     return cupy.ascontiguousarray(x) if k_contiguous else cupy.asfortranarray(x)

@@ -93,8 +93,9 @@ def _probe_kernel(bytes_per_access: int):
     return cp.RawKernel(_KERNEL, "smem_probe", options=(f"-DBYTES={bytes_per_access}",))
 
 
-def record_bank_measurements(path: str, warps: int = 16) -> dict:
-    """Measure every :func:`classic_patterns` entry on this GPU and write predicted vs measured as JSON."""
+def record_bank_measurements(path: str | None = None, warps: int = 16) -> dict:
+    """Measure every :func:`classic_patterns` entry on this GPU: the record of predicted vs measured, also written
+    as JSON to ``path`` when given (chapter 5 measures without writing)."""
     import datetime
     import platform
 
@@ -129,6 +130,7 @@ def record_bank_measurements(path: str, warps: int = 16) -> dict:
                   f"barriers / (loads x warps), median of 5",
         "patterns": rows,
     }
-    with open(path, "w") as f:
-        json.dump(rec, f, indent=1)
+    if path is not None:
+        with open(path, "w") as f:
+            json.dump(rec, f, indent=1)
     return rec
