@@ -122,3 +122,12 @@ def test_empty_layout_matches_the_dsl():
                    f"cute.logical_divide({e}, 2)", "cute.crd2idx(2, (0, (), 2))"])
     assert [r.value for r in rs[:3]] == [str(coalesce(EMPTY)), str(filter(EMPTY)), str(composition(EMPTY, 1))]
     assert not rs[3].ok and not rs[4].ok  # the DSL refuses both as well
+
+
+def test_cases_found_by_random_draws():
+    """Two refusals a non-derandomised run of the property test found (the fixed draw does not reach them)."""
+    ll = layoutlab.LinearLayout.identity_1d(8, "in", "out")
+    msg = refusal(layoutlab.rename_linear_layout_dims, ll, 5)
+    assert msg.startswith("rename_linear_layout_dims(): in_renames must be a list of (old name, new name) pairs")
+    assert refusal(layoutlab.supremum, {}, {}).startswith("supremum(): x must be a list of ints, got dict {}")
+    assert layoutlab.rename_linear_layout_dims(ll, [("in", "x")]).get_in_dim_names() == ["x"]

@@ -108,7 +108,7 @@ INT_TUPLE = Kind("an int or a (nested) tuple of ints, e.g. (4, (2, 8))",
 TREE = Kind("an int, a (nested) tuple of ints or a Layout", lambda x: isinstance(x, (Layout, ComposedLayout, Tensor))
             or _is_int_tuple(x, lambda e: _is_int(e) or isinstance(e, ScaledBasis)))
 INTS = Kind("a tuple of ints, e.g. (4, 8)", lambda x: isinstance(x, (tuple, list)) and all(map(_is_int, x)))
-INT_LIST = Kind("a list of ints", lambda x: hasattr(x, "__len__") and not isinstance(x, (str, Layout)) and
+INT_LIST = Kind("a list of ints", lambda x: (isinstance(x, (list, tuple)) or hasattr(x, "tolist")) and
                 all(_is_int(e) for e in x), ((Layout, "list a layout's offsets with [layout(i) for i in "
                                                       "range(size(layout))]"),))
 MODE = Kind("a mode index or a path of them, e.g. 0 or [1, 0]",
@@ -187,6 +187,9 @@ PARAM_KINDS = {
     "swizzle": SWIZZLE, "sw": SWIZZLE, "inner": SWIZZLE, "tensor": TENSOR, "mma": TILED_MMA,
     "tiled_mma": TILED_MMA, "tiled_copy": TILED_COPY, "tmap": TENSOR_MAP, "tensor_map": TENSOR_MAP,
     "layout_type": LAYOUT_TYPE, "major": MAJOR, "action": INT_LIST, "bases": PAIRS, "out_dims": PAIRS,
+    **dict.fromkeys(["in_renames", "out_renames"], Kind(
+        "a list of (old name, new name) pairs, e.g. [('lane', 'thread')]", lambda x: isinstance(x, (list, tuple))
+        and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in x))),
     "global_strides": INTS, "in_dim_names": STRS, "in_dims": STRS, "dim_names": STRS,
     "ts": Kind("a tuple", lambda x: isinstance(x, tuple)),
     "tile_mn": Kind("a pair (M, N) of ints", lambda x: isinstance(x, tuple) and len(x) == 2 and all(map(_is_int, x))), "element_strides": INTS,
