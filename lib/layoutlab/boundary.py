@@ -255,26 +255,22 @@ def _mismatch(op, sig, args, kwargs):
     return None
 
 
-def _call(op, sig, fn, args, kwargs, skip=0):
-    """``fn(*args, **kwargs)``; a failure is explained (``skip``: leading arguments not to check, e.g. ``self``)."""
-    try:
-        return fn(*args, **kwargs)
-    except LayoutError as e:
-        if type(e) is not LayoutError:
-            raise
+def _explained(op, sig, args, kwargs, e, skip=0):
+    """The LayoutError to raise for the failure ``e`` of a call, or None to let ``e`` go (``skip``: leading
+    arguments not to check, e.g. ``self``)."""
+    found = _mismatch(op, sig, args, kwargs)
+    if found is not None and found[1] in list(sig.parameters)[:skip]:
+        found = None
+    if type(e) is LayoutError:
         # the library refused it already: name the operation called (idx2crd refuses inside crd2idx) and add the
         # remedy of a mix-up the kinds see (coalesce of a LinearLayout: cute_from_linear_layout)
-        msg, found = str(e), _mismatch(op, sig, args, kwargs)
+        msg = str(e)
         hint = found and next((t for cls, t in found[0].remedies if isinstance(found[2], cls)), None)
         new = (msg if op in msg else f"{op}(): {msg}") + (f"; {hint}" if hint and hint not in msg else "")
-        if new == msg:
-            raise
-        raise LayoutError(new).with_traceback(e.__traceback__) from None
-    except Exception:
-        found = _mismatch(op, sig, args, kwargs)
-        if found is None or found[1] in list(sig.parameters)[:skip]:
-            raise  # no argument of the wrong kind explains it: a defect, for the property test to find
-        raise found[0].refusal(op, found[1], found[2]) from None
+        return None if new == msg else LayoutError(new).with_traceback(e.__traceback__)
+    if isinstance(e, LayoutError) or found is None:
+        return None  # no argument of the wrong kind explains it: a defect, for the property test to find
+    return found[0].refusal(op, found[1], found[2])
 
 
 def checked(fn, op=None):
@@ -306,7 +302,13 @@ def checked(fn, op=None):
 
         @functools.wraps(init)
         def __init__(self, *args, **kwargs):
-            _call(type(self).__name__, init_sig, init, (self, *args), kwargs, skip=1)
+            try:
+                init(self, *args, **kwargs)
+            except Exception as e:
+                better = _explained(type(self).__name__, init_sig, (self, *args), kwargs, e, skip=1)
+                if better is None:
+                    raise
+                raise better from None
         __init__.__boundary__ = True
         fn.__init__ = __init__
         return fn
@@ -316,7 +318,13 @@ def checked(fn, op=None):
 
     @functools.wraps(fn)
     def boundary(*args, **kwargs):
-        return _call(op, sig, fn, args, kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            better = _explained(op, sig, args, kwargs, e)
+            if better is None:
+                raise
+            raise better from None
     boundary.__boundary__ = True
     return boundary
 
