@@ -22,7 +22,7 @@ import subprocess
 from pathlib import Path
 
 from .. import kernels
-from ..gpu import array_library
+from ..kernels._common import array_library
 
 __all__ = ["main", "bench_point", "SHAPES", "PLAN", "LADDER_SHAPES", "GOALS", "ladder_goals"]
 

@@ -35,10 +35,9 @@ fixup costs more than that.
 from dataclasses import dataclass
 
 from ..errors import LayoutError
-from ..gpu import current_stream, device_index, new_array
-from ._common import cu_stream
+from ._common import current_stream, device_index, new_array
 from .hopper import (THREADS_PER_WARPGROUP, TMA_ALIGN_BYTES, _dsl, _class_of,
-                     fake_operands, hopper_operands, to_cute_tensor)
+                     fake_operands, hopper_operands, plan_gemm)
 from .hopper_ws import HopperWsConfig, make_hopper_ws_class, persistent_sms, PRODUCER_REGS, CONSUMER_REGS
 from .schedule import stream_k_owner, stream_k_schedule, stream_k_split, stream_k_unit
 
@@ -404,18 +403,7 @@ def prepare_gemm_hopper_streamk(A, B, C=None, *, alpha=1.0, beta=0.0, config=Non
         raise LayoutError(f"gemm_hopper_streamk: K={prob.k} is too deep for the schedule's 32-bit arithmetic "
                           f"({sched.num_ctas} clusters x {sched.sk_iters} tail k-tiles >= 2^31); split K into "
                           f"calls with beta=1")
-    if C is None:
-        C = new_array(A, (prob.m, prob.n))
-    import cutlass
-    from cutlass.cute.runtime import from_dlpack
-    stream = cu_stream(A)
-    ws, cnt = _workspace(A, config)
-    a = to_cute_tensor(A, 1 if prob.a_major == "K" else 0)
-    b = to_cute_tensor(B.T, 1 if prob.b_major == "K" else 0)      # (N, K) view of B
-    c = to_cute_tensor(C, 1 if prob.c_major == "N" else 0)
-    w = from_dlpack(ws, assumed_align=TMA_ALIGN_BYTES).mark_layout_dynamic(leading_dim=0)
-    n = from_dlpack(cnt, assumed_align=TMA_ALIGN_BYTES).mark_layout_dynamic(leading_dim=0)
-    kernel = compile_hopper_gemm_streamk(str(prob.dtype), prob.a_major, prob.b_major, prob.c_major, config=config,
-                                         with_beta=beta != 0, operands=(a, b, c, w, n))
-    args = (a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), stream, w, n)
-    return C, lambda: kernel(*args)
+    return plan_gemm("gemm_hopper_streamk",
+                     lambda dt, am, bm, cm, wb, ops: compile_hopper_gemm_streamk(
+                         dt, am, bm, cm, config=config, with_beta=wb, operands=ops),
+                     A, B, C, alpha, beta, buffers=_workspace(A, config))

@@ -31,8 +31,7 @@ first tiles of the first CTAs), as in :mod:`layoutlab.kernels.hopper`.
 from dataclasses import dataclass
 
 from ..errors import LayoutError
-from ..gpu import device_index
-from ._common import grouped_tile_coord
+from ._common import device_index, grouped_tile_coord
 
 from .hopper import (EV_EMPTY_WAIT, EV_EPI_END, EV_EPI_START, EV_FULL_WAIT, EV_LOAD_ARRIVE,
                           EV_LOAD_ISSUE, EV_MMA_END, EV_MMA_START, EV_TILE_START, THREADS_PER_WARPGROUP,
