@@ -14,7 +14,9 @@ MAX_CODE_LINES = 500
 # (5684 before the cut) to 4485. Growing past this budget is a decision: raise it in the same change, saying why.
 # 4600 -> 4620 (issue 29): the DSL's answers for nested basis strides in complement and the inverses, identity
 # tilers in the divides and weakly congruent orders in make_ordered_layout (+86 code lines, 4610 measured).
-CODE_LINE_BUDGET = 4620
+# 4620 -> 4870 (issue 29): the checked public boundary (boundary.py, 251 code lines: the kind of every public
+# parameter, in place of hand-written checks in each function; errors.py's checked enums; 4854 measured).
+CODE_LINE_BUDGET = 4870
 
 
 def test_counts_of_a_module_worked_out_by_hand():

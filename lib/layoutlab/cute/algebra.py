@@ -99,6 +99,8 @@ def _transform_layout(layout: Layout, tiler: tuple, fn, op: str, keep_rest: bool
 def _coalesce(layout: Layout, extend: bool = False) -> Layout:
     """CuTe's backward coalesce of the flat modes; ``extend`` keeps the function past its domain too."""
     shapes, strides = _flat(layout)
+    if not shapes:  # the empty layout ():() stays empty, as in the DSL; extended, it is the zero function 1:0
+        return _mk(1, 0) if extend else _mk((), ())
     rs, rd = [2 if extend and shapes[-1] == 1 else shapes[-1]], [strides[-1]]
     for s, d in zip(reversed(shapes[:-1]), reversed(strides[:-1])):
         if s == 1:
@@ -492,10 +494,10 @@ def _by_mode(public, layout: Layout, tiler, what: str, fn) -> Layout:
     _need_layout(layout, op, what)
     if tiler is None:
         return layout
-    if isinstance(tiler, (tuple, list)):
-        return _transform_layout(layout, tuple(tiler), public, op)
-    if is_int(tiler):
+    if is_int(tiler) and layout.rank():
         return fn(layout, _mk(int(tiler), 1 if tiler > 1 else 0))
+    if isinstance(tiler, (tuple, list)) or is_int(tiler):  # an int tiles mode 0, which ():() lacks (as the DSL says)
+        return _transform_layout(layout, (tiler,) if is_int(tiler) else tuple(tiler), public, op)
     _need_layout(tiler, op, "the tiler")
     return fn(layout, tiler)
 
