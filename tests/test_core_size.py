@@ -12,7 +12,11 @@ MAX_CODE_LINES = 500
 
 # Issue 18 cut the core (lib/layoutlab without kernels, viz, widgets, bench, probe) from 5230 code lines at e3be559
 # (5684 before the cut) to 4485. Growing past this budget is a decision: raise it in the same change, saying why.
-CODE_LINE_BUDGET = 4600
+# 4600 -> 4620 (issue 29): the DSL's answers for nested basis strides in complement and the inverses, identity
+# tilers in the divides and weakly congruent orders in make_ordered_layout (+86 code lines, 4610 measured).
+# 4620 -> 4870 (issue 29): the checked public boundary (boundary.py, 251 code lines: the kind of every public
+# parameter, in place of hand-written checks in each function; errors.py's checked enums; 4854 measured).
+CODE_LINE_BUDGET = 4870
 
 
 def test_counts_of_a_module_worked_out_by_hand():

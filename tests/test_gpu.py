@@ -7,7 +7,6 @@ import os
 import pytest
 
 from layoutlab import gpu
-from layoutlab.errors import LayoutError
 
 
 def test_detection_is_consistent():
@@ -85,38 +84,6 @@ def test_live_or_recorded_measures_only_where_it_can(tmp_path, monkeypatch, caps
     assert "no recorded nothing.json under" in capsys.readouterr().out
     assert gpu.live_or_recorded("nothing", missing="the model only") is None
     assert capsys.readouterr().out == "the model only\n"
-
-
-class _Stand:
-    """An array of another library, named by its type's package as torch's and cupy's are."""
-
-    def __init__(self, module, **attrs):
-        self.__class__ = type("Tensor", (), {"__module__": module})
-        self.__dict__.update(attrs)
-
-
-def test_array_library_reads_the_type_not_the_attributes():
-    import numpy as np
-    assert gpu.array_library(np.zeros(2)) == "numpy" and gpu.array_library(np.float32(1)) == "numpy"
-    assert gpu.array_library(_Stand("torch.nn.parameter")) == "torch"
-    assert gpu.array_library(_Stand("cupy._core.core")) == "cupy"
-    # attributes torch and cupy arrays have do not make an array of either
-    assert gpu.array_library(_Stand("mylib", data_ptr=1, element_size=2, new_empty=3, get_device=4)) is None
-    assert gpu.array_library([1, 2]) is None and gpu.array_library(None) is None
-
-
-def test_array_info_and_new_array_on_numpy():
-    import numpy as np
-    x = np.arange(24, dtype=np.float32).reshape(4, 6).T[::2]            # strides (1, 6) elements, then every 2nd row
-    assert gpu.array_info(x) == ("float32", (3, 4), (2, 6), False)
-    out = gpu.new_array(x, (2, 5), "int32", zeros=True)
-    assert out.dtype == np.int32 and out.shape == (2, 5) and not out.any()
-    assert gpu.new_array(x, 3).dtype == np.float32
-    assert gpu.device_index(x) is None
-    with pytest.raises(LayoutError, match="new_array: like must be a torch, cupy or numpy array, got list"):
-        gpu.new_array([1, 2], (2,))
-    with pytest.raises(LayoutError, match="current_stream: a numpy array has no CUDA stream"):
-        gpu.current_stream(x)
 
 
 @pytest.mark.gpu

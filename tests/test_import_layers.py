@@ -23,7 +23,7 @@ LAYERS = [
     {"dsl"},
     {"linear"},
     {"nvgpu"},
-    {"kernels", "viz", "widgets"},
+    {"kernels", "viz", "widgets", "boundary"},
     {"probe", "bench", "grading"},
     {"__init__"},
 ]

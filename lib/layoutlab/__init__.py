@@ -118,3 +118,8 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# The checked boundary (issue 29): a call that fails with a raw Python error is explained as a LayoutError naming the
+# argument of the wrong kind; the functions above are wrapped here, the classes get a wrapped __init__ in place.
+from .boundary import check_public as _check_public
+_check_public(globals(), __all__)

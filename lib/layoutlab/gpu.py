@@ -1,14 +1,11 @@
 """Is there a usable CUDA GPU here, and which one? And the results recorded on one, for machines without.
 Detection asks the CUDA driver API (``cuInit``, ``cuDeviceGetAttribute``) through ctypes, imports no GPU library
-and never raises: without a GPU ``available()`` is False and ``reason()`` says why.  The array helpers at the end
-answer the few questions the kernels ask of a torch or cupy array (which library, its strides, a new array or the
-stream beside it) in one place."""
+and never raises: without a GPU ``available()`` is False and ``reason()`` says why."""
 
 import ctypes
 import datetime
 import functools
 import gzip
-import importlib
 import importlib.util
 import json
 import os
@@ -16,8 +13,7 @@ import platform
 from pathlib import Path
 
 __all__ = ["available", "compute_capability", "name", "reason", "is_hopper", "is_ampere_or_newer",
-           "RESULTS_DIR", "load_result", "recorded_note", "live_or_recorded", "array_library", "array_info", "new_array", "current_stream",
-           "device_index"]
+           "RESULTS_DIR", "load_result", "recorded_note", "live_or_recorded"]
 
 # The recorded results are package data (lib/layoutlab/results/, in a wheel too: pyproject.toml), so a checkout and
 # an install read the same place; the setting LAYOUTLAB_RESULTS points elsewhere (e.g. a fresh GPU run's output).
@@ -158,106 +154,3 @@ def live_or_recorded(recorded, measure=None, *, hopper=True, needs=("cupy",), mi
         return None
     print(recorded_note(record))
     return record
-
-# --------------------------------------------------------------------------- array libraries (torch, cupy, numpy)
-# The kernels take a cupy array or a torch CUDA tensor. Which one it is comes from the package of the array's type,
-# not from probing attributes (torch and cupy share many of their names), and importing neither.
-ARRAY_LIBRARIES = ("torch", "cupy", "numpy")
-
-
-def array_library(x):
-    """``'torch'``, ``'cupy'`` or ``'numpy'``: the library whose type ``x`` has (None for lists, scalars, ...).
-
-    >>> import numpy as np
-    >>> array_library(np.zeros(3)), array_library([1.0, 2.0]), array_library(3)
-    ('numpy', None, None)
-    >>> Tensor = type("Tensor", (), {"__module__": "torch"})      # a stand-in: torch.Tensor lives in torch
-    >>> array_library(Tensor())
-    'torch'
-    """
-    lib = type(x).__module__.partition(".")[0]
-    return lib if lib in ARRAY_LIBRARIES else None
-
-
-def array_info(x):
-    """``(dtype name, shape, strides in elements, on a GPU)`` of a torch, cupy or numpy array; anything else gives
-    ``(its type's name, (), (), False)``.
-
-    >>> import numpy as np
-    >>> array_info(np.zeros((4, 6), dtype=np.int64)[:, ::2])
-    ('int64', (4, 3), (6, 2), False)
-    >>> array_info([0, 1])
-    ('list', (), (), False)
-    """
-    lib = array_library(x)
-    if lib == "torch":
-        return str(x.dtype).replace("torch.", ""), tuple(x.shape), tuple(x.stride()), bool(x.is_cuda)
-    if lib in ("cupy", "numpy"):
-        return str(x.dtype), tuple(x.shape), tuple(s // x.itemsize for s in x.strides), lib == "cupy"
-    return type(x).__name__, (), (), False
-
-
-def new_array(like, shape, dtype=None, zeros=False):
-    """A new array of ``shape`` from ``like``'s library, on ``like``'s device, of ``dtype`` (a name such as
-    ``'float32'``; default: ``like``'s dtype), zero-filled when ``zeros`` (else uninitialised).
-
-    >>> import numpy as np
-    >>> new_array(np.ones(2, dtype=np.float16), (2, 3), zeros=True)
-    array([[0., 0., 0.],
-           [0., 0., 0.]], dtype=float16)
-    >>> new_array(np.ones(2), (4,), dtype="int32", zeros=True).dtype
-    dtype('int32')
-    """
-    lib = array_library(like)
-    if lib == "torch":
-        import torch
-        dt = like.dtype if dtype is None else getattr(torch, dtype)
-        return (like.new_zeros if zeros else like.new_empty)(shape, dtype=dt)
-    if lib is None:
-        from .errors import LayoutError
-        raise LayoutError(f"new_array: like must be a torch, cupy or numpy array, got {type(like).__name__}")
-    xp = importlib.import_module(lib)
-    make = xp.zeros if zeros else xp.empty
-    dt = like.dtype if dtype is None else dtype
-    if lib == "cupy":
-        with xp.cuda.Device(like.device.id):
-            return make(shape, dtype=dt)
-    return make(shape, dtype=dt)
-
-
-def current_stream(like):
-    """The handle (an int) of the CUDA stream that ``like``'s library is using now: torch's current stream for a
-    torch tensor, cupy's for a cupy array; a host array has none.
-
-    >>> import numpy as np
-    >>> try:
-    ...     current_stream(np.zeros(2))
-    ... except Exception as err:
-    ...     print(type(err).__name__, err)
-    LayoutError current_stream: a numpy array has no CUDA stream; pass a cupy array or a torch CUDA tensor
-    """
-    lib = array_library(like)
-    if lib == "torch":
-        import torch
-        return torch.cuda.current_stream().cuda_stream
-    if lib == "cupy":
-        import cupy
-        return cupy.cuda.get_current_stream().ptr
-    from .errors import LayoutError
-    raise LayoutError(f"current_stream: a {lib or type(like).__name__} array has no CUDA stream; pass a cupy array "
-                      f"or a torch CUDA tensor")
-
-
-def device_index(x):
-    """The index of the GPU holding ``x`` (torch or cupy), or None for a host array.
-
-    >>> import numpy as np
-    >>> device_index(np.zeros(2)) is None
-    True
-    """
-    lib = array_library(x)
-    if lib == "torch":
-        return x.get_device() if x.is_cuda else None
-    if lib == "cupy":
-        return x.device.id
-    return None

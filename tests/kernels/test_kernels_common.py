@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from layoutlab.errors import LayoutError
-from layoutlab.kernels._common import DeviceOperand, cutlass_dtype, device_operand, gemm_problem
+from layoutlab.kernels._common import (DeviceOperand, array_info, array_library, current_stream, cutlass_dtype,
+                                       device_index, device_operand, gemm_problem, new_array)
 
 
 def _op(a):
@@ -170,3 +171,38 @@ def test_make_gpu_test_leaves_the_arch_to_the_dsl():
     recipe = Path(__file__).resolve().parents[2].joinpath("Makefile").read_text().split("gpu-test:", 1)[1]
     recipe = recipe.split("\n\n", 1)[0]
     assert "env -u CUTE_DSL_ARCH" in recipe and "CUTE_DSL_ARCH= " not in recipe
+
+
+# ----------------------------------------------------------------------------- array libraries
+
+
+class _Stand:
+    """An array of another library, named by its type's package as torch's and cupy's are."""
+
+    def __init__(self, module, **attrs):
+        self.__class__ = type("Tensor", (), {"__module__": module})
+        self.__dict__.update(attrs)
+
+
+def test_array_library_reads_the_type_not_the_attributes():
+    import numpy as np
+    assert array_library(np.zeros(2)) == "numpy" and array_library(np.float32(1)) == "numpy"
+    assert array_library(_Stand("torch.nn.parameter")) == "torch"
+    assert array_library(_Stand("cupy._core.core")) == "cupy"
+    # attributes torch and cupy arrays have do not make an array of either
+    assert array_library(_Stand("mylib", data_ptr=1, element_size=2, new_empty=3, get_device=4)) is None
+    assert array_library([1, 2]) is None and array_library(None) is None
+
+
+def test_array_info_and_new_array_on_numpy():
+    import numpy as np
+    x = np.arange(24, dtype=np.float32).reshape(4, 6).T[::2]            # strides (1, 6) elements, then every 2nd row
+    assert array_info(x) == ("float32", (3, 4), (2, 6), False)
+    out = new_array(x, (2, 5), "int32", zeros=True)
+    assert out.dtype == np.int32 and out.shape == (2, 5) and not out.any()
+    assert new_array(x, 3).dtype == np.float32
+    assert device_index(x) is None
+    with pytest.raises(LayoutError, match="new_array: like must be a torch, cupy or numpy array, got list"):
+        new_array([1, 2], (2,))
+    with pytest.raises(LayoutError, match="current_stream: a numpy array has no CUDA stream"):
+        current_stream(x)

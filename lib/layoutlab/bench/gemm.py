@@ -22,7 +22,7 @@ import subprocess
 from pathlib import Path
 
 from .. import kernels
-from ..gpu import array_library
+from ..kernels._common import array_library
 
 __all__ = ["main", "bench_point", "SHAPES", "PLAN", "LADDER_SHAPES", "GOALS", "ladder_goals", "fp8_main", "fp8_speed",
            "fp8_accuracy", "fp8_goals"]
@@ -41,6 +41,7 @@ PLAN = {
     "sgemm_fast": [("float32", [(4096, 4096, 4096), (8192, 8192, 8192)], ("NT", "TN"))],
     "gemm_ampere": [("float16", [(4096, 4096, 4096), (8192, 8192, 8192)], ("TN",))],
     "gemm_hopper": [("bfloat16", SHAPES, ("TN",)), ("float16", [(8192, 8192, 8192)], ("TN",))],
+    "gemm_hopper_specialized": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],
     "gemm_hopper_ws": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],
     "gemm_hopper_pingpong": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],
     "gemm_hopper_streamk": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],

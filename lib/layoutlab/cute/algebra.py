@@ -16,6 +16,7 @@ from ..errors import LayoutError
 from .basis import is_int, ScaledBasis
 from .inttuple import (ceil_div, _ceil_div_modes, format_int_tuple, is_tuple, leaves, prefix_product, product,
                        product_each, signum, transform_leaf, unflatten, zip_leaves)
+from .basis_paths import basis_paths as _basis_paths, by_basis_path as _by_basis_path
 from .layout import cosize, Layout, make_identity_layout, make_layout, make_ordered_layout
 
 __all__ = ["LayoutWrapper", "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
@@ -98,6 +99,8 @@ def _transform_layout(layout: Layout, tiler: tuple, fn, op: str, keep_rest: bool
 def _coalesce(layout: Layout, extend: bool = False) -> Layout:
     """CuTe's backward coalesce of the flat modes; ``extend`` keeps the function past its domain too."""
     shapes, strides = _flat(layout)
+    if not shapes:  # the empty layout ():() stays empty, as in the DSL; extended, it is the zero function 1:0
+        return _mk(1, 0) if extend else _mk((), ())
     rs, rd = [2 if extend and shapes[-1] == 1 else shapes[-1]], [strides[-1]]
     for s, d in zip(reversed(shapes[:-1]), reversed(strides[:-1])):
         if s == 1:
@@ -340,53 +343,6 @@ def _check_rounded_complement(flat, result, cotarget, layout):
         )
 
 
-def _basis_paths(strides, layout, op):
-    """``(k, path)`` for each flat mode ``k`` with a basis stride ``v@path`` (the other strides must be 0)."""
-    ints = [d for d in strides if not isinstance(d, ScaledBasis) and d != 0]
-    if ints:
-        raise LayoutError(
-            f"{op}: {layout} mixes integer strides ({', '.join(map(str, ints))}) with basis strides; give all "
-            f"non-zero strides as offsets or all as coordinates (1@i), the CuTe DSL cannot mix them either"
-        )
-    for d in strides:
-        if isinstance(d, ScaledBasis) and d.value < 0:
-            raise LayoutError(f"{op}: {layout} has a negative basis stride {d}; {op} needs positive strides")
-    return [(k, d.mode) for k, d in enumerate(strides) if isinstance(d, ScaledBasis)]
-
-
-def _prefix(v, i):
-    """A stride of coordinate mode ``i``'s part as a stride of the whole: ``v@i`` (``v@p`` becomes ``v@p@i``)."""
-    return ScaledBasis(v.value, (i, *v.mode)) if isinstance(v, ScaledBasis) else ScaledBasis(v, i)
-
-
-def _by_basis_path(items, leaf, layout, op, target=None, basis=False):
-    """The DSL's treatment of basis strides: coordinate mode by coordinate mode (as far as the strides ``v@i`` or the
-    cotarget reach), nested as the paths nest (``7@1@2`` is mode 1 of mode 2); ``leaf(ks, target_i)`` answers for
-    the flat modes ``ks`` whose path ends at mode ``i``.  ``basis``: the answer's strides are coordinates too."""
-    targets = () if target is None else target if is_tuple(target) else (target,)
-    groups = {}
-    for k, path in items:
-        groups.setdefault(path[0], []).append((k, path[1:]))
-    out = []
-    for i in range(max(len(targets), max(groups, default=-1) + 1)):
-        group = groups.get(i, [])
-        t = targets[i] if i < len(targets) else (None if target is None else 1)
-        if basis and i > max(groups, default=-1):  # past every stride: the cotarget mode's own coordinates
-            part = make_identity_layout(t)
-            out.append(_mk(part.shape, transform_leaf(part.stride, lambda v, i=i: _prefix(v, i))))
-            continue
-        deeper = [(k, path) for k, path in group if path]
-        if deeper and len(deeper) < len(group):
-            raise LayoutError(
-                f"{op}: in {layout} some strides end at coordinate mode {i} and others reach inside it "
-                f"({', '.join(str(ScaledBasis(1, p)) for _, p in deeper)}); give every stride of one mode the same "
-                f"depth (the CuTe DSL aborts on such a layout)"
-            )
-        part = (_by_basis_path(deeper, leaf, layout, op, t, basis) if deeper else leaf([k for k, _ in group], t))
-        out.append(_mk(part.shape, transform_leaf(part.stride, lambda v, i=i: _prefix(v, i))) if basis else part)
-    return make_layout(out)
-
-
 def _complement_basis(layout, cotarget):
     """The DSL's complement of a basis-strided layout: per coordinate mode ``i``, the ``k@i`` modes against cotarget
     mode ``i`` (a mode no stride reaches is the whole cotarget mode)."""
@@ -538,10 +494,10 @@ def _by_mode(public, layout: Layout, tiler, what: str, fn) -> Layout:
     _need_layout(layout, op, what)
     if tiler is None:
         return layout
-    if isinstance(tiler, (tuple, list)):
-        return _transform_layout(layout, tuple(tiler), public, op)
-    if is_int(tiler):
+    if is_int(tiler) and layout.rank():
         return fn(layout, _mk(int(tiler), 1 if tiler > 1 else 0))
+    if isinstance(tiler, (tuple, list)) or is_int(tiler):  # an int tiles mode 0, which ():() lacks (as the DSL says)
+        return _transform_layout(layout, (tiler,) if is_int(tiler) else tuple(tiler), public, op)
     _need_layout(tiler, op, "the tiler")
     return fn(layout, tiler)
 

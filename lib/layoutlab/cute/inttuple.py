@@ -64,8 +64,8 @@ def product_each(a):
     return tuple(map(product, a)) if is_tuple(a) else a
 
 
-def _layout_like(a) -> bool:
-    return hasattr(a, "shape") and hasattr(a, "stride")
+def _layout_like(a) -> bool:  # a Layout, a Tensor or a ComposedLayout (whose domain is its outer layout's)
+    return hasattr(a, "shape") and (hasattr(a, "stride") or hasattr(a, "outer"))
 
 
 def _sub(a, mode, op):
@@ -338,6 +338,9 @@ def idx2crd(idx, shape):
         return idx
     crd = []
     for s in shape[:-1]:
+        if product(s) <= 0:
+            raise LayoutError(f"idx2crd: the shape {format_tree(shape)} has a mode of size {product(s)}; an index "
+                              f"splits into a coordinate only over modes of positive size")
         idx, c = divmod(idx, product(s))
         crd.append(idx2crd(c, s))
     return tuple(crd + [idx2crd(idx, s) for s in shape[-1:]])  # the last mode takes what is left
@@ -352,6 +355,9 @@ def crd2idx(crd, shape, stride=None):
     stride = prefix_product(shape) if stride is None else stride
     if is_tuple(crd):
         _check_modes("crd2idx", crd, shape)
+        if not is_tuple(stride):
+            raise LayoutError(f"crd2idx: the stride {format_tree(stride)} is not congruent with the shape "
+                              f"{format_tree(shape)}; give one stride per mode")
         return reduce(_add, map(crd2idx, crd, shape, stride), 0)
     if is_tuple(shape):
         return crd2idx(idx2crd(crd, shape), shape, stride)

@@ -305,8 +305,11 @@ def _as_layout(x, op) -> Layout:  # a Layout, or a Tensor's layout
     return x
 
 
-def _down(t, mode):
-    for m in [mode] if is_int(mode) else mode:
+def _down(t, mode, op):
+    path = [mode] if is_int(mode) else list(mode)
+    for m in path:
+        if is_tuple(t) and not 0 <= m < len(t):
+            raise LayoutError(f"{op}: mode {path} does not exist in {format_tree(t)}; valid modes are 0..{len(t) - 1}")
         t = t[m] if is_tuple(t) else t
     return t
 
@@ -317,7 +320,7 @@ def shape(x, mode=()):
     >>> shape(Layout(((4,8),6))), shape(Layout(((4,8),6)), mode=[0])
     (((4, 8), 6), (4, 8))
     """
-    return _down(x.shape if _layout_like(x) else as_int_tuple(x, "shape", "shape"), mode)
+    return _down(x.shape if _layout_like(x) else as_int_tuple(x, "shape", "shape"), mode, "shape")
 
 
 def stride(x, mode=()):
@@ -326,7 +329,7 @@ def stride(x, mode=()):
     >>> stride(Layout(((4,8),6))), stride(Layout(((4,8),6)), mode=[1])
     (((1, 4), 32), 32)
     """
-    return _down(_as_layout(x, "stride").stride, mode)
+    return _down(_as_layout(x, "stride").stride, mode, "stride")
 
 
 def get(layout: Layout, mode) -> Layout:

@@ -37,8 +37,8 @@ import math
 from dataclasses import dataclass
 
 from ..errors import LayoutError
-from ..gpu import array_info, array_library, new_array
-from ._common import DeviceOperand, cu_stream, cutlass_dtype, device_operand, gemm_problem, refuse_host_array
+from ._common import (DeviceOperand, array_info, array_library, cu_stream, cutlass_dtype, device_operand, gemm_problem,
+                      new_array, refuse_host_array)
 
 __all__ = ["gemm_hopper", "prepare_gemm_hopper", "HopperGemmConfig", "compile_hopper_gemm",
            "hopper_operands", "TIMELINE_EVENTS", "TIMELINE_COLUMNS", "timeline_slots"]
@@ -654,11 +654,13 @@ def _canonical_view(x, major_mode):
     return as_strided(x, shape=x.shape, strides=tuple(s * itemsize for s in want))
 
 
-def plan_gemm(name, compiled_for, A, B, C, alpha, beta, timeline=None):
-    """Shared host path of the two Hopper kernels: check the operands, allocate C, fetch (or compile)
-    the kernel. Returns ``(C, launch)``: ``launch()`` enqueues the GEMM on the current stream with all
-    arguments already converted, which is what a benchmark should time. ``timeline``: the int64 event
-    buffer of an instrumented build (checked by the caller), passed as the kernel's last argument."""
+def plan_gemm(name, compiled_for, A, B, C, alpha, beta, timeline=None, buffers=(), scalars=()):
+    """The one host path of the Hopper GEMMs (gemm_hopper, _ws, _pingpong, _streamk): check the operands,
+    allocate C, fetch (or compile) the kernel. Returns ``(C, launch)``: ``launch()`` enqueues the GEMM on the
+    current stream with all arguments already converted, which is what a benchmark should time. ``buffers``:
+    1-D device arrays the kernel takes after the stream (stream-K's workspace and counters); ``timeline``: the
+    int64 event buffer of an instrumented build (checked by the caller), passed after the buffers; ``scalars``: DSL
+    integers the kernel takes last (stream-K's schedule, decided per problem on the host)."""
     prob, _ = hopper_operands(A, B, C, beta=beta, name=name)
     if C is None:
         C = new_array(A, (prob.m, prob.n))
@@ -668,11 +670,12 @@ def plan_gemm(name, compiled_for, A, B, C, alpha, beta, timeline=None):
     b = to_cute_tensor(B.T, 1 if prob.b_major == "K" else 0)      # (N, K) view of B
     c = to_cute_tensor(C, 1 if prob.c_major == "N" else 0)
     ops = (a, b, c)
-    if timeline is not None:
+    extra = tuple(buffers) + ((timeline,) if timeline is not None else ())
+    if extra:
         from cutlass.cute.runtime import from_dlpack
-        ops += (from_dlpack(timeline, assumed_align=TMA_ALIGN_BYTES).mark_layout_dynamic(leading_dim=0),)
+        ops += tuple(from_dlpack(x, assumed_align=TMA_ALIGN_BYTES).mark_layout_dynamic(leading_dim=0) for x in extra)
     kernel = compiled_for(dtype_name, prob.a_major, prob.b_major, prob.c_major, beta != 0, ops)
-    args = (a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), cu_stream(A)) + ops[3:]
+    args = (a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), cu_stream(A)) + ops[3:] + tuple(scalars)
     return C, lambda: kernel(*args)
 
 

@@ -21,7 +21,7 @@ and :func:`descriptor_constants` reads the descriptors the DSL built out of the 
 import re
 
 from ..errors import LayoutError
-from ..gpu import array_library
+from ._common import array_library
 
 __all__ = ["WgmmaTileConfig", "compile_wgmma_tile", "run_wgmma_tile", "descriptor_constants", "reference",
            "gpu_check", "check_record", "GPU_CONFIGS", "compile_report"]

@@ -149,6 +149,7 @@ def ldmatrix_row_addresses(smem_layout, element_bytes: int, row0: int, col0: int
     """
     if num_matrices not in (1, 2, 4):
         raise LayoutError(f"ldmatrix_row_addresses: num_matrices={num_matrices}; ldmatrix loads .x1, .x2 or .x4")
+    _check_access_bytes("ldmatrix_row_addresses", "element_bytes", element_bytes)
     step = 16 // element_bytes
     return [_byte_address(smem_layout, (row0 + 8 * j + r, col0) if matrices_along == "rows" else
                           (row0 + r, col0 + j * step), element_bytes) for j in range(num_matrices) for r in range(8)]

@@ -122,6 +122,9 @@ def cp_async_plan(tile_bytes: int, threads: int, cp_size: int = 16) -> dict:
     """
     if cp_size not in CP_ASYNC_SIZES:
         raise LayoutError(f"cp_async_plan: cp-size {cp_size} must be 4, 8 or 16 bytes")
+    for name, v in (("tile_bytes", tile_bytes), ("threads", threads)):
+        if v <= 0:
+            raise LayoutError(f"cp_async_plan: {name}={v}; it must be a positive number")
     if tile_bytes % cp_size:
         raise LayoutError(f"cp_async_plan: {tile_bytes} bytes are not whole {cp_size}-byte copies")
     copies = tile_bytes // cp_size

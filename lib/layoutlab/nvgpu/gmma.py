@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from ..errors import LayoutError
+from ..errors import CheckedEnumType, LayoutError
 from ..cute.basis import is_int
 from ..cute.layout import Layout
 from ..cute.swizzle import ComposedLayout, Swizzle
@@ -32,7 +32,7 @@ __all__ = ["LayoutType", "GmmaDescriptor", "make_gmma_desc", "decode_gmma_desc",
            "gmma_k_block_descs", "check_operand_major", "wgmma_k", "pattern_bytes", "gmma_read_addresses"]
 
 
-class LayoutType(IntEnum):
+class LayoutType(IntEnum, metaclass=CheckedEnumType):
     """The descriptor's 2-bit swizzle field, named as CuTe's ``GMMA::LayoutType``.
 
     >>> LayoutType(1).name, int(LayoutType.B32)

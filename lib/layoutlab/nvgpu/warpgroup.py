@@ -14,7 +14,7 @@ from ..cute.atom import MmaAtom, MmaOp, make_mma_atom  # noqa: F401 (the example
 from ..cute.basis import is_int
 from ..cute.layout import Layout
 from ..cute.swizzle import ComposedLayout, Swizzle
-from ..errors import LayoutError
+from ..errors import CheckedEnumType, LayoutError
 from .common import _L, _acc16, _check_fields, _dsl_enum
 from .warp import _FP8, _FP8_RULE
 
@@ -123,7 +123,7 @@ MmaF8Op = WarpgroupMmaF8Op
 
 
 
-class SmemLayoutAtomKind(Enum):
+class SmemLayoutAtomKind(Enum, metaclass=CheckedEnumType):
     """The eight GMMA smem atoms, as ``cute.nvgpu.warpgroup.SmemLayoutAtomKind``: MN_* has M (or N) contiguous, K_*
     K; INTER = no swizzle (16-byte interleave), SW32/SW64/SW128 = the 32/64/128-byte swizzle.
 
