@@ -21,32 +21,6 @@ Each kernel's module (named for the hardware path it takes) says which of these 
 others with a :class:`~layoutlab.errors.LayoutError`. Compiled kernels are cached per (dtype, majorness,
 tile config).
 
- CuTe/BLAS  A (M,K) contiguous in   B (K,N) contiguous in   numpy construction
-=========  ======================  ======================  ===========================
- TN         K  (K-major)            K  (K-major)            ``A = a``, ``B = b.T``  (a: MxK, b: NxK C-order)
- NT         M  (M-major)            N  (N-major)            ``A = a.T`` (a: KxM), ``B = b`` (KxN C-order)
- NN         M  (M-major)            K  (K-major)
- TT         K  (K-major)            N  (N-major)
-=========  ======================  ======================  ===========================
-
-Each kernel's module (named for the hardware path it takes) says which of these it supports and refuses the
-others with a :class:`~layoutlab.errors.LayoutError`. Compiled kernels are cached per (dtype, majorness,
-tile config).
-
-<<<<<<< HEAD
-======================  ==========================================  =======================================
- kernel                  module                                      what it shows
-======================  ==========================================  =======================================
- sgemm_simple            :mod:`layoutlab.kernels.simt_simple`        the CuTe tutorial's blocked SIMT GEMM
- sgemm_fast              :mod:`layoutlab.kernels.simt_fast`          the SIMT GEMM made fast
- gemm_ampere             :mod:`layoutlab.kernels.ampere`             mma.sync + ldmatrix + cp.async
- gemm_hopper             :mod:`layoutlab.kernels.hopper`             TMA + wgmma
- gemm_hopper_ws          :mod:`layoutlab.kernels.hopper_ws`          persistent, warp-specialized
- gemm_hopper_pingpong    :mod:`layoutlab.kernels.hopper_pingpong`    ping-pong consumer warpgroups
- gemm_hopper_streamk     :mod:`layoutlab.kernels.hopper_streamk`     the last wave split along K (stream-K)
- gemm_hopper_fp8         :mod:`layoutlab.kernels.hopper_fp8`         e4m3, two-level accumulation, block scales
-======================  ==========================================  =======================================
-=======
 =========================  ==============================================  =========================================
  kernel                     module                                          what it shows
 =========================  ==============================================  =========================================
