@@ -335,7 +335,8 @@ MISTAKES = {
              "d": "_o = offset_d\noffset_d = lambda i, j, k: _o(i, j, 0)",
              "e": "expect_e = issued_e",
              "f": "_o_f = slot_f\nslot_f = lambda j, k: tuple(_o_f(j, k)[:2]) + (k,)  # serpentine forgotten",
-             "g": "idle_g = tail_g"},
+             "g": "idle_g = tail_g",
+             "i": "_o_i = scales_i\nscales_i = lambda k: _o_i(k_tiles_i - 1 - k)  # K walked forwards on an odd tile"},
 }
 
 
