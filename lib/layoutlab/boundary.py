@@ -250,7 +250,11 @@ def _mismatch(op, sig, args, kwargs):
         values = value if star is inspect.Parameter.VAR_POSITIONAL else \
             value.values() if star is inspect.Parameter.VAR_KEYWORD else (value,)
         for v in values:
-            if not kind.accepts(v):
+            try:
+                ok = kind.accepts(v)
+            except Exception:  # noqa: BLE001 - a value too odd to test (a recursive tuple ...) is not of the kind
+                ok = False
+            if not ok:
                 return kind, name, v
     return None
 
