@@ -10,8 +10,9 @@ import sys
 
 def main(argv):
     import cupy as cp
+    import torch
 
-    from layoutlab.kernels import gemm_ampere, gemm_hopper_ws, sgemm_fast
+    from layoutlab.kernels import gemm_ampere, gemm_hopper_streamk, gemm_hopper_ws, sgemm_fast
 
     def operands(layout, m, n, k, dtype):
         """A (M, K) and B (K, N): "NT" A M-major and B N-major; "TN" both K-major."""
@@ -19,19 +20,38 @@ def main(argv):
         a, b = (cp.random.standard_normal(shape, dtype=cp.float32).astype(dtype) for shape in shapes)
         return (a.T, b) if layout == "NT" else (a, b.T)
 
-    cases = [("sgemm_fast NT fp32 4096^3", sgemm_fast, operands("NT", 4096, 4096, 4096, cp.float32)),
-             ("sgemm_fast TN fp32 4096^3", sgemm_fast, operands("TN", 4096, 4096, 4096, cp.float32)),
-             ("gemm_ampere TN fp16 8192^3", gemm_ampere, operands("TN", 8192, 8192, 8192, cp.float16)),
-             ("gemm_hopper_ws TN fp16 4096x14336x4096", gemm_hopper_ws, operands("TN", 4096, 14336, 4096, cp.float16))]
-    cases = [c for c in cases if not argv or any(a in c[0] for a in argv)]
+    def bf16_tn(m, n, k):
+        a, b = (torch.randn(shape, device="cuda").to(torch.bfloat16) for shape in ((m, k), (n, k)))
+        return a, b.T
+
+    def cublas(A, B, C=None):
+        return torch.matmul(A, B) if C is None else torch.matmul(A, B, out=C)
+
+    def streamk(split):
+        return lambda A, B, C=None: gemm_hopper_streamk(A, B, C, split=split)
+
+    cases = [("sgemm_fast NT fp32 4096^3", sgemm_fast, lambda: operands("NT", 4096, 4096, 4096, cp.float32)),
+             ("sgemm_fast TN fp32 4096^3", sgemm_fast, lambda: operands("TN", 4096, 4096, 4096, cp.float32)),
+             ("gemm_ampere TN fp16 8192^3", gemm_ampere, lambda: operands("TN", 8192, 8192, 8192, cp.float16)),
+             ("gemm_hopper_ws TN fp16 4096x14336x4096", gemm_hopper_ws,
+              lambda: operands("TN", 4096, 14336, 4096, cp.float16)),
+             # issue 25: the top rung (its rule does not split at 4096^3) against cuBLAS, and the split's share
+             ("top4096 gemm_hopper_streamk TN bf16 4096^3", gemm_hopper_streamk, lambda: bf16_tn(4096, 4096, 4096)),
+             ("top4096 cublas TN bf16 4096^3", cublas, lambda: bf16_tn(4096, 4096, 4096)),
+             ("fixup8192 gemm_hopper_streamk split TN bf16 8192^3", streamk(True), lambda: bf16_tn(8192, 8192, 8192)),
+             ("fixup8192 gemm_hopper_streamk nosplit TN bf16 8192^3", streamk(False),
+              lambda: bf16_tn(8192, 8192, 8192))]
+    cases = [(name, kernel, make()) for name, kernel, make in cases if not argv or any(a in name for a in argv)]
     for name, kernel, (A, B) in cases:       # compile and warm up outside the profiled range
         C = kernel(A, B)
         kernel(A, B, C)
     cp.cuda.Device().synchronize()
+    torch.cuda.synchronize()
     cp.cuda.profiler.start()
     for name, kernel, (A, B) in cases:
         print("profiling", name, flush=True)
         kernel(A, B)
+        torch.cuda.synchronize()
     cp.cuda.Device().synchronize()
     cp.cuda.profiler.stop()
 

@@ -24,8 +24,8 @@ def _removed(diff):
 
 
 def test_the_ladder_is_linked_bottom_to_top():
-    assert LADDER[0].prev is None and [r.name for r in LADDER[:5]] == [
-        "sgemm_simple", "sgemm_fast", "gemm_ampere", "gemm_hopper", "gemm_hopper_ws"]
+    assert LADDER[0].prev is None and [r.name for r in LADDER[:6]] == [
+        "sgemm_simple", "sgemm_fast", "gemm_ampere", "gemm_hopper", "gemm_hopper_specialized", "gemm_hopper_ws"]
     assert len({r.name for r in LADDER}) == len(LADDER)
     for below, above in PAIRS:
         assert above.prev == below.name and above.adds, above.name
@@ -87,29 +87,34 @@ def test_the_diffs_key_lines():
     d = rung_diff("gemm_ampere", "gemm_hopper")
     assert "cpasync.CopyBulkTensorTileG2SOp()" in _added(d) and "warpgroup.wait_group(1)" in _added(d)
     assert "cute.arch.cp_async_wait_group(self.stages - 2)" in _removed(d)
-    d = rung_diff("gemm_hopper", "gemm_hopper_ws")
+    d = rung_diff("gemm_hopper", "gemm_hopper_specialized")
     assert "cute.arch.setmaxregister_decrease(PRODUCER_REGS)" in _added(d)
-    assert "while cluster_tile < num_cluster_tiles:" in _added(d)
+    assert "warp == 0 and produce.count < k_tiles" in _removed(d)      # warp 0 no longer loads between its MMAs
+    assert "while " not in _added(d) and "mcast" not in _added(d)      # one idea: no persistence, no cluster yet
+    d = rung_diff("gemm_hopper_specialized", "gemm_hopper_ws")
+    assert "while cluster_tile < num_cluster_tiles:" in _added(d) and "mcast_mask=b_mask)" in _added(d)
+    assert "setmaxregister" not in _added(d) + _removed(d)             # specialization came one rung earlier
 
 
 def test_a_whole_file_rung_diffs_whole_files(tmp_path, monkeypatch):
     """parts=None: the diff is between the two files (as for a file made from the previous rung's)."""
-    text = rung("gemm_hopper_ws").path.read_text()
-    (tmp_path / "hopper_ws.py").write_text(text)
+    text = rung("gemm_hopper_specialized").path.read_text()
+    (tmp_path / "hopper_specialized.py").write_text(text)
     (tmp_path / "hopper_next.py").write_text(text.replace("PRODUCER_REGS, CONSUMER_REGS = 40, 232",
                                                           "PRODUCER_REGS, CONSUMER_REGS = 24, 240"))
     monkeypatch.setattr(ladder, "_HERE", tmp_path)
-    below = rung("gemm_hopper_ws")
-    above = Rung("gemm_next", "hopper_next", "make_hopper_ws_class.HopperGemmWs", None, "more registers",
-                 prev="gemm_hopper_ws", adds=("24, 240",))
+    below = rung("gemm_hopper_specialized")
+    above = Rung("gemm_next", "hopper_next", "make_hopper_specialized_class.HopperGemmSpecialized", None,
+                 "more registers", prev="gemm_hopper_specialized", adds=("24, 240",))
     d = rung_diff(below, above)
     assert _removed(d) == "PRODUCER_REGS, CONSUMER_REGS = 40, 232"
     assert _added(d) == "PRODUCER_REGS, CONSUMER_REGS = 24, 240"
     assert rung_source(above) == (tmp_path / "hopper_next.py").read_text()
-    missing = Rung("gemm_gone", "no_such_file", "K", ("kernel",), "idea", prev="gemm_hopper_ws")
+    missing = Rung("gemm_gone", "no_such_file", "K", ("kernel",), "idea", prev="gemm_hopper_specialized")
     with pytest.raises(LayoutError, match="names module 'no_such_file'"):
         rung_source(missing)
-    wrong = Rung("gemm_wrong", "hopper_ws", "make_hopper_ws_class.HopperGemmWs", ("main_loop",), "idea")
+    wrong = Rung("gemm_wrong", "hopper_specialized", "make_hopper_specialized_class.HopperGemmSpecialized",
+                 ("main_loop",), "idea")
     with pytest.raises(LayoutError, match=r"no 'main_loop' among \["):
         rung_source(wrong)
 

@@ -350,7 +350,87 @@ def test_recorded_streamk_runs_are_consistent(call):
 
 
 def test_the_rung_reads_the_library_versions_record():
-    from layoutlab.kernels.ladder import rung, rung_row
+    from layoutlab.kernels.ladder import rung, rung_checks, rung_row
     r = rung("gemm_hopper_streamk")
-    assert r.prev == "gemm_hopper_ws" and r.branch and r.record.endswith("streamk_call2_bench")
+    assert r.prev == "gemm_hopper_ws" and r.branch and r.record == "gemm_ladder_h200"
     assert rung_row(r)["kernel"] == "gemm_hopper_streamk"
+    assert rung_checks(r) == {"log": "gemm_ladder_h200/alltests.txt:test_kernels_streamk.py", "passed": 26,
+                              "failed": 0}
+
+
+# ---------------------------------------------------------------------------------------------------
+# CI: the split rule (stream_k_pays), the kernel's two schedules, and the H200 sweep that priced the split
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("m,n,k,tile,ctas", _problems())
+def test_stream_k_pays_weighs_the_saving_against_the_price(m, n, k, tile, ctas):
+    from layoutlab.kernels.schedule import FIXUP_COST, stream_k_pays
+    s = stream_k_schedule(m, n, k, tile, ctas)
+    d = stream_k_pays(m, n, k, tile, ctas)
+    # saved: the busiest CTA's k-tiles without the split (ceil(waves) whole tiles) minus with it (the schedule's)
+    assert d.saved_k_tiles == s.makespan(split=False) * s.k_iters - max(s.k_iters_per_cta())
+    assert d.cost_k_tiles == pytest.approx(FIXUP_COST[0] + FIXUP_COST[1] * s.k_iters)
+    assert d.split == (d.saved_k_tiles > d.cost_k_tiles) and d.net_k_tiles == d.saved_k_tiles - d.cost_k_tiles
+    if s.tail_tiles == 0:
+        assert d.saved_k_tiles == 0 and not d.split
+    assert stream_k_pays(m, n, k, tile, ctas, cost=(0, 0)).split == (d.saved_k_tiles > 0)
+
+
+def test_stream_k_pays_refuses_a_bad_price():
+    from layoutlab.kernels.schedule import stream_k_pays
+    for bad in ((-1, 0), (1, -0.1), (1,), [1, 0.3], (True, 0.3), ("8", 0.3)):
+        with pytest.raises(LayoutError, match="cost="):
+            stream_k_pays(8192, 8192, 8192, (256, 256, 64), 66, cost=bad)
+    with pytest.raises(LayoutError, match="num_ctas=0"):
+        stream_k_pays(8192, 8192, 8192, (256, 256, 64), 0)
+
+
+@pytest.mark.parametrize("m,n,k,sms", [(4096, 4096, 4096, 132), (8192, 8192, 8192, 132), (1100, 1030, 520, 8),
+                                       (640, 768, 4100, 10), (500, 1100, 300, 14), (8000, 8000, 8000, 132)])
+def test_the_kernel_params_without_the_split_run_every_tile_whole_once(m, n, k, sms):
+    """split=False hands stream_k_unit (the kernel's own arithmetic) every tile as one whole unit: the ws schedule,
+    the last wave partial; split=True is the stream-K schedule."""
+    from layoutlab.kernels.hopper_streamk import HopperStreamKConfig, kernel_params, kernel_schedule
+    from layoutlab.kernels.schedule import stream_k_split, stream_k_unit
+    cfg = HopperStreamKConfig(num_sms=sms)
+    s = kernel_schedule(m, n, k, cfg)
+    assert kernel_params(m, n, k, cfg, True) == (True, stream_k_split(s.tiles, s.num_ctas, s.k_iters))
+    split, params = kernel_params(m, n, k, cfg, False)
+    assert not split and params == (math.ceil(s.tiles / s.num_ctas), s.tiles, 0)
+    seen = []
+    for c in range(s.num_ctas):
+        u = 0
+        while True:
+            t, b, e = stream_k_unit(c, u, s.num_ctas, *params, s.k_iters)
+            if b >= e:
+                break
+            assert (t, b, e) == (c + u * s.num_ctas, 0, s.k_iters)
+            seen.append(t)
+            u += 1
+    assert sorted(seen) == list(range(s.tiles))
+    with pytest.raises(LayoutError, match="split='yes'"):
+        _streamk(_op(_aligned((64, 64))), _op(_aligned((64, 64)).T), split="yes")
+
+
+def test_the_split_price_record_fits_the_rule():
+    """results/gemm_ladder_h200/streamk_fixup.json (H200, tools/streamk_fixup.py): per problem the split's gain in
+    k-tile times and its price (saved - gained); the least-squares line through the prices is FIXUP_COST."""
+    import json
+    import statistics
+    from layoutlab.kernels.schedule import FIXUP_COST, stream_k_pays
+    rec = json.loads((RESULTS.parent / "gemm_ladder_h200" / "streamk_fixup.json").read_text())
+    assert rec["gpu"] == "NVIDIA H200" and rec["versions"]["nvidia-cutlass-dsl"] and len(rec["rows"]) == 13
+    for r in rec["rows"]:
+        for name in ("ws", "split", "nosplit"):
+            assert r["ms"][name] == pytest.approx(statistics.median(r["ms_rounds"][name]))
+            assert r["rel_err_vs_cublas"][name] < 1e-2
+        assert r["saved_k_tiles"] == stream_k_pays(r["m"], r["n"], r["k"], (256, 256, 64), r["clusters"],
+                                                   cost=(0, 0)).saved_k_tiles
+        k_tile_ms = r["ms"]["ws"] / (math.ceil(r["tiles"] / r["clusters"]) * r["k_iters"])
+        assert r["gained_k_tiles"] == pytest.approx((r["ms"]["ws"] - r["ms"]["split"]) / k_tile_ms)
+        assert r["price_k_tiles"] == pytest.approx(r["saved_k_tiles"] - r["gained_k_tiles"])
+    xs, ys = [r["k_iters"] for r in rec["rows"]], [r["price_k_tiles"] for r in rec["rows"]]
+    c1 = statistics.covariance(xs, ys) / statistics.variance(xs)
+    c0 = statistics.mean(ys) - c1 * statistics.mean(xs)
+    assert (c0, c1) == (pytest.approx(rec["fit"]["c0"]), pytest.approx(rec["fit"]["c1"]))
+    assert FIXUP_COST == (round(c0, 1), round(c1, 2)) == (8.4, 0.31)

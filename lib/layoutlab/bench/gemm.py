@@ -40,6 +40,7 @@ PLAN = {
     "sgemm_fast": [("float32", [(4096, 4096, 4096), (8192, 8192, 8192)], ("NT", "TN"))],
     "gemm_ampere": [("float16", [(4096, 4096, 4096), (8192, 8192, 8192)], ("TN",))],
     "gemm_hopper": [("bfloat16", SHAPES, ("TN",)), ("float16", [(8192, 8192, 8192)], ("TN",))],
+    "gemm_hopper_specialized": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],
     "gemm_hopper_ws": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],
     "gemm_hopper_pingpong": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],
     "gemm_hopper_streamk": [("bfloat16", LADDER_SHAPES, ("TN",)), ("float16", _CUBES, ("TN",))],

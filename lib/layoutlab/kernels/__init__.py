@@ -21,17 +21,18 @@ Each kernel's module (named for the hardware path it takes) says which of these 
 others with a :class:`~layoutlab.errors.LayoutError`. Compiled kernels are cached per (dtype, majorness,
 tile config).
 
-======================  ==========================================  =======================================
- kernel                  module                                      what it shows
-======================  ==========================================  =======================================
- sgemm_simple            :mod:`layoutlab.kernels.simt_simple`        the CuTe tutorial's blocked SIMT GEMM
- sgemm_fast              :mod:`layoutlab.kernels.simt_fast`          the SIMT GEMM made fast
- gemm_ampere             :mod:`layoutlab.kernels.ampere`             mma.sync + ldmatrix + cp.async
- gemm_hopper             :mod:`layoutlab.kernels.hopper`             TMA + wgmma
- gemm_hopper_ws          :mod:`layoutlab.kernels.hopper_ws`          persistent, warp-specialized
- gemm_hopper_pingpong    :mod:`layoutlab.kernels.hopper_pingpong`    ping-pong consumer warpgroups
- gemm_hopper_streamk     :mod:`layoutlab.kernels.hopper_streamk`     the last wave split along K (stream-K)
-======================  ==========================================  =======================================
+=========================  ==============================================  =========================================
+ kernel                     module                                          what it shows
+=========================  ==============================================  =========================================
+ sgemm_simple               :mod:`layoutlab.kernels.simt_simple`            the CuTe tutorial's blocked SIMT GEMM
+ sgemm_fast                 :mod:`layoutlab.kernels.simt_fast`              the SIMT GEMM made fast
+ gemm_ampere                :mod:`layoutlab.kernels.ampere`                 mma.sync + ldmatrix + cp.async
+ gemm_hopper                :mod:`layoutlab.kernels.hopper`                 TMA + wgmma
+ gemm_hopper_specialized    :mod:`layoutlab.kernels.hopper_specialized`     a producer warp, two consumer warpgroups
+ gemm_hopper_ws             :mod:`layoutlab.kernels.hopper_ws`              persistent, 2 x 1 clusters (the fast one)
+ gemm_hopper_pingpong       :mod:`layoutlab.kernels.hopper_pingpong`        ping-pong consumer warpgroups
+ gemm_hopper_streamk        :mod:`layoutlab.kernels.hopper_streamk`         the last wave split along K (stream-K)
+=========================  ==============================================  =========================================
 
 ``from layoutlab.kernels import gemm_hopper`` gives the kernel function. The kernel modules import the CuTe
 DSL, so they load on first use (a module ``__getattr__``, PEP 562): ``import layoutlab.kernels`` works
@@ -55,6 +56,7 @@ KERNEL_MODULES = {
     "sgemm_fast": "simt_fast",
     "gemm_ampere": "ampere",
     "gemm_hopper": "hopper",
+    "gemm_hopper_specialized": "hopper_specialized",
     "gemm_hopper_ws": "hopper_ws",
     "gemm_hopper_pingpong": "hopper_pingpong",
     "gemm_hopper_streamk": "hopper_streamk",

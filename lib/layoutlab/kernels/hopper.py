@@ -654,12 +654,13 @@ def _canonical_view(x, major_mode):
     return as_strided(x, shape=x.shape, strides=tuple(s * itemsize for s in want))
 
 
-def plan_gemm(name, compiled_for, A, B, C, alpha, beta, timeline=None, buffers=()):
+def plan_gemm(name, compiled_for, A, B, C, alpha, beta, timeline=None, buffers=(), scalars=()):
     """The one host path of the Hopper GEMMs (gemm_hopper, _ws, _pingpong, _streamk): check the operands,
     allocate C, fetch (or compile) the kernel. Returns ``(C, launch)``: ``launch()`` enqueues the GEMM on the
     current stream with all arguments already converted, which is what a benchmark should time. ``buffers``:
     1-D device arrays the kernel takes after the stream (stream-K's workspace and counters); ``timeline``: the
-    int64 event buffer of an instrumented build (checked by the caller), passed as the kernel's last argument."""
+    int64 event buffer of an instrumented build (checked by the caller), passed after the buffers; ``scalars``: DSL
+    integers the kernel takes last (stream-K's schedule, decided per problem on the host)."""
     prob, _ = hopper_operands(A, B, C, beta=beta, name=name)
     if C is None:
         C = new_array(A, (prob.m, prob.n))
@@ -674,7 +675,7 @@ def plan_gemm(name, compiled_for, A, B, C, alpha, beta, timeline=None, buffers=(
         from cutlass.cute.runtime import from_dlpack
         ops += tuple(from_dlpack(x, assumed_align=TMA_ALIGN_BYTES).mark_layout_dynamic(leading_dim=0) for x in extra)
     kernel = compiled_for(dtype_name, prob.a_major, prob.b_major, prob.c_major, beta != 0, ops)
-    args = (a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), cu_stream(A)) + ops[3:]
+    args = (a, b, c, cutlass.Float32(alpha), cutlass.Float32(beta), cu_stream(A)) + ops[3:] + tuple(scalars)
     return C, lambda: kernel(*args)
 
 

@@ -18,6 +18,11 @@ ws where the last wave is about half empty (8192^3 and 8000^3: 34 of 66 clusters
 nearly full (6144^3: 48 of 66, 4096^3: 58 of 66), where the split saves a small fraction of a tile-time and the
 fixup costs more than that.
 
+* **Split only where it pays.** The split saves the empty part of the last wave on the busiest cluster and costs
+  a fixup; :func:`~layoutlab.kernels.schedule.stream_k_pays` weighs the two (in k-tile times, the price measured)
+  on the host before every launch, and :func:`kernel_params` hands the kernel either the split schedule or the
+  plain one (every tile whole, the last wave partial: the ws rung's schedule). At 8192^3 it splits (62 k-tiles
+  saved against a price of 48), at 6144^3 and 4096^3 it does not (26 against 38, 7 against 28).
 * **Fixup without waiting.** A CTA that computed only part of a tile's K stores its fp32 accumulators in its
   own workspace slot, makes them visible (``fence.acq_rel.gpu``, a barrier, then one thread's ``atom.add`` of
   its k-tile count to the tile's counter: the release pattern of the PTX ISA's memory consistency model). The
@@ -39,10 +44,10 @@ from ._common import current_stream, device_index, new_array
 from .hopper import (THREADS_PER_WARPGROUP, TMA_ALIGN_BYTES, _dsl, _class_of,
                      fake_operands, hopper_operands, plan_gemm)
 from .hopper_ws import HopperWsConfig, make_hopper_ws_class, persistent_sms, PRODUCER_REGS, CONSUMER_REGS
-from .schedule import stream_k_owner, stream_k_schedule, stream_k_split, stream_k_unit
+from .schedule import stream_k_owner, stream_k_pays, stream_k_schedule, stream_k_split, stream_k_unit
 
 __all__ = ["gemm_hopper_streamk", "prepare_gemm_hopper_streamk", "HopperStreamKConfig",
-           "compile_hopper_gemm_streamk", "kernel_schedule"]
+           "compile_hopper_gemm_streamk", "kernel_schedule", "kernel_params"]
 
 #: The schedule's arithmetic runs in 32-bit device integers: cta * sk_iters < 2^31 (about K < 7.8 M at 132 CTAs).
 _INT32_MAX = 2 ** 31 - 1
@@ -81,6 +86,26 @@ def kernel_schedule(M, N, K, config=HopperStreamKConfig()):
                              config.num_sms // (cm * cn))
 
 
+def kernel_params(M, N, K, config=HopperStreamKConfig(), split=None):
+    """``(split, (full_waves, dp_tiles, sk_iters))``: whether the launch splits its last wave and the three integers
+    the kernel's :func:`~layoutlab.kernels.schedule.stream_k_unit` reads. ``split=None`` asks
+    :func:`~layoutlab.kernels.schedule.stream_k_pays` (in cluster tiles over the persistent clusters); True or False
+    forces it (to measure the split's price). Without the split every tile is whole and the last wave partial, as in
+    :mod:`~layoutlab.kernels.hopper_ws`.
+
+    >>> kernel_params(8192, 8192, 8192)
+    (True, (15, 990, 4352))
+    >>> kernel_params(4096, 4096, 4096)                 # 3.9 waves: the split would cost more than it saves
+    (False, (4, 256, 0))
+    """
+    s = kernel_schedule(M, N, K, config)
+    if split is None:
+        split = stream_k_pays(M, N, K, s.tile_mnk, s.num_ctas).split
+    if split:
+        return True, stream_k_split(s.tiles, s.num_ctas, s.k_iters)
+    return False, (-(-s.tiles // s.num_ctas), s.tiles, 0)
+
+
 def make_hopper_streamk_class():
     """Build the stream-K kernel class (the ws kernel's setup, tile order and epilogue; a new tile loop)."""
     cutlass, cute, pipeline, _, sm90 = _dsl()
@@ -99,7 +124,10 @@ def make_hopper_streamk_class():
 
         @cute.jit
         def __call__(self, a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, alpha: cutlass.Float32,
-                     beta: cutlass.Float32, stream, workspace: cute.Tensor, counters: cute.Tensor):
+                     beta: cutlass.Float32, stream, workspace: cute.Tensor, counters: cute.Tensor,
+                     full_waves: cutlass.Int32, dp_tiles: cutlass.Int32, sk_iters: cutlass.Int32):
+            """``full_waves, dp_tiles, sk_iters``: the schedule, from the host (:func:`kernel_params`), which
+            decides whether the tail is split at all (:func:`~layoutlab.kernels.schedule.stream_k_pays`)."""
             self._setup(a, b, c)
             bM, bN, bK = self.tile_mnk
             cm, cn = self.cfg.cluster_mn
@@ -121,9 +149,6 @@ def make_hopper_streamk_class():
             clusters_n = cute.ceil_div(cute.ceil_div(c.shape[1], bN), cn)
             persistent = cutlass.min(self.cfg.num_sms // (cm * cn), clusters_m * clusters_n)
             grid = (cm, cn, persistent)          # blockIdx.z: which persistent cluster
-            # Whole waves of cluster tiles, and the tail's k-tiles that all clusters share (stream-K).
-            full_waves, dp_tiles, sk_iters = stream_k_split(clusters_m * clusters_n, persistent,
-                                                            cute.ceil_div(a.shape[1], bK))
 
             @cute.struct
             class SharedStorage:
@@ -348,7 +373,8 @@ def _fake_1d(dtype):
 def compile_hopper_gemm_streamk(dtype_name="bfloat16", a_major="K", b_major="K", c_major="N", *,
                                 config=HopperStreamKConfig(), with_beta=False, operands=None):
     """Compile (and cache) the stream-K kernel, as :func:`~layoutlab.kernels.hopper.compile_hopper_gemm` does,
-    with two more arguments after the stream: the fp32 workspace and the int32 counters (1-D).
+    with five more arguments after the stream: the fp32 workspace and the int32 counters (1-D), then the schedule's
+    ``full_waves, dp_tiles, sk_iters`` (:func:`kernel_params`).
 
     >>> f = compile_hopper_gemm_streamk("bfloat16", "K", "K", "N")
     >>> f is compile_hopper_gemm_streamk()
@@ -364,7 +390,8 @@ def compile_hopper_gemm_streamk(dtype_name="bfloat16", a_major="K", b_major="K",
                                                 _fake_1d(cutlass.Float32), _fake_1d(cutlass.Int32))
         a, b, c, ws, cnt = ops
         _CACHE[key] = cute.compile(_class_of(make_hopper_streamk_class)(config, with_beta), a, b, c,
-                                   cutlass.Float32(1.0), cutlass.Float32(0.0), make_fake_stream(), ws, cnt)
+                                   cutlass.Float32(1.0), cutlass.Float32(0.0), make_fake_stream(), ws, cnt,
+                                   cutlass.Int32(0), cutlass.Int32(0), cutlass.Int32(0))
     return _CACHE[key]
 
 
@@ -380,30 +407,35 @@ def _workspace(A, config):
     return _WORKSPACES[key]
 
 
-def gemm_hopper_streamk(A, B, C=None, *, alpha=1.0, beta=0.0, config=None):
-    """``C = alpha * A @ B + beta * C``, persistent, warp-specialized, the last wave split along K.
+def gemm_hopper_streamk(A, B, C=None, *, alpha=1.0, beta=0.0, config=None, split=None):
+    """``C = alpha * A @ B + beta * C``, persistent, warp-specialized, the last wave split along K where that pays.
 
-    Same operands and refusals as :func:`~layoutlab.kernels.hopper_ws.gemm_hopper_ws`. Example::
+    Same operands and refusals as :func:`~layoutlab.kernels.hopper_ws.gemm_hopper_ws`. ``split``: None (default)
+    splits when :func:`~layoutlab.kernels.schedule.stream_k_pays` says so; True or False forces it. Example::
 
         a = cupy.random.randn(8192, 8192).astype(cupy.float16)
         c = gemm_hopper_streamk(a, a.T)           # TN
     """
-    C, launch = prepare_gemm_hopper_streamk(A, B, C, alpha=alpha, beta=beta, config=config)
+    C, launch = prepare_gemm_hopper_streamk(A, B, C, alpha=alpha, beta=beta, config=config, split=split)
     launch()
     return C
 
 
-def prepare_gemm_hopper_streamk(A, B, C=None, *, alpha=1.0, beta=0.0, config=None):
+def prepare_gemm_hopper_streamk(A, B, C=None, *, alpha=1.0, beta=0.0, config=None, split=None):
     """``(C, launch)`` as :func:`~layoutlab.kernels.hopper.prepare_gemm_hopper` (for timing)."""
+    if split not in (None, True, False):
+        raise LayoutError(f"gemm_hopper_streamk: split={split!r}; use None (the rule decides), True or False")
     prob, _ = hopper_operands(A, B, C, beta=beta, name="gemm_hopper_streamk")   # every refusal before CUDA
     if config is None:
         config = HopperStreamKConfig(num_sms=persistent_sms(A, HopperStreamKConfig.cluster_mn))
     sched = kernel_schedule(prob.m, prob.n, prob.k, config)
+    _, params = kernel_params(prob.m, prob.n, prob.k, config, split)
     if sched.num_ctas * sched.sk_iters > _INT32_MAX:
         raise LayoutError(f"gemm_hopper_streamk: K={prob.k} is too deep for the schedule's 32-bit arithmetic "
                           f"({sched.num_ctas} clusters x {sched.sk_iters} tail k-tiles >= 2^31); split K into "
                           f"calls with beta=1")
+    import cutlass
     return plan_gemm("gemm_hopper_streamk",
                      lambda dt, am, bm, cm, wb, ops: compile_hopper_gemm_streamk(
                          dt, am, bm, cm, config=config, with_beta=wb, operands=ops),
-                     A, B, C, alpha, beta, buffers=_workspace(A, config))
+                     A, B, C, alpha, beta, buffers=_workspace(A, config), scalars=tuple(map(cutlass.Int32, params)))

@@ -1,18 +1,11 @@
-"""``gemm_hopper_ws``: the course finale — a persistent, warp-specialized Hopper GEMM.
+"""``gemm_hopper_ws``: the fast kernel — the warp-specialized GEMM made persistent, in 2 x 1 clusters.
 
 Same contract as :func:`~layoutlab.kernels.hopper.gemm_hopper` (bf16/fp16 in, fp32 accumulate,
-TN/NT/NN/TT, C row- or column-major, alpha/beta, any M, N, K with 16-byte-aligned strides), organised
-the way the fastest Hopper GEMMs are:
+TN/NT/NN/TT, C row- or column-major, alpha/beta, any M, N, K with 16-byte-aligned strides). It keeps the
+producer warp, the two consumer warpgroups and ``setmaxnreg`` of
+:mod:`~layoutlab.kernels.hopper_specialized` (the rung below) and adds where the CTAs' tiles come from:
 
-* **Warp specialization.** A CTA has 3 warpgroups. Warpgroup 0 is the *producer*: one of its threads
-  issues all TMA loads, the other 127 idle. Warpgroups 1 and 2 are *consumers*: each issues
-  ``wgmma.m64n256k16`` over its 64 x 256 half of the 128 x 256 tile and runs the epilogue. The two roles
-  meet only at the mbarriers of the shared-memory ring ("full": TMA bytes landed; "empty": the MMAs
-  reading the stage retired), so loads run ahead of math by up to ``stages`` k-tiles.
-* **Register reallocation.** ``setmaxnreg`` moves registers from the producer (down to 40 per thread)
-  to the consumers (up to 232): 128 x (40 + 2 x 232) = 64512 <= 65536, the register file. A consumer
-  holds 128 fp32 accumulators per thread, so the extra headroom is what keeps it from spilling.
-* **Persistence.** The grid is as many clusters as the GPU holds at once (66 clusters of 2 on the H100);
+* **Persistence.** The grid is as many clusters as the GPU holds at once (66 clusters of 2 on the H100 and H200);
   persistent cluster z walks the cluster tiles z, z + Z, z + 2Z, ... (a static schedule of its own: the
   DSL's ``StaticPersistentTileScheduler`` is deprecated). While the consumers store tile *t*, the
   producer is already loading tile *t+1*.
@@ -35,26 +28,21 @@ from ._common import device_index, grouped_tile_coord
 
 from .hopper import (EV_EMPTY_WAIT, EV_EPI_END, EV_EPI_START, EV_FULL_WAIT, EV_LOAD_ARRIVE,
                           EV_LOAD_ISSUE, EV_MMA_END, EV_MMA_START, EV_TILE_START, THREADS_PER_WARPGROUP,
-                          TIMELINE_CTAS, TIMELINE_TILES, HopperGemmConfig, check_timeline_buffer,
-                          refuse_host_operands,
-                          compile_hopper_gemm, make_hopper_gemm_class, plan_gemm, timeline_slots, _dsl,
-                          _operand)
+                          TIMELINE_CTAS, TIMELINE_TILES, check_timeline_buffer, refuse_host_operands,
+                          compile_hopper_gemm, plan_gemm, timeline_slots, _dsl, _operand)
+from .hopper_specialized import (CONSUMER_REGS, PRODUCER_REGS, HopperSpecializedConfig,
+                                 make_hopper_specialized_class)
 
 __all__ = ["gemm_hopper_ws", "prepare_gemm_hopper_ws", "HopperWsConfig", "compile_hopper_gemm_ws"]
 
-#: registers per thread after ``setmaxnreg``: producer warpgroup, then each consumer warpgroup.
-PRODUCER_REGS, CONSUMER_REGS = 40, 232
-
-
 @dataclass(frozen=True)
-class HopperWsConfig(HopperGemmConfig):
-    """:class:`HopperGemmConfig` plus the persistent-schedule knobs.
+class HopperWsConfig(HopperSpecializedConfig):
+    """:class:`~layoutlab.kernels.hopper_specialized.HopperSpecializedConfig` plus the persistent-schedule knobs.
 
     ``swizzle``: cluster tiles per group in the grouped rasterization (1 = plain column-major order).
     ``num_sms``: SMs the persistent grid fills, one cluster per ``num_sms / cluster size`` (the H100 SXM
     has 132 SMs; :func:`prepare_gemm_hopper_ws` asks the driver how many clusters fit at once, see
-    :func:`persistent_sms`). ``epi_stages``: C staging buffers of 128 x 32 (2, 4 or 8; each 8 KiB at 16
-    bits, taken from the A/B ring). ``serpentine_k``: every other tile of a CTA runs its k-tiles last to
+    :func:`persistent_sms`). ``serpentine_k``: every other tile of a CTA runs its k-tiles last to
     first, so that each wave of tiles starts on the A and B slices the previous wave loaded last (still in
     L2) rather than on the first ones (evicted long ago): fewer DRAM reads, and on a power-capped H100
     fewer watts spent outside the SMs.
@@ -71,48 +59,26 @@ class HopperWsConfig(HopperGemmConfig):
     cluster_mn: tuple = (2, 1)
     swizzle: int = 8
     num_sms: int = 132
-    epi_stages: int = 4
     serpentine_k: bool = True
-
-    def __post_init__(self):
-        super().__post_init__()
-        pieces = self.tile_n // 32
-        if self.epi_stages < 1 or pieces % self.epi_stages:
-            raise LayoutError(f"HopperWsConfig: epi_stages={self.epi_stages}; the {pieces} epilogue pieces of "
-                              f"a {self.tile_m} x {self.tile_n} tile must reuse the buffers in order: use a "
-                              f"divisor of {pieces}")
 
 
 def make_hopper_ws_class():
-    """Build the warp-specialized kernel class (on top of the base kernel's setup and epilogue)."""
+    """Build the persistent kernel class (on top of the warp-specialized rung's setup and epilogue)."""
     cutlass, cute, pipeline, _, sm90 = _dsl()
     from cutlass.cute.nvgpu import cpasync, warpgroup
-    Base = make_hopper_gemm_class()
+    Specialized = make_hopper_specialized_class()
 
-    class HopperGemmWs(Base):
+    class HopperGemmWs(Specialized):
         """Persistent warp-specialized TMA + wgmma GEMM with optional 2-CTA clusters."""
 
-        store_warp = 4            # first warp of the first consumer warpgroup issues the TMA stores
         timeline_ctas = TIMELINE_CTAS["gemm_hopper_ws"]      # CTAs that record (config.timeline)
         timeline_tiles = TIMELINE_TILES["gemm_hopper_ws"]    # the first tiles each of them computes
 
         def __init__(self, config: HopperWsConfig, with_beta: bool):
             super().__init__(config, with_beta)
-            self.epi_stages = config.epi_stages
-            self.mma_threads = self.num_wg * THREADS_PER_WARPGROUP
-            self.threads = self.mma_threads + THREADS_PER_WARPGROUP     # + the producer warpgroup
             cm, cn = config.cluster_mn
             # A tile row-block is shared by the CTAs of a cluster row (along N), B by a cluster column.
             self.mcast_a, self.mcast_b = cn, cm
-
-        def _setup(self, a, b, c):
-            super()._setup(a, b, c)
-            # Unlike the base kernel, C gets its own staging buffers: the producer reuses the A/B ring
-            # for the next tile while the consumers are still storing this one.
-            c_bytes = self.epi_tile[0] * self.epi_tile[1] * self.epi_stages * self.c_dtype.width // 8
-            self.ab_stages = self.cfg.ab_stages(reserved_bytes=1024 + c_bytes)
-            self.sA_layout = sm90.make_smem_layout_a(self.a_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
-            self.sB_layout = sm90.make_smem_layout_b(self.b_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
 
         @cute.jit
         def __call__(self, a: cute.Tensor, b: cute.Tensor, c: cute.Tensor,

@@ -37,7 +37,8 @@ class Rung:
     built by a factory function is ``factory.Class``); ``parts``: the methods of that class that carry the idea
     (``None``: the whole file); ``idea``: what it adds, in one line; ``prev``: the rung it builds on; ``adds``:
     names its diff against ``prev`` must add (tests check them); ``bench``: the benchmark row (dtype, layout,
-    (M, N, K)) in results record ``record``; ``checks``: the pytest log (under ``results/``) of its GPU tests;
+    (M, N, K)) in results record ``record``; ``checks``: the pytest log (under ``results/``) of its GPU tests
+    (``log:name``: the summary line of ``log`` that names ``name``, for a log of several test files);
     ``branch``: ``prev`` is a rung further down than the one listed before it (the faster of two rungs).
 
     >>> r = rung("gemm_ampere")
@@ -80,10 +81,15 @@ LADDER = (
     Rung("gemm_hopper", "hopper", "make_hopper_gemm_class.HopperGemm", ("__call__", "kernel", "_load_stage"),
          "TMA loads counted on mbarriers, wgmma from shared memory, a TMA-store epilogue",
          prev="gemm_ampere", adds=("make_tiled_tma_atom", "PipelineTmaAsync", "warpgroup.fence")),
+    Rung("gemm_hopper_specialized", "hopper_specialized", "make_hopper_specialized_class.HopperGemmSpecialized",
+         ("__call__", "kernel"), "warp specialization: a producer warp issues the TMA loads, two consumer "
+         "warpgroups the MMAs and the epilogue, setmaxnreg moves registers to them",
+         prev="gemm_hopper", adds=("setmaxregister_decrease", "setmaxregister_increase", "if wg == 0:"),
+         record="gemm_ladder_h200", checks="gemm_ladder_h200/alltests.txt:test_kernels_specialized.py"),
     Rung("gemm_hopper_ws", "hopper_ws", "make_hopper_ws_class.HopperGemmWs", ("__call__", "kernel"),
-         "warp specialization with setmaxnreg, persistent tiles, a 2x1 cluster multicasting B",
-         prev="gemm_hopper", adds=("setmaxregister_increase", "CopyBulkTensorTileG2SMulticastOp",
-                                   "persistent_clusters")),
+         "persistent tiles (one cluster per two SMs walks many tiles; its producer loads the next tile during the "
+         "epilogue) and a 2x1 cluster multicasting B", prev="gemm_hopper_specialized",
+         adds=("while cluster_tile < num_cluster_tiles:", "CopyBulkTensorTileG2SMulticastOp", "persistent_clusters")),
     Rung("gemm_hopper_pingpong", "hopper_pingpong", "make_hopper_pingpong_class.HopperGemmPingpong",
          ("__call__", "kernel"), "ping-pong consumers: each warpgroup a whole 64x256 tile, in an order (a named "
          "barrier) that overlaps one's epilogue with the other's MMAs", prev="gemm_hopper_ws",
@@ -91,11 +97,12 @@ LADDER = (
          checks="gemm_ladder_h100/pingpong_tests.log"),
     # built on gemm_hopper_ws, the faster of the two rungs below it (a branch: see hopper_streamk's docstring)
     Rung("gemm_hopper_streamk", "hopper_streamk", "make_hopper_streamk_class.HopperGemmStreamK",
-         ("__call__", "kernel", "_unit", "_fixup"), "the last wave: whole waves as before, the tail tiles' K loops "
-         "split over all clusters (stream-K), each tile's pieces summed in an fp32 workspace by the CTA that "
-         "completes it", prev="gemm_hopper_ws", branch=True,
-         adds=("stream_k_split", "self._unit(u, sched)", "stream_k_owner", "fence_acq_rel_gpu", "atomic_add"),
-         record="gemm_ladder_h100/streamk_call2_bench", checks="gemm_ladder_h100/streamk_call2_tests.log"),
+         ("__call__", "kernel", "_unit", "_fixup"), "the last wave: whole waves as before and, where a rule says "
+         "it pays, the tail tiles' K loops split over all clusters (stream-K), each tile's pieces summed in an fp32 "
+         "workspace by the CTA that completes it", prev="gemm_hopper_ws", branch=True,
+         adds=("sk_iters: cutlass.Int32", "self._unit(u, sched)", "stream_k_owner", "fence_acq_rel_gpu",
+               "atomic_add"),
+         record="gemm_ladder_h200", checks="gemm_ladder_h200/alltests.txt:test_kernels_streamk.py"),
 )
 
 
@@ -234,13 +241,16 @@ def rung_checks(r):
 
     >>> rung_checks("gemm_hopper")["failed"]
     0
+    >>> rung_checks("gemm_hopper_specialized")["passed"]        # its line of the one-run log of every kernel file
+    22
     """
     r = r if isinstance(r, Rung) else rung(r)
     from .. import gpu
-    path = gpu.RESULTS_DIR / r.checks
+    log, _, name = r.checks.partition(":")
+    path = gpu.RESULTS_DIR / log
     if not path.exists():
-        raise LayoutError(f"rung_checks: rung {r.name!r} names the test log {r.checks!r}, not in {gpu.RESULTS_DIR}")
-    summary = [line for line in path.read_text().splitlines() if re.search(r"\d+ passed", line)]
+        raise LayoutError(f"rung_checks: rung {r.name!r} names the test log {log!r}, not in {gpu.RESULTS_DIR}")
+    summary = [line for line in path.read_text().splitlines() if re.search(r"\d+ passed", line) and name in line]
     if not summary:
         raise LayoutError(f"rung_checks: {r.checks} has no pytest summary line ('N passed ...')")
     counts = dict((word, int(n)) for n, word in re.findall(r"(\d+) (passed|failed)", summary[-1]))
@@ -314,7 +324,7 @@ def rung_sections(first, ladder=None):
     one and this for any added since, so a new rung is one line of :data:`LADDER`.
 
     >>> print(rung_sections(5).splitlines()[0])
-    #### Rung 5 — `gemm_hopper_ws`: warp specialization with setmaxnreg, persistent tiles, a 2x1 cluster multicasting B
+    #### Rung 5 — `gemm_hopper_specialized`: warp specialization: a producer warp issues the TMA loads, two consumer warpgroups the MMAs and the epilogue, setmaxnreg moves registers to them
     >>> rung_sections(len(LADDER) + 1)
     '(no rung above this one in this version of layoutlab)'
     """

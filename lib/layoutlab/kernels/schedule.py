@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from ..errors import LayoutError
 
-__all__ = ["StreamKSchedule", "stream_k_schedule", "stream_k_split", "stream_k_unit", "stream_k_owner"]
+__all__ = ["StreamKSchedule", "stream_k_schedule", "stream_k_split", "stream_k_unit", "stream_k_owner",
+           "StreamKDecision", "stream_k_pays", "FIXUP_COST"]
 
 
 def _select(cond, a, b):
@@ -46,7 +47,8 @@ def stream_k_unit(cta, u, num_ctas, full_waves, dp_tiles, sk_iters, k_iters, *, 
     full_waves - 1`` are whole data-parallel tiles ``cta + u * num_ctas``; then the CTA's stream-K range
     ``[cta * sk_iters // num_ctas, (cta + 1) * sk_iters // num_ctas)`` of the tail's k-tiles, cut at tile borders.
     ``min_``, ``max_``, ``select`` default to Python's; the kernel passes the DSL's (no branch, no division of a
-    negative number, so both give the same integers).
+    negative number, so both give the same integers). Without the split the kernel passes ``full_waves =
+    ceil(tiles / num_ctas)``, ``dp_tiles = tiles``, ``sk_iters = 0``: every tile whole, the last wave partial.
 
     >>> [stream_k_unit(5, u, 132, 15, 1980, 8704, 128) for u in (0, 14, 15, 16)]
     [(5, 0, 128), (1853, 0, 128), (1982, 73, 128), (1983, 0, 11)]
@@ -56,7 +58,8 @@ def stream_k_unit(cta, u, num_ctas, full_waves, dp_tiles, sk_iters, k_iters, *, 
     t = begin // k_iters + (u - full_waves)              # the tail tile this unit would fall in
     sk_b = max_(begin - t * k_iters, 0)
     sk_e = min_(end - t * k_iters, k_iters)
-    dp = u < full_waves
+    # a data-parallel unit needs a tile: with the split off (see stream_k_pays) the last wave is partial
+    dp = (u < full_waves) & (cta + u * num_ctas < dp_tiles)
     return (select(dp, cta + u * num_ctas, dp_tiles + t), select(dp, 0, sk_b), select(dp, k_iters, sk_e))
 
 
@@ -173,3 +176,60 @@ def stream_k_schedule(M, N, K, tile_mnk, num_ctas):
             u += 1
         units.append(tuple(mine))
     return StreamKSchedule(M, N, K, tile_mnk, ctas, tiles, k_iters, full_waves, dp_tiles, sk_iters, tuple(units))
+
+
+#: The split's price on the busiest CTA, in k-tile times: ``(constant, fraction of the tile's k_iters)``. Measured on
+#: the H200 (bf16 and fp16, 128 x 256 x 64 tiles in 2 x 1 clusters, ``results/gemm_ladder_h200/streamk_fixup.json``):
+#: storing and loading fp32 pieces, one more MMA drain per unit, and tail pieces that, running at different k
+#: offsets at once, share fewer A and B slices in L2 than whole tiles of one wave do.
+FIXUP_COST = (8.4, 0.31)
+
+
+@dataclass(frozen=True)
+class StreamKDecision:
+    """:func:`stream_k_pays`'s answer. ``saved_k_tiles``: k-tiles the busiest CTA no longer runs with the split
+    (``k_iters * ceil(waves) - ceil(tiles * k_iters / ctas)``); ``cost_k_tiles``: the split's price in the same unit
+    (:data:`FIXUP_COST`); ``split``: whether the saving beats the price.
+
+    >>> round(StreamKDecision(True, 62, 48.08, 128).net_k_tiles, 2)
+    13.92
+    """
+
+    split: bool
+    saved_k_tiles: int
+    cost_k_tiles: float
+    k_iters: int
+
+    @property
+    def net_k_tiles(self):
+        """What the split gains (positive) or loses (negative) on the busiest CTA, in k-tile times."""
+        return self.saved_k_tiles - self.cost_k_tiles
+
+
+def stream_k_pays(M, N, K, tile_mnk, num_ctas, *, cost=FIXUP_COST):
+    """Whether splitting the last wave (:func:`stream_k_schedule`) makes an ``M x N x K`` GEMM faster: the split
+    saves the empty part of the last wave on the busiest CTA, ``saved`` k-tile times, and costs ``cost[0] +
+    cost[1] * k_iters`` k-tile times (the fixup; :data:`FIXUP_COST` was measured). Split only when saved > cost.
+    The stream-K kernel asks this on the host for every launch.
+
+    >>> d = stream_k_pays(8192, 8192, 8192, (256, 256, 64), 66)    # 15.5 waves: half of the last one empty
+    >>> d.split, d.saved_k_tiles, d.cost_k_tiles
+    (True, 62, 48.08)
+    >>> d = stream_k_pays(4096, 4096, 4096, (256, 256, 64), 66)    # 3.9 waves: 58 of 66 clusters busy in the last
+    >>> d.split, d.saved_k_tiles, d.cost_k_tiles
+    (False, 7, 28.24)
+    >>> stream_k_pays(2048, 2048, 2048, (256, 256, 64), 66).split  # one whole wave: nothing to save
+    False
+    >>> stream_k_pays(64, 64, 64, (128, 256, 64), 132, cost=(-1, 0))
+    Traceback (most recent call last):
+    ...
+    layoutlab.errors.LayoutError: stream_k_pays: cost=(-1, 0); give (k-tiles, fraction of a tile's k-tiles), both >= 0
+    """
+    if (not isinstance(cost, tuple) or len(cost) != 2
+            or not all(isinstance(c, (int, float)) and not isinstance(c, bool) and c >= 0 for c in cost)):
+        raise LayoutError(f"stream_k_pays: cost={cost!r}; give (k-tiles, fraction of a tile's k-tiles), both >= 0")
+    s = stream_k_schedule(M, N, K, tile_mnk, num_ctas)
+    busiest = -(-s.tiles * s.k_iters // s.num_ctas)              # ceil: the split balances within one k-tile
+    saved = s.k_iters * -(-s.tiles // s.num_ctas) - busiest
+    price = cost[0] + cost[1] * s.k_iters
+    return StreamKDecision(saved > price, saved, round(float(price), 2), s.k_iters)
