@@ -78,6 +78,8 @@ GPU_ONLY = {
     "layoutlab.kernels.hopper.prepare_gemm_hopper", "layoutlab.kernels.hopper_ws.prepare_gemm_hopper_ws",
     "layoutlab.kernels.hopper_pingpong.prepare_gemm_hopper_pingpong",
     "layoutlab.kernels.hopper_streamk.gemm_hopper_streamk", "layoutlab.kernels.hopper_streamk.prepare_gemm_hopper_streamk",
+    "layoutlab.kernels.hopper_fp8.gemm_hopper_fp8", "layoutlab.kernels.hopper_fp8.prepare_gemm_hopper_fp8",
+    "layoutlab.bench.gemm.fp8_main", "layoutlab.bench.gemm.fp8_speed", "layoutlab.bench.gemm.fp8_accuracy",
     # Called only inside a traced CuTe DSL kernel (@cute.jit / @cute.kernel), where they build DSL values.
     "layoutlab.kernels._common.operand_tensors", "layoutlab.kernels._common.grouped_tile_coord",
 }
@@ -94,6 +96,7 @@ DSL_ONLY = {"layoutlab.dsl.dsl_eval", "layoutlab.dsl.dsl_value", "layoutlab.dsl.
             "layoutlab.kernels.hopper.compile_hopper_gemm", "layoutlab.kernels.hopper_ws.compile_hopper_gemm_ws",
             "layoutlab.kernels.hopper_pingpong.compile_hopper_gemm_pingpong",
             "layoutlab.kernels.hopper_streamk.compile_hopper_gemm_streamk",
+            "layoutlab.kernels.hopper_fp8.compile_hopper_gemm_fp8",
             "layoutlab.kernels.hopper_specialized.compile_hopper_gemm_specialized",
             "layoutlab.kernels.tma_copy.compile_tma_copy", "layoutlab.kernels.wgmma_tile.compile_wgmma_tile",
             "layoutlab.kernels.wgmma_tile.compile_report", "layoutlab.bench.tour.compile_tour",

@@ -31,10 +31,11 @@ CHAPTERS = {
     "07_tma": "ch-tma",
     "08_wgmma": "ch-wgmma",
     "09_gemm": "ch-gemm",
+    "09b_fp8": "ch-fp8",
     "10_beyond_hopper": "ch-beyond",
 }
 # A chapter without a graded set of its own links the one it shares (chapter 10, on paper, uses ex09's).
-EXERCISE_OF = {"10_beyond_hopper": "09"}
+EXERCISE_OF = {"10_beyond_hopper": "09", "09b_fp8": "09"}
 
 
 def _nb(name):

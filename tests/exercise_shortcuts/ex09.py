@@ -127,4 +127,23 @@ SHORTCUTS = {
         "(full_waves_g * CTAS_G + g // k_iters_g, g % k_iters_g, g % k_iters_g + 1) for g in range(c, tail_g * k_iters_g, CTAS_G))\n"
         "writers_g = lambda t: tuple(c for c in range(CTAS_G) if any(u[0] == t for u in units_g(c)))",
     ],
+    "i": [
+        "from layoutlab.kernels.fp8_model import promotion_k_tiles\n"
+        "from layoutlab.kernels.hopper_fp8 import HopperFp8Config\n"
+        "k_tiles_i = -(-K_I // HopperFp8Config().tile_k)\npromoted_after_i = promotion_k_tiles(K_I, INTERVAL_I)\n"
+        "_c = make_mma_atom(nvgpu.warpgroup.MmaF8Op('f8E4M3FN', 'f8E4M3FN', 'f32', (64, 128, 32))).layout_c_tv\n"
+        "_r = sorted({min(128 * TM_I + 64 * (WG_I - 1) + _c((T_I, v)) % 64, M_I - 1) for v in range(64)})\n"
+        "rows_i = (_r[0], _r[-1])\n"
+        "scales_i = lambda k: tuple(r * k_tiles_i + (k if DONE_I % 2 == 0 else k_tiles_i - 1 - k) for r in rows_i) + "
+        "(TN_I * k_tiles_i + (k if DONE_I % 2 == 0 else k_tiles_i - 1 - k),)",
+        # promote after every k-tile, the bf16 rung's rows (warpgroup offset forgotten), K never reversed
+        "k_tiles_i = -(-K_I // 128)\npromoted_after_i = list(range(k_tiles_i))\n"
+        "_r = (T_I // 4) % 8 + 16 * (T_I // 32) + 128 * TM_I\nrows_i = (min(_r, M_I - 1), min(_r + 8, M_I - 1))\n"
+        "scales_i = lambda k: (rows_i[0] * k_tiles_i + k, rows_i[1] * k_tiles_i + k, TN_I * k_tiles_i + k)",
+        # the interval counted in k-tiles, rows read as lane // 4 without the warp, scale offsets column-major
+        "k_tiles_i = -(-K_I // 128)\n"
+        "promoted_after_i = [j for j in range(k_tiles_i) if (INTERVAL_I and (j + 1) % INTERVAL_I == 0) or j == k_tiles_i - 1]\n"
+        "_r = 128 * TM_I + 64 * (WG_I - 1) + (T_I % 32) // 4\nrows_i = (min(_r, M_I - 1), min(_r + 8, M_I - 1))\n"
+        "scales_i = lambda k: (rows_i[0] + M_I * k, rows_i[1] + M_I * k, TN_I + (N_I // 128) * k)",
+    ],
 }

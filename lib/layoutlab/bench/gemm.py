@@ -24,7 +24,8 @@ from pathlib import Path
 from .. import kernels
 from ..kernels._common import array_library
 
-__all__ = ["main", "bench_point", "SHAPES", "PLAN", "LADDER_SHAPES", "GOALS", "ladder_goals"]
+__all__ = ["main", "bench_point", "SHAPES", "PLAN", "LADDER_SHAPES", "GOALS", "ladder_goals", "fp8_main", "fp8_speed",
+           "fp8_accuracy", "fp8_goals"]
 
 #: (M, N, K): three cubes and LLM-like projections (K-heavy, wide-N MLP, tall-M batch).
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 6144), (8192, 8192, 1024), (4096, 14336, 4096),
@@ -359,3 +360,139 @@ def format_table(rows, info, notes=()):
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# ---------------------------------------------------------------------------------------------------------
+# fp8 (issue 30): gemm_hopper_fp8 against cuBLASLt's fp8 GEMM, and its accuracy against float64
+# ---------------------------------------------------------------------------------------------------------
+
+#: the fp8 speed points (issue 30: 8192^3 and 4096^3, plus the MLP projection).
+FP8_SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 14336, 4096)]
+#: the accuracy table: promotion intervals (k-blocks of 32; 0 = never) x K, on M = N = FP8_ACC_MN.
+FP8_INTERVALS, FP8_ACC_K, FP8_ACC_MN = (4, 8, 16, 32, 0), (1024, 2048, 4096, 8192, 16384), 1024
+
+
+def _fp8_sets(info, m, n, k, seed=0):
+    """L2-cold sets of standard-normal A (M, K) and b (N, K) quantised to e4m3 (B = b.T: K-major), bf16 C."""
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    sets = []
+    for _ in range(_operand_sets(info, m, n, k, 1)):
+        a = torch.randn((m, k), device="cuda", generator=g).to(torch.float8_e4m3fn)
+        b = torch.randn((n, k), device="cuda", generator=g).to(torch.float8_e4m3fn)
+        sets.append((a, b.T, torch.empty((m, n), dtype=torch.bfloat16, device="cuda")))
+    return sets
+
+
+def fp8_speed(info, shapes=FP8_SHAPES, rounds=5, seconds=1.0, config=None):
+    """Rows: the per-tensor rung vs cuBLASLt (``torch._scaled_mm``, per-tensor scales, bf16 out, its default
+    accumulation and ``use_fast_accum``), and the block-scaled rung vs the per-tensor rung, alternating."""
+    import torch
+    from ..kernels.hopper_fp8 import prepare_gemm_hopper_fp8
+    one = torch.ones((), device="cuda")
+    rows = []
+    for m, n, k in shapes:
+        sets = _fp8_sets(info, m, n, k)
+        ours = [prepare_gemm_hopper_fp8(a, b, c, config=config)[1] for a, b, c in sets]
+        blocks = [(torch.rand((m, -(-k // 128)), device="cuda") + 0.5,
+                   torch.rand((-(-n // 128), -(-k // 128)), device="cuda") + 0.5) for _ in sets]
+        ours_block = [prepare_gemm_hopper_fp8(a, b, c, scale_a=sa, scale_b=sb, config=config)[1]
+                      for (a, b, c), (sa, sb) in zip(sets, blocks)]
+        a, b, c = sets[0]
+        ours[0]()
+        err = _rel_err(c, torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16))
+        for fast in (False, True):
+            lt = [(lambda s=s: torch._scaled_mm(s[0], s[1], one, one, out_dtype=torch.bfloat16,
+                                                use_fast_accum=fast, out=s[2])) for s in sets]
+            t, t_ref, runs = time_alternating(ours, lt, rounds, seconds)
+            row = _row("gemm_hopper_fp8", "float8_e4m3fn", "TN", (m, n, k), t, t_ref, err, runs, len(sets))
+            row["baseline"] = "cublaslt_fast_accum" if fast else "cublaslt"
+            rows.append(row)
+        t_b, t_p, runs = time_alternating(ours_block, ours, rounds, seconds)
+        row = _row("gemm_hopper_fp8_block", "float8_e4m3fn", "TN", (m, n, k), t_b, t_p, None, runs, len(sets))
+        row["baseline"] = "gemm_hopper_fp8 per-tensor"
+        rows.append(row)
+        print(format_table(rows[-3:], info), flush=True)
+    return rows
+
+
+def fp8_accuracy(ks=FP8_ACC_K, intervals=FP8_INTERVALS, mn=FP8_ACC_MN, seed=30, config_kw=None):
+    """Relative error (Frobenius, vs float64 of the same e4m3 inputs) of the rung at each promotion interval
+    and of cuBLASLt (default and fast accumulation), standard-normal data, M = N = ``mn``."""
+    import torch
+    from ..kernels.hopper_fp8 import HopperFp8Config, gemm_hopper_fp8, persistent_sms
+    one = torch.ones((), device="cuda")
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    sms = persistent_sms(one, HopperFp8Config.cluster_mn)
+    out = []
+    for k in ks:
+        a = torch.randn((mn, k), device="cuda", generator=g).to(torch.float8_e4m3fn)
+        b = torch.randn((mn, k), device="cuda", generator=g).to(torch.float8_e4m3fn)
+        ref = a.double() @ b.double().T
+
+        def err(c):
+            return float(torch.linalg.norm(c.double() - ref) / torch.linalg.norm(ref))
+
+        row = {"k": k, "m": mn, "n": mn}
+        for iv in intervals:
+            cfg = HopperFp8Config(**dict(config_kw or {}, promotion_interval=iv, num_sms=sms))
+            row[f"interval_{iv}"] = err(gemm_hopper_fp8(a, b.T, config=cfg))
+        row["cublaslt"] = err(torch._scaled_mm(a, b.T, one, one, out_dtype=torch.bfloat16))
+        row["cublaslt_fast_accum"] = err(torch._scaled_mm(a, b.T, one, one, out_dtype=torch.bfloat16,
+                                                          use_fast_accum=True))
+        row["bf16_rounding_of_ref"] = err(ref.to(torch.bfloat16))
+        out.append(row)
+        print(row, flush=True)
+    return out
+
+
+def fp8_main(argv=None):
+    """``python -c 'from layoutlab.bench.gemm import fp8_main; fp8_main()' --json PATH [--quick]``: the fp8
+    record (speed rows, accuracy table, goals met or missed)."""
+    parser = argparse.ArgumentParser(description="gemm_hopper_fp8 vs cuBLASLt fp8")
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--quick", action="store_true", help="8192^3 only, 3 rounds of 0.5 s, K <= 4096")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--config", default="{}", help="HopperFp8Config fields as JSON (default: the defaults)")
+    args = parser.parse_args(argv)
+    info = gpu_info()
+    quick = args.quick
+    import dataclasses
+    import torch
+    from ..kernels.hopper_fp8 import HopperFp8Config, persistent_sms
+    kw = json.loads(args.config)
+    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()}
+    config = HopperFp8Config(**dict(kw, num_sms=persistent_sms(torch.ones(1, device="cuda"),
+                                                               kw.get("cluster_mn", HopperFp8Config.cluster_mn))))
+    rows = fp8_speed(info, FP8_SHAPES[:1] if quick else FP8_SHAPES, 3 if quick else args.rounds,
+                     0.5 if quick else args.seconds, config)
+    acc = fp8_accuracy(FP8_ACC_K[:3] if quick else FP8_ACC_K, config_kw=kw)
+    rec = _record(info, rows, [])
+    rec["config"] = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()}
+    rec["accuracy"] = acc
+    rec["goals"] = fp8_goals(rows)
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(rec, indent=1))
+    print(json.dumps(rec["goals"], indent=1))
+
+
+def fp8_goals(rows):
+    """Issue 30's goals from the rows: >= 100 % of cuBLASLt at 8192^3 and 4096^3 (per-tensor), block scaling
+    >= 90 % of the per-tensor rung; each with the measured value and the miss (negative) or margin.
+
+    >>> row = {"kernel": "gemm_hopper_fp8", "baseline": "cublaslt", "m": 8192, "n": 8192, "k": 8192, "pct_cublas": 82.0}
+    >>> [(g["met"], g["margin_pct"]) for g in fp8_goals([row])]
+    [(False, -18.0)]
+    """
+    goals = []
+    for r in rows:
+        cube = r["m"] == r["n"] == r["k"]
+        if r["baseline"] == "cublaslt" and cube:
+            goals.append({"goal": f"per-tensor >= 100 % of cuBLASLt at {r['m']}^3", "value_pct": r["pct_cublas"],
+                          "met": r["pct_cublas"] >= 100.0, "margin_pct": r["pct_cublas"] - 100.0})
+        if r["kernel"] == "gemm_hopper_fp8_block":
+            goals.append({"goal": f"block scales >= 90 % of per-tensor at {r['m']}x{r['n']}x{r['k']}",
+                          "value_pct": r["pct_cublas"], "met": r["pct_cublas"] >= 90.0,
+                          "margin_pct": r["pct_cublas"] - 90.0})
+    return goals

@@ -32,6 +32,7 @@ tile config).
  gemm_hopper_ws             :mod:`layoutlab.kernels.hopper_ws`              persistent, 2 x 1 clusters (the fast one)
  gemm_hopper_pingpong       :mod:`layoutlab.kernels.hopper_pingpong`        ping-pong consumer warpgroups
  gemm_hopper_streamk        :mod:`layoutlab.kernels.hopper_streamk`         the last wave split along K (stream-K)
+ gemm_hopper_fp8            :mod:`layoutlab.kernels.hopper_fp8`             e4m3, two-level accumulation, block scales
 =========================  ==============================================  =========================================
 
 ``from layoutlab.kernels import gemm_hopper`` gives the kernel function. The kernel modules import the CuTe
@@ -60,6 +61,7 @@ KERNEL_MODULES = {
     "gemm_hopper_ws": "hopper_ws",
     "gemm_hopper_pingpong": "hopper_pingpong",
     "gemm_hopper_streamk": "hopper_streamk",
+    "gemm_hopper_fp8": "hopper_fp8",
 }
 KERNELS = list(KERNEL_MODULES)
 

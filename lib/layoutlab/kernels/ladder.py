@@ -103,6 +103,7 @@ LADDER = (
          adds=("sk_iters: cutlass.Int32", "self._unit(u, sched)", "stream_k_owner", "fence_acq_rel_gpu",
                "atomic_add"),
          record="gemm_ladder_h200", checks="gemm_ladder_h200/alltests.txt:test_kernels_streamk.py"),
+    Rung("gemm_hopper_fp8", "hopper_fp8", "make_hopper_fp8_class.HopperGemmFp8", ("__call__", "kernel", "_promote"), "fp8: e4m3 wgmma partials promoted into an fp32 accumulator, scaled per 1x128 (A) and 128x128 (B) block", prev="gemm_hopper_ws", branch=True, adds=("self._promote_tile(acc[None, 0, h], parts[h], s0, s1, t0, t1, split, groups * h)", "sfa[row0, kk] * sb"), bench=("float8_e4m3fn", "TN", (8192, 8192, 8192)), record="gemm_fp8_h200", checks="gemm_fp8_h200/fp8_tests.log"),
 )
 
 

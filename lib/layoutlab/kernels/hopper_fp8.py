@@ -1,0 +1,591 @@
+"""``gemm_hopper_fp8``: the fp8 rung — e4m3 x e4m3 with two-level accumulation and block scaling.
+
+``C = alpha * (A @ B)`` with A (M, K) and B (K, N) in e4m3 (``torch.float8_e4m3fn``), fp32 accumulation,
+C in bf16. It is :mod:`layoutlab.kernels.hopper_ws` (persistent, a producer warpgroup and two consumer
+warpgroups, ``setmaxnreg``, a 2 x 1 cluster multicasting B, the TMA-store epilogue) with three changes:
+
+* **K-major only (TN).** ``wgmma`` reads 16-bit operands from shared memory K-major or MN-major, but 8-bit
+  ones (e4m3/e5m2) only K-major: PTX ISA section 9.7.15.5.2 (``wgmma.mma_async``) supports the transpose
+  (``imm-trans-a``, ``imm-trans-b``) "only for the ``wgmma.mma_async`` variants with ``.f16``/``.bf16``
+  types on matrices accessed from shared memory". MN-major fp8 operands are refused
+  before any CUDA call. A k-tile is 128 elements = 128 bytes (one row of the 128-byte swizzle atom), and one
+  ``wgmma.m64nNk32`` consumes a 32-element (32-byte) k-block: 4 per k-tile.
+* **Two-level accumulation.** wgmma's fp8 path does not keep a full fp32 sum (DeepSeek-V3 technical report,
+  section 3.3.2: about 14 bits retained on the H800). Each consumer therefore lets wgmma accumulate
+  ``promotion_interval`` k-blocks into temporary accumulators ``parts``, then adds them into the fp32
+  main accumulator ``acc`` with CUDA-core FMAs and zeroes them. Main and partial accumulators of 64 x 192
+  are 2 x 96 = 192 registers per thread; of 64 x 256 (the bf16 rung's tile) they would be 256, more than
+  the 232 that ``setmaxnreg`` gives a consumer, so the CTA tile is 128 x 192. The promotion is not free: both
+  consumer warpgroups wait for the same stage and promote at the same moment, while the tensor cores idle
+  (measured: about 14 % of the speed at 8192^3). ``n_halves=2`` splits the partial sums into two halves of 96
+  columns (two ``wgmma.m64n96k32`` per k-block) to promote one half while the other's MMAs run; on the H200
+  it measured slower, and is not the default.
+* **Block scaling** (DeepSeek-V3 / DeepGEMM): ``scale_a`` (M, ceil(K/128)) fp32, one scale per row and 128
+  of K; ``scale_b`` (ceil(N/128), ceil(K/128)), one per 128 x 128 block of B. A k-tile lies in one K block
+  and a tile's 192 columns in two B blocks (split after 128 or 64 of them), so each promotion multiplies a
+  k-tile's partials by ``scale_a[row, k] * scale_b[n_block, k]`` (two rows per thread: r and r + 8 of its
+  64-row slab; two B blocks). Block scaling therefore promotes after every k-tile (``promotion_interval=4``). Per-tensor scales (two floats)
+  are the simple case: folded into alpha.
+
+The promotion interval is a run-time argument of the compiled kernel (one compile serves all), counted in
+k-blocks of 32: 4 (every k-tile, as DeepGEMM), 8, 16, ... or 0 (never: single-level wgmma accumulation).
+"""
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from ..errors import LayoutError
+from ._common import DeviceOperand, cu_stream, refuse_host_array
+from .hopper import (SMEM_CAPACITY, TMA_ALIGN_BYTES, THREADS_PER_WARPGROUP, _check_tma_alignment, _dsl,
+                     _class_of, _canonical_view)
+from .hopper_ws import CONSUMER_REGS, PRODUCER_REGS, HopperWsConfig, make_hopper_ws_class, persistent_sms
+
+__all__ = ["gemm_hopper_fp8", "prepare_gemm_hopper_fp8", "HopperFp8Config", "compile_hopper_gemm_fp8",
+           "fp8_operands", "SCALE_BLOCK", "WGMMA_K_FP8"]
+
+#: DeepSeek-V3's scale granularity: 1 x 128 for A (per row), 128 x 128 for B.
+SCALE_BLOCK = 128
+#: K of one fp8 wgmma (``wgmma.mma_async.sp.m64nNk32...e4m3.e4m3``): 32 one-byte elements = 32 bytes.
+WGMMA_K_FP8 = 32
+FP8 = "float8_e4m3fn"
+_NEVER = 1 << 30          # "never promote" as a k-tile count no problem reaches
+
+
+@dataclass(frozen=True)
+class HopperFp8Config(HopperWsConfig):
+    """The fp8 rung's tile: 128 x 192 x 128 (bytes: 128 x 128 of A and 192 x 128 of B per stage, 40 KiB), two
+    consumer warpgroups of 64 x 192, ``promotion_interval`` k-blocks of 32 between promotions (a multiple of 4,
+    the k-blocks of a k-tile, or 0 for never). ``n_halves=2`` cuts each consumer's partial sums into two
+    accumulators of 64 x 96 so that one is promoted while the other's MMAs run: correct, but measured slower on
+    the H200 (results/gemm_fp8_h200.json), so 1 is the default.
+
+    >>> cfg = HopperFp8Config()
+    >>> cfg.tile_m, cfg.tile_n, cfg.tile_k, cfg.promotion_interval, cfg.ab_stage_bytes() // 1024
+    (128, 192, 128, 4, 40)
+    >>> cfg.promote_every_k_tiles, HopperFp8Config(promotion_interval=0).promote_every_k_tiles > 10**6
+    (1, True)
+    >>> HopperFp8Config(promotion_interval=6)
+    Traceback (most recent call last):
+    ...
+    layoutlab.errors.LayoutError: HopperFp8Config: promotion_interval=6 k-blocks; promotions happen between k-tiles of 128 (4 k-blocks of 32): use 0 (never) or a multiple of 4
+    """
+
+    tile_m: int = 128
+    tile_n: int = 192
+    tile_k: int = 128
+    promotion_interval: int = 4
+    n_halves: int = 1
+    epi_stages: int = 3
+
+    def __post_init__(self):
+        if self.tile_m != 128:
+            raise LayoutError(f"HopperFp8Config: tile_m={self.tile_m}; the two consumer warpgroups own 64 rows "
+                              f"each: use 128")
+        if self.tile_n not in (64, 128, 192):
+            raise LayoutError(f"HopperFp8Config: tile_n={self.tile_n}; two fp32 accumulators of 64 x tile_n must "
+                              f"fit a consumer's {CONSUMER_REGS} registers: use 64, 128 or 192")
+        if self.tile_k != SCALE_BLOCK:
+            raise LayoutError(f"HopperFp8Config: tile_k={self.tile_k}; 128 e4m3 elements = 128 bytes, the row "
+                              f"of the 128B swizzle atom and the K of a scale block, is the only K tile")
+        per_tile = self.tile_k // WGMMA_K_FP8
+        if self.promotion_interval < 0 or self.promotion_interval % per_tile:
+            raise LayoutError(f"HopperFp8Config: promotion_interval={self.promotion_interval} k-blocks; "
+                              f"promotions happen between k-tiles of {self.tile_k} ({per_tile} k-blocks of "
+                              f"{WGMMA_K_FP8}): use 0 (never) or a multiple of {per_tile}")
+        pieces = self.tile_n // 32
+        if self.epi_stages < 1 or pieces % self.epi_stages:
+            raise LayoutError(f"HopperFp8Config: epi_stages={self.epi_stages}; use a divisor of {pieces}")
+        if self.n_halves not in (1, 2):
+            raise LayoutError(f"HopperFp8Config: n_halves={self.n_halves}; the tile's N is cut into 1 or 2 "
+                              f"accumulators (2: one promoted while the other's MMAs run)")
+        if self.timeline:
+            raise LayoutError("HopperFp8Config: timeline=True is not built for the fp8 rung")
+
+    @property
+    def promote_every_k_tiles(self):
+        """k-tiles between promotions (the kernel's run-time argument); "never" is a count no K reaches."""
+        return self.promotion_interval // (self.tile_k // WGMMA_K_FP8) or _NEVER
+
+    def ab_stage_bytes(self, itemsize=1):
+        return (self.tile_m + self.tile_n) * self.tile_k * itemsize
+
+    def ab_stages(self, reserved_bytes, itemsize=1):
+        return self.stages or (SMEM_CAPACITY - reserved_bytes) // self.ab_stage_bytes(1)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Host side: every refusal before any CUDA call (numpy stand-ins in DeviceOperand test it on a CPU)
+# ---------------------------------------------------------------------------------------------------
+
+def _describe(x, label, name):
+    """A DeviceOperand for a torch CUDA tensor (fp8 arrives as torch.float8_e4m3fn: numpy and cupy have no
+    fp8 dtype); a DeviceOperand passes as is. Host arrays were refused before."""
+    if isinstance(x, DeviceOperand):
+        return x
+    if hasattr(x, "data_ptr") and hasattr(x, "element_size"):
+        size = x.element_size()
+        return DeviceOperand(x, tuple(x.shape), tuple(s * size for s in x.stride()), size,
+                             str(x.dtype).replace("torch.", ""), x.data_ptr())
+    raise LayoutError(f"{name}: {label} must be a torch CUDA tensor (fp8 operands are torch.float8_e4m3fn; "
+                      f"cupy has no fp8 dtype), got {type(x).__name__}")
+
+
+def _is_array(x):
+    return not isinstance(x, (int, float)) and x is not None
+
+
+def fp8_operands(A, B, C=None, *, scale_a=1.0, scale_b=1.0, beta=0.0, config=None, name="gemm_hopper_fp8"):
+    """Check the operands and scales; return ``(m, n, k, c_major, block_scaled, ops)``.
+
+    Refuses (``LayoutError``, nothing touches CUDA): host arrays; A or B not e4m3; C not bf16; shapes that
+    disagree; **MN-major A or B** (wgmma reads 8-bit operands K-major only); strides that are not multiples
+    of 16 bytes or bases not 128-byte aligned (TMA); scales that are one array and one number, arrays that
+    are not contiguous fp32 of shape (M, ceil(K/128)) and (ceil(N/128), ceil(K/128)), or block scales with a
+    promotion interval other than one k-tile.
+
+    >>> import numpy as np
+    >>> def e4m3(x):                  # a numpy buffer stands in for a torch.float8_e4m3fn GPU tensor
+    ...     return DeviceOperand(x, x.shape, x.strides, 1, "float8_e4m3fn", x.ctypes.data)
+    >>> a, b = np.zeros((64, 128), np.uint8), np.zeros((128, 96), np.uint8)     # B (K, N) row-major
+    >>> try:
+    ...     fp8_operands(e4m3(a), e4m3(b))
+    ... except LayoutError as err:
+    ...     print(str(err)[:66])
+    gemm_hopper_fp8: B is not K-major (element strides (96, 1)); wgmma
+    """
+    config = config or HopperFp8Config()
+    arrays = [("A", A), ("B", B)] + [(lbl, x) for lbl, x in (("C", C), ("scale_a", scale_a),
+                                                             ("scale_b", scale_b)) if _is_array(x)]
+    for label, x in arrays:
+        refuse_host_array(x, label, name)
+    opA, opB = _describe(A, "A", name), _describe(B, "B", name)
+    opC = _describe(C, "C", name) if C is not None else None
+    for label, op in (("A", opA), ("B", opB)):
+        if str(op.dtype) != FP8:
+            raise LayoutError(f"{name}: {label} has dtype {op.dtype}; this kernel takes {FP8} (e4m3) operands, "
+                              f"e.g. {label}.to(torch.float8_e4m3fn) after scaling into e4m3's range (|x| <= 448)")
+        if len(op.shape) != 2:
+            raise LayoutError(f"{name}: {label} must be 2-D, got shape {op.shape}")
+    (m, k), (k2, n) = opA.shape, opB.shape
+    if k != k2:
+        raise LayoutError(f"{name}: A is {m}x{k} and B is {k2}x{n}; A's columns must equal B's rows (K)")
+    if min(m, n, k) < 1:
+        raise LayoutError(f"{name}: M, N, K must all be >= 1, got M={m}, N={n}, K={k}")
+    for label, op, k_mode in (("A", opA, 1), ("B", opB, 0)):
+        if op.strides[k_mode] != 1 and op.shape[k_mode] > 1:
+            raise LayoutError(
+                f"{name}: {label} is not K-major (element strides {tuple(s // op.itemsize for s in op.strides)}); "
+                f"wgmma reads 8-bit operands from shared memory K-major only (PTX ISA 9.7.15.5.2, wgmma.mma_async: "
+                f"the transpose is supported for .f16/.bf16 types alone), so fp8 GEMMs are TN: pass A as (M, K) "
+                f"row-major and B as the transpose of an (N, K) row-major array (b.T)")
+    c_major = "N"
+    if opC is not None:
+        if str(opC.dtype) != "bfloat16":
+            raise LayoutError(f"{name}: C has dtype {opC.dtype}; the fp8 rung writes bfloat16")
+        if tuple(opC.shape) != (m, n):
+            raise LayoutError(f"{name}: C has shape {tuple(opC.shape)}, expected (M, N) = {(m, n)}")
+        c_major = "N" if opC.strides[1] == opC.itemsize or n == 1 else "M"
+        if opC.strides[0 if c_major == "M" else 1] != opC.itemsize:
+            raise LayoutError(f"{name}: C has no contiguous mode; pass a row- or column-major array")
+    if beta != 0 and C is None:
+        raise LayoutError(f"{name}: beta={beta} needs an input C to scale; pass C or use beta=0")
+    _check_tma_alignment(name, "A", opA, "MK", "K")
+    _check_tma_alignment(name, "B", opB, "KN", "K")
+    if opC is not None:
+        _check_tma_alignment(name, "C", opC, "MN", c_major)
+    block = _is_array(scale_a) or _is_array(scale_b)
+    ops = (opA, opB, opC)
+    if block:
+        kb = math.ceil(k / SCALE_BLOCK)
+        want = {"scale_a": (m, kb), "scale_b": (math.ceil(n / SCALE_BLOCK), kb)}
+        for label, x in (("scale_a", scale_a), ("scale_b", scale_b)):
+            if not _is_array(x):
+                raise LayoutError(f"{name}: {label} is a number but the other scale is an array; pass both as "
+                                  f"block scales ({want['scale_a']} and {want['scale_b']} fp32) or both as numbers")
+            op = _describe(x, label, name)
+            if str(op.dtype) != "float32" or tuple(op.shape) != want[label]:
+                raise LayoutError(
+                    f"{name}: {label} is {op.dtype} of shape {tuple(op.shape)}; block scales are float32 of shape "
+                    f"{want[label]}: one per {'row of A and 128 of K (1 x 128 blocks)' if label == 'scale_a' else '128 x 128 block of B (N blocks, K blocks)'}")
+            if op.strides != (op.shape[1] * 4, 4) and op.shape[0] * op.shape[1] > 1:
+                raise LayoutError(f"{name}: {label} must be row-major contiguous (element strides "
+                                  f"{tuple(s // 4 for s in op.strides)}); pass {label}.contiguous()")
+            ops += (op,)
+        if config.promotion_interval != config.tile_k // WGMMA_K_FP8:
+            raise LayoutError(f"{name}: block scales change every {SCALE_BLOCK} of K, so the partial sums must be "
+                              f"promoted (and scaled) after every k-tile: promotion_interval must be "
+                              f"{config.tile_k // WGMMA_K_FP8}, got {config.promotion_interval}")
+    else:
+        for label, x in (("scale_a", scale_a), ("scale_b", scale_b)):
+            if not math.isfinite(float(x)):
+                raise LayoutError(f"{name}: {label}={x}; a per-tensor scale must be a finite number")
+    return m, n, k, c_major, block, ops
+
+
+# ---------------------------------------------------------------------------------------------------
+# The kernel: hopper_ws's with the two-level consumer loop
+# ---------------------------------------------------------------------------------------------------
+
+def make_hopper_fp8_class():
+    """Build the fp8 kernel class on top of the warp-specialized one (its _setup, _tile_of, _epilogue)."""
+    cutlass, cute, pipeline, _, sm90 = _dsl()
+    from cutlass.cute.nvgpu import cpasync, warpgroup
+    Ws = make_hopper_ws_class()
+
+    class HopperGemmFp8(Ws):
+        """Persistent warp-specialized e4m3 GEMM, wgmma partials promoted into an fp32 accumulator."""
+
+        def _setup(self, a, b, c):
+            super()._setup(a, b, c)
+            # one wgmma is bN / n_halves wide: each half of the tile gets a partial accumulator of its own
+            self.tiled_mma = sm90.make_trivial_tiled_mma(
+                self.ab_dtype, self.ab_dtype, self.a_layout.sm90_mma_major_mode(),
+                self.b_layout.sm90_mma_major_mode(), self.acc_dtype, (self.num_wg, 1, 1),
+                tiler_mn=(64, self.cfg.tile_n // self.cfg.n_halves))
+
+        @cute.jit
+        def __call__(self, a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, sfa: cute.Tensor,
+                     sfb: cute.Tensor, alpha: cutlass.Float32, beta: cutlass.Float32,
+                     promote_every: cutlass.Int32, stream):
+            """a (M, K), b (N, K) e4m3 K-major, c (M, N) bf16; sfa (M, Kb), sfb (Nb, Kb) fp32 or None (per-
+            tensor scales folded into alpha); promote_every: k-tiles between promotions."""
+            self._setup(a, b, c)
+            bM, bN, bK = self.tile_mnk
+            cm, cn = self.cfg.cluster_mn
+
+            def load_op(mcast):
+                return cpasync.CopyBulkTensorTileG2SMulticastOp() if mcast > 1 else cpasync.CopyBulkTensorTileG2SOp()
+
+            tma_a, gA_tma = cpasync.make_tiled_tma_atom(
+                load_op(self.mcast_a), a, cute.slice_(self.sA_layout, (None, None, 0)), (bM, bK), self.mcast_a)
+            tma_b, gB_tma = cpasync.make_tiled_tma_atom(
+                load_op(self.mcast_b), b, cute.slice_(self.sB_layout, (None, None, 0)), (bN, bK), self.mcast_b)
+            tma_c, gC_tma = cpasync.make_tiled_tma_atom(
+                cpasync.CopyBulkTensorTileS2GOp(), c, cute.slice_(self.sC_layout, (None, None, 0)),
+                self.epi_tile)
+
+            # The schedule's unit is a cluster tile (cm x cn CTA tiles); one persistent cluster per
+            # cm * cn SMs, none idle from the start when the problem has fewer cluster tiles.
+            clusters_m = cute.ceil_div(cute.ceil_div(c.shape[0], bM), cm)
+            clusters_n = cute.ceil_div(cute.ceil_div(c.shape[1], bN), cn)
+            persistent = cutlass.min(self.cfg.num_sms // (cm * cn), clusters_m * clusters_n)
+            grid = (cm, cn, persistent)          # blockIdx.z: which persistent cluster
+
+            @cute.struct
+            class SharedStorage:
+                barriers: cute.struct.MemRange[cutlass.Int64, self.ab_stages * 2]
+                sA: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(self.sA_layout)], 1024]
+                sB: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(self.sB_layout)], 1024]
+                sC: cute.struct.Align[cute.struct.MemRange[self.c_dtype, cute.cosize(self.sC_layout)], 1024]
+
+            self.shared_storage = SharedStorage
+            self.kernel(tma_a, gA_tma, tma_b, gB_tma, tma_c, gC_tma, c, sfa, sfb, alpha, beta, promote_every,
+                        self.tiled_mma, self.sA_layout, self.sB_layout, self.sC_layout, clusters_m,
+                        clusters_n).launch(
+                grid=grid, block=[self.threads, 1, 1], cluster=(cm, cn, 1), min_blocks_per_mp=1,
+                stream=stream)
+
+        @cute.kernel
+        def kernel(self, tma_a: cute.CopyAtom, mA: cute.Tensor, tma_b: cute.CopyAtom, mB: cute.Tensor,
+                   tma_c: cute.CopyAtom, mC_tma: cute.Tensor, mC: cute.Tensor, sfa: cute.Tensor,
+                   sfb: cute.Tensor, alpha: cutlass.Float32, beta: cutlass.Float32,
+                   promote_every: cutlass.Int32, tiled_mma: cute.TiledMma,
+                   sA_layout: cute.ComposedLayout, sB_layout: cute.ComposedLayout,
+                   sC_layout: cute.ComposedLayout, clusters_m: cutlass.Int32, clusters_n: cutlass.Int32):
+            bM, bN, bK = self.tile_mnk
+            cm, cn = self.cfg.cluster_mn
+            tidx, _, _ = cute.arch.thread_idx()
+            warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+            wg = cute.arch.make_warp_uniform(tidx // THREADS_PER_WARPGROUP)
+            if warp == 0:
+                cpasync.prefetch_descriptor(tma_a)
+                cpasync.prefetch_descriptor(tma_b)
+                cpasync.prefetch_descriptor(tma_c)
+
+            # --- cluster geometry and multicast masks -------------------------------------------------
+            cluster_layout = cute.make_layout((cm, cn, 1))
+            rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+            cluster_crd = cluster_layout.get_flat_coord(rank)
+            # Static persistent schedule: persistent cluster z takes cluster tiles z, z + Z, z + 2Z, ...
+            _, _, first_cluster_tile = cute.arch.block_idx()
+            _, _, persistent_clusters = cute.arch.grid_dim()
+            num_cluster_tiles = clusters_m * clusters_n
+            # A is needed by every CTA of this cluster row (same m), B by every CTA of this column.
+            a_mask = cute.make_layout_image_mask(cluster_layout, cluster_crd, mode=1) if self.mcast_a > 1 else 0
+            b_mask = cute.make_layout_image_mask(cluster_layout, cluster_crd, mode=0) if self.mcast_b > 1 else 0
+
+            # --- shared memory ring: `stages` x (A tile, B tile), full/empty mbarrier per stage -------
+            storage = cutlass.memory.SmemAllocator().allocate(self.shared_storage)
+            stage_bytes = (cute.size_in_bytes(self.ab_dtype, cute.slice_(sA_layout, (None, None, 0)))
+                           + cute.size_in_bytes(self.ab_dtype, cute.slice_(sB_layout, (None, None, 0))))
+            ab_pipe = pipeline.PipelineTmaAsync.create(
+                barrier_storage=storage.barriers.data_ptr(), num_stages=self.ab_stages,
+                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                # a stage is free once every consumer warp of every CTA that multicast into it is done
+                consumer_group=pipeline.CooperativeGroup(
+                    pipeline.Agent.Thread, (self.mcast_a + self.mcast_b - 1) * self.mma_threads // 32),
+                tx_count=stage_bytes, cta_layout_vmnk=cute.make_layout((1, cm, cn, 1)), defer_sync=True)
+            pipeline.pipeline_init_arrive(cluster_shape_mn=(cm, cn), is_relaxed=True)
+            sA = storage.sA.get_tensor(sA_layout.outer, swizzle=sA_layout.inner)
+            sB = storage.sB.get_tensor(sB_layout.outer, swizzle=sB_layout.inner)
+            sC = storage.sC.get_tensor(sC_layout.outer, swizzle=sC_layout.inner)
+
+            # --- all tiles of the problem: gA (bM, bK, tiles_m, k), gB (bN, bK, tiles_n, k) ------------
+            gA = cute.local_tile(mA, (bM, bK), (None, None))
+            gB = cute.local_tile(mB, (bN, bK), (None, None))
+            gC = cute.local_tile(mC, (bM, bN), (None, None))
+            gC_tma = cute.local_tile(mC_tma, (bM, bN), (None, None))
+            cC = cute.local_tile(cute.make_identity_tensor(mC.shape), (bM, bN), (None, None))
+            k_tiles = cute.size(gA, mode=[3])
+            # With multicast each CTA loads 1/mcast of the tile and the TMA writes it to all of them.
+            tAsA, tAgA = cpasync.tma_partition(tma_a, cluster_crd[1], cute.make_layout(cn),
+                                               cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
+            tBsB, tBgB = cpasync.tma_partition(tma_b, cluster_crd[0], cute.make_layout(cm),
+                                               cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+
+            pipeline.pipeline_init_wait(cluster_shape_mn=(cm, cn))
+
+            if wg == 0:
+                # ================================ producer warpgroup ================================
+                cute.arch.setmaxregister_decrease(PRODUCER_REGS)
+                if warp == 0:
+                    produce = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.ab_stages)
+                    cluster_tile, done = first_cluster_tile, cutlass.Int32(0)
+                    while cluster_tile < num_cluster_tiles:
+                        tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
+                        for k in cutlass.range(k_tiles, unroll=1):
+                            ab_pipe.producer_acquire(produce)   # stage empty in every CTA it feeds
+                            bar = ab_pipe.producer_get_barrier(produce)
+                            kk = self._k_tile(k, done, k_tiles)
+                            cute.copy(tma_a, tAgA[None, tm, kk], tAsA[None, produce.index],
+                                      tma_bar_ptr=bar, mcast_mask=a_mask)
+                            cute.copy(tma_b, tBgB[None, tn, kk], tBsB[None, produce.index],
+                                      tma_bar_ptr=bar, mcast_mask=b_mask)
+                            produce.advance()
+                        cluster_tile += persistent_clusters
+                        done += 1
+                    # Do not exit while a peer CTA may still signal our barriers / receive our multicast.
+                    ab_pipe.producer_tail(produce)
+            else:
+                # ================================ consumer warpgroups ===============================
+                cute.arch.setmaxregister_increase(CONSUMER_REGS)
+                mma_tidx = tidx - THREADS_PER_WARPGROUP
+                thr_mma = tiled_mma.get_slice((wg - 1) * THREADS_PER_WARPGROUP)   # smem operand views
+                thr_c = tiled_mma.get_slice(mma_tidx)      # this thread's accumulator coordinates
+                tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))
+                # The tile's N is cut into `halves` (the tiled MMA is bN / halves wide): half h's wgmmas
+                # accumulate into parts[h], so one half is promoted while the other's MMAs still run.
+                halves = self.cfg.n_halves
+                sB_h = cute.flat_divide(sB, (bN // halves,))           # (bN / halves, halves, bK, stages)
+                tCrB = [tiled_mma.make_fragment_B(thr_mma.partition_B(sB_h[None, h, None, None]))
+                        for h in range(halves)]
+                acc = cute.make_rmem_tensor(thr_mma.partition_C(gC[None, None, 0, 0]).shape, self.acc_dtype)
+                part_shape = thr_mma.partition_C(cute.local_tile(gC[None, None, 0, 0], (bM, bN // halves),
+                                                                 (0, 0))).shape
+                parts = [cute.make_rmem_tensor(part_shape, self.acc_dtype) for _ in range(halves)]
+                groups = cute.size(parts[0]) // 4                     # column groups of 8 per half
+                k_blocks = cute.size(tCrA, mode=[2])
+                store_pipe = pipeline.PipelineTmaStore.create(
+                    num_stages=self.epi_stages,
+                    producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, self.mma_threads))
+                consume = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ab_stages)
+                release = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ab_stages)
+                tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+
+                cluster_tile, done = first_cluster_tile, cutlass.Int32(0)
+                while cluster_tile < num_cluster_tiles:
+                    tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
+                    tCcC = thr_c.partition_C(cC[None, None, tm, tn])
+                    # this thread's two accumulator rows (r, r + 8: values 0-1 and 2-3 of each 4) and B block
+                    row0 = cutlass.min(tCcC[0][0], mC.shape[0] - 1)
+                    row1 = cutlass.min(tCcC[2][0], mC.shape[0] - 1)
+                    # the tile's columns lie in B blocks n_blk (the first `split` groups of 8) and n_blk1
+                    n_blk = tn * bN // 128
+                    split = (128 - tn * bN % 128) // 8
+                    n_blk1 = n_blk
+                    if cutlass.const_expr(sfa is not None and bN > 128):
+                        n_blk1 = cutlass.min(n_blk + 1, sfb.shape[0] - 1)
+                    acc.fill(0.0)
+                    for h in cutlass.range_constexpr(halves):
+                        parts[h].fill(0.0)
+                    s0, s1 = cutlass.Float32(1.0), cutlass.Float32(1.0)      # rows r, r + 8 of block n_blk
+                    t0, t1 = s0, s1                                          # ... of block n_blk1
+                    for k in cutlass.range(k_tiles, unroll=1):
+                        ab_pipe.consumer_wait(consume)
+                        promote = (k > 0) & (k % promote_every == 0)
+                        for h in cutlass.range_constexpr(halves):
+                            if promote:
+                                # parts[h] holds k-tiles [k - promote_every, k): let its last batch retire
+                                # (the other half's may still run), then promote it
+                                warpgroup.wait_group(halves - 1)
+                                self._promote_tile(acc[None, 0, h], parts[h], s0, s1, t0, t1, split, groups * h)
+                            warpgroup.fence()
+                            for kb in cutlass.range_constexpr(k_blocks):
+                                cute.gemm(tiled_mma, parts[h], tCrA[None, None, kb, consume.index],
+                                          tCrB[h][None, None, kb, consume.index], parts[h])
+                            warpgroup.commit_group()
+                        if cutlass.const_expr(sfa is not None):
+                            # k-tile k's scales, loaded now and used at its promotion (next iteration)
+                            kk = self._k_tile(k, done, k_tiles)
+                            sb, sb1 = sfb[n_blk, kk], sfb[n_blk1, kk]
+                            s0, s1 = sfa[row0, kk] * sb, sfa[row1, kk] * sb
+                            t0, t1 = s0, s1
+                            if cutlass.const_expr(bN > 128):
+                                t0, t1 = sfa[row0, kk] * sb1, sfa[row1, kk] * sb1
+                        # This k-tile's batches stay in flight; the previous one's retired: free its stage.
+                        warpgroup.wait_group(halves)
+                        if k > 0:
+                            ab_pipe.consumer_release(release)
+                            release.advance()
+                        consume.advance()
+                    warpgroup.wait_group(0)
+                    ab_pipe.consumer_release(release)       # the tile's last stage
+                    release.advance()
+                    for h in cutlass.range_constexpr(halves):
+                        self._promote_tile(acc[None, 0, h], parts[h], s0, s1, t0, t1, split, groups * h)
+
+                    self._epilogue(mma_tidx, warp, acc, alpha, beta,
+                                   thr_c.partition_C(gC[None, None, tm, tn]), tCcC, mC.shape, tiled_mma, sC,
+                                   gC_tma[None, None, tm, tn], tma_c, store_pipe, self.mma_threads)
+                    cluster_tile += persistent_clusters
+                    done += 1
+                if warp == self.store_warp:
+                    store_pipe.producer_tail()
+
+        @cute.jit
+        def _k_tile(self, k, done, k_tiles):
+            """The k-tile loaded k-th for this CTA's tile number ``done``: odd tiles walk K backwards
+            (``serpentine_k``, as in hopper_ws); the consumers need it for the block scales' index."""
+            kk = k
+            if cutlass.const_expr(self.cfg.serpentine_k):
+                kk = k + (done % 2) * (k_tiles - 1 - 2 * k)
+            return kk
+
+        @cute.jit
+        def _promote_tile(self, acc, part, s0, s1, t0, t1, split, g0: cutlass.Constexpr):
+            """A tile of 192 columns straddles two B blocks after 128 or 64 of them (``split`` = 16 or 8 groups of
+            8 columns): one promotion per case, so that each value's scale is known at compile time."""
+            if cutlass.const_expr(self.tile_mnk[1] <= 128):
+                self._promote(acc, part, s0, s1, t0, t1, 1 << 10, g0)
+            else:
+                if split == 16:
+                    self._promote(acc, part, s0, s1, t0, t1, 16, g0)
+                else:
+                    self._promote(acc, part, s0, s1, t0, t1, 8, g0)
+
+        @cute.jit
+        def _promote(self, acc, part, s0, s1, t0, t1, split: cutlass.Constexpr, g0: cutlass.Constexpr):
+            """acc += scale * part, part = 0. Value i is row r (s0, t0) or r + 8 (s1, t1) by (i // 2) % 2, in column
+            group g0 + i // 4 of the tile (8 columns each): groups before ``split`` use B block n_blk (s), the rest
+            n_blk1 (t). With per-tensor scales every scale is 1."""
+            for i in cutlass.range_constexpr(cute.size(part)):
+                row_b = (i // 2) % 2
+                s = (s1 if row_b else s0) if g0 + i // 4 < split else (t1 if row_b else t0)
+                acc[i] = acc[i] + s * part[i]
+                part[i] = 0.0
+
+    return HopperGemmFp8
+
+
+# ---------------------------------------------------------------------------------------------------
+# Compilation (cached) and the public entry point
+# ---------------------------------------------------------------------------------------------------
+
+_CACHE = {}
+
+
+def fake_fp8_operands(block_scaled, c_major="N"):
+    """CuTe DSL fake tensors with symbolic sizes: a (M, K), b (N, K) e4m3 K-major, c (M, N) bf16, and the
+    scale tensors sfa (M, Kb), sfb (Nb, Kb) fp32 row-major (None without block scaling)."""
+    cutlass, cute = _dsl()[:2]
+    from cutlass.cute.runtime import make_fake_tensor
+    m, n, k, kb, nb = (cute.sym_int32(symbol=s) for s in ("M", "N", "K", "Kb", "Nb"))
+
+    def mat(dt, rows, cols, k_major, tag):
+        ld = cute.sym_int64(divisibility=TMA_ALIGN_BYTES * 8 // dt.width, symbol=f"ld{tag}")
+        return make_fake_tensor(dt, (rows, cols), (ld, 1) if k_major else (1, ld), assumed_align=TMA_ALIGN_BYTES)
+
+    a = mat(cutlass.Float8E4M3FN, m, k, True, "a")
+    b = mat(cutlass.Float8E4M3FN, n, k, True, "b")
+    c = mat(cutlass.BFloat16, m, n, c_major == "N", "c")
+    if not block_scaled:
+        return a, b, c, None, None
+    sfa = make_fake_tensor(cutlass.Float32, (m, kb), (kb, 1), assumed_align=4)
+    sfb = make_fake_tensor(cutlass.Float32, (nb, kb), (kb, 1), assumed_align=4)
+    return a, b, c, sfa, sfb
+
+
+def compile_hopper_gemm_fp8(block_scaled=False, c_major="N", *, config=None, with_beta=False, operands=None):
+    """Compile (and cache) the fp8 kernel; works on a CPU with ``CUTE_DSL_ARCH=sm_90a``. The promotion
+    interval is a run-time argument, so it is not part of the cache key. Returns the DSL's callable
+    ``f(a, b, c, sfa, sfb, alpha, beta, promote_every, stream)``.
+
+    >>> f = compile_hopper_gemm_fp8(block_scaled=True)
+    >>> f is compile_hopper_gemm_fp8(True, config=HopperFp8Config(promotion_interval=8))   # one kernel, any interval
+    True
+    """
+    config = dataclasses.replace(config or HopperFp8Config(), promotion_interval=4)
+    key = (block_scaled, c_major, config, with_beta)
+    if key not in _CACHE:
+        cutlass, cute = _dsl()[:2]
+        from cutlass.cute.runtime import make_fake_stream
+        cls = _class_of(make_hopper_fp8_class)
+        a, b, c, sfa, sfb = operands or fake_fp8_operands(block_scaled, c_major)
+        _CACHE[key] = cute.compile(cls(config, with_beta), a, b, c, sfa, sfb, cutlass.Float32(1.0),
+                                   cutlass.Float32(0.0), cutlass.Int32(1), make_fake_stream())
+    return _CACHE[key]
+
+
+def _fp8_tensor(x, major_mode):
+    """A runtime CuTe tensor over a torch e4m3 tensor: DLPack carries it as uint8, the element type is set."""
+    import cutlass
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+    t = from_dlpack(_canonical_view(x.view(torch.uint8), major_mode), assumed_align=TMA_ALIGN_BYTES)
+    t.element_type = cutlass.Float8E4M3FN
+    return t.mark_layout_dynamic(leading_dim=major_mode)
+
+
+def prepare_gemm_hopper_fp8(A, B, C=None, *, scale_a=1.0, scale_b=1.0, alpha=1.0, beta=0.0, config=None):
+    """``(C, launch)``: everything checked and converted, ``launch()`` enqueues the GEMM (for timing)."""
+    m, n, k, c_major, block, ops = fp8_operands(A, B, C, scale_a=scale_a, scale_b=scale_b, beta=beta,
+                                                config=config)
+    if config is None:
+        config = HopperFp8Config(num_sms=persistent_sms(A, HopperFp8Config.cluster_mn))
+    import cutlass
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+    from .hopper import to_cute_tensor
+    if C is None:      # rows padded to 16 bytes (TMA's stride rule), the view sliced back to N
+        C = torch.empty((m, -(-n // 8) * 8), dtype=torch.bfloat16, device=A.device)[:, :n]
+    a, b = _fp8_tensor(A, 1), _fp8_tensor(B.T, 1)
+    c = to_cute_tensor(C, 1 if c_major == "N" else 0)
+    sfa = sfb = None
+    if block:
+        sfa = from_dlpack(scale_a, assumed_align=4).mark_layout_dynamic(leading_dim=1)
+        sfb = from_dlpack(scale_b, assumed_align=4).mark_layout_dynamic(leading_dim=1)
+    else:
+        alpha = alpha * float(scale_a) * float(scale_b)
+    kernel = compile_hopper_gemm_fp8(block, c_major, config=config, with_beta=beta != 0,
+                                     operands=(a, b, c, sfa, sfb))
+    args = (a, b, c, sfa, sfb, cutlass.Float32(alpha), cutlass.Float32(beta),
+            cutlass.Int32(min(config.promote_every_k_tiles, _NEVER)), cu_stream(A))
+    return C, lambda: kernel(*args)
+
+
+def gemm_hopper_fp8(A, B, C=None, *, scale_a=1.0, scale_b=1.0, alpha=1.0, beta=0.0, config=None):
+    """``C = alpha * (scale_a * A) @ (scale_b * B) (+ beta * C)`` in e4m3 on a Hopper GPU, bf16 out.
+
+    ``scale_a``/``scale_b``: two numbers (per-tensor) or block scales, fp32 CUDA tensors of shape
+    (M, ceil(K/128)) and (ceil(N/128), ceil(K/128)) (DeepSeek-V3's 1 x 128 and 128 x 128 blocks). A is
+    (M, K) row-major, B is (K, N) with K contiguous (``b.T`` of an (N, K) row-major b). Example::
+
+        a = torch.randn(4096, 4096, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(4096, 4096, device="cuda").to(torch.float8_e4m3fn)
+        c = gemm_hopper_fp8(a, b.T)            # bf16 (4096, 4096) ~= a.float() @ b.float().T
+    """
+    C, launch = prepare_gemm_hopper_fp8(A, B, C, scale_a=scale_a, scale_b=scale_b, alpha=alpha, beta=beta,
+                                        config=config)
+    launch()
+    return C
