@@ -33,8 +33,9 @@ book: $(STAMP)
 serve:
 	$(PY) -m http.server --bind 127.0.0.1 --directory _build/html 8000
 
+# The chapters execute once, in the executed build read by tests/book/test_chapters_execute.py and the figure test.
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --dist loadgroup --nbmake -m "not gpu" tests chapters exercises/source
+	$(PY) -m pytest -n 2 --dist loadgroup --nbmake -m "not gpu" tests exercises/source
 
 gpu-test: $(STAMP)
 	env -u CUTE_DSL_ARCH $(PY) -m pytest -n 2 --nbmake -m "gpu or gpu_cells" tests chapters

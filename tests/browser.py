@@ -121,6 +121,32 @@ def build_site(book: Path, check_page: bool = True) -> Path:
     return book / "_build" / "html"
 
 
+_EXECUTED_BOOK = {}
+
+
+def executed_book(tmp_path_factory):
+    """``(book, proc)``: the chapters built as ``make book`` builds them, every chapter executed (without the Lite
+    site), once per test process. ``book/_build/html`` is the site; ``book/_build/jupyter_execute/chapters`` holds
+    the executed notebooks; ``proc`` is jupyter-book's run. One build serves the figure test and the chapters'
+    execution test (tests/book/test_chapters_execute.py), so ``make test`` executes each chapter once."""
+    if "book" not in _EXECUTED_BOOK:
+        book = tmp_path_factory.mktemp("executed") / "book"
+        shutil.copytree(ROOT / "chapters", book / "chapters",
+                        ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints", "__pycache__"))
+        for name in ("_toc.yml", "_config.yml"):
+            shutil.copy(ROOT / name, book / name)
+        if (ROOT / "results").is_dir():
+            shutil.copytree(ROOT / "results", book / "results")
+        jb = Path(sys.executable).with_name("jupyter-book")
+        env = dict(os.environ, MPLBACKEND="Agg", LAYOUTLAB_LITE="0", PYTHONPATH=str(ROOT / "lib"))
+        started = time.time()
+        proc = subprocess.run([str(jb), "build", str(book), "--keep-going"], capture_output=True, text=True,
+                              env=env, timeout=3000)
+        print(f"\nexecuted book built in {time.time() - started:.0f} s")
+        _EXECUTED_BOOK["book"] = (book, proc)
+    return _EXECUTED_BOOK["book"]
+
+
 _BUILT_SITE = {}
 
 

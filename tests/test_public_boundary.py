@@ -242,4 +242,5 @@ def test_every_public_callable_is_behind_the_boundary():
                 assert getattr(obj.__init__, "__boundary__", False) or inspect.isabstract(obj), name
         else:
             assert getattr(obj, "__boundary__", False), f"{name} is public but not behind the boundary"
-            assert inspect.signature(obj) == inspect.signature(obj.__wrapped__) and obj.__doc__ == obj.__wrapped__.__doc__
+            assert inspect.signature(obj) == inspect.signature(obj.__wrapped__), name
+            assert obj.__doc__ == obj.__wrapped__.__doc__, name

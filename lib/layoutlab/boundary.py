@@ -67,7 +67,8 @@ class Kind:
 
     def refusal(self, op, param, value):
         hint = next((text for cls, text in self.remedies if isinstance(value, cls)), None)
-        return LayoutError(f"{op}(): {param} must be {self.name}, got {_describe(value)}" + (f"; {hint}" if hint else ""))
+        return LayoutError(f"{op}(): {param} must be {self.name}, got {_describe(value)}"
+                           + (f"; {hint}" if hint else ""))
 
 
 def _is_int(x):
@@ -167,18 +168,18 @@ PARAM_KINDS = {
     **dict.fromkeys(["x", "t"], TREE),
     **dict.fromkeys(["warps_per_cta", "threads_per_warp", "size_per_thread", "instr_shape"], INTS),
     **dict.fromkeys(["rows", "addresses", "row_addresses"], INT_LIST),
-    "mode": MODE, "f": FUNCTION, "accesses": Kind("a list of LinearLayouts", lambda x: isinstance(x, (list, tuple))
-                                                  and all(isinstance(e, LinearLayout) for e in x)),
+    "mode": MODE, "f": FUNCTION,
+    "accesses": Kind("a non-empty list of LinearLayouts", lambda x: isinstance(x, (list, tuple)) and len(x) > 0
+                     and all(isinstance(e, LinearLayout) for e in x)),
     **dict.fromkeys(["ll", "A", "B", "subset", "superset", "cvt", "tile", "linear_layout"], LINEAR),
     **dict.fromkeys(["n", "idx", "index", "thr_idx", "address", "smem_base", "num_bits", "num_base", "num_shift",
-                     "element_bits", "element_bytes", "num_threads", "num_ctas", "box_bytes", "tile_bytes",
-                     "threads", "cp_size", "committed", "completed_phases", "parity", "count", "desc",
-                     "matrix", "row", "col", "row0", "col0", "num_matrices", "major_mode_size", "max_size",
-                     "in_size_log2", "new_type_bits", "num_cols", "old_type_bits", "num_multicast", "bytes_per_access",
-                     "threads_per_phase", "up_to_rank", "begin", "end", "offset", "k_width", "operand_index",
-                     "version", "vec", "per_phase", "max_phase", "rank", "num_bits_per_copy", "mn", "k",
-                     "max_bits", "max_vector_bytes", "vector", "src_size", "swizzle_byte_width",
-                     "element_bitwidth"], INT),
+                     "element_bits", "element_bytes", "num_threads", "num_ctas", "box_bytes", "tile_bytes", "threads",
+                     "cp_size", "committed", "completed_phases", "parity", "count", "desc", "matrix", "row", "col",
+                     "row0", "col0", "num_matrices", "major_mode_size", "max_size", "in_size_log2", "new_type_bits",
+                     "num_cols", "old_type_bits", "num_multicast", "bytes_per_access", "threads_per_phase",
+                     "up_to_rank", "begin", "end", "offset", "k_width", "operand_index", "vec", "per_phase",
+                     "max_phase", "rank", "num_bits_per_copy", "mn", "k", "max_bits", "max_vector_bytes", "vector",
+                     "src_size", "swizzle_byte_width", "element_bitwidth"], INT),
     **dict.fromkeys(["transpose", "unpack_bits", "row_major", "transposed", "fp4_padded", "validate",
                      "require_surjective"], BOOL),
     **dict.fromkeys(["in_dim", "out_dim", "out_dim_name", "text", "what"], STR),
@@ -190,9 +191,12 @@ PARAM_KINDS = {
     **dict.fromkeys(["in_renames", "out_renames"], Kind(
         "a list of (old name, new name) pairs, e.g. [('lane', 'thread')]", lambda x: isinstance(x, (list, tuple))
         and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in x))),
-    "global_strides": INTS, "in_dim_names": STRS, "in_dims": STRS, "dim_names": STRS,
+    "version": Kind("a version list such as [3, 0] (3: Hopper wgmma, 2: mma.sync)", lambda x: isinstance(
+        x, (list, tuple)) and len(x) > 0 and all(map(_is_int, x))),
+    **dict.fromkeys(["global_strides", "element_strides"], INTS),
+    **dict.fromkeys(["in_dim_names", "in_dims", "dim_names"], STRS),
     "ts": Kind("a tuple", lambda x: isinstance(x, tuple)),
-    "tile_mn": Kind("a pair (M, N) of ints", lambda x: isinstance(x, tuple) and len(x) == 2 and all(map(_is_int, x))), "element_strides": INTS,
+    "tile_mn": Kind("a pair (M, N) of ints", lambda x: isinstance(x, tuple) and len(x) == 2 and all(map(_is_int, x))),
 }
 #: (operation, parameter) -> kind, where a name means something else than in PARAM_KINDS (None: no check)
 OVERRIDES = {
@@ -204,17 +208,21 @@ OVERRIDES = {
                                     "partition_fragment_C")},
     **{(op, "a"): LAYOUT for op in ("max_common_layout", "max_common_vector")},
     **{(op, "b"): LAYOUT for op in ("max_common_layout", "max_common_vector", "zip_layouts")},
+    **{(op, p): None for op in ("congruent", "weakly_congruent") for p in ("a", "b")},  # any leaves: trees
+    ("format_int_tuple", "a"): None, ("zip_leaves", "ts"): None, ("transform_leaf", "t"): None,
+    ("flatten", "a"): Kind("an int tuple or a Layout", lambda x: isinstance(x, Layout) or _is_int_tuple(x)),
     ("zip_layouts", "a"): LAYOUT, ("crd2idx", "crd"): INT_TUPLE, ("crd2crd", "crd"): INT_TUPLE,
     ("BlockedLayout", "order"): INTS, ("SwizzledSharedLayout", "order"): INTS, ("TiledCopy", "tiler_mn"): TILER_MN,
     ("make_tiled_copy", "tiler_mn"): TILER_MN, ("is_injective", "layout"): PLAIN_LAYOUT,
-    ("get_flat_coord", "layout"): PLAIN_LAYOUT, ("tv_layout_to_linear_layout", "tv_layout"): PLAIN_LAYOUT, ("signum", "a"): INT, ("supremum", "x"): INT_LIST, ("supremum", "y"): INT_LIST,
+    ("get_flat_coord", "layout"): PLAIN_LAYOUT, ("tv_layout_to_linear_layout", "tv_layout"): PLAIN_LAYOUT,
+    ("signum", "a"): INT, ("supremum", "x"): INT_LIST, ("supremum", "y"): INT_LIST,
     **{(op, "a"): TREE for op in ("size", "rank", "depth")}, ("smem_alignment", "mode"): TMA_MODE,
     ("tma_swizzle", "mode"): TMA_MODE, ("E", "mode"): INT, ("ScaledBasis", "value"): INT,
-    ("tv_layout_to_linear_layout", "threads_per_warp"): INT, ("make_swizzle", "b"): INT, 
+    ("tv_layout_to_linear_layout", "threads_per_warp"): INT, ("make_swizzle", "b"): INT,
     ("local_partition", "tiler"): LAYOUT, ("complement", "cotarget"): INT_TUPLE, ("is_int", "x"): None,
-    ("is_tuple", "x"): None, ("is_layout", "x"): None, ("repeat_like", "x"): None, 
+    ("is_tuple", "x"): None, ("is_layout", "x"): None, ("repeat_like", "x"): None,
     ("as_int_tuple", "x"): None, ("format_tree", "t"): None, ("leaf_paths", "t"): None, ("leaves", "t"): None,
-    ("zip_profile", "t"): None,  ("local_tile", "coord"): COORD,
+    ("zip_profile", "t"): None, ("local_tile", "coord"): COORD,
     ("ldmatrix_row_addresses", "smem_layout"): LAYOUT, ("SwizzleChoice", "swizzle"): None,
     ("encode_tiled", "swizzle"): None, ("TensorMap", "swizzle"): None, ("swizzle_to_linear_layout", "swizzle"): SWIZZLE,
     ("ensure_layout_not_smaller_than", "shape"): Kind("a dict {out dim name: size}", lambda x: isinstance(x, dict)),
@@ -250,7 +258,11 @@ def _mismatch(op, sig, args, kwargs):
         values = value if star is inspect.Parameter.VAR_POSITIONAL else \
             value.values() if star is inspect.Parameter.VAR_KEYWORD else (value,)
         for v in values:
-            if not kind.accepts(v):
+            try:
+                ok = kind.accepts(v)
+            except Exception:  # noqa: BLE001 - a value too odd to test (a recursive tuple ...) is not of the kind
+                ok = False
+            if not ok:
                 return kind, name, v
     return None
 
@@ -296,32 +308,21 @@ def checked(fn, op=None):
         return fn
     if isinstance(fn, type):
         init = fn.__dict__.get("__init__")
-        if init is None or getattr(init, "__boundary__", False):
-            return fn
-        init_sig = inspect.signature(init)
+        if init is not None and not getattr(init, "__boundary__", False):
+            fn.__init__ = _guarded(init, None, skip=1)  # the operation is the class of ``self``
+        return fn
+    return fn if getattr(fn, "__boundary__", False) else _guarded(fn, op or fn.__name__)
 
-        @functools.wraps(init)
-        def __init__(self, *args, **kwargs):
-            try:
-                init(self, *args, **kwargs)
-            except Exception as e:
-                better = _explained(type(self).__name__, init_sig, (self, *args), kwargs, e, skip=1)
-                if better is None:
-                    raise
-                raise better from None
-        __init__.__boundary__ = True
-        fn.__init__ = __init__
-        return fn
-    if getattr(fn, "__boundary__", False):
-        return fn
-    op, sig = op or fn.__name__, inspect.signature(fn)
+
+def _guarded(fn, op, skip=0):
+    sig = inspect.signature(fn)
 
     @functools.wraps(fn)
     def boundary(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except Exception as e:
-            better = _explained(op, sig, args, kwargs, e)
+            better = _explained(op or type(args[0]).__name__, sig, args, kwargs, e, skip)
             if better is None:
                 raise
             raise better from None

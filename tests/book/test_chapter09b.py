@@ -1,6 +1,6 @@
 """Chapter 9b (fp8): every number its prose and answers state, re-derived from the library and the GPU record.
 
-The chapter itself runs under nbmake (`make test`); here its hand-written claims are checked against what computes
+The chapter itself runs in `make test` (tests/book/test_chapters_execute.py); here its hand-written claims are checked against what computes
 them: e4m3 rounding, the scale layouts, the accumulator rows a thread scales, the register arithmetic of the tile
 choice, the model's behaviour, and the record's tables (results/gemm_fp8_h200.json).
 """

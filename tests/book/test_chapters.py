@@ -1,7 +1,7 @@
 """Every chapter of the book: what each promises, checked without executing it.
 
-Execution itself is nbmake's job (`make test` runs every notebook in chapters/). These tests check the
-stored notebooks (no outputs, labels, cross-references, the check-yourself block and exercise link) and
+Execution itself is tests/book/test_chapters_execute.py's job (`make test` executes every chapter once).
+These tests check the stored notebooks (no outputs, labels, cross-references, the check-yourself block and exercise link) and
 re-derive, with the library, every answer written by hand into the chapters' "check yourself" dropdowns, so
 the prose cannot drift from what the code computes.
 """

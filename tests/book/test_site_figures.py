@@ -10,14 +10,11 @@ the repository's own ``_build/html`` (``make book``), else it builds the book he
 """
 
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from browser import CHROMIUM, CHROMIUM_ARGS, ROOT, require_browser
+from browser import CHROMIUM, CHROMIUM_ARGS, ROOT, executed_book, require_browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("figures")]  # its own executed build: free to run beside the site group
 
@@ -90,18 +87,7 @@ def built_site(tmp_path_factory):
         return Path(given)
     if (ROOT / "_build" / "html" / "chapters" / "01_layouts.html").is_file():
         return ROOT / "_build" / "html"
-    book = tmp_path_factory.mktemp("figures") / "book"
-    shutil.copytree(ROOT / "chapters", book / "chapters",
-                    ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints", "__pycache__"))
-    for name in ("_toc.yml", "_config.yml"):
-        shutil.copy(ROOT / name, book / name)
-    for folder in ("results",):
-        if (ROOT / folder).is_dir():
-            shutil.copytree(ROOT / folder, book / folder)
-    jb = Path(sys.executable).with_name("jupyter-book")
-    env = dict(os.environ, MPLBACKEND="Agg", LAYOUTLAB_LITE="0", PYTHONPATH=str(ROOT / "lib"))
-    proc = subprocess.run([str(jb), "build", str(book), "--keep-going"], capture_output=True, text=True, env=env,
-                          timeout=3000)
+    book, proc = executed_book(tmp_path_factory)      # shared with test_chapters_execute.py
     if not (book / "_build" / "html" / "chapters" / "01_layouts.html").is_file():
         raise AssertionError(f"jupyter-book build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return book / "_build" / "html"

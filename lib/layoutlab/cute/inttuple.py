@@ -427,7 +427,14 @@ def transform_leaf(t, f):
     >>> transform_leaf((4,(2,3)), lambda x: x + 1)
     (5, (3, 4))
     """
-    return tuple(transform_leaf(e, f) for e in t) if _is_node(t) else f(t)
+    if _is_node(t):
+        return tuple(transform_leaf(e, f) for e in t)
+    try:
+        return f(t)
+    except LayoutError:
+        raise
+    except Exception as e:  # the caller's function refused a leaf: say which, keeping its error as the cause
+        raise LayoutError(f"transform_leaf: f({t!r}) raised {type(e).__name__}: {e}; f must accept every leaf") from e
 
 
 def zip_profile(profile, t) -> tuple:
