@@ -32,7 +32,7 @@ def pct(rows, kernel, dtype, mnk):
 def test_the_record_holds_every_rung_of_the_ladder_from_one_run(run):
     rec, rows = run
     assert rec["gpu"] == "NVIDIA H200" and rec["versions"]["nvidia-cutlass-dsl"]
-    assert {k for k, *_ in rows} == {r.name for r in LADDER}
+    assert {k for k, *_ in rows} == {r.name for r in LADDER if r.bench[0] != "float8_e4m3fn"}   # fp8: its own record
     assert len({r["cublas_via"] for r in rec["rows"]}) >= 1 and all(len(r["ms_rounds"]) == 3 for r in rec["rows"])
     for r in rec["rows"]:                      # a ratio is the kernel's median round against cuBLAS's, same run
         assert 0 < r["pct_cublas"] < 200 and r["rel_err_vs_cublas"] < 1e-2
@@ -41,7 +41,7 @@ def test_the_record_holds_every_rung_of_the_ladder_from_one_run(run):
 def test_goal_fields_are_the_top_rungs_points_against_the_issues_targets(run):
     rec, rows = run
     goals = rec["goals"]
-    assert goals["kernel"] == LADDER[-1].name == "gemm_hopper_streamk"
+    assert goals["kernel"] == [r for r in LADDER if r.bench[0] != "float8_e4m3fn"][-1].name == "gemm_hopper_streamk"
     for g in goals["points"]:
         mnk = (g["m"], g["n"], g["k"])
         assert g["target_pct"] == (105.0 if mnk in CUBES else 100.0)
