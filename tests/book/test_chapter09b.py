@@ -156,3 +156,8 @@ def test_prose_numbers_from_the_record(record):
     assert (f"{p0['per_tensor_tflops']:.0f} TFLOP/s never promoting against {p4['per_tensor_tflops']:.0f} promoting"
             in MD)
     assert record["config"]["n_halves"] == 2 and "`n_halves=2`" in MD
+
+
+def test_accuracy_table_shape_in_prose(record):
+    assert {(r["m"], r["n"]) for r in record["accuracy"]} == {(1024, 1024)} and "M = N = 1024" in MD
+    assert min(r["k"] for r in record["accuracy"]) == 1024 and max(r["k"] for r in record["accuracy"]) == 16384
