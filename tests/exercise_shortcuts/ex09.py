@@ -106,6 +106,11 @@ SHORTCUTS = {
         "idle_g = _s.num_ctas - _s.tail_tiles if _s.tail_tiles else 0\n"
         "range_g = lambda c: (c * _s.sk_iters // _s.num_ctas, (c + 1) * _s.sk_iters // _s.num_ctas)\n"
         "units_g = lambda c: _s.units[c]\nwriters_g = lambda t: tuple(sorted({c for c, _, _ in _s.pieces(t)}))",
+        # the split rule's answer (k_iters from it; the rest as the plain data-parallel count)
+        "from layoutlab.kernels.schedule import stream_k_pays\n"
+        "k_iters_g = stream_k_pays(M_G, N_G, K_G, TILE_G, CTAS_G).k_iters\n"
+        "tiles_g = -(-M_G // TILE_G[0]) * -(-N_G // TILE_G[1])\nfull_waves_g, tail_g = divmod(tiles_g, CTAS_G)\n"
+        "idle_g = CTAS_G - tail_g if tail_g else 0",
         # the chapter's example (8192^3, 128 x 256 tiles, 132 CTAs), and the tail left data-parallel
         "tiles_g, k_iters_g, full_waves_g, tail_g, idle_g = 2048, 128, 15, 68, 64\n"
         "range_g = lambda c: (c * k_iters_g, (c + 1) * k_iters_g) if c < tail_g else (tail_g * k_iters_g,) * 2\n"
