@@ -1,7 +1,8 @@
 """layoutlab: the CuTe layout algebra, linear layouts over F2, swizzles, MMA/copy atoms, TMA and wgmma in plain Python.
 
 ``from layoutlab import *`` gives the names below, with the CuTe DSL's (and Triton's) spelling, grouped as the book
-teaches them; it binds one module, ``nvgpu``, because the DSL's operations live there too (``cute.nvgpu.warp.*``).
+teaches them, and no module: the DSL's operation namespace is one explicit import away, ``from layoutlab import nvgpu``
+(``nvgpu.warp.MmaF16BF16Op``, as the DSL's ``cute.nvgpu.warp.MmaF16BF16Op``).
 The package is layered, each layer importing only from those before it: :mod:`~layoutlab.errors`,
 :mod:`layoutlab.cute` (the DSL's ``cute.*``), :mod:`layoutlab.linear` (Triton's linear layouts, Gluon),
 :mod:`layoutlab.nvgpu` (the DSL's ``cute.nvgpu`` and the hardware models), then :mod:`layoutlab.kernels` (the GEMM
@@ -113,8 +114,6 @@ __all__ = [
     "WarpgroupMmaF8Op", "WGMMA_N_VALUES", "check_operand_major", "decode_gmma_desc", "gmma_canonical_layout",
     "gmma_k_block_descs", "gmma_read_addresses", "GmmaDescriptor", "LayoutType", "make_gmma_desc", "pattern_bytes",
     "wgmma_k",
-    # the DSL's operation namespace
-    "nvgpu",
 ]
 
 __version__ = "0.1.0"
