@@ -12,7 +12,7 @@ def main(argv):
     import cupy as cp
     import torch
 
-    from layoutlab.kernels import gemm_ampere, gemm_hopper_streamk, gemm_hopper_ws, sgemm_fast
+    from layoutlab.kernels import gemm_ampere, gemm_hopper_fp8, gemm_hopper_streamk, gemm_hopper_ws, sgemm_fast
 
     def operands(layout, m, n, k, dtype):
         """A (M, K) and B (K, N): "NT" A M-major and B N-major; "TN" both K-major."""
@@ -27,6 +27,14 @@ def main(argv):
     def cublas(A, B, C=None):
         return torch.matmul(A, B) if C is None else torch.matmul(A, B, out=C)
 
+    def fp8_tn(m, n, k):
+        a, b = (torch.randn(shape, device="cuda").to(torch.float8_e4m3fn) for shape in ((m, k), (n, k)))
+        return a, b.T
+
+    def cublaslt_fp8(A, B, C=None):   # issue 30's reference: per-tensor scales, bf16 out, default accumulation
+        one = torch.ones((), device="cuda")
+        return torch._scaled_mm(A, B, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
     def streamk(split):
         return lambda A, B, C=None: gemm_hopper_streamk(A, B, C, split=split)
 
@@ -40,7 +48,10 @@ def main(argv):
              ("top4096 cublas TN bf16 4096^3", cublas, lambda: bf16_tn(4096, 4096, 4096)),
              ("fixup8192 gemm_hopper_streamk split TN bf16 8192^3", streamk(True), lambda: bf16_tn(8192, 8192, 8192)),
              ("fixup8192 gemm_hopper_streamk nosplit TN bf16 8192^3", streamk(False),
-              lambda: bf16_tn(8192, 8192, 8192))]
+              lambda: bf16_tn(8192, 8192, 8192)),
+             # issue 30: the fp8 rung (default configuration, per-tensor scales) against cuBLASLt fp8
+             ("fp8 gemm_hopper_fp8 e4m3 8192^3", gemm_hopper_fp8, lambda: fp8_tn(8192, 8192, 8192)),
+             ("fp8 cublaslt e4m3 8192^3", cublaslt_fp8, lambda: fp8_tn(8192, 8192, 8192))]
     cases = [(name, kernel, make()) for name, kernel, make in cases if not argv or any(a in name for a in argv)]
     for name, kernel, (A, B) in cases:       # compile and warm up outside the profiled range
         C = kernel(A, B)
