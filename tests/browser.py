@@ -78,7 +78,7 @@ def open_page(playwright, html_path):
 #: see output blocks and tables as a chapter shows them.
 CHECK_PAGE_CELLS = [
     "# Site check\n\nOutput blocks and tables as the chapters show them.",
-    "from layoutlab import *\nfrom layoutlab.viz import show_table",
+    "from layoutlab import *\nfrom layoutlab import nvgpu\nfrom layoutlab.viz import show_table",
     # dsl_check lines as chapters 8 and 9 print them: the verdict sits at the end of a long line
     'sA = make_smem_layout_atom(SmemLayoutAtomKind.K_SW128, 16).tile_to_shape((64, 64, 2), (0, 1, 2))\n'
     'print(f"staged A       CuTe DSL: {sA}  [identical]")\n'
