@@ -7,7 +7,7 @@ import sys
 
 import torch
 
-from layoutlab.bench.gemm import _fp8_sets, gpu_info, time_launches
+from layoutlab.bench.gemm import _fp8_sets, _versions, gpu_info, time_launches
 from layoutlab.kernels.hopper_fp8 import HopperFp8Config, persistent_sms, prepare_gemm_hopper_fp8
 
 CONFIGS = [dict(), dict(n_halves=1), dict(tile_n=128, epi_stages=4), dict(tile_n=128, epi_stages=4, n_halves=1),
@@ -41,7 +41,8 @@ def main(out, seconds=0.5):
             rows.append(row)
             print(json.dumps(row), flush=True)
             with open(out, "w") as f:
-                json.dump({"gpu": info.get("gpu"), "date": info.get("date"), "info": info, "rows": rows}, f, indent=1)
+                json.dump({"gpu": info.get("gpu"), "date": info.get("date"), "versions": _versions(info), "info": info,
+                           "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
