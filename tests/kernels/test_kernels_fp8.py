@@ -24,6 +24,7 @@ import pytest
 
 from layoutlab.errors import LayoutError
 from layoutlab.kernels._common import DeviceOperand
+from layoutlab.kernels import fp8_model
 from layoutlab.kernels.fp8_model import (E4M3_MAX, accumulate_model, block_scales, promotion_points,
                                          quantize_blocks, quantize_e4m3, relative_error, round_bf16)
 
@@ -471,3 +472,15 @@ def test_recorded_notes_quote_the_rows():
                                                   if r["kernel"] == "gemm_hopper_fp8")
     for row in rec["accuracy"]:          # interval 0 is cuBLASLt's fast accumulation, interval 4 its default
         assert row["interval_0"] == row["cublaslt_fast_accum"] and row["interval_4"] == row["cublaslt"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda: fp8_model.quantize_e4m3(None), lambda: fp8_model.quantize_e4m3("x"),
+    lambda: fp8_model.block_scales([[1.0]], 1.5, 1), lambda: fp8_model.quantize_blocks([[1.0]], None, 1, 1),
+    lambda: fp8_model.quantize_blocks([1.0], [[1.0]], 1, 1), lambda: fp8_model.promotion_points("8", 1),
+    lambda: fp8_model.promotion_k_tiles(1024, 4, tile_k=0), lambda: fp8_model.promotion_k_tiles(None, 4),
+    lambda: fp8_model.accumulate_model([[1.0]], [[1.0], [2.0]], 0), lambda: fp8_model.accumulate_model([[1.0]], [[1.0]], 0.5),
+    lambda: fp8_model.round_bf16(None), lambda: fp8_model.relative_error("a", [1.0])])
+def test_the_cpu_model_refuses_wrong_kinds_with_a_layout_error(call):
+    with pytest.raises(LayoutError):
+        call()

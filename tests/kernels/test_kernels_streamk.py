@@ -434,3 +434,10 @@ def test_the_split_price_record_fits_the_rule():
     c0 = statistics.mean(ys) - c1 * statistics.mean(xs)
     assert (c0, c1) == (pytest.approx(rec["fit"]["c0"]), pytest.approx(rec["fit"]["c1"]))
     assert FIXUP_COST == (round(c0, 1), round(c1, 2)) == (8.4, 0.31)
+
+
+@pytest.mark.parametrize("config, split", [(None, None), ("cfg", None), ("default", "yes")])
+def test_kernel_params_refuses_a_wrong_config_or_split(config, split):
+    from layoutlab.kernels.hopper_streamk import HopperStreamKConfig, kernel_params
+    with pytest.raises(LayoutError, match="kernel_params"):
+        kernel_params(8192, 8192, 8192, HopperStreamKConfig() if config == "default" else config, split)

@@ -18,6 +18,24 @@ from ..errors import LayoutError
 __all__ = ["E4M3_MAX", "quantize_e4m3", "block_scales", "quantize_blocks", "promotion_points", "promotion_k_tiles",
            "accumulate_model", "round_bf16", "relative_error"]
 
+def _floats(x, op, name):
+    """``x`` as a float64 array; a LayoutError for what is not numbers."""
+    if x is None or isinstance(x, (str, bytes)):
+        raise LayoutError(f"{op}: {name}={x!r}; give numbers (a number, a list or a numpy array)")
+    try:
+        return np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise LayoutError(f"{op}: {name} is not an array of numbers ({err}); give a number, a list or a numpy "
+                          f"array") from None
+
+
+def _ints(op, **values):
+    """Refuse a size or count that is not an integer (bool included), naming it."""
+    for name, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise LayoutError(f"{op}: {name}={v!r}; give an integer")
+
+
 #: Largest finite e4m3 (``float8_e4m3fn``: 4 exponent bits, bias 7, 3 mantissa bits, no infinities).
 E4M3_MAX = 448.0
 
@@ -28,7 +46,7 @@ def quantize_e4m3(x):
     >>> quantize_e4m3([1.0, 1.06, 1.07, 300.0, 1000.0, 2.0 ** -10]).tolist()
     [1.0, 1.0, 1.125, 288.0, 448.0, 0.0]
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = _floats(x, "quantize_e4m3", "x")
     mag = np.abs(x)
     # exponent of each value, floored at e4m3's smallest normal exponent (-6): below it the step is 2^-9
     e = np.floor(np.log2(np.where(mag > 0, mag, 1.0)))
@@ -45,7 +63,8 @@ def block_scales(x, rows, cols):
     >>> block_scales(np.array([[448.0, 1.0, 4.48], [0.0, 0.0, 896.0]]), 1, 2).tolist()
     [[1.0, 0.009999999776482582], [1.0, 2.0]]
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = _floats(x, "block_scales", "x")
+    _ints("block_scales", rows=rows, cols=cols)
     if x.ndim != 2 or rows < 1 or cols < 1:
         raise LayoutError(f"block_scales: need a 2-D array and positive block sizes, got shape {x.shape} and "
                           f"blocks {rows} x {cols}")
@@ -65,8 +84,12 @@ def quantize_blocks(x, scales, rows, cols):
     >>> quantize_blocks([[1.0, 300.0]], [[2.0]], 1, 2).tolist()      # 150 rounds to 144 (step 16 above 128)
     [[0.5, 144.0]]
     """
-    x = np.asarray(x, dtype=np.float64)
-    full = np.repeat(np.repeat(np.asarray(scales, np.float64), rows, 0), cols, 1)[:x.shape[0], :x.shape[1]]
+    x, scales = _floats(x, "quantize_blocks", "x"), _floats(scales, "quantize_blocks", "scales")
+    _ints("quantize_blocks", rows=rows, cols=cols)
+    if x.ndim != 2 or scales.ndim != 2 or rows < 1 or cols < 1:
+        raise LayoutError(f"quantize_blocks: need 2-D x and scales and positive block sizes, got shapes {x.shape}, "
+                          f"{scales.shape} and blocks {rows} x {cols}")
+    full = np.repeat(np.repeat(scales, rows, 0), cols, 1)[:x.shape[0], :x.shape[1]]
     return quantize_e4m3(x / full)
 
 
@@ -77,6 +100,7 @@ def promotion_points(k, interval, kblock=32):
     >>> promotion_points(512, 4), promotion_points(300, 4), promotion_points(300, 0)
     ([4, 8, 12, 16], [4, 8, 10], [10])
     """
+    _ints("promotion_points", k=k, interval=interval, kblock=kblock)
     if interval < 0 or kblock < 1 or k < 1:
         raise LayoutError(f"promotion_points: need k >= 1, kblock >= 1 and interval >= 0 (0 = never), got "
                           f"k={k}, interval={interval}, kblock={kblock}")
@@ -93,7 +117,11 @@ def promotion_k_tiles(k, interval, tile_k=128, kblock=32):
     >>> promotion_k_tiles(1000, 4), promotion_k_tiles(1000, 12), promotion_k_tiles(1000, 0)
     ([0, 1, 2, 3, 4, 5, 6, 7], [2, 5, 7], [7])
     """
+    _ints("promotion_k_tiles", k=k, interval=interval, tile_k=tile_k, kblock=kblock)
     per_tile = tile_k // kblock
+    if kblock < 1 or per_tile < 1:
+        raise LayoutError(f"promotion_k_tiles: need kblock >= 1 and tile_k >= kblock, got tile_k={tile_k}, "
+                          f"kblock={kblock}")
     if k < 1 or interval < 0 or interval % per_tile:
         raise LayoutError(f"promotion_k_tiles: need k >= 1 and an interval of 0 or a multiple of {per_tile} "
                           f"k-blocks (the kernel promotes between k-tiles), got k={k}, interval={interval}")
@@ -120,7 +148,12 @@ def accumulate_model(a, b, interval, bits=14, kblock=32, scale_a=None, scale_b=N
     Never promoted, each k-block's 40.5 lands on an accumulator whose 14 bits step by 1 above 8192: the
     half is cut off 256 times.
     """
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    a, b = _floats(a, "accumulate_model", "a"), _floats(b, "accumulate_model", "b")
+    _ints("accumulate_model", interval=interval, kblock=kblock, block=block)
+    if bits is not None:
+        _ints("accumulate_model", bits=bits)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise LayoutError(f"accumulate_model: need a (M, K) and b (K, N), got shapes {a.shape} and {b.shape}")
     (m, k), n = a.shape, b.shape[1]
     points = set(promotion_points(k, interval, kblock))
     scaled = scale_a is not None
@@ -149,7 +182,7 @@ def round_bf16(x):
     >>> round_bf16([1.0 + 2.0 ** -8, 1.0 + 3 * 2.0 ** -8, 3.0]).tolist()     # ties go to the even one
     [1.0, 1.015625, 3.0]
     """
-    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    bits = _floats(x, "round_bf16", "x").astype(np.float32).view(np.uint32).astype(np.uint64)
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
     return bits.astype(np.uint32).view(np.float32).astype(np.float64)
 
@@ -160,5 +193,5 @@ def relative_error(c, ref):
     >>> round(relative_error([3.0, 4.0], [3.0, 5.0]), 4)             # 1 / sqrt(34)
     0.1715
     """
-    c, ref = np.asarray(c, np.float64), np.asarray(ref, np.float64)
+    c, ref = _floats(c, "relative_error", "c"), _floats(ref, "relative_error", "ref")
     return float(np.linalg.norm(c - ref) / np.linalg.norm(ref))

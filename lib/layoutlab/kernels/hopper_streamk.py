@@ -98,6 +98,9 @@ def kernel_params(M, N, K, config=HopperStreamKConfig(), split=None):
     >>> kernel_params(4096, 4096, 4096)                 # 3.9 waves: the split would cost more than it saves
     (False, (4, 256, 0))
     """
+    if not isinstance(config, HopperStreamKConfig) or split not in (None, True, False):
+        raise LayoutError(f"kernel_params: config={config!r}, split={split!r}; give a HopperStreamKConfig and split "
+                          f"None (the rule decides), True or False")
     s = kernel_schedule(M, N, K, config)
     if split is None:
         split = stream_k_pays(M, N, K, s.tile_mnk, s.num_ctas).split
