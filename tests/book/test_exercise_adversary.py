@@ -1,8 +1,9 @@
 """A determined student against every assignment, on the stock nbgrader path: at most 10 % per strategy.
 
 One course copy with a teacher secret (so every student below has their own SEED: several seeds per set), stock
-``nbgrader generate_assignment``, per-student releases (``llgrade.py release``), one ``nbgrader autograde`` over
-every submission, scores read from the gradebook. Students, per assignment:
+``nbgrader generate_assignment``, per-student releases (``llgrade.py release``), ``nbgrader autograde`` over every
+submission (two runs side by side, in two copies of the released course, each grading every other assignment),
+scores read from the gradebooks. Students, per assignment:
 
 * ``honest``: the reference solution, and after every answer a scratch cell that checks it with the library
   one-liner of ``tests/exercise_shortcuts/exNN.py`` (the check the intros invite): full marks;
@@ -157,6 +158,15 @@ def _nbgrader(course, *args):
                           timeout=1200)
 
 
+def _autograde_side_by_side(courses):
+    """``nbgrader autograde "*"`` in every course copy at once: each copy holds part of the submissions. One
+    autograde waits on its kernels (start-up, shutdown) about a third of the time; two fill those waits."""
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", MPLBACKEND="Agg")
+    procs = [subprocess.Popen([str(BIN / "nbgrader"), "autograde", "*"], cwd=c, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for c in courses]
+    return [proc.communicate(timeout=1200)[1] for proc in procs]
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     course = tmp_path_factory.mktemp("adversary") / "exercises"
@@ -176,16 +186,21 @@ def graded(tmp_path_factory):
     llgrade = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(llgrade)
     students = ["honest", "callsA", "callsB", "tamper", "equal"]
+    for a in ASSIGNMENTS:
+        llgrade.release_per_student(course, a, students, str(secret))      # = python llgrade.py release ...
+    # A second copy of the released course (its own gradebook) grades every other assignment, beside the first.
+    twin = tmp_path_factory.mktemp("adversary-twin") / "exercises"
+    shutil.copytree(course, twin)
+    home = {a: (course, twin)[k % 2] for k, a in enumerate(ASSIGNMENTS)}
     plan = {}
     for a in ASSIGNMENTS:
-        (src_path,) = (course / "source" / a).glob("*.ipynb")
-        llgrade.release_per_student(course, a, students, str(secret))      # = python llgrade.py release ...
+        (src_path,) = (home[a] / "source" / a).glob("*.ipynb")
         src = nbformat.read(src_path, 4)
         sols = {_meta(c)["grade_id"]: c.source for c in src.cells if _meta(c).get("solution")}
         forbidden, shortcuts = _forbidden(src), _shortcuts(a)
         parts = sorted(forbidden)
         for student in students:
-            nb = nbformat.read(next((course / "release-students" / student / a).glob("*.ipynb")), 4)
+            nb = nbformat.read(next((home[a] / "release-students" / student / a).glob("*.ipynb")), 4)
             cells, used = [], {}
             for cell in nb.cells:
                 gid = _meta(cell).get("grade_id", "")
@@ -213,32 +228,34 @@ def graded(tmp_path_factory):
                 cells.append(cell)
                 if student == "tamper" and gid and _meta(cell).get("locked") and "SEED =" in cell.source:
                     cells.append(nbformat.v4.new_code_cell(TAMPER % dict(
-                        gradebook=course / "gradebook.db", source=src_path, port=port) + EQUAL))
+                        gradebook=home[a] / "gradebook.db", source=src_path, port=port) + EQUAL))
                 if student == "equal" and gid and _meta(cell).get("locked") and "SEED =" in cell.source:
                     cells.append(nbformat.v4.new_code_cell(EQUAL))
             nb.cells = cells
             plan[(a, student)] = used
-            out = course / "submitted" / student / a
+            out = home[a] / "submitted" / student / a
             out.mkdir(parents=True, exist_ok=True)
             nbformat.write(nb, out / src_path.name)
     start = time.monotonic()
-    proc = _nbgrader(course, "autograde", "*")
+    logs = _autograde_side_by_side([course, twin])
     seconds = time.monotonic() - start
     listener.close()
     from nbgrader.api import Gradebook
 
     scores, seeds = {}, {}
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        for a in ASSIGNMENTS:
-            for student in students:
-                sub = gb.find_submission_notebook(next((course / "source" / a).glob("*.ipynb")).stem, a, student)
-                for g in sub.grades:
-                    scores[(a, student, g.name.split("_")[0])] = (g.score, g.max_score)
+    for copy_ in (course, twin):
+        with Gradebook(f"sqlite:///{copy_ / 'gradebook.db'}") as gb:
+            for a in [a for a in ASSIGNMENTS if home[a] == copy_]:
+                for student in students:
+                    sub = gb.find_submission_notebook(next((copy_ / "source" / a).glob("*.ipynb")).stem, a,
+                                                      student)
+                    for g in sub.grades:
+                        scores[(a, student, g.name.split("_")[0])] = (g.score, g.max_score)
     for a in ASSIGNMENTS:
         for student in students:
-            nb = nbformat.read(next((course / "autograded" / student / a).glob("*.ipynb")), 4)
+            nb = nbformat.read(next((home[a] / "autograded" / student / a).glob("*.ipynb")), 4)
             seeds[(a, student)] = re.search(r"^SEED = (\d+)", "\n".join(c.source for c in nb.cells), re.M).group(1)
-    return dict(course=course, plan=plan, scores=scores, seeds=seeds, seconds=seconds, log=proc.stderr)
+    return dict(home=home, plan=plan, scores=scores, seeds=seeds, seconds=seconds, log="\n".join(logs))
 
 
 def _sum(scores, a, student, parts=None):
@@ -286,7 +303,7 @@ def test_tampering_and_objects_equal_to_everything_gain_nothing(graded):
 
 
 def test_the_sandbox_blocks_the_gradebook_source_network_and_memory(graded):
-    nb = nbformat.read(next((graded["course"] / "autograded" / "tamper" / "ex01").glob("*.ipynb")), 4)
+    nb = nbformat.read(next((graded["home"]["ex01"] / "autograded" / "tamper" / "ex01").glob("*.ipynb")), 4)
     said = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     for what in ("gradebook", "source", "network", "memory"):
         assert f"SANDBOX {what} blocked" in said, (what, said[-2000:])

@@ -19,6 +19,7 @@ Every assignment has a shortcut file (a test below insists).
 
 import contextlib
 import functools
+import gc
 import importlib.util
 import io
 import re
@@ -80,13 +81,24 @@ def shell():
     from IPython.core.interactiveshell import InteractiveShell
 
     sh = InteractiveShell.instance()
-    yield sh
-    from layoutlab import grading
+    # Every reset (one per attempt, ~450 of them) runs a full gc.collect() (IPython's displayhook.flush), which
+    # walks every object of the process: half a second each in a pytest worker that has imported the whole
+    # suite. The objects that exist now (modules, the grader's helpers, loaded here first) live until the end:
+    # freezing them leaves each collection only what the attempts made.
+    import layoutlab  # noqa: F401
 
-    grading._PROVENANCE.clear()
-    sh.reset(new_session=True)
-    # Other tests in this worker must not find a running IPython (grading shows pictures only in one).
-    InteractiveShell.clear_instance()
+    _llanswers(), _llgrade()
+    gc.freeze()
+    try:
+        yield sh
+    finally:
+        gc.unfreeze()
+        from layoutlab import grading
+
+        grading._PROVENANCE.clear()
+        sh.reset(new_session=True)
+        # Other tests in this worker must not find a running IPython (grading shows pictures only in one).
+        InteractiveShell.clear_instance()
 
 
 def _load(name):

@@ -1,8 +1,9 @@
 """Proof that the exercise course in ``exercises/`` grades correctly with stock nbgrader (0.9.x, offline).
 
 One module-scoped fixture copies the course to a temporary folder and does what a teacher does, once:
-``nbgrader generate_assignment`` for every assignment, a batch of submissions in ``submitted/``, one
-``nbgrader autograde`` over all of them, ``nbgrader export`` to CSV.  The tests then read the release
+``nbgrader generate_assignment`` for every assignment, a batch of submissions in ``submitted/``, ``nbgrader
+autograde`` over all of them, ``nbgrader export`` to CSV (two copies of the released course, each with part of the
+submissions, autograde side by side).  The tests then read the release
 notebooks, the autograded notebooks, the gradebook and the CSV.
 
 Submissions (one student each; abuse cases on ex01 only, graded *before* the normal students, since
@@ -101,21 +102,37 @@ def _configured_timeout():
     return PyFileConfigLoader("nbgrader_config.py", path=str(COURSE)).load_config().Execute.timeout
 
 
+def _side_by_side(courses, *args):
+    """``nbgrader *args`` in every course copy at once; one CompletedProcess with the logs one after the other."""
+    procs = [subprocess.Popen([str(BIN / "nbgrader"), *args], cwd=c, env=_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for c in courses]
+    outs = [proc.communicate(timeout=600) for proc in procs]
+    return subprocess.CompletedProcess(["nbgrader", *args], max(abs(proc.returncode) for proc in procs),
+                                       "".join(out for out, _ in outs), "".join(err for _, err in outs))
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    """The course copied, released, submitted to, autograded and exported, with what each step produced."""
+    """The course copied, released, submitted to, autograded and exported, with what each step produced.
+    A second copy of the released course (its own gradebook) takes two thirds of the assignments, and the two
+    copies autograde side by side (one autograde waits on its kernels a good part of the time)."""
     course = tmp_path_factory.mktemp("course") / "exercises"
     shutil.copytree(COURSE, course, ignore=shutil.ignore_patterns(
         "release", "submitted", "autograded", "feedback", "gradebook.db", "*.csv", ".ipynb_checkpoints"))
     _nbgrader(course, "generate_assignment", "*", "--force")
+    twin = tmp_path_factory.mktemp("course-twin") / "exercises"
+    shutil.copytree(course, twin)
+    # ex01 (with the abuse cases and the looping cell) and every third assignment here, the others in the twin.
+    home = {a: course if k % 3 == 0 else twin for k, a in enumerate(ASSIGNMENTS)}
+    assert home["ex01"] == course
 
     source, release = {}, {}
     for a in ASSIGNMENTS:
         source[a] = _notebook(course / "source" / a)
         release[a] = _notebook(course / "release" / a)
         rel, src = nbformat.read(release[a], 4), nbformat.read(source[a], 4)
-        _submit(course, "blank", a, rel, release[a].name)
-        _submit(course, "solution", a, _solved(rel, src), release[a].name)
+        _submit(home[a], "blank", a, rel, release[a].name)
+        _submit(home[a], "solution", a, _solved(rel, src), release[a].name)
 
     a = "ex01"
     rel, src = nbformat.read(release[a], 4), nbformat.read(source[a], 4)
@@ -140,11 +157,14 @@ def course(tmp_path_factory):
     _submit(course, "abuse_crash", a, crashing, name)
 
     start = time.monotonic()
-    autograde = _nbgrader(course, "autograde", "*", check=False)
+    autograde = _side_by_side([course, twin], "autograde", "*")
     autograde_s = time.monotonic() - start
-    _nbgrader(course, "export", "--to", str(course / "grades.csv"))
-    with open(course / "grades.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+    exported = _side_by_side([course, twin], "export", "--to", "grades.csv")
+    assert exported.returncode == 0, exported.stderr[-4000:]
+    rows = []
+    for copy_ in (course, twin):
+        with open(copy_ / "grades.csv", newline="") as f:
+            rows += [r for r in csv.DictReader(f) if home.get(r["assignment"]) == copy_]
     scores = {(r["assignment"], r["student_id"]): (float(r["score"]), float(r["max_score"])) for r in rows}
     missing = [(a, s) for a in ASSIGNMENTS for s in ("blank", "solution") if (a, s) not in scores]
     assert not missing, f"no grades for {missing}; autograde said:\n{autograde.stderr[-4000:]}"
@@ -152,16 +172,18 @@ def course(tmp_path_factory):
     from nbgrader.api import Gradebook
 
     cell_scores = {}
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        for assignment in gb.assignments:
-            for notebook in assignment.notebooks:
-                for student in gb.students:
-                    try:
-                        sub = gb.find_submission_notebook(notebook.name, assignment.name, student.id)
-                    except Exception:  # noqa: BLE001 - MissingEntry: this student did not submit it
-                        continue
-                    for grade in sub.grades:
-                        cell_scores[(assignment.name, student.id, grade.name)] = (grade.score, grade.max_score)
+    for copy_ in (course, twin):
+        with Gradebook(f"sqlite:///{copy_ / 'gradebook.db'}") as gb:
+            for assignment in [x for x in gb.assignments if home.get(x.name) == copy_]:
+                for notebook in assignment.notebooks:
+                    for student in gb.students:
+                        try:
+                            sub = gb.find_submission_notebook(notebook.name, assignment.name, student.id)
+                        except Exception:  # noqa: BLE001 - MissingEntry: this student did not submit it
+                            continue
+                        for grade in sub.grades:
+                            cell_scores[(assignment.name, student.id, grade.name)] = (grade.score,
+                                                                                      grade.max_score)
     return dict(path=course, source=source, release=release, autograde=autograde, autograde_s=autograde_s,
                 scores=scores, cell_scores=cell_scores)
 
@@ -266,7 +288,11 @@ def _execute_all(paths_and_notebooks, allow_errors):
                                                         ip=os.path.join(sockets, f"k{i}")),
                                   resources={"metadata": {"path": str(path.parent)}})
                    for i, (path, nb) in enumerate(paths_and_notebooks)]
-        await asyncio.gather(*(c.async_execute() for c in clients))
+        try:
+            await asyncio.gather(*(c.async_execute() for c in clients))
+        finally:   # a client given its kernel manager leaves the kernel running: 45 idle kernels otherwise
+            await asyncio.gather(*(c.km.shutdown_kernel(now=True) for c in clients if c.km.has_kernel),
+                                 return_exceptions=True)
 
     try:
         asyncio.run(run_all())
