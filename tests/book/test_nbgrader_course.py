@@ -2,9 +2,9 @@
 
 One module-scoped fixture copies the course to a temporary folder and does what a teacher does, once:
 ``nbgrader generate_assignment`` for every assignment, a batch of submissions in ``submitted/``, ``nbgrader
-autograde`` over all of them, ``nbgrader export`` to CSV (two copies of the released course, each with part of the
-submissions, autograde side by side).  The tests then read the release
-notebooks, the autograded notebooks, the gradebook and the CSV.
+autograde`` over all of them, ``nbgrader export`` to CSV (in two copies of the released course, each with part of
+the submissions, side by side).  The tests then read the release notebooks, the autograded notebooks, the
+gradebooks and the CSVs.
 
 Submissions (one student each; abuse cases on ex01 only, graded *before* the normal students, since
 nbgrader goes through the students in alphabetical order):
@@ -115,7 +115,7 @@ def _side_by_side(courses, *args):
 def course(tmp_path_factory):
     """The course copied, released, submitted to, autograded and exported, with what each step produced.
     A second copy of the released course (its own gradebook) takes two thirds of the assignments, and the two
-    copies autograde side by side (one autograde waits on its kernels a good part of the time)."""
+    copies autograde side by side (one autograde keeps a core busy only about half of the time)."""
     course = tmp_path_factory.mktemp("course") / "exercises"
     shutil.copytree(COURSE, course, ignore=shutil.ignore_patterns(
         "release", "submitted", "autograded", "feedback", "gradebook.db", "*.csv", ".ipynb_checkpoints"))
