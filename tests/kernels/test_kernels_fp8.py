@@ -123,18 +123,21 @@ def test_config_refusals():
     from layoutlab.kernels.hopper_fp8 import HopperFp8Config
     for kw, msg in [({"tile_n": 256}, "use 64, 128 or 192"), ({"tile_k": 64}, "only K tile"),
                     ({"promotion_interval": 2}, "multiple of 4"), ({"tile_m": 64}, "use 128"),
-                    ({"epi_stages": 4}, "divisor of 6"), ({"n_halves": 3}, "1 or 2")]:
+                    ({"epi_stages": 3}, "divisor of 4"), ({"n_halves": 3}, "1 or 2"), ({"partials": 3}, "1 .* or 2"),
+                    ({"partials": 2, "promotion_interval": 8}, "promoted after every k-tile: use 4"),
+                    ({"partials": 2, "tile_n": 192, "epi_stages": 3}, r"tile_n <= 128"),
+                    ({"overlap_run": 1}, "at least 2")]:
         with pytest.raises(LayoutError, match=msg):
             HopperFp8Config(**kw)
     assert HopperFp8Config(promotion_interval=16).promote_every_k_tiles == 4
 
 
 def test_stage_fits_shared_memory():
-    """5 stages of 40 KiB beside 24 KiB of C staging and the barriers: the 227 KiB of a Hopper CTA (6 of 32 KiB
-    for 128-column tiles)."""
+    """6 stages of 32 KiB beside 32 KiB of C staging and the barriers: the 227 KiB of a Hopper CTA (5 of 40 KiB
+    for 192-column tiles)."""
     from layoutlab.kernels.hopper import SMEM_CAPACITY
     from layoutlab.kernels.hopper_fp8 import HopperFp8Config
-    for cfg, want in ((HopperFp8Config(), 5), (HopperFp8Config(tile_n=128, epi_stages=4), 6)):
+    for cfg, want in ((HopperFp8Config(tile_n=192, epi_stages=3), 5), (HopperFp8Config(), 6)):
         c_bytes = 128 * 32 * cfg.epi_stages * 2
         stages = cfg.ab_stages(reserved_bytes=1024 + c_bytes)
         assert stages == want and stages * cfg.ab_stage_bytes() + c_bytes + 1024 <= SMEM_CAPACITY
@@ -256,30 +259,62 @@ def fp8_ptx(tmp_path_factory):
     out = {}
     for kind, block in (("per_tensor", False), ("block", True)):
         dump = tmp_path_factory.mktemp(kind)
-        env = dict(os.environ, CUTE_DSL_ARCH="sm_90a", CUTE_DSL_KEEP="ptx", CUTE_DSL_DUMP_DIR=str(dump))
+        env = dict(os.environ, CUTE_DSL_ARCH="sm_90a", CUTE_DSL_KEEP="ptx,cubin", CUTE_DSL_DUMP_DIR=str(dump))
         proc = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT.format(lib=LIB, block=block)],
                               env=env, capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stderr[-4000:]
         ptx = list(dump.glob("*.ptx"))
         assert len(ptx) == 1, ptx
         out[kind] = ptx[0].read_text()
+        out[kind + "_cubin"] = next(dump.glob("*.cubin"))
     return out
 
 
 @pytest.mark.dsl
 def test_ptx_has_the_fp8_wgmma_and_no_local_memory(fp8_ptx):
-    """The default tile (128 x 192, one partial accumulator per consumer): 4 wgmma.m64n192k32 per k-tile."""
-    for kind, ptx in fp8_ptx.items():
-        import re
+    """The default tile (128 x 128, double-buffered partials, runs of 8 k-tiles): 4 wgmma.m64n128k32 per k-tile,
+    unrolled over a run (8 k-tiles) and the one-at-a-time rest (1)."""
+    from layoutlab.kernels.hopper_fp8 import HopperFp8Config
+    run = HopperFp8Config().overlap_run
+    for kind in ("per_tensor", "block"):
+        ptx = fp8_ptx[kind]
         mma = re.findall(r"wgmma\.mma_async[\w.]*", ptx)
-        assert mma == ["wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3"] * 4, (kind, mma)
+        assert mma == ["wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"] * 4 * (run + 1), (kind, len(mma))
         assert "setmaxnreg.dec.sync.aligned.u32" in ptx and "setmaxnreg.inc.sync.aligned.u32" in ptx
         assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster" in ptx
         assert not re.search(r"\b(ld|st)\.local\b", ptx), kind
-        assert "wgmma.wait_group.sync.aligned 0" in " ".join(ptx.split())
-    # block scales: the two B blocks' scales and the thread's two rows' A scales, loaded once per k-tile
-    assert len(re.findall(r"ld\.global(?:\.\w+)*\.(?:f32|b32)", fp8_ptx["block"])) == 4
+        assert "wgmma.wait_group.sync.aligned 1" in " ".join(ptx.split())
+    # block scales: per k-tile, the A scales of the thread's two rows and the B scale of the tile's block
+    assert len(re.findall(r"ld\.global(?:\.\w+)*\.(?:f32|b32)", fp8_ptx["block"])) == 3 * (run + 1)
     assert not re.findall(r"ld\.global(?:\.\w+)*\.(?:f32|b32)", fp8_ptx["per_tensor"])
+
+
+def _cuobjdump():
+    triton = pytest.importorskip("triton", reason="the SASS check uses Triton's bundled cuobjdump")
+    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    if not tool.exists():
+        pytest.skip(f"no cuobjdump at {tool}")
+    return tool
+
+
+@pytest.mark.dsl
+def test_wgmma_batches_stay_in_flight_in_the_sass(fp8_ptx):
+    """ptxas serializes every wgmma of a kernel (warning C7514: a wait after each one) when it sees an
+    accumulator read while its wgmma may be in flight; the double-buffered loop is written so that it does not.
+    In the SASS: a k-tile's 4 QGMMA are issued back to back and most waits leave one batch in flight."""
+    tool = _cuobjdump()
+    for kind in ("per_tensor", "block"):
+        sass = subprocess.run([str(tool), "-sass", str(fp8_ptx[kind + "_cubin"])], capture_output=True,
+                              text=True, timeout=120).stdout
+        waits = re.findall(r"WARPGROUP\.DEPBAR\.LE gsb0, 0x(\d)", sass)
+        qgmma = sass.count("QGMMA.64x128x32.F32.E4M3.E4M3")
+        assert qgmma == 4 * (_default_run() + 1), (kind, qgmma)
+        assert waits.count("1") >= _default_run() and waits.count("0") <= 4, (kind, waits)
+
+
+def _default_run():
+    from layoutlab.kernels.hopper_fp8 import HopperFp8Config
+    return HopperFp8Config().overlap_run
 
 
 # ---------------------------------------------------------------------------------------------------

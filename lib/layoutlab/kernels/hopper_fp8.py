@@ -55,17 +55,24 @@ _NEVER = 1 << 30
 
 @dataclass(frozen=True)
 class HopperFp8Config(HopperWsConfig):
-    """The fp8 rung's tile: 128 x 192 x 128 (bytes: 128 x 128 of A and 192 x 128 of B per stage, 40 KiB), two
-    consumer warpgroups of 64 x 192, ``promotion_interval`` k-blocks of 32 between promotions (a multiple of 4,
-    the k-blocks of a k-tile, or 0 for never). ``n_halves=2`` cuts each consumer's partial sums into two
-    accumulators of 64 x 96 so that one is promoted while the other's MMAs run: correct, but measured slower on
-    the H200 (results/gemm_fp8_h200.json), so 1 is the default.
+    """The fp8 rung's tile: 128 x 128 x 128 (bytes: 128 x 128 of A and of B per stage, 32 KiB), two consumer
+    warpgroups of 64 x 128, ``promotion_interval`` k-blocks of 32 between promotions (a multiple of 4, the k-blocks
+    of a k-tile, or 0 for never).
+
+    ``partials``: 2 (where it applies: promotion after every k-tile, ``tile_n`` <= 128) double-buffers the partial
+    sums, so k-tile j is promoted while k-tile j + 1's wgmmas run, in runs of ``overlap_run`` k-tiles; the main
+    and two partial accumulators take 3 x 64 registers of the 232 that ``setmaxnreg`` gives a consumer, which is
+    why the tile is 128 wide. 1 promotes between one k-tile's wgmmas and the next (any interval, tiles up to
+    192 wide; ``n_halves=2`` cuts its partials into two halves of 96 columns). ``stagger`` starts the second
+    warpgroup's runs half a run later.
 
     >>> cfg = HopperFp8Config()
-    >>> cfg.tile_m, cfg.tile_n, cfg.tile_k, cfg.promotion_interval, cfg.ab_stage_bytes() // 1024
-    (128, 192, 128, 4, 40)
+    >>> cfg.tile_m, cfg.tile_n, cfg.tile_k, cfg.promotion_interval, cfg.partials, cfg.ab_stage_bytes() // 1024
+    (128, 128, 128, 4, 2, 32)
     >>> cfg.promote_every_k_tiles, HopperFp8Config(promotion_interval=0).promote_every_k_tiles > 10**6
     (1, True)
+    >>> HopperFp8Config(promotion_interval=8).partials, HopperFp8Config(tile_n=192, epi_stages=3).partials
+    (1, 1)
     >>> HopperFp8Config(promotion_interval=6)
     Traceback (most recent call last):
     ...
@@ -73,13 +80,14 @@ class HopperFp8Config(HopperWsConfig):
     """
 
     tile_m: int = 128
-    tile_n: int = 192
+    tile_n: int = 128
     tile_k: int = 128
     promotion_interval: int = 4
     n_halves: int = 1
-    partials: int = 1
-    overlap_run: int = 4
-    epi_stages: int = 3
+    partials: int = None
+    overlap_run: int = 8
+    stagger: bool = False
+    epi_stages: int = 4
 
     def __post_init__(self):
         if self.tile_m != 128:
@@ -102,6 +110,9 @@ class HopperFp8Config(HopperWsConfig):
         if self.n_halves not in (1, 2):
             raise LayoutError(f"HopperFp8Config: n_halves={self.n_halves}; the tile's N is cut into 1 or 2 "
                               f"accumulators (2: one promoted while the other's MMAs run)")
+        if self.partials is None:     # the double-buffered consumer where it applies, else the serial one
+            object.__setattr__(self, "partials", 2 if (self.promotion_interval == per_tile and self.tile_n <= 128
+                                                       and self.n_halves == 1) else 1)
         if self.partials not in (1, 2):
             raise LayoutError(f"HopperFp8Config: partials={self.partials}; 1 (promote between a k-tile's MMAs) or 2 "
                               f"(double-buffered partial sums, promoted while the next k-tile's MMAs run)")
@@ -494,46 +505,65 @@ def make_hopper_fp8_class():
             mma_first = tiled_mma.__new_from_mlir_values__(tiled_mma.__extract_mlir_values__())
             mma_first.set(warpgroup.Field.ACCUMULATE, False)
             tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+            # stagger: the second consumer warpgroup starts each tile with half a run, so that the two warpgroups'
+            # run ends (every wgmma retired, one promotion not overlapped) fall on different k-tiles
+            head = cutlass.Int32(0)
+            if cutlass.const_expr(self.cfg.stagger):
+                if mma_tidx >= THREADS_PER_WARPGROUP and k_tiles >= run // 2:
+                    head = cutlass.Int32(run // 2)
             cluster_tile, done = first_cluster_tile, cutlass.Int32(0)
             while cluster_tile < num_cluster_tiles:
                 tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
                 tCcC = thr_c.partition_C(cC[None, None, tm, tn])
-                row0 = cutlass.min(tCcC[0][0], mC.shape[0] - 1)      # this thread's rows r and r + 8
-                row1 = cutlass.min(tCcC[2][0], mC.shape[0] - 1)
+                rows = (cutlass.min(tCcC[0][0], mC.shape[0] - 1), cutlass.min(tCcC[2][0], mC.shape[0] - 1))
+                n_blk = tn * bN // 128
                 acc.fill(0.0)
-                for r in cutlass.range(k_tiles // run, unroll=1):
-                    s0, s1 = [None] * run, [None] * run
-                    for u in cutlass.range_constexpr(run):
-                        self._issue(mma_first, tiled_mma, tCrA, tCrB, parts[u % 2], ab_pipe, consume)
-                        s0[u], s1[u] = self._scales(sfa, sfb, row0, row1, tn * bN // 128,
-                                                    self._k_tile(r * run + u, done, k_tiles))
-                        consume.advance()
-                        if cutlass.const_expr(u > 0):      # k-tile u - 1 has retired: free it, promote it
-                            ab_pipe.consumer_release(release)
-                            release.advance()
-                            self._pin(parts[(u - 1) % 2])
-                            self._promote(acc, parts[(u - 1) % 2], s0[u - 1], s1[u - 1], s0[u - 1], s1[u - 1],
-                                          1 << 10, 0, False)
-                    warpgroup.wait_group(0)
-                    ab_pipe.consumer_release(release)
-                    release.advance()
-                    self._pin(parts[(run - 1) % 2])
-                    self._promote(acc, parts[(run - 1) % 2], s0[run - 1], s1[run - 1], s0[run - 1], s1[run - 1],
-                                  1 << 10, 0, False)
-                for k in cutlass.range(k_tiles - k_tiles % run, k_tiles, unroll=1):     # the rest, one at a time
-                    self._issue(mma_first, tiled_mma, tCrA, tCrB, p0, ab_pipe, consume)
-                    t0, t1 = self._scales(sfa, sfb, row0, row1, tn * bN // 128, self._k_tile(k, done, k_tiles))
-                    consume.advance()
-                    warpgroup.wait_group(0)
-                    ab_pipe.consumer_release(release)
-                    release.advance()
-                    self._pin(p0)
-                    self._promote(acc, p0, t0, t1, t0, t1, 1 << 10, 0, False)
+                if cutlass.const_expr(self.cfg.stagger):
+                    if head > 0:
+                        consume, release = self._run(run // 2, cutlass.Int32(0), done, k_tiles, acc, parts, mma_first, tiled_mma,
+                                  tCrA, tCrB, ab_pipe, consume, release, sfa, sfb, rows, n_blk)
+                for r in cutlass.range((k_tiles - head) // run, unroll=1):
+                    consume, release = self._run(run, head + r * run, done, k_tiles, acc, parts, mma_first, tiled_mma, tCrA, tCrB,
+                              ab_pipe, consume, release, sfa, sfb, rows, n_blk)
+                for k in cutlass.range(k_tiles - (k_tiles - head) % run, k_tiles, unroll=1):   # the rest, one by one
+                    consume, release = self._run(1, k, done, k_tiles, acc, parts, mma_first, tiled_mma, tCrA, tCrB, ab_pipe, consume,
+                              release, sfa, sfb, rows, n_blk)
                 self._epilogue(mma_tidx, warp, acc, alpha, beta, thr_c.partition_C(gC[None, None, tm, tn]), tCcC,
                                mC.shape, tiled_mma, sC, gC_tma[None, None, tm, tn], tma_c, store_pipe,
                                self.mma_threads)
                 cluster_tile += persistent_clusters
                 done += 1
+
+        @cute.jit
+        def _run(self, length: cutlass.Constexpr, k0, done, k_tiles, acc, parts, mma_first, tiled_mma, tCrA, tCrB,
+                 ab_pipe, consume, release, sfa, sfb, rows, n_blk):
+            """k-tiles k0 .. k0 + length - 1: each promoted (and its stage freed) right after the next is issued;
+            the last after every wgmma has retired. Returns the advanced pipeline states."""
+            scales = [None] * length
+            for u in cutlass.range_constexpr(length):
+                self._issue(mma_first, tiled_mma, tCrA, tCrB, parts[u % 2], ab_pipe, consume)
+                scales[u] = self._scales(sfa, sfb, rows, n_blk, self._k_tile(k0 + u, done, k_tiles))
+                consume.advance()
+                if cutlass.const_expr(u > 0):              # k-tile u - 1 has retired: free it, promote it
+                    ab_pipe.consumer_release(release)
+                    release.advance()
+                    self._promote_part(acc, parts[(u - 1) % 2], scales[u - 1])
+            warpgroup.wait_group(0)
+            ab_pipe.consumer_release(release)
+            release.advance()
+            self._promote_part(acc, parts[(length - 1) % 2], scales[length - 1])
+            return consume, release           # advanced: the caller rebinds them (loop-carried state)
+
+        @cute.jit
+        def _promote_part(self, acc, part, scales):
+            """acc += scale * part for a retired k-tile; the block scales' product is formed here, a k-tile after
+            their loads were issued, so the loads' latency hides under the MMAs."""
+            self._pin(part)
+            a0, a1, b = scales
+            s0, s1 = a0, a1
+            if cutlass.const_expr(b is not None):
+                s0, s1 = a0 * b, a1 * b
+            self._promote(acc, part, s0, s1, s0, s1, 1 << 10, 0, False)
 
         @cute.jit
         def _issue(self, mma_first, tiled_mma, tCrA, tCrB, part, ab_pipe, consume):
@@ -548,13 +578,12 @@ def make_hopper_fp8_class():
             warpgroup.wait_group(1)
 
         @cute.jit
-        def _scales(self, sfa, sfb, row0, row1, n_blk, kk):
-            """Block scales of k-tile ``kk`` for this thread's rows r, r + 8 (1 and 1 with per-tensor scales)."""
-            s0, s1 = cutlass.Float32(1.0), cutlass.Float32(1.0)
-            if cutlass.const_expr(sfa is not None):
-                sb = sfb[n_blk, kk]
-                s0, s1 = sfa[row0, kk] * sb, sfa[row1, kk] * sb
-            return s0, s1
+        def _scales(self, sfa, sfb, rows, n_blk, kk):
+            """k-tile ``kk``'s block scales, loaded: A's for this thread's rows r and r + 8 and B's for the tile's
+            block; (1, 1, None) with per-tensor scales."""
+            if cutlass.const_expr(sfa is None):
+                return cutlass.Float32(1.0), cutlass.Float32(1.0), None
+            return sfa[rows[0], kk], sfa[rows[1], kk], sfb[n_blk, kk]
 
         @cute.jit
         def _pin(self, part):
@@ -636,8 +665,8 @@ def compile_hopper_gemm_fp8(block_scaled=False, c_major="N", *, config=None, wit
     interval is a run-time argument, so it is not part of the cache key. Returns the DSL's callable
     ``f(a, b, c, sfa, sfb, alpha, beta, promote_every, stream)``.
 
-    >>> f = compile_hopper_gemm_fp8(block_scaled=True)
-    >>> f is compile_hopper_gemm_fp8(True, config=HopperFp8Config(promotion_interval=8))   # one kernel, any interval
+    >>> f = compile_hopper_gemm_fp8(config=HopperFp8Config(promotion_interval=8))
+    >>> f is compile_hopper_gemm_fp8(config=HopperFp8Config(promotion_interval=0))   # one serial kernel, any interval
     True
     """
     config = dataclasses.replace(config or HopperFp8Config(), promotion_interval=4)
