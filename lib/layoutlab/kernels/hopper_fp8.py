@@ -87,6 +87,7 @@ class HopperFp8Config(HopperWsConfig):
     partials: int = None
     overlap_run: int = 8
     stagger: bool = False
+    scales_ahead: bool = False
     epi_stages: int = 4
 
     def __post_init__(self):
@@ -539,10 +540,16 @@ def make_hopper_fp8_class():
                  ab_pipe, consume, release, sfa, sfb, rows, n_blk):
             """k-tiles k0 .. k0 + length - 1: each promoted (and its stage freed) right after the next is issued;
             the last after every wgmma has retired. Returns the advanced pipeline states."""
-            scales = [None] * length
+            scales = [None] * (length + 1)
+            ahead = cutlass.const_expr(self.cfg.scales_ahead and sfa is not None)
+            if cutlass.const_expr(ahead):           # k-tile k0's scales before its MMAs, the others a k-tile early
+                scales[0] = self._scales(sfa, sfb, rows, n_blk, self._k_tile(k0, done, k_tiles))
             for u in cutlass.range_constexpr(length):
                 self._issue(mma_first, tiled_mma, tCrA, tCrB, parts[u % 2], ab_pipe, consume)
-                scales[u] = self._scales(sfa, sfb, rows, n_blk, self._k_tile(k0 + u, done, k_tiles))
+                if cutlass.const_expr(not ahead):
+                    scales[u] = self._scales(sfa, sfb, rows, n_blk, self._k_tile(k0 + u, done, k_tiles))
+                elif cutlass.const_expr(u + 1 < length):
+                    scales[u + 1] = self._scales(sfa, sfb, rows, n_blk, self._k_tile(k0 + u + 1, done, k_tiles))
                 consume.advance()
                 if cutlass.const_expr(u > 0):              # k-tile u - 1 has retired: free it, promote it
                     ab_pipe.consumer_release(release)
