@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 30, the fp8 rung's record on the GPU machine (after tools/gpu_env.sh's preamble): bash tools/fp8_final_run.sh
 # STEP... Steps:
-#   choose   tools/fp8_sweep.py on the default and scales_ahead=True; FP8_CONFIG := the faster for block scales
+#   choose   tools/fp8_sweep.py on the default configuration (a last look before the record)
 #   bench    the fp8 record (layoutlab.bench.gemm.fp8_main): speed rows, accuracy table, goals (gemm_fp8_h200.json)
 #   tests    the GPU tests of tests/kernels/test_kernels_fp8.py
 #   sanitize compute-sanitizer memcheck, racecheck, synccheck on the test file's sanitize runs
@@ -14,18 +14,8 @@ for step in "$@"; do
   case "$step" in
     choose)
       stamp choose
-      FP8_SWEEP_CONFIGS='[{}, {"scales_ahead": true}]' timeout 200 python3 tools/fp8_sweep.py "$OUT/fp8_choose.json" 0.4 3 \
-        2>&1 | tail -8
-      FP8_CONFIG=$(python3 - "$OUT/fp8_choose.json" <<'PY'
-import json, statistics, sys
-rows = json.load(open(sys.argv[1]))["rows"]
-def blk(side):
-    return statistics.mean(r["tflops"] for r in rows if r.get("side") == side and "tflops" in r)
-ahead, plain = blk('{"scales_ahead": true} block'), blk("{} block")
-print('{"scales_ahead": true}' if ahead > 1.01 * plain else "{}")
-PY
-)
-      echo "FP8_CONFIG=$FP8_CONFIG" | tee "$OUT/fp8_config.txt" ;;
+      FP8_SWEEP_CONFIGS=${FP8_SWEEP_CONFIGS:-'[{}]'} timeout 200 python3 tools/fp8_sweep.py "$OUT/fp8_choose.json" 0.4 3 \
+        2>&1 | tail -12 ;;
     bench)
       stamp bench
       timeout 330 python3 -c 'import sys; from layoutlab.bench.gemm import fp8_main; fp8_main(sys.argv[1:])' \

@@ -433,18 +433,18 @@ def test_other_tile_widths(tile_n, epi, halves, m, n, k, block):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("m,n,k,block,sms,beta,c_major,run,ahead", [
+@pytest.mark.parametrize("m,n,k,block,sms,beta,c_major,run,stagger", [
     (700, 1000, 1000, True, 16, 0.0, "N", 4, False),      # 8 k-tiles: two runs of 4
     (513, 392, 777, False, 4, 0.0, "N", 4, False),       # 7 k-tiles: a run and 3 one at a time
-    (300, 960, 300, True, 8, 0.5, "M", 4, True),         # 3 k-tiles: shorter than a run
+    (300, 960, 300, True, 8, 0.5, "M", 4, False),        # 3 k-tiles: shorter than a run
     (1100, 1030, 2600, True, 132, -1.0, "N", 8, False),  # 21 k-tiles, runs of 8
-    (1100, 1030, 2600, True, 16, 0.0, "N", 8, True),     # the same, scales loaded a k-tile ahead
+    (1100, 1030, 2600, True, 16, 0.0, "N", 8, True),     # the same, the second warpgroup half a run later
     (256, 256, 128, False, 2, 0.0, "N", 2, False)])      # one k-tile
-def test_double_buffered_partials(m, n, k, block, sms, beta, c_major, run, ahead):
+def test_double_buffered_partials(m, n, k, block, sms, beta, c_major, run, stagger):
     """partials=2: k-tile j in p[j % 2], promoted under k-tile j + 1's MMAs, runs of ``overlap_run``, the rest of K
-    one k-tile at a time; several tiles per CTA (few SMs), beta, column-major C, block scales read early."""
+    one k-tile at a time; several tiles per CTA (few SMs), beta, column-major C, staggered runs."""
     from layoutlab.kernels.hopper_fp8 import HopperFp8Config
-    cfg = HopperFp8Config(tile_n=128, epi_stages=4, partials=2, overlap_run=run, scales_ahead=ahead, num_sms=sms)
+    cfg = HopperFp8Config(tile_n=128, epi_stages=4, partials=2, overlap_run=run, stagger=stagger, num_sms=sms)
     err = check_fp8(m, n, k, seed=m + run, block=block, config=cfg, beta=beta, c_major=c_major,
                     k_pad=-(-k // 16) * 16)
     assert err < 4e-3, err
@@ -460,7 +460,7 @@ def sanitize_main():
     worst = max(worst, check_fp8(300, 520, 400, block=True, config=HopperFp8Config(num_sms=4, tile_n=128, epi_stages=4,
                                                                                    n_halves=1), k_pad=400))
     worst = max(worst, check_fp8(520, 300, 777, block=True, config=HopperFp8Config(num_sms=4), k_pad=784))
-    worst = max(worst, check_fp8(520, 300, 2600, block=True, config=HopperFp8Config(num_sms=4, scales_ahead=True),
+    worst = max(worst, check_fp8(520, 300, 2600, block=True, config=HopperFp8Config(num_sms=4, stagger=True),
                                  k_pad=2608))
     print(f"sanitize runs done, worst relative error {worst:.3g}")
     sys.exit(0 if worst < 4e-3 else 1)

@@ -87,7 +87,6 @@ class HopperFp8Config(HopperWsConfig):
     partials: int = None
     overlap_run: int = 8
     stagger: bool = False
-    scales_ahead: bool = False
     epi_stages: int = 4
 
     def __post_init__(self):
@@ -516,19 +515,19 @@ def make_hopper_fp8_class():
             while cluster_tile < num_cluster_tiles:
                 tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
                 tCcC = thr_c.partition_C(cC[None, None, tm, tn])
-                rows = (cutlass.min(tCcC[0][0], mC.shape[0] - 1), cutlass.min(tCcC[2][0], mC.shape[0] - 1))
-                n_blk = tn * bN // 128
+                # block scales: this thread's rows r, r + 8 of scale_a and the tile's block of scale_b
+                rows = (sfa, sfb, cutlass.min(tCcC[0][0], mC.shape[0] - 1), cutlass.min(tCcC[2][0], mC.shape[0] - 1),
+                        tn * bN // 128)
                 acc.fill(0.0)
+                ops = (acc, parts, mma_first, tiled_mma, tCrA, tCrB, ab_pipe)
                 if cutlass.const_expr(self.cfg.stagger):
                     if head > 0:
-                        consume, release = self._run(run // 2, cutlass.Int32(0), done, k_tiles, acc, parts, mma_first, tiled_mma,
-                                  tCrA, tCrB, ab_pipe, consume, release, sfa, sfb, rows, n_blk)
+                        consume, release = self._run(run // 2, cutlass.Int32(0), done, k_tiles, ops, consume, release,
+                                                     rows)
                 for r in cutlass.range((k_tiles - head) // run, unroll=1):
-                    consume, release = self._run(run, head + r * run, done, k_tiles, acc, parts, mma_first, tiled_mma, tCrA, tCrB,
-                              ab_pipe, consume, release, sfa, sfb, rows, n_blk)
+                    consume, release = self._run(run, head + r * run, done, k_tiles, ops, consume, release, rows)
                 for k in cutlass.range(k_tiles - (k_tiles - head) % run, k_tiles, unroll=1):   # the rest, one by one
-                    consume, release = self._run(1, k, done, k_tiles, acc, parts, mma_first, tiled_mma, tCrA, tCrB, ab_pipe, consume,
-                              release, sfa, sfb, rows, n_blk)
+                    consume, release = self._run(1, k, done, k_tiles, ops, consume, release, rows)
                 self._epilogue(mma_tidx, warp, acc, alpha, beta, thr_c.partition_C(gC[None, None, tm, tn]), tCcC,
                                mC.shape, tiled_mma, sC, gC_tma[None, None, tm, tn], tma_c, store_pipe,
                                self.mma_threads)
@@ -536,20 +535,14 @@ def make_hopper_fp8_class():
                 done += 1
 
         @cute.jit
-        def _run(self, length: cutlass.Constexpr, k0, done, k_tiles, acc, parts, mma_first, tiled_mma, tCrA, tCrB,
-                 ab_pipe, consume, release, sfa, sfb, rows, n_blk):
+        def _run(self, length: cutlass.Constexpr, k0, done, k_tiles, ops, consume, release, rows):
             """k-tiles k0 .. k0 + length - 1: each promoted (and its stage freed) right after the next is issued;
             the last after every wgmma has retired. Returns the advanced pipeline states."""
-            scales = [None] * (length + 1)
-            ahead = cutlass.const_expr(self.cfg.scales_ahead and sfa is not None)
-            if cutlass.const_expr(ahead):           # k-tile k0's scales before its MMAs, the others a k-tile early
-                scales[0] = self._scales(sfa, sfb, rows, n_blk, self._k_tile(k0, done, k_tiles))
+            acc, parts, mma_first, tiled_mma, tCrA, tCrB, ab_pipe = ops
+            scales = [None] * length
             for u in cutlass.range_constexpr(length):
                 self._issue(mma_first, tiled_mma, tCrA, tCrB, parts[u % 2], ab_pipe, consume)
-                if cutlass.const_expr(not ahead):
-                    scales[u] = self._scales(sfa, sfb, rows, n_blk, self._k_tile(k0 + u, done, k_tiles))
-                elif cutlass.const_expr(u + 1 < length):
-                    scales[u + 1] = self._scales(sfa, sfb, rows, n_blk, self._k_tile(k0 + u + 1, done, k_tiles))
+                scales[u] = self._scales(rows, self._k_tile(k0 + u, done, k_tiles))
                 consume.advance()
                 if cutlass.const_expr(u > 0):              # k-tile u - 1 has retired: free it, promote it
                     ab_pipe.consumer_release(release)
@@ -585,12 +578,13 @@ def make_hopper_fp8_class():
             warpgroup.wait_group(1)
 
         @cute.jit
-        def _scales(self, sfa, sfb, rows, n_blk, kk):
+        def _scales(self, rows, kk):
             """k-tile ``kk``'s block scales, loaded: A's for this thread's rows r and r + 8 and B's for the tile's
-            block; (1, 1, None) with per-tensor scales."""
+            block (``rows``: scale_a, scale_b and the three indices); (1, 1, None) with per-tensor scales."""
+            sfa, sfb, r0, r1, n_blk = rows
             if cutlass.const_expr(sfa is None):
                 return cutlass.Float32(1.0), cutlass.Float32(1.0), None
-            return sfa[rows[0], kk], sfa[rows[1], kk], sfb[n_blk, kk]
+            return sfa[r0, kk], sfa[r1, kk], sfb[n_blk, kk]
 
         @cute.jit
         def _pin(self, part):
