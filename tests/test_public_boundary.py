@@ -296,23 +296,9 @@ def test_every_public_callable_is_behind_the_boundary():
             assert obj.__doc__ == obj.__wrapped__.__doc__, name
 
 
-#: public module callables that raise a raw error on some input of this draw (33 of 101 when the modules were first
-#: measured, 2026-11-28): the list may only shrink (the test fails when one is fixed and still listed, or when one
-#: not listed raises)
-MODULE_KNOWN_RAW = {
-    "layoutlab.bench.tour.partition_tv", "layoutlab.bench.tour.roofline_tflops", "layoutlab.bench.tour.tour_rows",
-    "layoutlab.gpu.live_or_recorded", "layoutlab.gpu.load_result", "layoutlab.gpu.recorded_note",
-    "layoutlab.grading.check_choice", "layoutlab.grading.check_f2_matrix", "layoutlab.grading.check_function",
-    "layoutlab.grading.check_reasoned", "layoutlab.kernels.ampere.GemmAmpere",
-    "layoutlab.kernels.hopper.timeline_slots", "layoutlab.kernels.hopper_ws.HopperWsConfig",
-    "layoutlab.kernels.kernel_module", "layoutlab.viz.SvgFigure", "layoutlab.viz.draw_bank_map",
-    "layoutlab.viz.draw_mbarrier_timeline", "layoutlab.viz.draw_partition", "layoutlab.viz.draw_roofline",
-    "layoutlab.viz.draw_tma_box", "layoutlab.viz.draw_tour_bars", "layoutlab.viz.draw_wgmma_timeline",
-    "layoutlab.viz.figure_to_png", "layoutlab.viz.figure_to_svg", "layoutlab.viz.linear_tv_owners",
-    "layoutlab.viz.show_table", "layoutlab.widgets.GmmaDescriptorExplorer", "layoutlab.widgets.LdmatrixExplorer",
-    "layoutlab.widgets.LinearLayoutExplorer", "layoutlab.widgets.SwizzleExplorer", "layoutlab.widgets.TVExplorer",
-    "layoutlab.widgets.TmaExplorer", "layoutlab.widgets.precomputed_explorer",
-}
+#: public module callables that raise a raw error on some input of this draw: 33 of 101 when the modules were first
+#: measured (2026-11-28), 0 since; a new one fails the test (fix it, or list it here with the reason)
+MODULE_KNOWN_RAW = set()
 
 
 @pytest.fixture(scope="module")
@@ -340,3 +326,14 @@ def test_public_modules_refuse_bad_input_with_layout_error(module_report):
     new, fixed = set(bad) - MODULE_KNOWN_RAW, MODULE_KNOWN_RAW - set(bad)
     assert not new, f"public module callables with raw errors or slow calls: {sorted(new)}"
     assert not fixed, f"fixed: remove them from MODULE_KNOWN_RAW: {sorted(fixed)}"
+
+
+def test_a_missing_record_is_refused_as_a_missing_file_too():
+    """load_result's refusal is a LayoutError and still the FileNotFoundError its callers catch."""
+    from layoutlab import gpu
+
+    with pytest.raises(LayoutError, match="no recorded result no_such_record.json") as err:
+        gpu.load_result("no_such_record")
+    assert isinstance(err.value, FileNotFoundError)
+    with pytest.raises(LayoutError, match="load_result: name must be a record's name"):
+        gpu.load_result(Layout(4))
