@@ -262,6 +262,8 @@ def test_wave_claims(record):
         return tiles, last, 100 * (1 - tiles / (sms * math.ceil(tiles / sms)))
     ours, lt = waves(cfg.tile_m, cfg.tile_n), waves(128, 144)
     assert ours[:2] == (4096, 4) and "Our 4096 tiles are 31 full waves and 4 tiles" in MD
+    assert (4096 // sms, math.ceil(4096 / sms), sms - ours[1]) == (31, 32, 128)
+    assert "while 4 CTAs run their 32nd tile, the other 128 SMs have nothing" in " ".join(MD.split())
     assert lt[0] == 3648 and 0.6 < lt[1] / sms < 0.7 and "3648 tiles whose last wave is two thirds full" in MD
     flat = " ".join(MD.split())
     assert round(ours[2]) == 3 and round(lt[2]) == 1 and "idles about 3 %" in flat and "cuBLASLt's about 1 %" in flat
