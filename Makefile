@@ -23,8 +23,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
+# The widget manager is committed gzipped (3.6 MB of JavaScript, 0.9 MB packed: the tree the GPU tool carries has
+# a size limit); the book serves it unpacked, from chapters/_widgets_js/ (see its README.md).
+WIDGETS_JS := chapters/_widgets_js/embed-amd.js
+
+$(WIDGETS_JS): vendor/embed-amd.js.gz
+	gunzip -c $< > $@.tmp && mv $@.tmp $@
+
 # Also builds the JupyterLite site (_build/html/lite/, "Run in your browser"; needs npm for the Pyodide core).
-book: $(STAMP)
+book: $(STAMP) $(WIDGETS_JS)
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 	@echo "Open the book: file://$(CURDIR)/_build/html/index.html"
 	@echo "Run the chapters in your browser: make serve, then open http://127.0.0.1:8000/"

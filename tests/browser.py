@@ -5,6 +5,7 @@ Used by the site tests (widgets rendered from saved state, client-side slider in
 
 import contextlib
 import functools
+import gzip
 import http.server
 import os
 import shutil
@@ -21,6 +22,18 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+#: the widget manager, committed gzipped; every book build serves it unpacked (chapters/_widgets_js/README.md)
+WIDGETS_JS_GZ = ROOT / "vendor" / "embed-amd.js.gz"
+
+
+def unpack_widgets_js(book: Path):
+    """Write ``chapters/_widgets_js/embed-amd.js`` of the book copy ``book`` from :data:`WIDGETS_JS_GZ`, as
+    ``make book`` does for the repository (the checkout may hold no unpacked copy, or an old one)."""
+    folder = Path(book) / "chapters" / "_widgets_js"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "embed-amd.js").write_bytes(gzip.decompress(WIDGETS_JS_GZ.read_bytes()))
 
 
 def require_browser():
@@ -44,6 +57,7 @@ def build_book(tmp_path, cells, name="page"):
     book = Path(tmp_path) / "book"
     book.mkdir()
     shutil.copytree(ROOT / "chapters" / "_widgets_js", book / "chapters" / "_widgets_js")
+    unpack_widgets_js(book)
     shutil.copytree(ROOT / "chapters" / "_ext", book / "chapters" / "_ext")
     shutil.copy(ROOT / "_config.yml", book / "_config.yml")
     (book / "_toc.yml").write_text(f"format: jb-book\nroot: {name}\n")
@@ -98,6 +112,7 @@ def build_site(book: Path, check_page: bool = True) -> Path:
         shutil.copytree(ROOT / folder, book / folder,
                         ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints", "__pycache__", "release",
                                                       "submitted", "autograded", "feedback", "gradebook.db"))
+    unpack_widgets_js(book)
     toc = (ROOT / "_toc.yml").read_text()
     if check_page:
         nb = nbformat.v4.new_notebook()
@@ -133,6 +148,7 @@ def executed_book(tmp_path_factory):
         book = tmp_path_factory.mktemp("executed") / "book"
         shutil.copytree(ROOT / "chapters", book / "chapters",
                         ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints", "__pycache__"))
+        unpack_widgets_js(book)
         for name in ("_toc.yml", "_config.yml"):
             shutil.copy(ROOT / name, book / name)
         if (ROOT / "results").is_dir():

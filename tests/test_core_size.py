@@ -16,7 +16,9 @@ MAX_CODE_LINES = 500
 # tilers in the divides and weakly congruent orders in make_ordered_layout (+86 code lines, 4610 measured).
 # 4620 -> 4870 (issue 29): the checked public boundary (boundary.py, 251 code lines: the kind of every public
 # parameter, in place of hand-written checks in each function; errors.py's checked enums; 4854 measured).
-CODE_LINE_BUDGET = 4870
+# 4870 -> 4890: the boundary's property test over the public modules: gpu.py and grading.py refuse arguments of
+# the wrong kind with a LayoutError (+20 code lines, 4881 measured).
+CODE_LINE_BUDGET = 4890
 
 
 def test_counts_of_a_module_worked_out_by_hand():

@@ -277,7 +277,7 @@ def test_minimum_number_of_executed_examples():
 
 API_PAGE = Path(__file__).resolve().parents[1] / "chapters" / "api.md"
 CHAPTER_LABELS = {"ch-layouts", "ch-algebra", "ch-tv", "ch-linear", "ch-swizzle", "ch-ldmatrix", "ch-tma",
-                  "ch-wgmma", "ch-gemm", "ch-beyond"}
+                  "ch-wgmma", "ch-gemm", "ch-fp8", "ch-beyond"}
 
 
 def _api_rows():

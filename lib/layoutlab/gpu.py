@@ -12,6 +12,8 @@ import os
 import platform
 from pathlib import Path
 
+from .errors import LayoutError
+
 __all__ = ["available", "compute_capability", "name", "reason", "is_hopper", "is_ampere_or_newer",
            "RESULTS_DIR", "load_result", "recorded_note", "live_or_recorded"]
 
@@ -97,6 +99,10 @@ def is_ampere_or_newer():
     return available(min_cc=(8, 0))
 
 
+class RecordNotFound(LayoutError, FileNotFoundError):
+    """No record of that name: a :class:`LayoutError`, and the ``FileNotFoundError`` a missing file is."""
+
+
 def load_result(name):
     """A result recorded on a real GPU, ``<name>.json`` (or ``.json.gz``) in :data:`RESULTS_DIR`, as a dict.
 
@@ -104,12 +110,15 @@ def load_result(name):
     >>> bench["gpu"], sorted(bench["versions"])[:2]
     ('NVIDIA H100 80GB HBM3', ['cuda_runtime', 'cupy'])
     """
+    if not isinstance(name, str):
+        raise LayoutError(f"load_result: name must be a record's name, the file name without .json (e.g. "
+                          f"'gemm_h100_bench'), got {type(name).__name__} {str(name)[:60]!r}")
     path, packed = RESULTS_DIR / f"{name}.json", RESULTS_DIR / f"{name}.json.gz"
     if path.exists():
         return json.loads(path.read_text())
     if packed.exists():
         return json.loads(gzip.decompress(packed.read_bytes()))
-    raise FileNotFoundError(f"no recorded result {path.name} under {RESULTS_DIR}")
+    raise RecordNotFound(f"no recorded result {path.name} under {RESULTS_DIR}")
 
 
 def recorded_note(result):
@@ -118,6 +127,9 @@ def recorded_note(result):
     >>> recorded_note(load_result("gemm_h100_bench"))
     'Recorded on NVIDIA H100 80GB HBM3 on 2026-11-... — not measured now...'
     """
+    if not isinstance(result, dict):
+        raise LayoutError(f"recorded_note: result must be a record (the dict load_result returns), got "
+                          f"{type(result).__name__}")
     when = result.get("date", "unknown date")
     try:
         when = datetime.date.fromisoformat(str(when)[:10]).isoformat()

@@ -132,6 +132,9 @@ def check_choice(answer, expected, options, name: str = "answer", *, reveal: boo
     ...
     layoutlab.grading.WrongAnswer: atom = '256B' is not one of the options '32B', '64B', '128B'.
     """
+    if not isinstance(options, (list, tuple, set, frozenset, range)) or not options:
+        raise LayoutError(f"check_choice: options must be a non-empty list of the choices, got "
+                          f"{type(options).__name__}")
     if answer not in list(options) or isinstance(answer, bool) != isinstance(expected, bool):
         raise WrongAnswer(f"{name} = {answer!r} is not one of the options {', '.join(map(repr, options))}.")
     if answer != expected:
@@ -271,7 +274,12 @@ def check_f2_matrix(answer, expected, name: str = "answer", *, reveal: bool = Tr
     ...
     """
     hint = _hint(hint, "\n")
-    want = [[int(b) for b in row] for row in (expected.tolist() if _is_array(expected) else expected)]
+    want = expected.tolist() if _is_array(expected) else expected
+    if not (isinstance(want, (list, tuple)) and want and all(isinstance(r, (list, tuple)) for r in want)
+            and len({len(r) for r in want}) == 1 and want[0] and all(b in (0, 1) for r in want for b in r)):
+        raise LayoutError(f"check_f2_matrix: expected must be a non-empty 2-D 0/1 matrix (a list of rows), got "
+                          f"{str(expected)[:60]}")
+    want = [[int(b) for b in row] for row in want]
     rows, cols = len(want), len(want[0])
     got = answer.tolist() if _is_array(answer) else answer
     if not (isinstance(got, (list, tuple)) and got and all(isinstance(r, (list, tuple)) for r in got)
@@ -309,6 +317,9 @@ def check_function(fn, expected_fn, inputs, name: str = "answer", *, reveal: boo
     ...
     layoutlab.grading.WrongAnswer: lane_row(4) = 0, which is wrong; 32 of 64 inputs give a wrong result.
     """
+    if not callable(expected_fn) or not hasattr(inputs, "__iter__"):
+        raise LayoutError(f"check_function: expected_fn must be a function and inputs an iterable of inputs, got "
+                          f"{type(expected_fn).__name__} and {type(inputs).__name__}")
     if not callable(fn):
         raise WrongAnswer(f"{name} = {fn!r} is a {type(fn).__name__}; define it as a function with def {name}(...):")
     hint, results = _hint(hint), []
@@ -363,6 +374,9 @@ def check_reasoned(name: str, forbidden, *, hint: str = "") -> None:
     layoutlab.grading.WrongAnswer: part A: comp_a is computed with composition (cell 3), which computes this part's answer for you; this part asks you to work it out.
     >>> _PROVENANCE.clear(); check_reasoned("part A", {"composition"})
     """
+    if not isinstance(forbidden, (list, tuple, set, frozenset)) or not all(isinstance(f, str) for f in forbidden):
+        raise LayoutError(f"check_reasoned: forbidden must be a set of the names of the library calls that answer "
+                          f"the part, e.g. {{'composition'}}, got {str(forbidden)[:60]}")
     exported = set(_PROVENANCE.get("__exported__", ()))
     forbidden = set(forbidden)
     for answer, t in sorted((k, v) for k, v in _PROVENANCE.items() if k in exported):

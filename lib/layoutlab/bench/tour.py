@@ -4,6 +4,7 @@ thread partitions of the tutorial GEMM, and the PTX each step compiles to. Works
 """
 
 import json
+import numbers
 import os
 import subprocess
 import sys
@@ -79,6 +80,12 @@ def tour_rows(record, steps=TOUR):
     >>> [r["kernel"] for r in rows]
     ['sgemm_simple', 'sgemm_fast', 'gemm_ampere', 'gemm_hopper', 'gemm_hopper_ws']
     """
+    if not isinstance(record, dict) or not isinstance(record.get("rows", []), list) or not all(
+            isinstance(r, dict) for r in record.get("rows", [])):
+        raise LayoutError(f"tour_rows: record must be a benchmark record (a dict with a list of rows), e.g. "
+                          f"gpu.load_result('gemm_h100_bench'); got {type(record).__name__}")
+    if not isinstance(steps, (list, tuple)) or not all(isinstance(s, TourStep) for s in steps):
+        raise LayoutError(f"tour_rows: steps must be a list of TourStep (default: TOUR), got {str(steps)[:60]}")
     return [{**_find_row(record, step), "step": i, "change": step.change, "tile": step.tile}
             for i, step in enumerate(steps, 1)]
 
@@ -141,6 +148,10 @@ def roofline_tflops(intensity, peak_tflops, bandwidth_tbs=H100_HBM_TBS):
     >>> roofline_tflops(100, 989), roofline_tflops(1000, 989)    # bandwidth-bound, then compute-bound
     (335.0, 989)
     """
+    if not all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in (intensity, peak_tflops,
+                                                                                 bandwidth_tbs)):
+        raise LayoutError(f"roofline_tflops: intensity (FLOP/byte), peak (TFLOP/s) and bandwidth (TB/s) are "
+                          f"numbers, got {intensity!r}, {peak_tflops!r}, {bandwidth_tbs!r}")
     if intensity <= 0 or peak_tflops <= 0 or bandwidth_tbs <= 0:
         raise LayoutError(f"roofline_tflops: intensity, peak and bandwidth must be positive, got "
                           f"{intensity!r}, {peak_tflops!r}, {bandwidth_tbs!r}")
@@ -161,6 +172,17 @@ def partition_tv(tile_shape, thr_layout, proj=None):
     from ..cute.layout import make_layout
     from ..cute.inttuple import product_each
     from ..cute.tensor import get_flat_coord
+    from ..cute.layout import Layout
+    if not isinstance(thr_layout, Layout):
+        raise LayoutError(f"partition_tv: thr_layout must be a CuTe Layout of the threads, e.g. Layout((32, 8)), "
+                          f"got {type(thr_layout).__name__}")
+    if not (isinstance(tile_shape, tuple) and tile_shape and all(
+            isinstance(e, int) and not isinstance(e, bool) and e > 0 for e in tile_shape)):
+        raise LayoutError(f"partition_tv: tile_shape must be a tuple of positive ints, e.g. (128, 8), got "
+                          f"{tile_shape!r}")
+    if proj is not None and not isinstance(proj, tuple):
+        raise LayoutError(f"partition_tv: proj is a tuple with one entry per thread mode (None drops it), got "
+                          f"{type(proj).__name__}")
     tile = make_layout(tuple(tile_shape))
     if proj is None:
         z = zipped_divide(tile, product_each(thr_layout.shape))

@@ -74,7 +74,7 @@ def kernel_module(name):
     >>> kernel_module("gemm_hopper").__name__
     'layoutlab.kernels.hopper'
     """
-    if name not in KERNEL_MODULES:
+    if not isinstance(name, str) or name not in KERNEL_MODULES:
         raise LayoutError(f"kernel_module: no kernel {name!r}; the kernels are {KERNELS}")
     return importlib.import_module(f"{__name__}.{KERNEL_MODULES[name]}")
 

@@ -48,14 +48,32 @@ Example (on a GPU)::
 """
 
 import math
+import numbers
 
 import cutlass
 import cutlass.cute as cute
 from cutlass.cute.nvgpu import cpasync, warp
 
+from ..errors import LayoutError
 from ._common import GemmLauncher, cutlass_dtype, grouped_tile_coord, operand_tensors
 
 __all__ = ["gemm_ampere", "GemmAmpere", "gemm_ampere_configured", "DEFAULT_CONFIG"]
+
+
+def _check_kinds(**given):
+    """Refuse a configuration argument of the wrong kind: ``name=(value, kind)``, a kind being a type or the
+    length of a tuple of ints."""
+    for name, (value, kind) in given.items():
+        if isinstance(kind, int):
+            ok = isinstance(value, tuple) and len(value) == kind and all(
+                isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in value)
+            words = f"a tuple of {kind} ints"
+        else:
+            ok = isinstance(value, numbers.Integral if kind is int else kind) and (
+                kind is bool or not isinstance(value, bool))
+            words = {str: "a str", int: "an int", bool: "True or False"}[kind]
+        if not ok:
+            raise LayoutError(f"GemmAmpere: {name}={value!r}; it is {words}")
 
 
 class GemmAmpere:
@@ -72,6 +90,9 @@ class GemmAmpere:
 
     def __init__(self, dtype, a_major, b_major, c_major, vec=8, tile=(128, 128, 32), warps=(2, 2),
                  stages=4, min_ctas=0, even=False):
+        _check_kinds(a_major=(a_major, str), b_major=(b_major, str), c_major=(c_major, str), vec=(vec, int),
+                     tile=(tile, 3), warps=(warps, 2), stages=(stages, int), min_ctas=(min_ctas, int),
+                     even=(even, bool))
         self.dtype = dtype
         self.a_major, self.b_major, self.c_major = a_major, b_major, c_major
         self.vec = vec

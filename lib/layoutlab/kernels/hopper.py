@@ -34,6 +34,7 @@ traced: the PTX is the uninstrumented kernel's, byte for byte (tests/kernels/tes
 
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass
 
 from ..errors import LayoutError
@@ -69,6 +70,19 @@ TIMELINE_CTAS = {"gemm_hopper": 4, "gemm_hopper_ws": 4, "gemm_hopper_pingpong": 
 TIMELINE_TILES = {"gemm_hopper": 1, "gemm_hopper_ws": 4, "gemm_hopper_pingpong": 4}
 
 
+def _check_field_kinds(config):
+    """Each field of a kernel configuration has the kind its annotation names (int, bool, a tuple of ints)."""
+    for field in dataclasses.fields(config):
+        value, kind = getattr(config, field.name), getattr(field.type, "__name__", field.type)
+        ok = {"int": isinstance(value, numbers.Integral) and not isinstance(value, bool),
+              "bool": isinstance(value, bool),
+              "tuple": isinstance(value, tuple) and all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
+                                                        for v in value)}.get(kind, True)
+        if not ok:
+            words = {"int": "an int", "bool": "True or False", "tuple": "a tuple of ints"}[kind]
+            raise LayoutError(f"{type(config).__name__}: {field.name}={value!r}; it is {words}")
+
+
 def timeline_slots(k_tiles):
     """Event slots per (CTA, role, tile): 4 per k-tile (producer: ``empty_wait`` at 4k, ``load_issue`` at
     4k+1; consumer: ``full_wait``, ``load_arrive``, ``mma_start``, ``mma_end`` at 4k..4k+3), then
@@ -77,7 +91,14 @@ def timeline_slots(k_tiles):
     >>> timeline_slots(4)             # 4 k-tiles: 16 slots, then epi_start, epi_end, tile_start
     19
     """
-    return 4 * k_tiles + 3
+    if isinstance(k_tiles, numbers.Integral) and not isinstance(k_tiles, bool) and k_tiles >= 1:
+        return 4 * k_tiles + 3
+    if not isinstance(k_tiles, (numbers.Number, str, bytes, tuple, list, dict)):
+        try:                    # the kernel passes the DSL's Int32, which has no Python value to check
+            return 4 * k_tiles + 3
+        except Exception:  # noqa: BLE001 - no integer: refused below
+            pass
+    raise LayoutError(f"timeline_slots: k_tiles={k_tiles!r}; it is the number of k-tiles, an int >= 1")
 
 
 def timeline_buffer_shape(kernel_name, config, k):
@@ -114,6 +135,10 @@ class HopperGemmConfig:
     timeline: bool = False
 
     def __post_init__(self):
+        if not isinstance(self.timeline, bool):
+            raise LayoutError(f"HopperGemmConfig: timeline={self.timeline!r}; it is a build option, "
+                              f"True (instrumented) or False")
+        _check_field_kinds(self)
         if self.tile_m not in (64, 128, 256):
             raise LayoutError(f"HopperGemmConfig: tile_m={self.tile_m}; wgmma tiles M in 64-row slabs, "
                               f"one per warpgroup: use 64, 128 or 256")
@@ -123,9 +148,6 @@ class HopperGemmConfig:
         if self.tile_k != 64:
             raise LayoutError(f"HopperGemmConfig: tile_k={self.tile_k}; 64 bf16/fp16 elements = 128 bytes, "
                               f"the row of the 128B swizzle atom, is the only K tile supported")
-        if not isinstance(self.timeline, bool):
-            raise LayoutError(f"HopperGemmConfig: timeline={self.timeline!r}; it is a build option, "
-                              f"True (instrumented) or False")
 
     @property
     def consumer_warpgroups(self):

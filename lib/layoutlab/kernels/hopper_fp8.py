@@ -49,22 +49,30 @@ SCALE_BLOCK = 128
 #: K of one fp8 wgmma (``wgmma.mma_async.sp.m64nNk32...e4m3.e4m3``): 32 one-byte elements = 32 bytes.
 WGMMA_K_FP8 = 32
 FP8 = "float8_e4m3fn"
-_NEVER = 1 << 30          # "never promote" as a k-tile count no problem reaches
+_NEVER = 1 << 30
+          # "never promote" as a k-tile count no problem reaches
 
 
 @dataclass(frozen=True)
 class HopperFp8Config(HopperWsConfig):
-    """The fp8 rung's tile: 128 x 192 x 128 (bytes: 128 x 128 of A and 192 x 128 of B per stage, 40 KiB), two
-    consumer warpgroups of 64 x 192, ``promotion_interval`` k-blocks of 32 between promotions (a multiple of 4,
-    the k-blocks of a k-tile, or 0 for never). ``n_halves=2`` cuts each consumer's partial sums into two
-    accumulators of 64 x 96 so that one is promoted while the other's MMAs run: correct, but measured slower on
-    the H200 (results/gemm_fp8_h200.json), so 1 is the default.
+    """The fp8 rung's tile: 128 x 128 x 128 (bytes: 128 x 128 of A and of B per stage, 32 KiB), two consumer
+    warpgroups of 64 x 128, ``promotion_interval`` k-blocks of 32 between promotions (a multiple of 4, the k-blocks
+    of a k-tile, or 0 for never).
+
+    ``partials``: 2 (where it applies: promotion after every k-tile, ``tile_n`` <= 128) double-buffers the partial
+    sums, so k-tile j is promoted while k-tile j + 1's wgmmas run, in runs of ``overlap_run`` k-tiles; the main
+    and two partial accumulators take 3 x 64 registers of the 232 that ``setmaxnreg`` gives a consumer, which is
+    why the tile is 128 wide. 1 promotes between one k-tile's wgmmas and the next (any interval, tiles up to
+    192 wide; ``n_halves=2`` cuts its partials into two halves of 96 columns). ``stagger`` starts the second
+    warpgroup's runs half a run later.
 
     >>> cfg = HopperFp8Config()
-    >>> cfg.tile_m, cfg.tile_n, cfg.tile_k, cfg.promotion_interval, cfg.ab_stage_bytes() // 1024
-    (128, 192, 128, 4, 40)
+    >>> cfg.tile_m, cfg.tile_n, cfg.tile_k, cfg.promotion_interval, cfg.partials, cfg.ab_stage_bytes() // 1024
+    (128, 128, 128, 4, 2, 32)
     >>> cfg.promote_every_k_tiles, HopperFp8Config(promotion_interval=0).promote_every_k_tiles > 10**6
     (1, True)
+    >>> HopperFp8Config(promotion_interval=8).partials, HopperFp8Config(tile_n=192, epi_stages=3).partials
+    (1, 1)
     >>> HopperFp8Config(promotion_interval=6)
     Traceback (most recent call last):
     ...
@@ -72,11 +80,14 @@ class HopperFp8Config(HopperWsConfig):
     """
 
     tile_m: int = 128
-    tile_n: int = 192
+    tile_n: int = 128
     tile_k: int = 128
     promotion_interval: int = 4
     n_halves: int = 1
-    epi_stages: int = 3
+    partials: int = None
+    overlap_run: int = 8
+    stagger: bool = False
+    epi_stages: int = 4
 
     def __post_init__(self):
         if self.tile_m != 128:
@@ -99,6 +110,22 @@ class HopperFp8Config(HopperWsConfig):
         if self.n_halves not in (1, 2):
             raise LayoutError(f"HopperFp8Config: n_halves={self.n_halves}; the tile's N is cut into 1 or 2 "
                               f"accumulators (2: one promoted while the other's MMAs run)")
+        if self.partials is None:     # the double-buffered consumer where it applies, else the serial one
+            object.__setattr__(self, "partials", 2 if (self.promotion_interval == per_tile and self.tile_n <= 128
+                                                       and self.n_halves == 1) else 1)
+        if self.partials not in (1, 2):
+            raise LayoutError(f"HopperFp8Config: partials={self.partials}; 1 (promote between a k-tile's MMAs) or 2 "
+                              f"(double-buffered partial sums, promoted while the next k-tile's MMAs run)")
+        if self.overlap_run < 2:
+            raise LayoutError(f"HopperFp8Config: overlap_run={self.overlap_run}; a run of k-tiles whose promotions "
+                              f"overlap the next k-tile's MMAs holds at least 2")
+        if self.partials == 2 and self.promotion_interval != per_tile:
+            raise LayoutError(f"HopperFp8Config: partials=2 with promotion_interval={self.promotion_interval}; the "
+                              f"double-buffered partials are promoted after every k-tile: use {per_tile}")
+        if self.partials == 2 and (self.tile_n > 128 or self.n_halves != 1):
+            raise LayoutError(f"HopperFp8Config: partials=2 with tile_n={self.tile_n}, n_halves={self.n_halves}; the "
+                              f"main and two partial accumulators of 64 x tile_n take 3 * tile_n / 2 registers per "
+                              f"thread, within {CONSUMER_REGS} only for tile_n <= 128 (and n_halves=1)")
         if self.timeline:
             raise LayoutError("HopperFp8Config: timeline=True is not built for the fp8 rung")
 
@@ -230,7 +257,9 @@ def fp8_operands(A, B, C=None, *, scale_a=1.0, scale_b=1.0, beta=0.0, config=Non
 def make_hopper_fp8_class():
     """Build the fp8 kernel class on top of the warp-specialized one (its _setup, _tile_of, _epilogue)."""
     cutlass, cute, pipeline, _, sm90 = _dsl()
+    from cutlass._mlir.dialects import llvm
     from cutlass.cute.nvgpu import cpasync, warpgroup
+    from cutlass.cutlass_dsl import T
     Ws = make_hopper_ws_class()
 
     class HopperGemmFp8(Ws):
@@ -391,67 +420,181 @@ def make_hopper_fp8_class():
                     producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, self.mma_threads))
                 consume = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ab_stages)
                 release = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ab_stages)
-                tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+                if cutlass.const_expr(self.cfg.partials == 2):
+                    self._consume_overlapped(
+                        tiled_mma, tCrA, tCrB[0], acc, parts[0], thr_c, sfa, sfb, mC, gC, cC, gC_tma, tma_c, sC,
+                        store_pipe, ab_pipe, consume, release, k_tiles, first_cluster_tile,
+                        persistent_clusters, num_cluster_tiles, clusters_m, clusters_n, cluster_crd, mma_tidx,
+                        warp, alpha, beta)
+                else:
+                    tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
 
-                cluster_tile, done = first_cluster_tile, cutlass.Int32(0)
-                while cluster_tile < num_cluster_tiles:
-                    tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
-                    tCcC = thr_c.partition_C(cC[None, None, tm, tn])
-                    # this thread's two accumulator rows (r, r + 8: values 0-1 and 2-3 of each 4) and B block
-                    row0 = cutlass.min(tCcC[0][0], mC.shape[0] - 1)
-                    row1 = cutlass.min(tCcC[2][0], mC.shape[0] - 1)
-                    # the tile's columns lie in B blocks n_blk (the first `split` groups of 8) and n_blk1
-                    n_blk = tn * bN // 128
-                    split = (128 - tn * bN % 128) // 8
-                    n_blk1 = n_blk
-                    if cutlass.const_expr(sfa is not None and bN > 128):
-                        n_blk1 = cutlass.min(n_blk + 1, sfb.shape[0] - 1)
-                    acc.fill(0.0)
-                    for h in cutlass.range_constexpr(halves):
-                        parts[h].fill(0.0)
-                    s0, s1 = cutlass.Float32(1.0), cutlass.Float32(1.0)      # rows r, r + 8 of block n_blk
-                    t0, t1 = s0, s1                                          # ... of block n_blk1
-                    for k in cutlass.range(k_tiles, unroll=1):
-                        ab_pipe.consumer_wait(consume)
-                        promote = (k > 0) & (k % promote_every == 0)
+                    cluster_tile, done = first_cluster_tile, cutlass.Int32(0)
+                    while cluster_tile < num_cluster_tiles:
+                        tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
+                        tCcC = thr_c.partition_C(cC[None, None, tm, tn])
+                        # this thread's two accumulator rows (r, r + 8: values 0-1 and 2-3 of each 4) and B block
+                        row0 = cutlass.min(tCcC[0][0], mC.shape[0] - 1)
+                        row1 = cutlass.min(tCcC[2][0], mC.shape[0] - 1)
+                        # the tile's columns lie in B blocks n_blk (the first `split` groups of 8) and n_blk1
+                        n_blk = tn * bN // 128
+                        split = (128 - tn * bN % 128) // 8
+                        n_blk1 = n_blk
+                        if cutlass.const_expr(sfa is not None and bN > 128):
+                            n_blk1 = cutlass.min(n_blk + 1, sfb.shape[0] - 1)
+                        acc.fill(0.0)
                         for h in cutlass.range_constexpr(halves):
-                            if promote:
-                                # parts[h] holds k-tiles [k - promote_every, k): let its last batch retire
-                                # (the other half's may still run), then promote it
-                                warpgroup.wait_group(halves - 1)
-                                self._promote_tile(acc[None, 0, h], parts[h], s0, s1, t0, t1, split, groups * h)
-                            warpgroup.fence()
-                            for kb in cutlass.range_constexpr(k_blocks):
-                                cute.gemm(tiled_mma, parts[h], tCrA[None, None, kb, consume.index],
-                                          tCrB[h][None, None, kb, consume.index], parts[h])
-                            warpgroup.commit_group()
-                        if cutlass.const_expr(sfa is not None):
-                            # k-tile k's scales, loaded now and used at its promotion (next iteration)
-                            kk = self._k_tile(k, done, k_tiles)
-                            sb, sb1 = sfb[n_blk, kk], sfb[n_blk1, kk]
-                            s0, s1 = sfa[row0, kk] * sb, sfa[row1, kk] * sb
-                            t0, t1 = s0, s1
-                            if cutlass.const_expr(bN > 128):
-                                t0, t1 = sfa[row0, kk] * sb1, sfa[row1, kk] * sb1
-                        # This k-tile's batches stay in flight; the previous one's retired: free its stage.
-                        warpgroup.wait_group(halves)
-                        if k > 0:
-                            ab_pipe.consumer_release(release)
-                            release.advance()
-                        consume.advance()
-                    warpgroup.wait_group(0)
-                    ab_pipe.consumer_release(release)       # the tile's last stage
-                    release.advance()
-                    for h in cutlass.range_constexpr(halves):
-                        self._promote_tile(acc[None, 0, h], parts[h], s0, s1, t0, t1, split, groups * h)
+                            parts[h].fill(0.0)
+                        s0, s1 = cutlass.Float32(1.0), cutlass.Float32(1.0)      # rows r, r + 8 of block n_blk
+                        t0, t1 = s0, s1                                          # ... of block n_blk1
+                        for k in cutlass.range(k_tiles, unroll=1):
+                            ab_pipe.consumer_wait(consume)
+                            promote = (k > 0) & (k % promote_every == 0)
+                            for h in cutlass.range_constexpr(halves):
+                                if promote:
+                                    # parts[h] holds k-tiles [k - promote_every, k): let its last batch retire
+                                    # (the other half's may still run), then promote it
+                                    warpgroup.wait_group(halves - 1)
+                                    self._promote_tile(acc[None, 0, h], parts[h], s0, s1, t0, t1, split, groups * h)
+                                warpgroup.fence()
+                                for kb in cutlass.range_constexpr(k_blocks):
+                                    cute.gemm(tiled_mma, parts[h], tCrA[None, None, kb, consume.index],
+                                              tCrB[h][None, None, kb, consume.index], parts[h])
+                                warpgroup.commit_group()
+                            if cutlass.const_expr(sfa is not None):
+                                # k-tile k's scales, loaded now and used at its promotion (next iteration)
+                                kk = self._k_tile(k, done, k_tiles)
+                                sb, sb1 = sfb[n_blk, kk], sfb[n_blk1, kk]
+                                s0, s1 = sfa[row0, kk] * sb, sfa[row1, kk] * sb
+                                t0, t1 = s0, s1
+                                if cutlass.const_expr(bN > 128):
+                                    t0, t1 = sfa[row0, kk] * sb1, sfa[row1, kk] * sb1
+                            # This k-tile's batches stay in flight; the previous one's retired: free its stage.
+                            warpgroup.wait_group(halves)
+                            if k > 0:
+                                ab_pipe.consumer_release(release)
+                                release.advance()
+                            consume.advance()
+                        warpgroup.wait_group(0)
+                        ab_pipe.consumer_release(release)       # the tile's last stage
+                        release.advance()
+                        for h in cutlass.range_constexpr(halves):
+                            self._promote_tile(acc[None, 0, h], parts[h], s0, s1, t0, t1, split, groups * h)
 
-                    self._epilogue(mma_tidx, warp, acc, alpha, beta,
-                                   thr_c.partition_C(gC[None, None, tm, tn]), tCcC, mC.shape, tiled_mma, sC,
-                                   gC_tma[None, None, tm, tn], tma_c, store_pipe, self.mma_threads)
-                    cluster_tile += persistent_clusters
-                    done += 1
+                        self._epilogue(mma_tidx, warp, acc, alpha, beta,
+                                       thr_c.partition_C(gC[None, None, tm, tn]), tCcC, mC.shape, tiled_mma, sC,
+                                       gC_tma[None, None, tm, tn], tma_c, store_pipe, self.mma_threads)
+                        cluster_tile += persistent_clusters
+                        done += 1
                 if warp == self.store_warp:
                     store_pipe.producer_tail()
+
+        @cute.jit
+        def _consume_overlapped(self, tiled_mma, tCrA, tCrB, acc, p0, thr_c, sfa, sfb, mC, gC, cC, gC_tma, tma_c,
+                                sC, store_pipe, ab_pipe, consume, release, k_tiles, first_cluster_tile,
+                                persistent_clusters, num_cluster_tiles, clusters_m, clusters_n, cluster_crd,
+                                mma_tidx, warp, alpha, beta):
+            """``partials=2``: k-tile j accumulates in partials ``p[j % 2]`` and is promoted right after k-tile
+            j + 1 is issued, so the promotion's adds run while the tensor cores work. A k-tile's first k-block
+            overwrites its partials (scale-d = 0), so they are never zeroed. The k-tiles go in runs of
+            ``overlap_run`` with every wgmma retired at the end of a run: ptxas serializes every wgmma of the kernel
+            (warning C7514) when an accumulator is still in flight across a loop's back edge."""
+            bN = self.tile_mnk[1]
+            run = self.cfg.overlap_run
+            parts = (p0, cute.make_rmem_tensor(p0.shape, self.acc_dtype))
+            mma_first = tiled_mma.__new_from_mlir_values__(tiled_mma.__extract_mlir_values__())
+            mma_first.set(warpgroup.Field.ACCUMULATE, False)
+            tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+            # stagger: the second consumer warpgroup starts each tile with half a run, so that the two warpgroups'
+            # run ends (every wgmma retired, one promotion not overlapped) fall on different k-tiles
+            head = cutlass.Int32(0)
+            if cutlass.const_expr(self.cfg.stagger):
+                if mma_tidx >= THREADS_PER_WARPGROUP and k_tiles >= run // 2:
+                    head = cutlass.Int32(run // 2)
+            cluster_tile, done = first_cluster_tile, cutlass.Int32(0)
+            while cluster_tile < num_cluster_tiles:
+                tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
+                tCcC = thr_c.partition_C(cC[None, None, tm, tn])
+                # block scales: this thread's rows r, r + 8 of scale_a and the tile's block of scale_b
+                rows = (sfa, sfb, cutlass.min(tCcC[0][0], mC.shape[0] - 1), cutlass.min(tCcC[2][0], mC.shape[0] - 1),
+                        tn * bN // 128)
+                acc.fill(0.0)
+                ops = (acc, parts, mma_first, tiled_mma, tCrA, tCrB, ab_pipe)
+                if cutlass.const_expr(self.cfg.stagger):
+                    if head > 0:
+                        consume, release = self._run(run // 2, cutlass.Int32(0), done, k_tiles, ops, consume, release,
+                                                     rows)
+                for r in cutlass.range((k_tiles - head) // run, unroll=1):
+                    consume, release = self._run(run, head + r * run, done, k_tiles, ops, consume, release, rows)
+                for k in cutlass.range(k_tiles - (k_tiles - head) % run, k_tiles, unroll=1):   # the rest, one by one
+                    consume, release = self._run(1, k, done, k_tiles, ops, consume, release, rows)
+                self._epilogue(mma_tidx, warp, acc, alpha, beta, thr_c.partition_C(gC[None, None, tm, tn]), tCcC,
+                               mC.shape, tiled_mma, sC, gC_tma[None, None, tm, tn], tma_c, store_pipe,
+                               self.mma_threads)
+                cluster_tile += persistent_clusters
+                done += 1
+
+        @cute.jit
+        def _run(self, length: cutlass.Constexpr, k0, done, k_tiles, ops, consume, release, rows):
+            """k-tiles k0 .. k0 + length - 1: each promoted (and its stage freed) right after the next is issued;
+            the last after every wgmma has retired. Returns the advanced pipeline states."""
+            acc, parts, mma_first, tiled_mma, tCrA, tCrB, ab_pipe = ops
+            scales = [None] * length
+            for u in cutlass.range_constexpr(length):
+                self._issue(mma_first, tiled_mma, tCrA, tCrB, parts[u % 2], ab_pipe, consume)
+                scales[u] = self._scales(rows, self._k_tile(k0 + u, done, k_tiles))
+                consume.advance()
+                if cutlass.const_expr(u > 0):              # k-tile u - 1 has retired: free it, promote it
+                    ab_pipe.consumer_release(release)
+                    release.advance()
+                    self._promote_part(acc, parts[(u - 1) % 2], scales[u - 1])
+            warpgroup.wait_group(0)
+            ab_pipe.consumer_release(release)
+            release.advance()
+            self._promote_part(acc, parts[(length - 1) % 2], scales[length - 1])
+            return consume, release           # advanced: the caller rebinds them (loop-carried state)
+
+        @cute.jit
+        def _promote_part(self, acc, part, scales):
+            """acc += scale * part for a retired k-tile; the block scales' product is formed here, a k-tile after
+            their loads were issued, so the loads' latency hides under the MMAs."""
+            self._pin(part)
+            a0, a1, b = scales
+            s0, s1 = a0, a1
+            if cutlass.const_expr(b is not None):
+                s0, s1 = a0 * b, a1 * b
+            self._promote(acc, part, s0, s1, s0, s1, 1 << 10, 0, False)
+
+        @cute.jit
+        def _issue(self, mma_first, tiled_mma, tCrA, tCrB, part, ab_pipe, consume):
+            """Wait for the stage, issue its k-tile's wgmmas into ``part`` (the first overwriting it), and wait
+            until only this batch is in flight."""
+            ab_pipe.consumer_wait(consume)
+            warpgroup.fence()
+            for kb in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+                cute.gemm(mma_first if kb == 0 else tiled_mma, part, tCrA[None, None, kb, consume.index],
+                          tCrB[None, None, kb, consume.index], part)
+            warpgroup.commit_group()
+            warpgroup.wait_group(1)
+
+        @cute.jit
+        def _scales(self, rows, kk):
+            """k-tile ``kk``'s block scales, loaded: A's for this thread's rows r and r + 8 and B's for the tile's
+            block (``rows``: scale_a, scale_b and the three indices); (1, 1, None) with per-tensor scales."""
+            sfa, sfb, r0, r1, n_blk = rows
+            if cutlass.const_expr(sfa is None):
+                return cutlass.Float32(1.0), cutlass.Float32(1.0), None
+            return sfa[r0, kk], sfa[r1, kk], sfb[n_blk, kk]
+
+        @cute.jit
+        def _pin(self, part):
+            """Read a retired wgmma accumulator only after the wait that retired it: each register passes through
+            an empty volatile asm placed after the wait (CUTLASS's ``warpgroup_fence_operand``). Without it the
+            compiler may hoist the promotion's reads above ``wgmma.wait_group``, and ptxas then serializes every
+            wgmma of the kernel (warning C7514)."""
+            for i in cutlass.range_constexpr(cute.size(part)):
+                part[i] = cutlass.Float32(llvm.inline_asm(T.f32(), [part[i].ir_value()], "", "=f,0",
+                                                          has_side_effects=True))
 
         @cute.jit
         def _k_tile(self, k, done, k_tiles):
@@ -475,7 +618,8 @@ def make_hopper_fp8_class():
                     self._promote(acc, part, s0, s1, t0, t1, 8, g0)
 
         @cute.jit
-        def _promote(self, acc, part, s0, s1, t0, t1, split: cutlass.Constexpr, g0: cutlass.Constexpr):
+        def _promote(self, acc, part, s0, s1, t0, t1, split: cutlass.Constexpr, g0: cutlass.Constexpr,
+                     zero: cutlass.Constexpr = True):
             """acc += scale * part, part = 0. Value i is row r (s0, t0) or r + 8 (s1, t1) by (i // 2) % 2, in column
             group g0 + i // 4 of the tile (8 columns each): groups before ``split`` use B block n_blk (s), the rest
             n_blk1 (t). With per-tensor scales every scale is 1."""
@@ -483,7 +627,8 @@ def make_hopper_fp8_class():
                 row_b = (i // 2) % 2
                 s = (s1 if row_b else s0) if g0 + i // 4 < split else (t1 if row_b else t0)
                 acc[i] = acc[i] + s * part[i]
-                part[i] = 0.0
+                if cutlass.const_expr(zero):         # partials=2 overwrites instead (scale-d = 0)
+                    part[i] = 0.0
 
     return HopperGemmFp8
 
@@ -521,8 +666,8 @@ def compile_hopper_gemm_fp8(block_scaled=False, c_major="N", *, config=None, wit
     interval is a run-time argument, so it is not part of the cache key. Returns the DSL's callable
     ``f(a, b, c, sfa, sfb, alpha, beta, promote_every, stream)``.
 
-    >>> f = compile_hopper_gemm_fp8(block_scaled=True)
-    >>> f is compile_hopper_gemm_fp8(True, config=HopperFp8Config(promotion_interval=8))   # one kernel, any interval
+    >>> f = compile_hopper_gemm_fp8(config=HopperFp8Config(promotion_interval=8))
+    >>> f is compile_hopper_gemm_fp8(config=HopperFp8Config(promotion_interval=0))   # one serial kernel, any interval
     True
     """
     config = dataclasses.replace(config or HopperFp8Config(), promotion_interval=4)

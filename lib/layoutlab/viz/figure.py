@@ -29,6 +29,12 @@ _LABEL_LIMIT = 512
 _BANKS, _BANK_BYTES = 32, 4
 
 
+def _check_figure(fig, op):
+    if not isinstance(fig, SvgFigure) and not callable(getattr(fig, "savefig", None)):
+        raise LayoutError(f"{op}: fig must be a picture, an SvgFigure (what draw_layout and the other draw_* "
+                          f"functions return) or a matplotlib Figure, got {type(fig).__name__}")
+
+
 def figure_to_png(fig, dpi=80):
     """PNG bytes of a picture (an :class:`SvgFigure` is drawn through matplotlib, which must be installed).
 
@@ -37,6 +43,9 @@ def figure_to_png(fig, dpi=80):
     b'\\x89PNG'
     """
     import io
+    _check_figure(fig, "figure_to_png")
+    if not isinstance(dpi, (int, float)) or isinstance(dpi, bool) or dpi <= 0:
+        raise LayoutError(f"figure_to_png: dpi={dpi!r}; it is a positive number of dots per inch, e.g. 80")
     if isinstance(fig, SvgFigure):
         fig = fig.to_matplotlib(dpi)
     buf = io.BytesIO()
@@ -51,6 +60,7 @@ def figure_to_svg(fig):
     >>> figure_to_svg(draw_layout("(2,2):(1,2)")).startswith("<svg")
     True
     """
+    _check_figure(fig, "figure_to_svg")
     if isinstance(fig, SvgFigure):
         return fig.to_svg()
     import io

@@ -1,6 +1,8 @@
 """Plots of a GEMM with matplotlib: the pipelines' timelines, the tour's bars and the roofline (the tiling of the
 problem is a layout picture: :mod:`layoutlab.viz.tiling`). Shown as SVG with real text (:mod:`.plot`)."""
 
+import numbers
+
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.lines import Line2D
@@ -30,6 +32,10 @@ def draw_mbarrier_timeline(barrier, *, title=None):
     >>> draw_mbarrier_timeline(bar).get_suptitle()
     'mbarrier (expected arrivals 1): green = a phase completes'
     """
+    from ..nvgpu.cpasync import MBarrier
+    if not isinstance(barrier, MBarrier):
+        raise LayoutError(f"draw_mbarrier_timeline: barrier must be an MBarrier (layoutlab.nvgpu.cpasync), got "
+                          f"{type(barrier).__name__}")
     log = list(barrier.log)
     if not log:
         raise LayoutError("draw_mbarrier_timeline: the barrier has no events yet")
@@ -75,6 +81,8 @@ def draw_wgmma_timeline(k_blocks=4, *, title=None):
     >>> draw_wgmma_timeline(2).get_suptitle()
     'wgmma: fence, barrier, issue, commit, overlap, wait (PTX ISA, wgmma.fence / commit_group / wait_group)'
     """
+    if not isinstance(k_blocks, int) or isinstance(k_blocks, bool) or not 1 <= k_blocks <= 16:
+        raise LayoutError(f"draw_wgmma_timeline: k_blocks={k_blocks!r}; draw 1 to 16 k-blocks")
     steps = [("st.shared\nfence.proxy.async", "#e0e0e0"), ("bar.sync\n(CTA\nbarrier)", "#dadaeb"),
              ("wgmma.fence", "#ffbb78")]
     steps += [(f"mma_async\nk-block {i}", "#aec7e8") for i in range(k_blocks)]
@@ -125,6 +133,9 @@ def draw_tour_bars(rows, *, title=None):
     'The tour, measured: TFLOP/s and % of cuBLAS'
     """
     op = "draw_tour_bars"
+    if not isinstance(rows, (list, tuple)) or not all(isinstance(r, dict) for r in rows):
+        raise LayoutError(f"{op}: rows must be a list of benchmark rows (dicts, as tour.tour_rows returns), got "
+                          f"{type(rows).__name__}")
     if not rows:
         raise LayoutError(f"{op}: no rows to draw")
     for r in rows:
@@ -166,6 +177,15 @@ def draw_roofline(points, roofs, bandwidth_tbs, *, title=None):
     'Roofline: each step of the tour'
     """
     op = "draw_roofline"
+    def _numbers(entry, n):
+        return (isinstance(entry, (list, tuple)) and len(entry) == n and isinstance(entry[0], str)
+                and all(isinstance(x, numbers.Real) and not isinstance(x, bool) and x > 0 for x in entry[1:]))
+    if not isinstance(points, (list, tuple)) or not isinstance(roofs, (list, tuple)) or not all(
+            _numbers(p, 4) for p in points) or not all(_numbers(r, 2) for r in roofs):
+        raise LayoutError(f"{op}: points are (label, intensity, tflops, tile_intensity) and roofs (label, peak "
+                          f"TFLOP/s), positive numbers after the label; got {str(points)[:40]} and {str(roofs)[:40]}")
+    if not isinstance(bandwidth_tbs, numbers.Real) or isinstance(bandwidth_tbs, bool):
+        raise LayoutError(f"{op}: bandwidth_tbs={bandwidth_tbs!r}; it is a number of TB/s")
     if not roofs or not points:
         raise LayoutError(f"{op}: needs at least one roof and one point")
     if bandwidth_tbs <= 0:

@@ -248,6 +248,8 @@ def linear_tv_owners(linear_layout, op="draw_tv_layout"):
     >>> thread[1], value[1]                       # row 1: lane 1 holds registers 0 and 1
     ([1, 1], [0, 1])
     """
+    if not isinstance(linear_layout, LinearLayout):
+        raise LayoutError(f"{op}: linear_layout must be a LinearLayout, got {type(linear_layout).__name__}")
     names = [d for d, _ in linear_layout.bases]
     unknown = [d for d in names if d not in ("register", "lane", "warp")]
     outs = list(linear_layout.out_dims)
@@ -522,6 +524,9 @@ def draw_partition(tv, tile_mn, threads, *, title=None, transpose=False, row_nam
     op = "draw_partition"
     tv = _as_layout(tv, op)
     m_ext, n_ext = _tile_mn(tile_mn, op)[:2]
+    if not isinstance(threads, (list, tuple, range)):
+        raise LayoutError(f"{op}: threads must be a list of thread indices, e.g. [0, 1, 37], got "
+                          f"{type(threads).__name__}")
     threads = list(threads)
     if not threads or len(threads) > len(_TOUR_COLORS):
         raise LayoutError(f"{op}: give 1 to {len(_TOUR_COLORS)} threads to colour, got {len(threads)}")

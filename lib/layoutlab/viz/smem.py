@@ -1,6 +1,8 @@
 """Pictures of shared memory: swizzles and banks, ldmatrix, the TMA box, the GMMA descriptor and canonical layouts
 (SVG, pure Python)."""
 
+import numbers
+
 from ..errors import LayoutError
 from ..cute.inttuple import product
 from ..cute.swizzle import ComposedLayout, Swizzle
@@ -154,6 +156,12 @@ def draw_bank_map(layout, element_bytes, accesses, *, access_bytes=None, shape=N
     if access_bytes not in (1, 2, 4, 8, 16):
         raise LayoutError(f"{op}: access_bytes={access_bytes!r}; use 1, 2, 4, 8 or 16")
     rows, cols, phys = _swizzle_tile(layout, shape, op, element_bytes)
+    def _coordinate(a):
+        return isinstance(a, (list, tuple)) and len(a) == 2 and all(
+            isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in a)
+    if not isinstance(accesses, (list, tuple)) or not all(map(_coordinate, accesses)):
+        raise LayoutError(f"{op}: accesses must be a list of (m, n) int coordinates, one per thread, got "
+                          f"{str(accesses)[:60]}")
     coords = [tuple(int(x) for x in a) for a in accesses]
     if not coords or len(coords) > 32:
         raise LayoutError(f"{op}: {len(coords)} accesses given; a warp issues 1 to 32 (one per thread)")
@@ -307,7 +315,10 @@ def draw_tma_box(tensor_map, box_start, *, smem_base=0, labels=None, title=None,
     >>> draw_tma_box(encode_tiled("f16", (64, 16), (128,), (64, 8), swizzle="128B"), (0, 4)).get_suptitle()
     'TMA box (64, 8) at (0, 4), f16, swizzle 128B: 1024 bytes'
     """
-    from ..nvgpu.tma import box_placement
+    from ..nvgpu.tma import TensorMap, box_placement
+    if not isinstance(tensor_map, TensorMap):
+        raise LayoutError(f"draw_tma_box: tensor_map must be a TensorMap, from encode_tiled(...), got "
+                          f"{type(tensor_map).__name__}")
     tm = tensor_map
     esize = tm.element_bytes
     pl = box_placement(tm, box_start, smem_base)

@@ -12,6 +12,8 @@ import struct
 import textwrap
 import zlib
 
+from ..errors import LayoutError
+
 __all__ = ["SvgFigure"]
 
 MIN_TEXT = 10          # px: the smallest text of any picture (cell labels; index labels and keys are 12)
@@ -102,6 +104,9 @@ class SvgFigure:
     """
 
     def __init__(self, width, height, title="", alt=""):
+        for name, value in (("width", width), ("height", height)):
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+                raise LayoutError(f"SvgFigure: {name}={value!r}; it is a positive number of CSS pixels")
         self.width, self.height = float(width), float(height)
         self.title, self.alt = str(title or ""), str(alt or "")
         self.items, self.panels, self.legends = [], [], []

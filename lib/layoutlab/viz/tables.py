@@ -1,5 +1,7 @@
 """Tables for the chapters: HTML in Jupyter and on the website, aligned text elsewhere."""
 
+from ..errors import LayoutError
+
 __all__ = ["show_table"]
 
 
@@ -17,6 +19,10 @@ def show_table(header, rows):
     import html
     import re
 
+    if not isinstance(header, (list, tuple)) or not isinstance(rows, (list, tuple)) or not all(
+            isinstance(r, (list, tuple)) for r in rows):
+        raise LayoutError(f"show_table: header is a list of column titles and rows a list of rows (lists of cells), "
+                          f"got {type(header).__name__} and {type(rows).__name__}")
     rows = [list(r) for r in rows]
     try:
         from IPython import get_ipython

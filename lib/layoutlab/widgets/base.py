@@ -3,9 +3,13 @@ inline SVG, parsing of typed input, precomputed explorers for the static site, a
 the static site to JupyterLite for the controls that need a kernel."""
 
 import base64
+import functools
 import html
+import inspect
+import traceback
 
 import ipywidgets as w
+import traitlets
 
 from .. import viz
 from ..errors import LayoutError
@@ -70,6 +74,27 @@ class _Explorer(w.VBox):
         self.message = w.HTML()
         super().__init__(list(children) + [self.message], **kwargs)
 
+    def __init_subclass__(cls, **kwargs):
+        """An explorer's starting values go into ipywidgets controls, which refuse a value they cannot show
+        (a ``TraitError``, or a ``TypeError`` from inside ipywidgets): that is a bad argument, a LayoutError."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def checked_init(self, *args, **kw):
+            try:
+                init(self, *args, **kw)
+            except (traitlets.TraitError, TypeError) as err:
+                inner = traceback.extract_tb(err.__traceback__)[-1].filename
+                if isinstance(err, TypeError) and "ipywidgets" not in inner:
+                    raise
+                sig = str(inspect.signature(init)).replace("(self, ", "(")
+                raise LayoutError(f"{cls.__name__}: a starting value its controls cannot take ({err}); the "
+                                  f"signature is {cls.__name__}{sig}") from None
+        cls.__init__ = checked_init
+
     def _guard(self, fn, *args):
         try:
             result = fn(*args)
@@ -132,6 +157,16 @@ def precomputed_explorer(controls, *renders):
     """
     if not controls or not renders:
         raise LayoutError("precomputed_explorer: give at least one (name, control) and one render function")
+    if not isinstance(controls, (list, tuple)) or not all(
+            isinstance(c, (list, tuple)) and len(c) == 2 and isinstance(c[0], str) for c in controls):
+        raise LayoutError(f"precomputed_explorer: controls must be a list of (name, control) pairs, got "
+                          f"{str(controls)[:60]}")
+    for item in renders:
+        render = item[1] if isinstance(item, tuple) and len(item) == 2 else item
+        if not callable(render) or isinstance(item, tuple) and not (
+                len(item) == 2 and isinstance(item[0], (list, tuple)) and all(isinstance(n, str) for n in item[0])):
+            raise LayoutError(f"precomputed_explorer: each render is a function or a (names, function) pair, got "
+                              f"{str(item)[:60]}")
     by_name = dict(controls)
     for name, control in controls:
         if not hasattr(control, "index") or not getattr(control, "options", None):

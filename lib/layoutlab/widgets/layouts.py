@@ -151,6 +151,13 @@ class TVExplorer(_Explorer):
     """
 
     def __init__(self, presets=None, preset=None, threads="0", values="all"):
+        if presets is not None and not (isinstance(presets, dict) and all(
+                isinstance(k, str) and isinstance(v, tuple) and len(v) == 2 for k, v in presets.items())):
+            raise LayoutError(f"TVExplorer: presets must map a name to (tv_layout, (M, N)), as tv_presets() does; "
+                              f"got {type(presets).__name__}")
+        if preset is not None and not isinstance(preset, str):
+            raise LayoutError(f"TVExplorer: preset is the name of one of the presets, got {type(preset).__name__}")
+        self._preset_error = None
         self.presets = dict(presets) if presets is not None else self._guard_presets()
         names = list(self.presets) or ["(none)"]
         self.atom = w.Dropdown(options=names, value=preset if preset in self.presets else names[0],
