@@ -142,13 +142,6 @@ def test_stage_fits_shared_memory():
         stages = cfg.ab_stages(reserved_bytes=1024 + c_bytes)
         assert stages == want and stages * cfg.ab_stage_bytes() + c_bytes + 1024 <= SMEM_CAPACITY
         assert (stages + 1) * cfg.ab_stage_bytes() + c_bytes + 1024 > SMEM_CAPACITY
-    # block scales: each stage also holds 128 + 4 fp32 scale copies; the default keeps 5 stages then
-    cfg = HopperFp8Config()
-    c_bytes = 128 * 32 * cfg.epi_stages * 2
-    stages = cfg.ab_stages(reserved_bytes=1024 + c_bytes, block_scaled=True)
-    assert cfg.ab_stage_bytes(block_scaled=True) == 128 * 128 * 2 + 132 * 4 and stages == 5
-    assert stages * cfg.ab_stage_bytes(block_scaled=True) + c_bytes + 1024 <= SMEM_CAPACITY
-    assert (stages + 1) * cfg.ab_stage_bytes(block_scaled=True) + c_bytes + 1024 > SMEM_CAPACITY
 
 
 def test_each_thread_holds_two_rows_r_and_r_plus_8():

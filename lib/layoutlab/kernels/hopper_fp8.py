@@ -134,13 +134,11 @@ class HopperFp8Config(HopperWsConfig):
         """k-tiles between promotions (the kernel's run-time argument); "never" is a count no K reaches."""
         return self.promotion_interval // (self.tile_k // WGMMA_K_FP8) or _NEVER
 
-    def ab_stage_bytes(self, itemsize=1, block_scaled=False):
-        """Bytes of one pipeline stage: the A and B tiles, and with block scales their copies (``tile_m`` fp32
-        of scale_a and one of scale_b, padded to 16 bytes)."""
-        return (self.tile_m + self.tile_n) * self.tile_k * itemsize + (block_scaled and (self.tile_m + 4) * 4)
+    def ab_stage_bytes(self, itemsize=1):
+        return (self.tile_m + self.tile_n) * self.tile_k * itemsize
 
-    def ab_stages(self, reserved_bytes, itemsize=1, block_scaled=False):
-        return self.stages or (SMEM_CAPACITY - reserved_bytes) // self.ab_stage_bytes(1, block_scaled)
+    def ab_stages(self, reserved_bytes, itemsize=1):
+        return self.stages or (SMEM_CAPACITY - reserved_bytes) // self.ab_stage_bytes(1)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -267,13 +265,8 @@ def make_hopper_fp8_class():
     class HopperGemmFp8(Ws):
         """Persistent warp-specialized e4m3 GEMM, wgmma partials promoted into an fp32 accumulator."""
 
-        def _setup(self, a, b, c, block_scaled=False):
+        def _setup(self, a, b, c):
             super()._setup(a, b, c)
-            if block_scaled:       # the stages also hold the block scales' copies: maybe one stage fewer
-                c_bytes = self.epi_tile[0] * self.epi_tile[1] * self.epi_stages * self.c_dtype.width // 8
-                self.ab_stages = self.cfg.ab_stages(reserved_bytes=1024 + c_bytes, block_scaled=True)
-                self.sA_layout = sm90.make_smem_layout_a(self.a_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
-                self.sB_layout = sm90.make_smem_layout_b(self.b_layout, self.tile_mnk, self.ab_dtype, self.ab_stages)
             # one wgmma is bN / n_halves wide: each half of the tile gets a partial accumulator of its own
             self.tiled_mma = sm90.make_trivial_tiled_mma(
                 self.ab_dtype, self.ab_dtype, self.a_layout.sm90_mma_major_mode(),
@@ -286,7 +279,7 @@ def make_hopper_fp8_class():
                      promote_every: cutlass.Int32, stream):
             """a (M, K), b (N, K) e4m3 K-major, c (M, N) bf16; sfa (M, Kb), sfb (Nb, Kb) fp32 or None (per-
             tensor scales folded into alpha); promote_every: k-tiles between promotions."""
-            self._setup(a, b, c, block_scaled=sfa is not None)
+            self._setup(a, b, c)
             bM, bN, bK = self.tile_mnk
             cm, cn = self.cfg.cluster_mn
 
@@ -315,8 +308,7 @@ def make_hopper_fp8_class():
                 sB: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(self.sB_layout)], 1024]
                 sC: cute.struct.Align[cute.struct.MemRange[self.c_dtype, cute.cosize(self.sC_layout)], 1024]
                 # block scales per stage: the tile's bM rows of scale_a, then scale_b's (padded to 16 bytes)
-                sS: cute.struct.Align[cute.struct.MemRange[
-                    cutlass.Float32, self.ab_stages * (bM + 4) if cutlass.const_expr(sfa is not None) else 4], 16]
+                sS: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, self.ab_stages * (bM + 4)], 16]
 
             self.shared_storage = SharedStorage
             self.kernel(tma_a, gA_tma, tma_b, gB_tma, tma_c, gC_tma, c, sfa, sfb, alpha, beta, promote_every,
@@ -371,9 +363,7 @@ def make_hopper_fp8_class():
             sA = storage.sA.get_tensor(sA_layout.outer, swizzle=sA_layout.inner)
             sB = storage.sB.get_tensor(sB_layout.outer, swizzle=sB_layout.inner)
             sC = storage.sC.get_tensor(sC_layout.outer, swizzle=sC_layout.inner)
-            sS = None
-            if cutlass.const_expr(sfa is not None):
-                sS = storage.sS.get_tensor(cute.make_layout((bM + 4, self.ab_stages)))      # (row, stage)
+            sS = storage.sS.get_tensor(cute.make_layout((bM + 4, self.ab_stages)))      # (row, stage)
 
             # --- all tiles of the problem: gA (bM, bK, tiles_m, k), gB (bN, bK, tiles_n, k) ------------
             gA = cute.local_tile(mA, (bM, bK), (None, None))
