@@ -307,8 +307,6 @@ def make_hopper_fp8_class():
                 sA: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(self.sA_layout)], 1024]
                 sB: cute.struct.Align[cute.struct.MemRange[self.ab_dtype, cute.cosize(self.sB_layout)], 1024]
                 sC: cute.struct.Align[cute.struct.MemRange[self.c_dtype, cute.cosize(self.sC_layout)], 1024]
-                # block scales per stage: the tile's bM rows of scale_a, then scale_b's (padded to 16 bytes)
-                sS: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, self.ab_stages * (bM + 4)], 16]
 
             self.shared_storage = SharedStorage
             self.kernel(tma_a, gA_tma, tma_b, gB_tma, tma_c, gC_tma, c, sfa, sfb, alpha, beta, promote_every,
@@ -352,9 +350,7 @@ def make_hopper_fp8_class():
                            + cute.size_in_bytes(self.ab_dtype, cute.slice_(sB_layout, (None, None, 0))))
             ab_pipe = pipeline.PipelineTmaAsync.create(
                 barrier_storage=storage.barriers.data_ptr(), num_stages=self.ab_stages,
-                # with block scales the producer warp's 32 lanes also arrive, once their cp.async of the
-                # stage's scales has landed (cp.async.mbarrier.arrive.noinc), beside the TMA's elected arrive
-                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 1 if sfa is None else 33),
+                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
                 # a stage is free once every consumer warp of every CTA that multicast into it is done
                 consumer_group=pipeline.CooperativeGroup(
                     pipeline.Agent.Thread, (self.mcast_a + self.mcast_b - 1) * self.mma_threads // 32),
@@ -363,7 +359,6 @@ def make_hopper_fp8_class():
             sA = storage.sA.get_tensor(sA_layout.outer, swizzle=sA_layout.inner)
             sB = storage.sB.get_tensor(sB_layout.outer, swizzle=sB_layout.inner)
             sC = storage.sC.get_tensor(sC_layout.outer, swizzle=sC_layout.inner)
-            sS = storage.sS.get_tensor(cute.make_layout((bM + 4, self.ab_stages)))      # (row, stage)
 
             # --- all tiles of the problem: gA (bM, bK, tiles_m, k), gB (bN, bK, tiles_n, k) ------------
             gA = cute.local_tile(mA, (bM, bK), (None, None))
@@ -396,8 +391,6 @@ def make_hopper_fp8_class():
                                       tma_bar_ptr=bar, mcast_mask=a_mask)
                             cute.copy(tma_b, tBgB[None, tn, kk], tBsB[None, produce.index],
                                       tma_bar_ptr=bar, mcast_mask=b_mask)
-                            if cutlass.const_expr(sfa is not None):
-                                self._load_scales(sfa, sfb, sS, tm, tn, kk, produce.index, bar, mC.shape[0])
                             produce.advance()
                         cluster_tile += persistent_clusters
                         done += 1
@@ -429,8 +422,7 @@ def make_hopper_fp8_class():
                 release = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.ab_stages)
                 if cutlass.const_expr(self.cfg.partials == 2):
                     self._consume_overlapped(
-                        tiled_mma, tCrA, tCrB[0], acc, parts[0], thr_c, sS if cutlass.const_expr(sfa is not None)
-                        else None, mC, gC, cC, gC_tma, tma_c, sC,
+                        tiled_mma, tCrA, tCrB[0], acc, parts[0], thr_c, sfa, sfb, mC, gC, cC, gC_tma, tma_c, sC,
                         store_pipe, ab_pipe, consume, release, k_tiles, first_cluster_tile,
                         persistent_clusters, num_cluster_tiles, clusters_m, clusters_n, cluster_crd, mma_tidx,
                         warp, alpha, beta)
@@ -498,7 +490,7 @@ def make_hopper_fp8_class():
                     store_pipe.producer_tail()
 
         @cute.jit
-        def _consume_overlapped(self, tiled_mma, tCrA, tCrB, acc, p0, thr_c, sS, mC, gC, cC, gC_tma, tma_c,
+        def _consume_overlapped(self, tiled_mma, tCrA, tCrB, acc, p0, thr_c, sfa, sfb, mC, gC, cC, gC_tma, tma_c,
                                 sC, store_pipe, ab_pipe, consume, release, k_tiles, first_cluster_tile,
                                 persistent_clusters, num_cluster_tiles, clusters_m, clusters_n, cluster_crd,
                                 mma_tidx, warp, alpha, beta):
@@ -507,7 +499,7 @@ def make_hopper_fp8_class():
             overwrites its partials (scale-d = 0), so they are never zeroed. The k-tiles go in runs of
             ``overlap_run`` with every wgmma retired at the end of a run: ptxas serializes every wgmma of the kernel
             (warning C7514) when an accumulator is still in flight across a loop's back edge."""
-            bM = self.tile_mnk[0]
+            bN = self.tile_mnk[1]
             run = self.cfg.overlap_run
             parts = (p0, cute.make_rmem_tensor(p0.shape, self.acc_dtype))
             mma_first = tiled_mma.__new_from_mlir_values__(tiled_mma.__extract_mlir_values__())
@@ -523,8 +515,9 @@ def make_hopper_fp8_class():
             while cluster_tile < num_cluster_tiles:
                 tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
                 tCcC = thr_c.partition_C(cC[None, None, tm, tn])
-                # block scales: the stage's copies in shared memory, this thread's rows r, r + 8 of the tile
-                rows = (sS, tCcC[0][0] - tm * bM, tCcC[2][0] - tm * bM)
+                # block scales: this thread's rows r, r + 8 of scale_a and the tile's block of scale_b
+                rows = (sfa, sfb, cutlass.min(tCcC[0][0], mC.shape[0] - 1), cutlass.min(tCcC[2][0], mC.shape[0] - 1),
+                        tn * bN // 128)
                 acc.fill(0.0)
                 ops = (acc, parts, mma_first, tiled_mma, tCrA, tCrB, ab_pipe)
                 if cutlass.const_expr(self.cfg.stagger):
@@ -549,7 +542,7 @@ def make_hopper_fp8_class():
             scales = [None] * length
             for u in cutlass.range_constexpr(length):
                 self._issue(mma_first, tiled_mma, tCrA, tCrB, parts[u % 2], ab_pipe, consume)
-                scales[u] = self._scales(rows, consume.index)
+                scales[u] = self._scales(rows, self._k_tile(k0 + u, done, k_tiles))
                 consume.advance()
                 if cutlass.const_expr(u > 0):              # k-tile u - 1 has retired: free it, promote it
                     ab_pipe.consumer_release(release)
@@ -585,34 +578,13 @@ def make_hopper_fp8_class():
             warpgroup.wait_group(1)
 
         @cute.jit
-        def _scales(self, rows, stage):
-            """The block scales of the k-tile in ``stage``, read from shared memory while the stage is held: A's
-            for this thread's rows r and r + 8 and B's; (1, 1, None) with per-tensor scales."""
-            sS, r0, r1 = rows
-            if cutlass.const_expr(sS is None):
+        def _scales(self, rows, kk):
+            """k-tile ``kk``'s block scales, loaded: A's for this thread's rows r and r + 8 and B's for the tile's
+            block (``rows``: scale_a, scale_b and the three indices); (1, 1, None) with per-tensor scales."""
+            sfa, sfb, r0, r1, n_blk = rows
+            if cutlass.const_expr(sfa is None):
                 return cutlass.Float32(1.0), cutlass.Float32(1.0), None
-            return sS[r0, stage], sS[r1, stage], sS[self.tile_mnk[0], stage]
-
-        @cute.jit
-        def _load_scales(self, sfa, sfb, sS, tm, tn, kk, stage, bar, m):
-            """Producer warp: copy k-tile ``kk``'s block scales of tile (tm, tn) into ``stage`` with cp.async (4 rows
-            of scale_a per lane, scale_b's by lane 0), each lane arriving on the stage's full barrier when its
-            copies land, so the consumers read them from shared memory (no global loads or address arithmetic in
-            their loop)."""
-            bM, bN = self.tile_mnk[0], self.tile_mnk[1]
-            lane = cute.arch.lane_idx()
-            atom = cute.make_copy_atom(cpasync.CopyG2SOp(), cutlass.Float32, num_bits_per_copy=32)
-            one = cute.make_layout(1)
-            for j in cutlass.range_constexpr(bM // 32):
-                row = lane + 32 * j
-                src = sfa.iterator + cute.crd2idx((cutlass.min(tm * bM + row, m - 1), kk), sfa.layout)
-                cute.copy(atom, cute.make_tensor(src, one),
-                          cute.make_tensor(sS.iterator + cute.crd2idx((row, stage), sS.layout), one))
-            if lane == 0:
-                src = sfb.iterator + cute.crd2idx((tn * bN // 128, kk), sfb.layout)
-                cute.copy(atom, cute.make_tensor(src, one),
-                          cute.make_tensor(sS.iterator + cute.crd2idx((bM, stage), sS.layout), one))
-            cute.arch.cp_async_mbarrier_arrive_noinc(bar)
+            return sfa[r0, kk], sfa[r1, kk], sfb[n_blk, kk]
 
         @cute.jit
         def _pin(self, part):
