@@ -91,9 +91,14 @@ def timeline_slots(k_tiles):
     >>> timeline_slots(4)             # 4 k-tiles: 16 slots, then epi_start, epi_end, tile_start
     19
     """
-    if not isinstance(k_tiles, int) or isinstance(k_tiles, bool) or k_tiles < 1:
-        raise LayoutError(f"timeline_slots: k_tiles={k_tiles!r}; it is the number of k-tiles, an int >= 1")
-    return 4 * k_tiles + 3
+    if isinstance(k_tiles, numbers.Integral) and not isinstance(k_tiles, bool) and k_tiles >= 1:
+        return 4 * k_tiles + 3
+    if not isinstance(k_tiles, (numbers.Number, str, bytes, tuple, list, dict)):
+        try:                    # the kernel passes the DSL's Int32, which has no Python value to check
+            return 4 * k_tiles + 3
+        except Exception:  # noqa: BLE001 - no integer: refused below
+            pass
+    raise LayoutError(f"timeline_slots: k_tiles={k_tiles!r}; it is the number of k-tiles, an int >= 1")
 
 
 def timeline_buffer_shape(kernel_name, config, k):
@@ -130,6 +135,9 @@ class HopperGemmConfig:
     timeline: bool = False
 
     def __post_init__(self):
+        if not isinstance(self.timeline, bool):
+            raise LayoutError(f"HopperGemmConfig: timeline={self.timeline!r}; it is a build option, "
+                              f"True (instrumented) or False")
         _check_field_kinds(self)
         if self.tile_m not in (64, 128, 256):
             raise LayoutError(f"HopperGemmConfig: tile_m={self.tile_m}; wgmma tiles M in 64-row slabs, "
@@ -140,9 +148,6 @@ class HopperGemmConfig:
         if self.tile_k != 64:
             raise LayoutError(f"HopperGemmConfig: tile_k={self.tile_k}; 64 bf16/fp16 elements = 128 bytes, "
                               f"the row of the 128B swizzle atom, is the only K tile supported")
-        if not isinstance(self.timeline, bool):
-            raise LayoutError(f"HopperGemmConfig: timeline={self.timeline!r}; it is a build option, "
-                              f"True (instrumented) or False")
 
     @property
     def consumer_warpgroups(self):

@@ -81,6 +81,8 @@ def kernel_schedule(M, N, K, config=HopperStreamKConfig()):
     >>> s.tile_mnk, s.num_ctas, s.tiles, s.full_waves, s.tail_tiles
     ((256, 256, 64), 66, 1024, 15, 34)
     """
+    if not isinstance(config, HopperWsConfig):
+        raise LayoutError(f"kernel_schedule: config must be a HopperStreamKConfig, got {type(config).__name__}")
     cm, cn = config.cluster_mn
     return stream_k_schedule(M, N, K, (config.tile_m * cm, config.tile_n * cn, config.tile_k),
                              config.num_sms // (cm * cn))

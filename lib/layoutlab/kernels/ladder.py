@@ -107,13 +107,24 @@ LADDER = (
 )
 
 
+def _check_ladder(ladder, op):
+    """:data:`LADDER` for None; refuses what is not a list of :class:`Rung`."""
+    if ladder is None:
+        return LADDER
+    if not isinstance(ladder, (list, tuple)) or not all(isinstance(r, Rung) for r in ladder):
+        raise LayoutError(f"{op}: ladder must be a list of Rung (default: LADDER), got {str(ladder)[:60]}")
+    return ladder
+
+
 def rung(name, ladder=None):
     """The rung called ``name``; refuses an unknown name and a ladder whose ``prev`` links are not in order.
 
     >>> rung("gemm_hopper").idea
     'TMA loads counted on mbarriers, wgmma from shared memory, a TMA-store epilogue'
     """
-    ladder = LADDER if ladder is None else ladder
+    ladder = _check_ladder(ladder, "rung")
+    if not isinstance(name, str):
+        raise LayoutError(f"rung: name is a kernel's name, e.g. 'gemm_hopper', got {type(name).__name__}")
     for i, (below, above) in enumerate(zip(ladder, ladder[1:])):
         # a rung builds on the one before it, or on a rung further down when that one measured faster (a branch)
         if above.prev != below.name and not (above.branch and above.prev in [r.name for r in ladder[:i]]):
@@ -329,7 +340,9 @@ def rung_sections(first, ladder=None):
     >>> rung_sections(len(LADDER) + 1)
     '(no rung above this one in this version of layoutlab)'
     """
-    ladder = LADDER if ladder is None else ladder
+    ladder = _check_ladder(ladder, "rung_sections")
+    if not isinstance(first, int) or isinstance(first, bool) or first < 1:
+        raise LayoutError(f"rung_sections: first is a rung number >= 1, got {first!r}")
     parts = []
     for i, r in enumerate(ladder[first - 1:], first):
         report = "\n".join(f"    {line}" for line in rung_report(r).splitlines())

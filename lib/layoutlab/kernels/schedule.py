@@ -15,6 +15,8 @@ cannot disagree. The split is a convention of this course, after CUTLASS's "data
 (``cutlass/include/cutlass/gemm/kernel/tile_scheduler_params.h``, ``PersistentTileSchedulerSm90StreamKParams``).
 """
 
+import functools
+import inspect
 import math
 from dataclasses import dataclass
 
@@ -28,6 +30,24 @@ def _select(cond, a, b):
     return a if cond else b
 
 
+def _integer_arithmetic(fn):
+    """For the functions that run on Python's integers and, in the kernel, on the DSL's (so no isinstance check):
+    integer arithmetic fails only on an argument that is no integer (whatever its operators raise) or a zero
+    divisor, refused here with the arguments given."""
+    names = list(inspect.signature(fn).parameters)
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as err:  # noqa: BLE001 - see above
+            given = ", ".join(f"{n}={a!r}" for n, a in zip(names, args))
+            raise LayoutError(f"{fn.__name__}: {given}; its arguments are integers, the CTA count and the k-tile "
+                              f"counts >= 1 ({type(err).__name__}: {err})") from None
+    return checked
+
+
+@_integer_arithmetic
 def stream_k_split(tiles, num_ctas, k_iters):
     """``(full_waves, dp_tiles, sk_iters)``: whole waves of tiles, the tiles they cover (``full_waves * num_ctas``),
     and the k-tiles of the tail that stream-K spreads over all CTAs. Pure integer arithmetic (also run on device).
@@ -40,6 +60,7 @@ def stream_k_split(tiles, num_ctas, k_iters):
     return full_waves, dp_tiles, (tiles - dp_tiles) * k_iters
 
 
+@_integer_arithmetic
 def stream_k_unit(cta, u, num_ctas, full_waves, dp_tiles, sk_iters, k_iters, *, min_=min, max_=max,
                   select=_select):
     """The ``u``-th unit of work of CTA ``cta``: ``(tile, k_begin, k_end)``, k-tiles ``[k_begin, k_end)`` of linear
@@ -63,6 +84,7 @@ def stream_k_unit(cta, u, num_ctas, full_waves, dp_tiles, sk_iters, k_iters, *, 
     return (select(dp, cta + u * num_ctas, dp_tiles + t), select(dp, 0, sk_b), select(dp, k_iters, sk_e))
 
 
+@_integer_arithmetic
 def stream_k_owner(i, num_ctas, sk_iters):
     """The CTA whose stream-K range holds tail k-tile ``i`` (``0 <= i < sk_iters``, counted over the tail tiles in
     order): the ``c`` with ``c * sk_iters // num_ctas <= i < (c + 1) * sk_iters // num_ctas``, which is

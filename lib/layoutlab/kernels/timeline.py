@@ -518,9 +518,11 @@ def steady_tflops(summary, sms):
     >>> steady_tflops({"tflops_per_sm_steady": 4.19}, 132)
     553.1
     """
-    if "tflops_per_sm_steady" not in summary or not isinstance(sms, int) or sms < 1:
+    if (not isinstance(summary, dict) or "tflops_per_sm_steady" not in summary or not isinstance(sms, int)
+            or isinstance(sms, bool) or sms < 1):
         raise LayoutError(f"steady_tflops: needs a summary with tflops_per_sm_steady (summarize_timeline) and a "
-                          f"positive SM count, got {sorted(summary)} and sms={sms!r}")
+                          f"positive SM count, got {sorted(summary) if isinstance(summary, dict) else summary!r} "
+                          f"and sms={sms!r}")
     return round(summary["tflops_per_sm_steady"] * sms, 1)
 
 
@@ -531,6 +533,9 @@ def format_summary(summary):
     >>> print(format_summary(summarize_timeline(gpu.load_result("gemm_timeline_h100"), "gemm_hopper")).splitlines()[0])
     gemm_hopper: 64 k-tiles per tile, steady state ~... TFLOP/s per SM
     """
+    if not isinstance(summary, dict) or not {"kernel", "k_tiles", "roles"} <= summary.keys():
+        raise LayoutError(f"format_summary: summary must be what summarize_timeline returns (a dict with kernel, "
+                          f"k_tiles and roles), got {str(summary)[:60]}")
     steady = summary.get("tflops_per_sm_steady")
     lines = [f"{summary['kernel']}: {summary['k_tiles']} k-tiles per tile"
              + (f", steady state ~{steady} TFLOP/s per SM" if "tflops_per_sm_steady" in summary else "")]

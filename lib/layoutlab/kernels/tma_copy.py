@@ -38,6 +38,16 @@ SENTINEL_BYTE = 0xFF
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
 
 
+_CASE_KEYS = ("name", "dtype", "gmem", "tile", "smem", "tiles", "stages", "offset")
+
+
+def check_case(case, op):
+    """Refuse what is not a probe case (an entry of :data:`layoutlab.probe.tma.CASES`)."""
+    if not isinstance(case, dict) or not set(_CASE_KEYS) <= case.keys() or case["dtype"] not in ELEMENT_BYTES:
+        raise LayoutError(f"{op}: case must be one of layoutlab.probe.tma.CASES (a dict with the keys "
+                          f"{', '.join(_CASE_KEYS)}; dtype one of {sorted(ELEMENT_BYTES)}), got {str(case)[:60]}")
+
+
 def _staged_layout(case, lib):
     """The case's shared-memory layout, staged (rank 3), built by ``lib`` ("ours" or the DSL's ``cute``)."""
     tile, stages = tuple(case["tile"]), int(case.get("stages", 1))
@@ -62,6 +72,7 @@ def smem_layout(case):
     from ..cute.layout import Layout
     from ..cute.swizzle import ComposedLayout, Swizzle
     from ..nvgpu.warpgroup import SmemLayoutAtomKind, make_smem_layout_atom
+    check_case(case, "smem_layout")
     bits = ELEMENT_BYTES[case["dtype"]] * 8
     spec = _staged_layout(case, "ours")
     if spec:
@@ -80,6 +91,7 @@ def case_bytes(case) -> int:
     >>> case_bytes(CASES[0])
     2048
     """
+    check_case(case, "case_bytes")
     n = smem_layout(case).cosize() * ELEMENT_BYTES[case["dtype"]] + int(case.get("offset", 0))
     return -(-n // 16) * 16
 
@@ -94,6 +106,7 @@ def coded_tensor(case):
     [1, 65, 129, 193]
     """
     import numpy as np
+    check_case(case, "coded_tensor")
     (rows, cols), (s0, s1) = case["gmem"]
     size = (rows - 1) * s0 + (cols - 1) * s1 + 1
     esize = ELEMENT_BYTES[case["dtype"]]

@@ -200,9 +200,14 @@ def reference(A, B):
     array([32., 32., 32.])
     """
     import numpy as np
-    get = getattr(A, "get", None)
-    a = np.asarray(A.get() if get else A, dtype=np.float64)
-    b = np.asarray(B.get() if getattr(B, "get", None) else B, dtype=np.float64)
+    try:
+        a, b = (np.asarray(X.get() if hasattr(X, "__cuda_array_interface__") and callable(getattr(X, "get", None))
+                           else X, dtype=np.float64) for X in (A, B))     # a cupy array is copied to the host
+    except (TypeError, ValueError):
+        a = b = None
+    if a is None or a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+        raise LayoutError(f"reference: A (M, K) and B (N, K) must be 2-D arrays of numbers with the same K, got "
+                          f"{type(A).__name__} and {type(B).__name__}")
     return a @ b.T
 
 
@@ -260,6 +265,8 @@ def descriptor_constants(ptx: str):
     >>> [(shape, hex(a), hex(b)) for shape, a, b in descriptor_constants(ptx)]
     [('m64n8k16', '0x4000004000010000', '0x0')]
     """
+    if not isinstance(ptx, str):
+        raise LayoutError(f"descriptor_constants: ptx must be the PTX text (a str), got {type(ptx).__name__}")
     defs = {m.group(2): (m.group(1), [a.strip() for a in m.group(3).split(",")]) for m in _INSTR.finditer(ptx)}
 
     def const(reg, depth=0):
@@ -370,6 +377,9 @@ def check_record(rec, rtol=1e-3):
     >>> checked > 0, problems
     (True, [])
     """
+    if not isinstance(rec, dict) or not all(isinstance(r, dict) for r in rec.get("cases", [])):
+        raise LayoutError(f"check_record: rec must be a gpu_check record (a dict with a list of cases, e.g. "
+                          f"gpu.load_result('wgmma_tile_h100')), got {type(rec).__name__}")
     problems, checked = [], 0
     seen = {tuple(r["config"]) for r in rec.get("cases", [])}
     for c in GPU_CONFIGS:

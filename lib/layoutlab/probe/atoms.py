@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import LayoutError
 from .sources import LDSM_CASES, MMA_SYNC_CASES, WGMMA_NS, _STAGE_ELEMS, _compile, _ldsm_name, _sources
 
 __all__ = ["run", "record", "compare", "main", "WGMMA_NS", "MMA_SYNC_CASES", "LDSM_CASES"]
@@ -361,6 +362,9 @@ def compare(rec):
     def check_table(label, obs, claim, differ="slots differ"):
         check(label, np.array_equal(obs, claim), f"{int((obs != claim).sum())} of {claim.size} {differ}")
 
+    if not isinstance(rec, dict):
+        raise LayoutError(f"compare: rec must be an atoms probe record (a dict, e.g. "
+                          f"gpu.load_result('atoms_probe_h100')), got {type(rec).__name__}")
     for where, err in (rec.get("errors") or {}).items():
         check(f"probe ran: {where}", False, err.splitlines()[0] if err else "failed")
     for fam in ("mma_sync", "ldsm_stsm", "wgmma"):

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import LayoutError
+
 __all__ = ["KINDS", "N", "K", "cases", "simulate", "run", "record", "compare", "main"]
 
 KINDS = ("K_INTER", "K_SW32", "K_SW64", "K_SW128", "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128")
@@ -163,6 +165,14 @@ def simulate(case, A, B):
     (True, False)
     """
     from ..nvgpu.gmma import gmma_read_addresses
+    if not (isinstance(case, tuple) and len(case) == 8):
+        raise LayoutError(f"simulate: case must be one of cases() (a tuple of 8), got {str(case)[:60]}")
+    try:
+        A, B = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64)
+    except (TypeError, ValueError):
+        A = B = None
+    if A is None or A.shape != (64, K) or B.shape != (N, K):
+        raise LayoutError(f"simulate: A must be a (64, {K}) and B an ({N}, {K}) array of numbers")
     name, a, b, sa, sb, da, db, expect = case
     blocks = []
     for kind, X, shift, descs, mn, region in ((a, A, sa, da, 64, _REGION_A), (b, B, sb, db, N, _REGION_B)):
@@ -253,6 +263,9 @@ def compare(rec):
     >>> len(result["checked"]), result["mismatches"]
     (117, [])
     """
+    if not isinstance(rec, dict):
+        raise LayoutError(f"compare: rec must be a wgmma probe record (a dict, e.g. "
+                          f"gpu.load_result('gmma_probe_h100')), got {type(rec).__name__}")
     checked, bad, observed = [], [], {}
     for where, err in (rec.get("errors") or {}).items():
         checked.append(f"ran: {where}")

@@ -14,6 +14,8 @@ import subprocess
 import sys
 import zlib
 
+from ..errors import LayoutError
+
 __all__ = ["CASES", "MULTICAST_CASES", "MISALIGNED_CASES", "REFUSED_CASES", "DSL_ABORT_CASE", "truncated_stride_bytes",
            "expected_bytes", "cute_view_bytes", "decode_chunks", "run", "compare", "main", "unpack"]
 
@@ -100,8 +102,9 @@ def expected_bytes(case) -> bytes:
     >>> len(buf), decode_chunks(CASES[0], buf, rows=1)[0][:4]
     (2048, ['32,32', '33,32', '34,32', '35,32'])
     """
-    from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
+    from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes, check_case
     from ..nvgpu.tma import tile_placement
+    check_case(case, "expected_bytes")
     if case.get("multicast", 1) > 1:        # every CTA of the cluster receives the whole tile
         return expected_bytes(dict(case, multicast=1)) * case["multicast"]
     sl, atom = _atom(case)
@@ -121,7 +124,8 @@ def cute_view_bytes(case) -> bytes:
     >>> cute_view_bytes(CASES[0]) == expected_bytes(CASES[0])     # the TMA model and the CuTe view agree
     True
     """
-    from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
+    from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes, check_case
+    check_case(case, "cute_view_bytes")
     if case.get("multicast", 1) > 1:
         return cute_view_bytes(dict(case, multicast=1)) * case["multicast"]
     sl, _ = _atom(case)
@@ -144,7 +148,8 @@ def truncated_stride_bytes(case) -> bytes:
     >>> decode_chunks(REFUSED_CASES[0], truncated_stride_bytes(REFUSED_CASES[0]), rows=2)[1][:3]
     ['0,96', '1,4', '1,12']
     """
-    from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes
+    from ..kernels.tma_copy import ELEMENT_BYTES, case_bytes, check_case
+    check_case(case, "truncated_stride_bytes")
     esize = ELEMENT_BYTES[case["dtype"]]
     _, (s0, s1) = case["gmem"]
     if s1 != 1 or case["smem"][0] != "plain" or case["smem"][1]:
@@ -199,7 +204,11 @@ def unpack(s: str) -> bytes:
     >>> unpack(base64.b64encode(zlib.compress(b"TMA")).decode())
     b'TMA'
     """
-    return zlib.decompress(base64.b64decode(s))
+    try:
+        return zlib.decompress(base64.b64decode(s, validate=True))
+    except (TypeError, ValueError, zlib.error) as err:      # binascii.Error is a ValueError
+        raise LayoutError(f"unpack: s must be a buffer as a record stores it (zlib-compressed, base64 text), "
+                          f"got {str(s)[:40]!r}: {err}") from None
 
 
 def decode_chunks(case, buf: bytes, first: int = 0, rows: int = 8):
@@ -209,7 +218,12 @@ def decode_chunks(case, buf: bytes, first: int = 0, rows: int = 8):
     >>> decode_chunks(CASES[0], expected_bytes(CASES[0]), rows=2)[1][:3]
     ['40,32', '41,32', '42,32']
     """
-    from ..kernels.tma_copy import ELEMENT_BYTES
+    from ..kernels.tma_copy import ELEMENT_BYTES, check_case
+    check_case(case, "decode_chunks")
+    if not isinstance(buf, (bytes, bytearray)) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (first, rows)):
+        raise LayoutError(f"decode_chunks: buf is the buffer's bytes and first, rows ints >= 0, got "
+                          f"{type(buf).__name__}, {first!r}, {rows!r}")
     esize, nrows = ELEMENT_BYTES[case["dtype"]], case["gmem"][0][0]
 
     def label(chunk):
@@ -287,6 +301,9 @@ def compare(record: dict) -> dict:
     >>> result["checked"], result["bytes"], result["mismatches"], result["cute_view_mismatches"]
     (1, 2048, [], [])
     """
+    if not isinstance(record, dict) or not isinstance(record.get("cases"), list):
+        raise LayoutError(f"compare: record must be a TMA probe record (a dict with a list of cases, e.g. "
+                          f"gpu.load_result('tma_probe_h100')), got {type(record).__name__}")
     out = {"checked": 0, "bytes": 0, "mismatches": [], "cute_view_mismatches": [], "refused": [],
            "multicast": [], "misaligned": []}
     for key, as_modelled in (("misaligned", "as the model says: the swizzle follows absolute address bits"),
