@@ -62,6 +62,18 @@ def _gemm(*args, **kw):
     return gemm_hopper_fp8(*args, **kw)
 
 
+def test_fp8_operands_reads_the_problem_off_valid_operands():
+    """What the checks hand the launch: (M, N, K), C's contiguous mode, whether the scales are blocks, the operands."""
+    from layoutlab.kernels.fp8_operands import fp8_operands
+    a, b = fp8((300, 1008)), fp8_t(200, 1008)                      # A (M, K), B = b.T of b (N, K)
+    m, n, k, c_major, block, ops = fp8_operands(a, b)
+    assert (m, n, k, c_major, block, len(ops)) == (300, 200, 1008, "N", False, 3) and ops[2] is None
+    sa, sb = _op(_buf((300, 8), 4), "float32"), _op(_buf((2, 8), 4), "float32")   # Kb = ceil(1008 / 128) = 8
+    c = _op(_buf((200, 304), 2)[:, :300].T, "bfloat16")                          # column-major C (M, N)
+    m, n, k, c_major, block, ops = fp8_operands(a, b, c, scale_a=sa, scale_b=sb)
+    assert (c_major, block, len(ops)) == ("M", True, 5)
+
+
 def test_refuses_host_arrays():
     a = np.zeros((128, 128), np.uint8)
     with pytest.raises(LayoutError, match="A must be a cupy array or a torch CUDA tensor"):
