@@ -165,7 +165,11 @@ def _autograde_side_by_side(courses):
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", MPLBACKEND="Agg")
     procs = [subprocess.Popen([str(BIN / "nbgrader"), "autograde", "*"], cwd=c, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for c in courses]
-    return [proc.communicate(timeout=1200)[1] for proc in procs]
+    try:
+        return [proc.communicate(timeout=1200)[1] for proc in procs]
+    finally:   # a timeout: no autograde left running behind the failed test
+        for proc in procs:
+            proc.kill()
 
 
 @pytest.fixture(scope="module")

@@ -106,7 +106,11 @@ def _side_by_side(courses, *args):
     """``nbgrader *args`` in every course copy at once; one CompletedProcess with the logs one after the other."""
     procs = [subprocess.Popen([str(BIN / "nbgrader"), *args], cwd=c, env=_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for c in courses]
-    outs = [proc.communicate(timeout=600) for proc in procs]
+    try:
+        outs = [proc.communicate(timeout=600) for proc in procs]
+    finally:   # a timeout: no nbgrader left running behind the failed test
+        for proc in procs:
+            proc.kill()
     return subprocess.CompletedProcess(["nbgrader", *args], max(abs(proc.returncode) for proc in procs),
                                        "".join(out for out, _ in outs), "".join(err for _, err in outs))
 
