@@ -103,7 +103,14 @@ LADDER = (
          adds=("sk_iters: cutlass.Int32", "self._unit(u, sched)", "stream_k_owner", "fence_acq_rel_gpu",
                "atomic_add"),
          record="gemm_ladder_h200", checks="gemm_ladder_h200/alltests.txt:test_kernels_streamk.py"),
-    Rung("gemm_hopper_fp8", "hopper_fp8", "make_hopper_fp8_class.HopperGemmFp8", ("__call__", "kernel", "_promote"), "fp8: e4m3 wgmma partials promoted into an fp32 accumulator, scaled per 1x128 (A) and 128x128 (B) block", prev="gemm_hopper_ws", branch=True, adds=("self._promote_tile(acc[None, 0, h], parts[h], s0, s1, t0, t1, split, groups * h)", "sfa[row0, kk] * sb"), bench=("float8_e4m3fn", "TN", (8192, 8192, 8192)), record="gemm_fp8_h200", checks="gemm_fp8_h200/fp8_tests.log"),
+    Rung("gemm_hopper_fp8", "hopper_fp8", "make_hopper_fp8_class.HopperGemmFp8",
+         ("__call__", "kernel", "_consume_overlapped", "_run", "_issue", "_promote_part", "_pin", "_promote"),
+         "fp8: e4m3 wgmma partials, double-buffered and promoted into an fp32 accumulator while the next k-tile's "
+         "MMAs run, scaled per 1x128 (A) and 128x128 (B) block", prev="gemm_hopper_ws", branch=True,
+         adds=("mma_first.set(warpgroup.Field.ACCUMULATE, False)", "self._promote_part(acc, parts[(u - 1) % 2]",
+               'llvm.inline_asm(T.f32(), [part[i].ir_value()], "", "=f,0"'),
+         bench=("float8_e4m3fn", "TN", (8192, 8192, 8192)), record="gemm_fp8_h200",
+         checks="gemm_fp8_h200/fp8_tests.log"),
 )
 
 
