@@ -196,7 +196,7 @@ def _chapter_texts():
     out = {}
     for p in CHAPTERS.glob("*.ipynb"):
         text = p.read_text()
-        for label in re.findall(r"\((ch-[a-z]+)\)=", text):
+        for label in re.findall(r"\((ch-[a-z0-9-]+)\)=", text):
             out[label] = text.lower()
     return out
 
