@@ -260,11 +260,16 @@ def measure(name, obj):
     return outcomes, examples
 
 
+def measure_all(callables):
+    """(stats per name, seconds) of :func:`measure` over ``{name: callable}``."""
+    t0 = time.perf_counter()
+    stats = {name: measure(name, obj) for name, obj in callables.items()}
+    return stats, time.perf_counter() - t0
+
+
 @pytest.fixture(scope="module")
 def report():
-    t0 = time.perf_counter()
-    stats = {name: measure(name, obj) for name, obj in public_callables().items()}
-    return stats, time.perf_counter() - t0
+    return measure_all(public_callables())
 
 
 @pytest.mark.slow
@@ -327,9 +332,7 @@ MODULE_KNOWN_RAW = set()
 
 @pytest.fixture(scope="module")
 def module_report():
-    t0 = time.perf_counter()
-    stats = {name: measure(name, obj) for name, obj in module_callables().items()}
-    return stats, time.perf_counter() - t0
+    return measure_all(module_callables())
 
 
 @pytest.mark.slow

@@ -310,19 +310,19 @@ def make_hopper_fp8_class():
             while cluster_tile < num_cluster_tiles:
                 tm, tn = self._tile_of(cluster_tile, clusters_m, clusters_n, cluster_crd)
                 tCcC = thr_c.partition_C(cC[None, None, tm, tn])
-                # block scales: this thread's rows r, r + 8 of scale_a and the tile's block of scale_b
-                rows = (sfa, sfb, cutlass.min(tCcC[0][0], mC.shape[0] - 1), cutlass.min(tCcC[2][0], mC.shape[0] - 1),
+                # block scales: scale_a and scale_b, this thread's rows r, r + 8 and the tile's block of scale_b
+                scale_src = (sfa, sfb, cutlass.min(tCcC[0][0], mC.shape[0] - 1), cutlass.min(tCcC[2][0], mC.shape[0] - 1),
                         tn * bN // 128)
                 acc.fill(0.0)
                 ops = (acc, parts, mma_first, tiled_mma, tCrA, tCrB, ab_pipe)
                 if cutlass.const_expr(self.cfg.stagger):
                     if head > 0:
                         consume, release = self._run(run // 2, cutlass.Int32(0), done, k_tiles, ops, consume, release,
-                                                     rows)
+                                                     scale_src)
                 for r in cutlass.range((k_tiles - head) // run, unroll=1):
-                    consume, release = self._run(run, head + r * run, done, k_tiles, ops, consume, release, rows)
+                    consume, release = self._run(run, head + r * run, done, k_tiles, ops, consume, release, scale_src)
                 for k in cutlass.range(k_tiles - (k_tiles - head) % run, k_tiles, unroll=1):   # the rest, one by one
-                    consume, release = self._run(1, k, done, k_tiles, ops, consume, release, rows)
+                    consume, release = self._run(1, k, done, k_tiles, ops, consume, release, scale_src)
                 self._epilogue(mma_tidx, warp, acc, alpha, beta, thr_c.partition_C(gC[None, None, tm, tn]), tCcC,
                                mC.shape, tiled_mma, sC, gC_tma[None, None, tm, tn], tma_c, store_pipe,
                                self.mma_threads)
@@ -330,14 +330,14 @@ def make_hopper_fp8_class():
                 done += 1
 
         @cute.jit
-        def _run(self, length: cutlass.Constexpr, k0, done, k_tiles, ops, consume, release, rows):
+        def _run(self, length: cutlass.Constexpr, k0, done, k_tiles, ops, consume, release, scale_src):
             """k-tiles k0 .. k0 + length - 1: each promoted (and its stage freed) right after the next is issued;
             the last after every wgmma has retired. Returns the advanced pipeline states."""
             acc, parts, mma_first, tiled_mma, tCrA, tCrB, ab_pipe = ops
             scales = [None] * length
             for u in cutlass.range_constexpr(length):
                 self._issue(mma_first, tiled_mma, tCrA, tCrB, parts[u % 2], ab_pipe, consume)
-                scales[u] = self._scales(rows, self._k_tile(k0 + u, done, k_tiles))
+                scales[u] = self._scales(scale_src, self._k_tile(k0 + u, done, k_tiles))
                 consume.advance()
                 if cutlass.const_expr(u > 0):              # k-tile u - 1 has retired: free it, promote it
                     ab_pipe.consumer_release(release)
@@ -373,10 +373,10 @@ def make_hopper_fp8_class():
             warpgroup.wait_group(1)
 
         @cute.jit
-        def _scales(self, rows, kk):
+        def _scales(self, scale_src, kk):
             """k-tile ``kk``'s block scales, loaded: A's for this thread's rows r and r + 8 and B's for the tile's
-            block (``rows``: scale_a, scale_b and the three indices); (1, 1, None) with per-tensor scales."""
-            sfa, sfb, r0, r1, n_blk = rows
+            block (``scale_src``: scale_a, scale_b and the three indices); (1, 1, None) with per-tensor scales."""
+            sfa, sfb, r0, r1, n_blk = scale_src
             if cutlass.const_expr(sfa is None):
                 return cutlass.Float32(1.0), cutlass.Float32(1.0), None
             return sfa[r0, kk], sfa[r1, kk], sfb[n_blk, kk]
